@@ -1,0 +1,30 @@
+# make demo   set up .venv (if needed) and run the demo on the embedded defaults
+# make test   set up .venv (if needed) and run the whole test suite
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test bench clean
+
+setup: $(STAMP)
+
+# torch==2.13.0 first: pip takes the local CPU wheel; any other pin or range may pull a CUDA build.
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[all]'
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/python examples/demo.py
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python benchmarks/static_throughput.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

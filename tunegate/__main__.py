@@ -1,0 +1,4 @@
+"""`python -m tunegate ...` is the same as the `tunegate` command."""
+from tunegate.cli import main
+
+raise SystemExit(main())

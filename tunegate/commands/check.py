@@ -1,0 +1,48 @@
+"""`tunegate check`: run the gate on a spec, or on bare train/validation files.
+
+    tunegate check examples/quickstart.yaml
+    tunegate check --train data/train.jsonl --validation data/val.jsonl --json
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tunegate.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="run the preflight gate",
+                       description="Run the gate's stages cheapest first and stop at the first that fails. "
+                                   "Exit 0 approved, 1 rejected, 2 usage error.")
+    p.add_argument("spec", nargs="?", help="the spec YAML (omit to check only --train/--validation)")
+    p.add_argument("--train", metavar="PATH", help="training JSONL (overrides data.train)")
+    p.add_argument("--validation", metavar="PATH", help="validation JSONL (overrides data.validation)")
+    p.add_argument("--json", action="store_true", help="write the report as one JSON document to stdout")
+    p.add_argument("--max-findings", type=_positive, metavar="N", help="findings shown per code (default 20)")
+    p.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from tunegate.gate import check
+    from tunegate.render import terminal
+
+    if args.spec is None and args.train is None and args.validation is None:
+        raise UsageError("give a spec, or --train and/or --validation files to check")
+    report = check(args.spec, train=args.train, validation=args.validation,
+                   max_findings=args.max_findings)
+    if args.json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        sys.stdout.write(terminal(report, sys.stdout))
+    return 0 if report.approved_for_full_run else 1

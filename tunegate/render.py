@@ -1,0 +1,98 @@
+"""Render a GateReport for people: the terminal (colour only on a tty) and Markdown.
+
+The terminal form follows litgpt's validate script: one line per stage, then each finding as
+`file:line:col CODE message` with its fix, then a one-line verdict.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from tunegate.report import Finding, GateReport, StageResult
+
+MARKS = {"passed": "✓", "failed": "✗", "skipped": "⊘"}
+_COLOURS = {"passed": "32", "failed": "31", "skipped": "90", "error": "31", "warning": "33", "info": "36"}
+
+
+def use_colour(stream: TextIO) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def _paint(text: str, key: str, colour: bool) -> str:
+    return f"\x1b[{_COLOURS[key]}m{text}\x1b[0m" if colour else text
+
+
+def terminal(report: GateReport, stream: TextIO | None = None) -> str:
+    """The report as terminal text."""
+    stream = stream or sys.stdout
+    colour = use_colour(stream)
+    lines: list[str] = []
+    n = len(report.stages)
+    for i, stage in enumerate(report.stages, 1):
+        lines.append(_stage_line(i, n, stage, colour))
+        for f in stage.findings:
+            lines.extend(_finding_lines(f, colour))
+        hidden = sum(stage.totals_by_code.values()) - len(stage.findings)
+        if hidden > 0:
+            per_code = ", ".join(f"{c}: {t}" for c, t in sorted(stage.totals_by_code.items()))
+            lines.append(f"      … {hidden} more not shown (totals {per_code}; raise --max-findings)")
+    lines.append("")
+    lines.append(_verdict(report, colour))
+    return "\n".join(lines) + "\n"
+
+
+def _stage_line(i: int, n: int, stage: StageResult, colour: bool) -> str:
+    mark = _paint(MARKS[stage.status], stage.status, colour)
+    line = f"[{i}/{n}] {mark} {stage.name}"
+    if stage.status == "skipped":
+        return f"{line}: skipped: {stage.reason}"
+    summary = _stage_summary(stage)
+    return f"{line} ({stage.duration_s:.2f}s){': ' + summary if summary else ''}"
+
+
+def _stage_summary(stage: StageResult) -> str:
+    s = stage.stats
+    if stage.name == "dataset":
+        parts = [f"{role} {v['records']} records" for role, v in s.items()
+                 if isinstance(v, dict) and "records" in v]
+        return ", ".join(parts)
+    return str(s.get("summary", ""))
+
+
+def _finding_lines(f: Finding, colour: bool) -> list[str]:
+    sev = _paint(f.severity, f.severity, colour)
+    out = [f"    {f.place()} {f.code} {sev}: {f.message}"]
+    if f.hint:
+        out.append(f"      fix: {f.hint}")
+    return out
+
+
+def _verdict(report: GateReport, colour: bool) -> str:
+    c = report.counts
+    tally = f"{c['error']} error(s), {c['warning']} warning(s)"
+    if report.approved_for_full_run:
+        return _paint("APPROVED", "passed", colour) + f" for a full run: the local gates passed ({tally})."
+    failed = next((s.name for s in report.stages if s.status == "failed"), "?")
+    return _paint("REJECTED", "failed", colour) + f" at stage '{failed}': {tally}."
+
+
+def markdown(report: GateReport) -> str:
+    """The report as Markdown, for Prefect and MLflow artifacts."""
+    verdict = "✅ approved for a full run" if report.approved_for_full_run else "❌ rejected"
+    out = [f"# tunegate preflight: {verdict}", "", "| # | stage | status | time (s) | note |",
+           "|---|---|---|---|---|"]
+    for i, s in enumerate(report.stages, 1):
+        note = s.reason if s.status == "skipped" else _stage_summary(s)
+        out.append(f"| {i} | {s.name} | {MARKS[s.status]} {s.status} | {s.duration_s:.2f} | {_md(note)} |")
+    if report.findings:
+        out += ["", "| place | code | severity | message | fix |", "|---|---|---|---|---|"]
+        for f in report.findings:
+            out.append(f"| `{_md(f.place())}` | {f.code} | {f.severity} | {_md(f.message)} | {_md(f.hint)} |")
+    c = report.counts
+    out += ["", f"{c['error']} error(s), {c['warning']} warning(s)."]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,138 @@
+"""The gate's report: findings, stage results and the verdict.
+
+Every stage returns a `StageResult`; `GateReport` gathers them and decides. The JSON shape is the
+contract other tools (CI, Prefect artifacts, MLflow) read, so fields are only ever added.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Severity = Literal["error", "warning", "info"]
+Status = Literal["passed", "failed", "skipped"]
+
+
+class Finding(BaseModel):
+    """One problem, with its exact place and the fix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(description="Stable finding code, documented in docs/checks.md (TG1xx spec, TG2xx dataset, ...).")
+    severity: Severity
+    stage: str
+    message: str = Field(description="What is wrong, with the offending value.")
+    hint: str = Field(default="", description="How to fix it.")
+    file: str | None = None
+    line: int | None = Field(default=None, description="1-based physical line.")
+    column: int | None = Field(default=None, description="1-based column.")
+    record: int | None = Field(default=None, description="0-based index of the record among the file's records.")
+    key: str | None = Field(default=None, description="Spec key path, e.g. training.learning_rate.")
+
+    def place(self) -> str:
+        """`file:line:col` (or `file:key`), as much of it as is known."""
+        parts = [self.file or ("spec" if self.key else "")]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        elif self.key and self.file:
+            parts.append(self.key)
+        place = ":".join(p for p in parts if p)
+        if self.key and self.line is not None:
+            place += f" ({self.key})"
+        return place or self.stage
+
+
+class FindingCollector:
+    """Collects findings for one stage, keeping at most `cap` per code but counting them all.
+
+    A 2 GB file with the same defect on every line must not produce a 2 GB report, yet the user
+    needs the true total to judge the damage.
+    """
+
+    def __init__(self, stage: str, cap: int = 20):
+        self.stage = stage
+        self.cap = cap
+        self.kept: list[Finding] = []
+        self.totals: Counter[str] = Counter()
+        self.severities: dict[str, Severity] = {}
+
+    def add(self, code: str, severity: Severity, message: str, hint: str = "", **place: Any) -> None:
+        self.totals[code] += 1
+        self.severities[code] = severity
+        if self.totals[code] <= self.cap:
+            self.kept.append(Finding(code=code, severity=severity, stage=self.stage,
+                                     message=message, hint=hint, **place))
+
+    def extend(self, findings: list[Finding]) -> None:
+        for f in findings:
+            self.totals[f.code] += 1
+            self.severities[f.code] = f.severity
+            if self.totals[f.code] <= self.cap:
+                self.kept.append(f)
+
+    def has_errors(self) -> bool:
+        return any(self.severities[c] == "error" for c in self.totals)
+
+    def result(self, duration_s: float, stats: dict[str, Any] | None = None) -> StageResult:
+        return StageResult(
+            name=self.stage,
+            status="failed" if self.has_errors() else "passed",
+            duration_s=round(duration_s, 4),
+            stats=stats or {},
+            findings=self.kept,
+            totals_by_code=dict(self.totals),
+        )
+
+
+class StageResult(BaseModel):
+    """What one stage of the gate concluded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    status: Status
+    duration_s: float = 0.0
+    reason: str = Field(default="", description="Why the stage was skipped.")
+    stats: dict[str, Any] = Field(default_factory=dict)
+    findings: list[Finding] = Field(default_factory=list)
+    totals_by_code: dict[str, int] = Field(
+        default_factory=dict, description="Every finding counted, including those past the per-code cap.")
+
+    @classmethod
+    def skipped(cls, name: str, reason: str) -> StageResult:
+        return cls(name=name, status="skipped", reason=reason)
+
+
+class GateReport(BaseModel):
+    """The verdict and everything behind it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approved_for_full_run: bool
+    stages: list[StageResult]
+    findings: list[Finding]
+    counts: dict[str, int]
+    spec: str | None = Field(default=None, description="Path of the spec that was checked.")
+    fingerprints: dict[str, Any] = Field(
+        default_factory=dict, description="Content digests of spec and data, keyed by role.")
+
+    @classmethod
+    def from_stages(cls, stages: list[StageResult], **extra: Any) -> GateReport:
+        findings = [f for s in stages for f in s.findings]
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for stage in stages:
+            for code, n in stage.totals_by_code.items():
+                sev = next((f.severity for f in stage.findings if f.code == code), "error")
+                counts[sev] += n
+        approved = all(s.status != "failed" for s in stages) and counts["error"] == 0
+        return cls(approved_for_full_run=approved, stages=stages, findings=findings,
+                   counts=counts, **extra)
+
+    def stage(self, name: str) -> StageResult | None:
+        return next((s for s in self.stages if s.name == name), None)
+
+    def codes(self) -> set[str]:
+        return {f.code for f in self.findings}
