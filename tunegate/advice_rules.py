@@ -157,7 +157,32 @@ def _compile(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
         monitor="Step time after warm-up and the number of recompilations.")
 
 
-RULES: list[Rule] = [_precision, _memory, _attention, _raise_batch, _compile]
+def _impossible(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
+    """New hardware, only when even micro batch 1 with checkpointing cannot fit: shard over more GPUs."""
+    if not ctx.impossible:
+        return None
+    t, count = spec.training, spec.hardware.count
+    for factor in (2, 4, 8):
+        changes = {"hardware.count": count * factor, "training.sharding": "fsdp",
+                   "training.gradient_checkpointing": True}
+        keeps = t.grad_accum_steps % factor == 0
+        if keeps:
+            changes["training.grad_accum_steps"] = t.grad_accum_steps // factor
+        after = ctx.estimate(apply_changes(spec, changes))
+        if after is not None and after.memory.verdict != "does not fit":
+            main = changes.pop("hardware.count")
+            return Suggestion(
+                setting="hardware.count", current=count, proposed=main, companions=changes,
+                changes_global_batch=not keeps,
+                rationale=f"The job cannot fit on {count} x {spec.hardware.gpu} even at micro batch 1 "
+                          f"with gradient checkpointing; FSDP over {main} GPUs shards the weights "
+                          f"({after.memory.peak_gib:.1f} GiB per GPU).",
+                risks="Inter-GPU traffic for every layer's weights; needs NVLink-class interconnect.",
+                monitor="Step time and all-gather time in the profiler.")
+    return None
+
+
+RULES: list[Rule] = [_precision, _impossible, _memory, _attention, _raise_batch, _compile]
 
 
 def advise_with_rules(spec: Spec, facts: dict[str, Any] | None = None,
