@@ -7,7 +7,7 @@ from tunegate.architecture import load_architecture
 from tunegate.gpus import lookup
 from tunegate.throughput import (
     ASSUMPTIONS, BASE_UTILISATION, estimate_throughput, hardware_flops_per_token, implied_mfu,
-    model_flops_per_token,
+    model_flops_per_token, optimizer_step_seconds,
 )
 from tunegate.train_setup import TrainSetup
 
@@ -40,8 +40,18 @@ def test_tokens_per_second_follow_from_peak_and_assumed_utilisation():
     a100 = lookup("A100-80GB")
     t = estimate_throughput(ARCH, setup(method="lora"), a100)
     util = BASE_UTILISATION["8.0"] * ASSUMPTIONS["lora"]
-    assert t.tokens_per_s == pytest.approx(312e12 * util / (4 * MATMUL + 3 * ATTN + 6 * LORA))
-    assert t.mfu == pytest.approx(util, abs=1e-4)  # no recomputation: MFU equals utilisation
+    compute_s = 4096 * (4 * MATMUL + 3 * ATTN + 6 * LORA) / (312e12 * util)
+    adamw_s = LORA * 7 * 4 / 2039e9  # fp32 adapters: read w, g, m, v; write w, m, v
+    assert t.tokens_per_s == pytest.approx(4096 / (compute_s + adamw_s))
+    assert t.mfu == pytest.approx(util, abs=1e-3)  # LoRA's optimizer step is negligible
+
+
+def test_the_adamw_step_of_a_full_fine_tune_is_timed_from_memory_bandwidth():
+    full = setup(method="full", optimizer_state="param_dtype")
+    # 8,030,261,248 params x 7 bf16 tensors touched / 2,039 GB/s
+    assert optimizer_step_seconds(ARCH, full, lookup("A100-80GB")) == pytest.approx(8_030_261_248 * 14 / 2039e9)
+    sharded = full.model_copy(update={"gpu_count": 4, "sharding": "zero3"})
+    assert optimizer_step_seconds(ARCH, sharded, lookup("A100-80GB")) == pytest.approx(8_030_261_248 * 14 / 2039e9 / 4)
 
 
 def test_compile_and_eager_attention_change_the_assumed_utilisation():

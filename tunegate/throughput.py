@@ -7,8 +7,9 @@ forward pass (6N): input and weight gradients. LoRA freezes the base: its backwa
 gradients (2N) but no weight gradients, so ~4N, plus 6 FLOPs per adapter parameter; attention has
 no weights and its backward stays 2x. Gradient checkpointing recomputes each layer's forward once.
 
-Throughput = peak x utilisation / hardware FLOPs per token, with the utilisation from
-`ASSUMPTIONS` (each row says where its number comes from). MFU is then reported the standard way:
+Throughput = tokens per optimizer step / (compute time + AdamW step time): compute time is hardware
+FLOPs / (peak x utilisation), with the utilisation from `ASSUMPTIONS` (each row says where its
+number comes from); the AdamW step is memory-bound and timed from the GPU's bandwidth. MFU is then reported the standard way:
 model FLOPs (no recomputation) per second over the GPU's dense peak.
 """
 from __future__ import annotations
@@ -42,6 +43,23 @@ ASSUMPTIONS = {
     # Data parallelism: the all-reduce mostly overlaps the backward pass on NVLink.
     "data_parallel": 0.95,
 }
+
+
+def optimizer_step_seconds(arch: Architecture, setup: TrainSetup, gpu: GPU) -> float:
+    """Seconds one AdamW step takes: memory-bound, it reads and writes every trainable state.
+
+    Per parameter it reads weight, gradient and both moments and writes weight and moments
+    (7 tensors); with fp32 master weights the 16-bit copy is written too. Negligible for LoRA,
+    but for full fine-tuning with few tokens per step it rivals the compute.
+    """
+    if setup.method != "full":
+        n, bytes_per = lora_param_count(arch, setup.lora_targets, setup.lora_r), 7 * 4
+    else:
+        n = arch.param_count()
+        p = 4 if setup.precision == "fp32" else 2
+        bytes_per = 7 * p if setup.optimizer_state == "param_dtype" else 7 * 4 + 2 * p
+    shards = setup.gpu_count if setup.sharding != "none" else 1
+    return n / shards * bytes_per / (gpu.bandwidth_gbs * 1e9)
 
 
 class Throughput(BaseModel):
@@ -107,7 +125,9 @@ def estimate_throughput(arch: Architecture, setup: TrainSetup, gpu: GPU,
         util = tps * hardware / peak
     else:
         util = utilisation(gpu, setup)
-        tps, source = peak * util / hardware, "model"
+        tokens_per_step = setup.tokens_per_micro_batch * setup.grad_accum_steps
+        step_s = tokens_per_step * hardware / (peak * util) + optimizer_step_seconds(arch, setup, gpu)
+        tps, source = tokens_per_step / step_s, "model"
     return Throughput(model_flops_per_token=model, hardware_flops_per_token=hardware,
                       peak_tflops=peak / 1e12, utilisation=round(util, 4), tokens_per_s=tps,
                       mfu=round(tps * model / peak, 4), source=source)
