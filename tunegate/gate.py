@@ -85,6 +85,10 @@ def _data_files(spec: Spec | None, train: Any, validation: Any) -> dict[str, Pat
 def _stages(ctx: GateContext) -> list[tuple[str, Stage]]:
     """The stages that apply to this run, in order; each is imported only when it will run."""
     stages: list[tuple[str, Stage]] = [("dataset", _dataset)]
+    if ctx.spec is not None:
+        stages.append(("estimate", _estimate))
+    if ctx.spec is not None and ctx.advisor:
+        stages.append(("advisor", _advisor))
     return stages
 
 
@@ -92,3 +96,15 @@ def _dataset(ctx: GateContext) -> StageResult:
     from tunegate.dataset import dataset_stage
 
     return dataset_stage(ctx.files, cap=ctx.cap, observers=ctx.observers)
+
+
+def _estimate(ctx: GateContext) -> StageResult:
+    from tunegate.estimate_stage import estimate_stage
+
+    return estimate_stage(ctx)
+
+
+def _advisor(ctx: GateContext) -> StageResult:
+    from tunegate.advisor_stage import advisor_stage
+
+    return advisor_stage(ctx)
