@@ -85,6 +85,8 @@ def _data_files(spec: Spec | None, train: Any, validation: Any) -> dict[str, Pat
 def _stages(ctx: GateContext) -> list[tuple[str, Stage]]:
     """The stages that apply to this run, in order; each is imported only when it will run."""
     stages: list[tuple[str, Stage]] = [("dataset", _dataset)]
+    if ctx.mini_run:
+        stages.append(("mini-run", _mini_run))
     return stages
 
 
@@ -92,3 +94,9 @@ def _dataset(ctx: GateContext) -> StageResult:
     from tunegate.dataset import dataset_stage
 
     return dataset_stage(ctx.files, cap=ctx.cap, observers=ctx.observers)
+
+
+def _mini_run(ctx: GateContext) -> StageResult:
+    from tunegate.minirun import minirun_stage
+
+    return minirun_stage(ctx)
