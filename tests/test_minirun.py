@@ -161,3 +161,10 @@ def test_without_a_spec_the_stage_is_skipped():
 
     result = minirun_stage(GateContext(None, None, {}, cap=20, mini_run=True))
     assert result.status == "skipped" and "spec" in result.reason
+
+
+def test_a_learning_rate_too_low_to_move_the_loss_is_warned(tiny_cache):
+    result, _ = run_stage(load_spec("good", **{"training.learning_rate": 1e-9}))
+    assert result.status == "passed"  # a warning: the run works, it just learns nothing
+    warned = finding(result, "TG520")
+    assert warned.severity == "warning" and "did not go down" in warned.message

@@ -47,7 +47,8 @@ class MiniRun:
             self._train(sample, val)
         self.stats.update(minirun.peak_memory(self.place.device))
         self.ctx.facts["mini_run"] = {k: self.stats.get(k) for k in (
-            "device", "precision", "tokens_per_s", "step_s", "peak_memory_bytes", "peak_memory_source")}
+            "device", "precision", "tokens_per_s", "tokens_per_s_steady", "step_s", "train_peak_memory_bytes",
+            "peak_memory_bytes", "peak_memory_source")}
 
     def _load_tokenizer(self) -> bool:
         start = time.perf_counter()
@@ -135,6 +136,7 @@ class MiniRun:
         if outcome is None:
             return
         self._record_steps(outcome)
+        self.stats["train_peak_memory_bytes"] = minirun.peak_memory(self.place.device)["peak_memory_bytes"]
         if not outcome.healthy:
             return
         start = time.perf_counter()
@@ -188,6 +190,8 @@ class MiniRun:
             skipped_steps=sum(s.skipped for s in steps), steps_s=round(seconds, 4),
             step_s=round(seconds / len(steps), 4) if steps else None,
             tokens_per_s=round(sum(s.tokens for s in steps) / seconds, 1) if seconds else None,
+            # without step 1, which pays one-time kernel selection and allocator warm-up on a GPU
+            tokens_per_s_steady=_rate(steps[1:]),
             probe_loss_before=_maybe(outcome.probe_before), probe_loss_after=_maybe(outcome.probe_after))
 
     def _save_and_reload(self, probe_batch: dict[str, Any], probe_logits: Any) -> None:
@@ -211,3 +215,8 @@ class MiniRun:
 
 def _maybe(value: float | None) -> float | str | None:
     return None if value is None else minirun.finite_or_text(value)
+
+
+def _rate(steps: list[minirun_steps.StepLog]) -> float | None:
+    seconds = sum(s.seconds for s in steps)
+    return round(sum(s.tokens for s in steps) / seconds, 1) if steps and seconds else None
