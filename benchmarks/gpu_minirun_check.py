@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> dict:
         shutil.rmtree(work, ignore_errors=True)
     stats = result.stats
     keep = ["device", "precision", "attention", "load_s", "step_s", "tokens_per_s", "tokens_per_s_steady",
-            "train_peak_memory_bytes", "peak_memory_bytes", "peak_memory_source", "losses", "grad_norms", "eval_loss", "save_reload_s", "reload_max_logit_diff"]
+            "train_peak_memory_bytes", "peak_memory_bytes", "peak_memory_source", "losses", "grad_norms",
+            "eval_loss", "save_reload_s", "reload_max_logit_diff"]
     return {"status": result.status, "codes": sorted({f.code for f in result.findings}),
             "proxy": {"config": "Llama-3.1-8B" + (" (tiny widths)" if args.tiny else ""), "layers": args.layers,
                       "params": params, "weights_bytes_bf16": params * 2},

@@ -45,7 +45,8 @@ def whole_stage(spec) -> dict:
     result = minirun_stage(ctx)
     if result.status != "passed":
         raise SystemExit(f"the mini-run did not pass: {[f.code for f in result.findings]}")
-    keys = ["imports_s", "resolve_s", "tokenizer_load_s", "load_s", "tokenize_s", "steps_s", "eval_s", "save_reload_s", "total_s"]
+    keys = ["imports_s", "resolve_s", "tokenizer_load_s", "load_s", "tokenize_s", "steps_s", "eval_s",
+            "save_reload_s", "total_s"]
     return {k: result.stats.get(k) for k in keys} | {"tokens_per_s": result.stats["tokens_per_s"]}
 
 
@@ -93,7 +94,8 @@ def loop_overhead(spec, reps: int) -> dict:
             times.append(time.process_time() - t)
     c, b = min(checked), min(bare)  # the least-disturbed run of each, as timeit advises
     return {"steps": spec.gate.mini_run.steps, "reps": reps, "checked_cpu_s": round(c, 4), "bare_cpu_s": round(b, 4),
-            "ratio": round(c / b, 3), "ratio_of_medians": round(statistics.median(checked) / statistics.median(bare), 3)}
+            "ratio": round(c / b, 3),
+            "ratio_of_medians": round(statistics.median(checked) / statistics.median(bare), 3)}
 
 
 def main() -> None:

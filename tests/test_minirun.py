@@ -168,3 +168,51 @@ def test_a_learning_rate_too_low_to_move_the_loss_is_warned(tiny_cache):
     assert result.status == "passed"  # a warning: the run works, it just learns nothing
     warned = finding(result, "TG520")
     assert warned.severity == "warning" and "did not go down" in warned.message
+
+
+def test_a_learning_rate_that_underflows_leaves_the_weights_unchanged(tiny_cache):
+    result, _ = run_stage(load_spec("good", **{"training.learning_rate": 1e-50, "training.precision": "fp32"}))
+    assert result.status == "failed"
+    assert "no LoRA weight changed" in finding(result, "TG519").message
+
+
+def test_flash_attention_without_cuda_falls_back_to_sdpa_and_says_so(tiny_cache):
+    result, _ = run_stage(load_spec("good", **{"training.attention": "flash_attention_2"}))
+    assert result.status == "passed"
+    assert finding(result, "TG514").severity == "warning"
+    assert result.stats["attention"] == "sdpa"
+
+
+def test_a_validation_set_with_no_usable_record_fails_the_evaluation_step(tiny_cache):
+    spec = load_spec("good")
+    result, _ = run_stage(load_spec("good", **{"data.validation": spec.data.train.with_name("validation_empty.jsonl")}))
+    assert {"TG502", "TG522"} <= codes(result)
+    assert result.stats["steps"] == 4  # training itself still ran
+
+
+def test_a_tokenizer_bigger_than_the_model_embedding_is_rejected(tiny_cache, tmp_path):
+    from transformers import AutoConfig, AutoTokenizer, LlamaForCausalLM
+
+    config = AutoConfig.from_pretrained(tiny_cache)
+    config.vocab_size = 128  # as if tokens were added without resize_token_embeddings
+    LlamaForCausalLM(config).save_pretrained(tmp_path / "small-vocab")
+    AutoTokenizer.from_pretrained(tiny_cache).save_pretrained(tmp_path / "small-vocab")
+    result, _ = run_stage(load_spec("good", **{"model.id": str(tmp_path / "small-vocab")}))
+    assert "only 128 rows" in finding(result, "TG534").message
+    assert "TG533" not in codes(result)
+
+
+def test_a_crash_inside_the_run_is_a_finding_naming_the_step(tiny_cache, monkeypatch):
+    from tunegate.minirun_session import MiniRun
+    from tunegate.report import FindingCollector
+
+    monkeypatch.delenv("TUNEGATE_DEBUG", raising=False)
+    ctx = run_stage(load_spec("good"))[1]
+    out = FindingCollector("mini-run")
+    run = MiniRun(ctx, out, {})
+    assert run._guard("the evaluation step", lambda: {}["missing-key"]) is None
+    [crash] = out.kept
+    assert crash.code == "TG533" and "during the evaluation step: KeyError" in crash.message
+    monkeypatch.setenv("TUNEGATE_DEBUG", "1")
+    with pytest.raises(KeyError):
+        run._guard("the evaluation step", lambda: {}["missing-key"])

@@ -106,7 +106,8 @@ def test_audit_names_the_record_left_without_trainable_tokens(tokenizer):
 
 def test_audit_warns_about_truncated_records_and_cut_final_replies(tokenizer):
     out = FindingCollector("mini-run")
-    stats, _ = audit_split(DATA / "train.jsonl", "train.jsonl", tokenizer, 50, out)  # every first reply starts before token 44
+    # max_seq_len 50 cuts all records but one, yet every first reply starts before token 44
+    stats, _ = audit_split(DATA / "train.jsonl", "train.jsonl", tokenizer, 50, out)
     found = {f.code for f in out.kept}
     assert {"TG511", "TG512"} <= found and "TG510" not in found
     assert stats["over_max_seq_len"] == out.totals["TG511"] > 0
@@ -129,7 +130,8 @@ def test_audit_samples_a_large_split_and_says_so(tokenizer):
 
 
 def test_reservoir_sample_is_uniform_in_index_order_and_repeatable():
-    first, again = read_records(DATA / "train.jsonl", limit=5, seed=3), read_records(DATA / "train.jsonl", limit=5, seed=3)
+    first = read_records(DATA / "train.jsonl", limit=5, seed=3)
+    again = read_records(DATA / "train.jsonl", limit=5, seed=3)
     assert [r.line for r in first.records] == [r.line for r in again.records]
     assert [r.index for r in first.records] == sorted(r.index for r in first.records)
 

@@ -172,5 +172,17 @@ def _check_trainable(model: Any, out: FindingCollector) -> None:
                 "modules in PEFT's modules_to_save instead.", key="lora.target_modules")
 
 
+def vocab_fits(model: Any, batches: list[dict[str, Any] | None], out: FindingCollector) -> bool:
+    """Every token id the data uses has a row in the model's embedding (else: an index error mid-run)."""
+    rows = model.get_input_embeddings().num_embeddings
+    top = max(int(b["input_ids"].max()) for b in batches if b is not None)
+    if top < rows:
+        return True
+    out.add("TG534", "error", f"the tokenizer produces token id {top} but the model's embedding has only {rows} "
+            "rows: tokenizer and model do not match", "Use the tokenizer saved with this model; after adding "
+            "tokens, call model.resize_token_embeddings(len(tokenizer)) and save both.", key="model.id")
+    return False
+
+
 def lora_parameters(model: Any) -> dict[str, Any]:
     return {n: p for n, p in model.named_parameters() if p.requires_grad}

@@ -6,6 +6,7 @@ all reported at once.
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -120,15 +121,14 @@ class MiniRun:
     def _train(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> None:
         if not sample:
             return
+        batches, val_batch = self._batches(sample, val)
         base = self._load_model()
-        model = minirun_model.apply_lora(base, self.spec, self.out) if base is not None else None
+        if base is None or not minirun_model.vocab_fits(base, batches + [val_batch], self.out):
+            return
+        model = self._guard("adding the LoRA adapter", minirun_model.apply_lora, base, self.spec, self.out)
         del base
         if model is None:
             return
-        micro, pad = self.spec.training.micro_batch_size, self.tokenizer.pad_token_id
-        batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
-        usable_val = [a.encoded for a in val if a.usable][:micro]
-        val_batch = collate(usable_val, pad) if usable_val else None
         self.stats["trainable_params"] = sum(p.numel() for p in minirun_model.lora_parameters(model).values())
         self.stats["total_params"] = sum(p.numel() for p in model.parameters())
         outcome = self._guard("the training steps", minirun_steps.train_steps, model, batches, self.spec,
@@ -147,30 +147,43 @@ class MiniRun:
         del model
         self._save_and_reload(batches[0], outcome.probe_logits)
 
+    def _batches(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> tuple[list[Any], Any]:
+        micro, pad = self.spec.training.micro_batch_size, self.tokenizer.pad_token_id
+        batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
+        usable_val = [a.encoded for a in val if a.usable][:micro]
+        return batches, (collate(usable_val, pad) if usable_val else None)
+
     def _load_model(self) -> Any:
         start = time.perf_counter()
         try:
             model = minirun_model.load_model(self.path, self.spec, self.place)
-        except (OSError, ValueError, ImportError) as exc:
+        except (OSError, ValueError, ImportError) as exc:  # not there, not a model, a missing package
             self._load_failed(exc)
             return None
-        except RuntimeError as exc:
-            if not minirun.is_oom(exc):
-                raise
-            self._oom("loading the model", exc)
+        except Exception as exc:  # noqa: BLE001
+            self._crashed("loading the model", exc)
             return None
         self.stats["load_s"] = round(time.perf_counter() - start, 3)
         return model
 
     def _guard(self, what: str, fn: Any, *args: Any) -> Any:
-        """Call fn; an out-of-memory error becomes a finding instead of a crash."""
+        """Call fn; running out of memory, or any crash, becomes a finding: the full run would die there too."""
         try:
             return fn(*args)
-        except (RuntimeError, MemoryError) as exc:
-            if not minirun.is_oom(exc):
-                raise
-            self._oom(what, exc)
+        except Exception as exc:  # noqa: BLE001  (the model's own code can raise anything)
+            self._crashed(what, exc)
             return None
+
+    def _crashed(self, what: str, exc: Exception) -> None:
+        """Report an OOM (TG509) or a crash (TG533); TUNEGATE_DEBUG=1 lets a crash through with its traceback."""
+        if minirun.is_oom(exc):
+            self._oom(what, exc)
+            return
+        if os.environ.get("TUNEGATE_DEBUG"):
+            raise exc
+        self.out.add("TG533", "error", f"the mini-run crashed during {what}: {type(exc).__name__}: "
+                     f"{str(exc).splitlines()[0][:300] if str(exc) else ''}", "The full run would crash the "
+                     "same way; fix the cause (rerun with TUNEGATE_DEBUG=1 for the traceback).")
 
     def _oom(self, what: str, exc: BaseException) -> None:
         t = self.spec.training
@@ -198,7 +211,8 @@ class MiniRun:
         start = time.perf_counter()
         trainable = self.stats["trainable_params"]
         with minirun.scratch_dir() as tmp:
-            saved = adapter_roundtrip.save_adapter(self.model, self.tokenizer, Path(tmp), self.out)
+            saved = self._guard("saving the adapter", adapter_roundtrip.save_adapter, self.model, self.tokenizer,
+                                Path(tmp), self.out)
             self.model = None  # free the trained model before a fresh base is loaded beside it
             minirun.free_memory()
             if saved is None:
