@@ -1,9 +1,10 @@
 """A Trainer callback that stops a run the moment its loss or gradient norm stops being finite.
 
+    health = HealthCallback()
     trainer = Trainer(..., args=TrainingArguments(..., logging_nan_inf_filter=False, logging_steps=1),
-                      callbacks=[HealthCallback()])
+                      callbacks=[health])
     trainer.train()
-    if health.problems: ...   # each says which step, which metric, which value
+    if health.stopped: ...   # health.problems: which step, which metric, which value
 
 The HF Trainer's default `logging_nan_inf_filter=True` replaces a NaN or Inf training loss with
 the running average in its logs, so runs keep going for days on `loss 0.0, grad_norm nan`. This
@@ -31,7 +32,8 @@ class HealthProblem(BaseModel):
 class HealthCallback(TrainerCallback):
     """Stop training at the first non-finite loss, gradient norm or evaluation loss.
 
-    The gradients are checked before every optimizer step (a pass over the trainable parameters'
+    The gradients are checked before every optimizer step (the step itself still runs; training
+    stops right after it) (a pass over the trainable parameters'
     grads, cheap for LoRA); the loss when the Trainer logs, where a NaN anywhere in a logging
     window makes the window's mean NaN; the evaluation loss after every evaluation.
     """
