@@ -187,3 +187,26 @@ def test_quoted_json_inside_content_is_not_a_duplicate_key(tmp_path):
     path.write_text(json.dumps({"messages": [{"role": "user", "content": content},
                                              {"role": "assistant", "content": 'ok "role": fine'}]}) + "\n")
     assert dataset_stage({"train": path}).findings == []
+
+
+def test_records_nested_past_the_limit_are_reported_and_withheld_from_observers(tmp_path):
+    ok = {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}
+    deep: object = "leaf"
+    for _ in range(100):  # orjson parses 100 levels; 64 is the stage's limit
+        deep = [deep]
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps({**ok, "meta": deep}) + "\n" + json.dumps({**ok, "meta": {"a": [[1]]}}) + "\n")
+    rec = Recorder()
+    result = dataset_stage({"train": path}, observers=[rec])
+    assert [(f.code, f.line) for f in result.findings] == [("TG224", 1)]
+    assert [line for _, line, _, _ in rec.seen] == [2]
+
+
+def test_extra_keys_inside_messages_are_checked_for_depth_too(tmp_path):
+    deep: object = 1
+    for _ in range(70):
+        deep = {"k": deep}
+    path = tmp_path / "deep_message.jsonl"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "a", "tool": deep},
+                                             {"role": "assistant", "content": "b"}]}) + "\n")
+    assert [f.code for f in dataset_stage({"train": path}).findings] == ["TG224"]

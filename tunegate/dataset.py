@@ -3,7 +3,7 @@
     from tunegate.dataset import dataset_stage
     result = dataset_stage({"train": Path("train.jsonl"), "validation": Path("val.jsonl")}, cap=20)
 
-Each file is streamed once (constant memory apart from the exact-duplicate index, about 100 bytes
+Each file is streamed once (constant memory apart from the exact-duplicate index, about 130 bytes
 per record); later stages that need every record (overlap, fingerprints) plug in as
 `RecordObserver`s instead of reading the file again. Reading rules: `tunegate.jsonl_reader`;
 the contract: `tunegate.contract`; codes and fixes: docs/checks.md, "Dataset (TG2xx)".
@@ -17,12 +17,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from tunegate.contract import BROKEN, CLEAN, ENDS_EARLY, Explainer, scan
 from tunegate.dataset_stats import FOLD_EVERY, SplitStats
-from tunegate.json_line import repeated_key_columns, repeated_keys
+from tunegate.json_line import deeper_than, repeated_key_columns, repeated_keys
 from tunegate.jsonl_reader import JsonlReader
 from tunegate.report import FindingCollector, StageResult
 
 STAGE = "dataset"
 _BLANK = b" \t\r\n"
+# Deepest nesting a record may have. A chat message sits 3 levels down; 64 leaves room for any
+# metadata while staying far below what observers' tools handle (orjson.dumps stops at 254
+# levels, recursive Python code near 1000).
+MAX_DEPTH = 64
 
 
 @runtime_checkable
@@ -32,8 +36,9 @@ class RecordObserver(Protocol):
     `observe` is called for each line holding a JSON object, valid against the contract or not,
     in file order: `line` is the 1-based physical line, `index` the 0-based record index (blank
     lines take no index; lines that are not JSON objects do, so indexes match the findings'
-    `record`). `finish(role)` is called once per role after its file has been read, also when the
-    file could not be opened. Do not mutate `record`.
+    `record`). Records nested more than MAX_DEPTH (64) levels are reported (TG224) and withheld,
+    so observers may serialise or recurse freely. `finish(role)` is called once per role after its
+    file has been read, also when the file could not be opened. Do not mutate `record`.
     """
 
     def observe(self, role: str, line: int, index: int, record: dict) -> None: ...
@@ -62,9 +67,9 @@ def _check_file(role: str, path: Path, out: FindingCollector,
     check = RecordChecks(out, reader.file)
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
-        check(line, index, raw, record)
-        for observe in observes:
-            observe(role, line, index, record)
+        if check(line, index, raw, record):
+            for observe in observes:
+                observe(role, line, index, record)
     for observer in observers:
         observer.finish(role)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
@@ -81,9 +86,15 @@ class RecordChecks:
         self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
         self.duplicates = 0
 
-    def __call__(self, line: int, index: int, raw: bytes, record: dict) -> None:
+    def __call__(self, line: int, index: int, raw: bytes, record: dict) -> bool:
+        """Check one record; False when it is too deep to hand to observers."""
         msgs = record.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
+        # Only extra keys can nest (a message is role + content strings): look only then.
+        if (not shape or len(record) > 1 or sum(map(len, msgs)) != 2 * len(msgs)) \
+                and deeper_than(record, MAX_DEPTH):
+            self._too_deep(line, index)
+            return False
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
         elif shape != CLEAN:
@@ -104,6 +115,7 @@ class RecordChecks:
             self._duplicate_record(line, index, first)
         if not index % FOLD_EVERY:
             self.stats.fold()
+        return True
 
     def _scan(self, msgs: list) -> int:
         self.stats.turns.append(len(msgs))
@@ -122,6 +134,12 @@ class RecordChecks:
             self.out.add("TG226", "error", f"key {key!r} appears twice in one object; parsers silently "
                          "keep only the last value (some keep the first)", "Delete or rename one of the two keys.",
                          file=self.file, line=line, column=column, record=index)
+
+    def _too_deep(self, line: int, index: int) -> None:
+        self.out.add("TG224", "error", f"record nests more than {MAX_DEPTH} levels deep", "No chat record "
+                     "nests that deep (a message is 3 levels); the line is corrupt or adversarial. Flatten "
+                     "or drop it. It is not passed to later checks.", file=self.file, line=line, column=1,
+                     record=index)
 
     def _duplicate_record(self, line: int, index: int, first: int) -> None:
         self.duplicates += 1

@@ -68,8 +68,8 @@ def diagnose(raw: bytes, exc: orjson.JSONDecodeError, sink: LineSink, line: int,
 def _classify(text: str, reason: str, pos: int) -> tuple[str, str, str]:
     """(code, message, hint) for an orjson error at character `pos` of `text`."""
     if "depth limit" in reason:
-        return ("TG224", "nesting deeper than 1024 levels", "No chat record nests that deep; the line "
-                "is corrupt or adversarial. Flatten or drop it.")
+        return ("TG224", "nesting deeper than 1024 levels", "No chat record nests that deep (a message "
+                "is 3 levels); the line is corrupt or adversarial. Flatten or drop it.")
     if "surrogate" in reason:
         return ("TG225", f"lone UTF-16 surrogate escape near {snippet(text, pos)}",
                 "A \\uD800-\\uDFFF escape must come as a high+low pair; a lone one cannot be encoded as "
@@ -215,3 +215,15 @@ def _walk(text: str, pos: int, found: list[tuple[str, int]]) -> int:
         if text[pos] == ",":
             pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
     return pos + 1
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests containers more than `limit` levels deep (iterative, stops early)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if type(item) is dict else item
+        stack.extend((v, depth + 1) for v in children if type(v) in (dict, list))
+    return False
