@@ -19,9 +19,7 @@ _NOT_JSON_NUMBERS = ("-Infinity", "Infinity", "NaN")
 
 
 class LineSink(Protocol):
-    """Where line findings go (the JsonlReader): an error reporter and the collector behind it."""
-
-    out: Any
+    """Where line findings go (the JsonlReader reports them as errors of its file)."""
 
     def error(self, code: str, message: str, hint: str, line: int | None = None,
               column: int | None = None, record: int | None = None) -> None: ...
