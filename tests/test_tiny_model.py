@@ -94,3 +94,17 @@ def _env() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if k != "TUNEGATE_CACHE"}
+
+
+def test_shipped_config_of_the_tiny_model_matches_what_is_built(tiny_cache):
+    """The estimate reads the shipped config without building (or importing torch)."""
+    import json
+
+    from tunegate import tiny_model
+
+    shipped = json.loads((Path(tiny_model.__file__).parent / "data" / "model_configs"
+                          / "tunegate--tiny-llama.json").read_text())
+    built = json.loads((tiny_model.ensure_tiny_model() / "config.json").read_text())
+    for key in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                "num_key_value_heads", "vocab_size", "tie_word_embeddings"):
+        assert shipped[key] == built[key], key
