@@ -20,16 +20,19 @@ STATIC_STAGES = frozenset({"dataset", "overlap", "estimate"})
 
 
 def content_digest_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
-    """Cache key: the bytes of the spec and of every data file it names (not their paths or mtimes)."""
+    """Cache key: where the spec and its data files are and what their bytes are (not their mtimes).
+
+    The place is part of the key because the report names the files it found problems in.
+    """
     from tunegate.spec_check import read_spec
 
     spec_path = Path(parameters["spec_path"])
     digest = hashlib.sha256(b"tunegate-static-v1")
-    digest.update(spec_path.read_bytes())
+    digest.update(str(spec_path.resolve()).encode() + b"\0" + spec_path.read_bytes())
     _, spec = read_spec(spec_path)
     if spec is not None:
         for path in (spec.data.train, spec.data.validation):
-            digest.update(_file_digest(path).encode())
+            digest.update(f"{path}\0{_file_digest(path)}".encode())
     return f"static-gate-{digest.hexdigest()}"
 
 

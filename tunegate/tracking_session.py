@@ -45,8 +45,7 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     client = open_client(uri)
     experiment = spec.tracking.experiment
     reconcile_stale_runs(client, experiment, liveness(client, experiment, flow_run_id, flow_run_state))
-    tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid()),
-            "mlflow.runName": f"{kind}-{flow_run_id[:8]}"}
+    tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
     parent = start_parent(client, experiment, flow_run_id, tags, validation_digest=validation_digest)
     return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent)
 

@@ -10,6 +10,9 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
     """Call the flow; return (completed, the data its final state carries)."""
     # Ephemeral mode starts a local API for this process; no `prefect server` is needed.
     os.environ.setdefault("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", "true")
+    # No phoning home: these machines (and many clusters) have no route out, and it only adds noise.
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     state = flow_fn(**parameters, return_state=True)
     data = state.result(raise_on_failure=False)
     if isinstance(data, BaseException):
