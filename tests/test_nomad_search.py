@@ -146,3 +146,11 @@ def test_the_best_point_is_read_from_either_pynomad_result_shape():
     assert _feasible_picks(v45) == [[-3.5, 4.0, 0.0]]
     assert _feasible_picks(v45_infeasible) == []
     assert _feasible_picks(v46) == [[-3.5, 4.0, 0.0]]
+
+
+def test_a_single_integer_variable_does_not_crash_nomad():
+    # With NOMAD 4.6.0's default directions this exact search segfaults (benchmarks/nomad_crash_probe.py).
+    space = NomadSpace.model_validate({"micro_batch_size": {"lower": 1, "upper": 64, "start": 1}})
+    result = run_nomad(space, lambda o: Outcome(feasible=True, objective=(o["training.micro_batch_size"] - 3) ** 2),
+                       max_evals=30, seed=0)
+    assert result.best_overrides == {"training.micro_batch_size": 3}

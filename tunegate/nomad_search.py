@@ -30,7 +30,7 @@ from tunegate.nomad_space import NomadSpace, SpaceError, to_overrides
 Evaluate = Callable[[dict[str, Any]], Outcome]
 EvaluateMany = Callable[[list[dict[str, Any]]], Sequence[Any]]
 WORKER = Path(__file__).with_name("nomad_worker.py")
-MAX_SEED = 2**31 - 1  # NOMAD's SEED is a C int
+MAX_INT = 2**31 - 1  # NOMAD reads MAX_BB_EVAL, SEED and BB_MAX_BLOCK_SIZE as C ints
 
 
 class NomadError(StageError):
@@ -121,13 +121,18 @@ def nomad_problem(space: NomadSpace | dict[str, Any], *, max_evals: int, seed: i
         raise SpaceError("sweep.space has no variable; add log10_learning_rate, lora_rank_exp, "
                          "alpha_multiple, dropout or micro_batch_size")
     for name, value, low in (("max_evals", max_evals, 1), ("seed", seed, 0), ("max_block_size", max_block_size, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_SEED:
-            raise SpaceError(f"{name} must be a whole number in [{low}, {MAX_SEED}], got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_INT:
+            raise SpaceError(f"{name} must be a whole number in [{low}, {MAX_INT}], got {value!r}")
     x0, lower, upper = space.start(), space.lower(), space.upper()
     _check_point(space, x0, lower, upper)
     params = [f"DIMENSION {len(x0)}", f"BB_INPUT_TYPE {space.input_types()}",
               f"BB_OUTPUT_TYPE {OUTPUT_TYPES}", f"MAX_BB_EVAL {max_evals}", f"SEED {seed}",
               "DISPLAY_DEGREE 0"]
+    if len(x0) == 1:
+        # NOMAD 4.6.0 segfaults ("ArrayOfDouble: Array is not defined") on most one-variable
+        # integer problems with its default ORTHO N+1 QUAD directions; with 2N it never did
+        # (benchmarks/nomad_crash_probe.py). In one dimension both poll the same two directions.
+        params.append("DIRECTION_TYPE ORTHO 2N")
     if max_block_size > 1:
         # Without MEGA_SEARCH_POLL NOMAD sends mostly single points even with a large block size
         # (its search steps propose one point each); with it, search and poll points share a block.
