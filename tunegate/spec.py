@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tunegate.nomad_space import NomadSpace
+
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 
@@ -126,7 +128,8 @@ class SweepSpec(Section):
         default_factory=list, description="Explicit candidates: dotted-key overrides, e.g. {'lora.r': 8}.")
     grid: dict[str, list[Any]] = Field(
         default_factory=dict, description="Grid: dotted key -> values; every combination is a candidate.")
-    space: dict[str, Any] = Field(default_factory=dict, description="NOMAD search space.")
+    space: NomadSpace = Field(default_factory=NomadSpace,
+                              description="NOMAD search space (strategy nomad); see docs/nomad.md.")
     max_evals: PositiveInt = Field(10, description="Most candidates evaluated.")
     train_steps: PositiveInt = Field(20, description="Short training budget per candidate.")
     max_parallel: PositiveInt = Field(1, description="Candidates evaluated at once.")
