@@ -46,6 +46,6 @@ def log_candidate_task(session: TrackingSession, report: GateReport, spec_path: 
 
 
 @task(name="close-tracking", tags=["tunegate", "mlflow"])
-def close_tracking_task(session: TrackingSession, failed_reason: str = "") -> str | None:
-    """End the parent run with its verdict and tag the best candidate."""
-    return close_session(session, failed_reason)
+def close_tracking_task(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
+    """End the parent run with its verdict, tag the best candidate, attach its spec."""
+    return close_session(session, failed_reason, best_spec)

@@ -59,9 +59,22 @@ def log_report(session: TrackingSession, report: GateReport, spec: Spec, **measu
     return log_candidate(open_client(session.uri), session.parent_run_id, record)
 
 
-def close_session(session: TrackingSession, failed_reason: str = "") -> str | None:
-    """End the parent (FAILED with the reason, if any) and tag its best run; return that run id."""
-    return finish_parent(open_client(session.uri), session.parent_run_id, failed_reason)
+def close_session(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
+    """End the parent (FAILED with the reason, if any) and tag its best run; return that run id.
+
+    A sweep's best candidate spec is attached to the parent as `best_spec.yaml`, ready for
+    `tunegate preflight` and `tunegate launch`.
+    """
+    client = open_client(session.uri)
+    if best_spec:
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "best_spec.yaml"
+            shutil.copyfile(best_spec, copy)
+            client.log_artifact(session.parent_run_id, str(copy))
+    return finish_parent(client, session.parent_run_id, failed_reason)
 
 
 def liveness(client: Any, experiment: str, current: str,
