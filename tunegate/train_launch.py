@@ -61,8 +61,10 @@ def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: P
     env = os.environ if env is None else env
     nodes = int(env.get("NNODES", "1"))
     per_node = num_processes(spec, nodes, cuda, log)
-    program = ["-m", "tunegate.train", "--spec", str(spec_path), "--output-dir", str(output_dir),
-               "--result", str(result_path)] + (["--max-steps", str(max_steps)] if max_steps else [])
+    # absolute: the launched processes may start in another folder
+    program = ["-m", "tunegate.train", "--spec", str(Path(spec_path).absolute()),
+               "--output-dir", str(Path(output_dir).absolute()), "--result", str(Path(result_path).absolute())]
+    program += ["--max-steps", str(max_steps)] if max_steps else []
     launcher = spec.full_run.launcher
     if launcher == "python":
         return [sys.executable, *program]
