@@ -117,6 +117,11 @@ def test_a_run_that_dies_without_a_result_fails_with_the_tail_of_its_output(tmp_
     assert lines == ["loading the model"]
 
 
+def test_a_launcher_that_is_not_there_fails_instead_of_raising(tmp_path):
+    result = run_launched([str(tmp_path / "no-launcher")], tmp_path / "result.json", log=lambda line: None)
+    assert result.status == "failed" and result.codes == ["TG707"] and "cannot start" in result.reason
+
+
 def test_a_run_past_its_timeout_is_stopped_and_fails(tmp_path):
     cmd = [sys.executable, "-c", "import time; print('started', flush=True); time.sleep(120)"]
     result = run_launched(cmd, tmp_path / "result.json", timeout_s=2, log=lambda line: None)

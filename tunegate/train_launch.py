@@ -137,9 +137,12 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
     result_path = Path(result_path)
     result_path.unlink(missing_ok=True)
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", bufsize=1, env=dict(env) if env is not None else None,
-                            cwd=cwd, start_new_session=True)  # its own group: a timeout stops every rank
+    try:
+        proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", bufsize=1, env=dict(env) if env is not None else None,
+                                cwd=cwd, start_new_session=True)  # its own group: a timeout stops every rank
+    except OSError as exc:
+        return failed(NO_RESULT, f"the launch command cannot start: {exc}")
     expired = threading.Event()
 
     def expire() -> None:
