@@ -9,6 +9,13 @@
 The HF Trainer's default `logging_nan_inf_filter=True` replaces a NaN or Inf training loss with
 the running average in its logs, so runs keep going for days on `loss 0.0, grad_norm nan`. This
 callback refuses that setting and checks every logged loss, gradient norm and evaluation loss.
+A run it stops saves no checkpoint of the diverged weights.
+
+The full run (`tunegate.train`) also turns on two options: `zero_grad_patience` stops a run whose
+gradient norm is exactly 0 for that many steps in a row (a saturated network: nothing is learned
+any more), and `skip_tolerance` accepts that many non-finite gradient norms in a row under fp16
+loss scaling, where an overflowing step is skipped by the scaler (which halves its scale), not
+applied; a scaler that keeps skipping has no scale left to lower, and the run is stopped.
 """
 from __future__ import annotations
 
@@ -22,11 +29,11 @@ WATCHED = ("loss", "grad_norm", "eval_loss")
 
 
 class HealthProblem(BaseModel):
-    """One non-finite value seen during training."""
+    """One unhealthy value seen during training: non-finite, or a gradient norm stuck at 0."""
 
     step: int
     metric: str
-    value: str  # "nan", "inf" or "-inf": JSON has no such numbers
+    value: str  # "nan", "inf" or "-inf" (JSON has no such numbers), or "0.0" for a dead gradient
 
 
 class HealthCallback(TrainerCallback):
@@ -38,8 +45,17 @@ class HealthCallback(TrainerCallback):
     window makes the window's mean NaN; the evaluation loss after every evaluation.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, zero_grad_patience: int | None = None, skip_tolerance: int = 0) -> None:
+        """Args:
+            zero_grad_patience: stop after this many steps in a row with a gradient norm of exactly 0
+                (None: zero norms are not checked).
+            skip_tolerance: non-finite gradient norms accepted in a row (fp16 loss scaling only).
+        """
         self.problems: list[HealthProblem] = []
+        self.zero_grad_patience = zero_grad_patience
+        self.skip_tolerance = skip_tolerance
+        self._zero_run = 0
+        self._skip_run = 0
 
     @property
     def stopped(self) -> bool:
@@ -54,10 +70,20 @@ class HealthCallback(TrainerCallback):
     def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, model: Any = None,
                               **kwargs: Any) -> Any:
         if model is not None:
-            norm = gradient_norm(model)
-            if not math.isfinite(norm):
-                self.problems.append(HealthProblem(step=state.global_step + 1, metric="grad_norm", value=str(norm)))
-                control.should_training_stop = True
+            self._check_gradient(gradient_norm(model), state.global_step + 1, control)
+        return control
+
+    def _check_gradient(self, norm: float, step: int, control: Any) -> None:
+        self._skip_run = 0 if math.isfinite(norm) else self._skip_run + 1
+        self._zero_run = self._zero_run + 1 if norm == 0.0 else 0
+        if self._skip_run > self.skip_tolerance:
+            self._stop(step, "grad_norm", str(norm), control)
+        elif self.zero_grad_patience is not None and self._zero_run >= self.zero_grad_patience:
+            self._stop(step, "grad_norm", str(norm), control)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        if self.stopped:  # the Trainer asks for a checkpoint at save_steps; not of diverged weights
+            control.should_save = False
         return control
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
@@ -72,10 +98,16 @@ class HealthCallback(TrainerCallback):
 
     def _check(self, values: dict[str, Any], step: int, control: Any) -> None:
         for metric in WATCHED:
+            if metric == "grad_norm" and self.skip_tolerance:  # skipped fp16 steps: judged per step above
+                continue
             value = values.get(metric)
             if isinstance(value, (int, float)) and not math.isfinite(value):
-                self.problems.append(HealthProblem(step=step, metric=metric, value=str(value)))
-                control.should_training_stop = True
+                self._stop(step, metric, str(value), control)
+
+    def _stop(self, step: int, metric: str, value: str, control: Any) -> None:
+        self.problems.append(HealthProblem(step=step, metric=metric, value=value))
+        control.should_training_stop = True
+        control.should_save = False
 
 
 def gradient_norm(model: Any) -> float:

@@ -44,7 +44,7 @@ def minirun_stage(ctx: GateContext) -> StageResult:
     stats["imports_s"] = _import_stack()
     from tunegate.minirun_session import MiniRun
 
-    with _quiet_transformers():
+    with quiet_transformers():
         MiniRun(ctx, out, stats).run()
     stats["total_s"] = round(time.perf_counter() - start, 3)
     return out.result(time.perf_counter() - start, stats)
@@ -61,7 +61,7 @@ def _import_stack() -> float:
 
 
 @contextlib.contextmanager
-def _quiet_transformers() -> Iterator[None]:
+def quiet_transformers() -> Iterator[None]:
     """No progress bars, load chatter or deprecation notices on the user's terminal; restored afterwards.
 
     (PEFT 0.21 calls a method transformers 5 deprecated: the FutureWarning is for library authors.)

@@ -18,7 +18,7 @@ DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 class RunPlace:
     """Where and how the mini-run computes."""
 
-    device: str  # cuda | mps | cpu
+    device: str  # cuda | mps | cpu (the full run passes its process's cuda:<local rank>)
     precision: str  # bf16 | fp16 | fp32, after fitting the spec's to the device
     attention: str
 
@@ -50,13 +50,12 @@ def choose_place(spec: Spec, out: FindingCollector) -> RunPlace | None:
         return None
     device = devices[0] if wanted == "auto" else wanted
     precision = _fit_precision(spec.training.precision, device, out)
-    attention = spec.training.attention
-    if attention == "flash_attention_2" and not _flash_attention_ready(device):
+    attention = supported_attention(spec.training.attention, device)
+    if attention != spec.training.attention:
         out.add("TG514", "warning", f"attention flash_attention_2 cannot run on {device} here (it needs CUDA "
                 "and the flash-attn package); the mini-run uses sdpa", "Install flash-attn on the GPU "
                 "machine; sdpa gives the same results, so the mini-run's checks still hold.",
                 key="training.attention")
-        attention = "sdpa"
     if device == "cpu":
         out.add("TG515", "info", f"the mini-run runs on the CPU in {precision}"
                 f"{' (autocast)' if precision != 'fp32' else ''}: its checks hold, but its speed and memory "
@@ -65,14 +64,26 @@ def choose_place(spec: Spec, out: FindingCollector) -> RunPlace | None:
     return RunPlace(device, precision, attention)
 
 
-def _fit_precision(precision: str, device: str, out: FindingCollector) -> str:
+def supported_precision(precision: str, device: str) -> str:
+    """`precision`, or fp16 where the device has no bf16 (GPUs before Ampere, MPS before macOS 14)."""
     import torch
 
-    fitted = precision
-    if device == "cuda" and precision == "bf16" and not torch.cuda.is_bf16_supported():
-        fitted = "fp16"
-    elif device == "mps" and precision == "bf16" and not _mps_bf16():
-        fitted = "fp16"
+    if device.startswith("cuda") and precision == "bf16" and not torch.cuda.is_bf16_supported():
+        return "fp16"
+    if device == "mps" and precision == "bf16" and not _mps_bf16():
+        return "fp16"
+    return precision
+
+
+def supported_attention(attention: str, device: str) -> str:
+    """`attention`, or sdpa where flash_attention_2 cannot run (no CUDA or no flash-attn package)."""
+    if attention == "flash_attention_2" and not _flash_attention_ready(device):
+        return "sdpa"
+    return attention
+
+
+def _fit_precision(precision: str, device: str, out: FindingCollector) -> str:
+    fitted = supported_precision(precision, device)
     if fitted != precision:
         out.add("TG513", "warning", f"training.precision {precision} is not supported on this {device}; "
                 f"the mini-run uses {fitted}", "Use a GPU with bf16 (Ampere or newer) for the full run, "
@@ -93,7 +104,7 @@ def _mps_bf16() -> bool:
 def _flash_attention_ready(device: str) -> bool:
     import importlib.util
 
-    return device == "cuda" and importlib.util.find_spec("flash_attn") is not None
+    return device.startswith("cuda") and importlib.util.find_spec("flash_attn") is not None
 
 
 def load_model(path: str, spec: Spec, place: RunPlace) -> Any:
