@@ -19,11 +19,9 @@ def full_run(spec_path: str, report_file: str | None = None):
     session = open_tracking_task(spec_path, "full-run", approval.fingerprints["validation"]["digest"])
     result = full_training_task(spec_path)
     healthy = result.status == "completed"
-    log_candidate_task(session, approval, spec_path, salt="full-run", name="full-run",
-                       train_steps=[{"step": s.step, "loss": s.loss, "grad_norm": s.grad_norm} for s in result.steps],
-                       final_train_loss=result.final_train_loss, val_loss=result.val_loss,
+    log_candidate_task(session, approval, spec_path, salt="full-run", name="full-run", **result.record_fields(),
                        **({} if healthy else {"verdict": "rejected", "reason": result.reason,
-                                              "failing_codes": result.health_codes}))
+                                              "failing_codes": result.codes}))
     close_tracking_task(session, "" if healthy else f"full run {result.status}: {result.reason}")
     data = result.model_dump(mode="json")
     if not healthy:

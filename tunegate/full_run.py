@@ -21,12 +21,13 @@ def approved_report(spec_path: str | Path, report_file: str | Path | None = None
 
 def launch(spec_path: str | Path, log: Callable[[str], None] = print, timeout_s: float | None = None):
     """Run `tunegate.train` through the spec's launcher (accelerate, torchrun or python); return its result."""
-    from tunegate.train import launch_command, run_launched
+    from tunegate.train import launch_command, run_launched, training_env
 
     spec = load_spec(Path(spec_path))
     output = spec.full_run.output_dir
     output.mkdir(parents=True, exist_ok=True)
     result_path = output / "train_result.json"
-    cmd = launch_command(spec, Path(spec_path), output, result_path)
+    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path)
     log("launching: " + " ".join(cmd))
-    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log)
+    # training_env drops the advisor's API key: the trainer never needs it.
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=training_env(spec))

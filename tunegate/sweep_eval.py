@@ -54,7 +54,7 @@ def evaluate_candidate(spec_path: str | Path, overrides: Overrides, base: GateRe
         outcome.final_train_loss, outcome.val_loss = measured.get("final_train_loss"), measured.get("val_loss")
         if result.status != "completed":
             outcome.approved = False
-            outcome.codes = sorted(set(outcome.codes) | set(result.health_codes))
+            outcome.codes = sorted(set(outcome.codes) | set(result.codes))
             measured.update(verdict="rejected", reason=f"short training {result.status}: {result.reason}",
                             failing_codes=outcome.codes)
     if not outcome.approved and not outcome.reason:
@@ -104,11 +104,7 @@ def _train(spec: Spec, path: Path, steps: int):
 
 
 def _train_fields(result: Any) -> dict[str, Any]:
-    from tunegate.candidate_record import StepMetrics
-
-    steps = [StepMetrics(step=s.step, loss=s.loss, grad_norm=s.grad_norm) for s in result.steps]
-    fields = {"train_steps": steps, "final_train_loss": result.final_train_loss, "val_loss": result.val_loss}
-    return {k: v for k, v in fields.items() if v is not None}
+    return {k: v for k, v in result.record_fields().items() if v is not None}
 
 
 def _memory(report: GateReport) -> dict[str, Any]:
