@@ -16,7 +16,7 @@ from tunegate.candidates import Overrides, write_candidate_spec
 from tunegate.gate import check
 from tunegate.report import FindingCollector, GateReport
 from tunegate.spec import Spec
-from tunegate.spec_check import load_spec
+from tunegate.spec_check import load_spec, read_spec
 from tunegate.tracking_session import TrackingSession
 
 CANDIDATE_STAGES = frozenset({"estimate", "mini-run"})
@@ -42,6 +42,9 @@ def evaluate_candidate(spec_path: str | Path, overrides: Overrides, base: GateRe
                        session: TrackingSession | None, train_steps: int) -> CandidateOutcome:
     """Gate, train and log one candidate; never raises for a bad candidate (it is rejected)."""
     path = write_candidate_spec(Path(spec_path), overrides)
+    done = _logged_before(session, path, base)
+    if done is not None:
+        return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, **done)
     report = _gate(path, base)
     measured: dict[str, Any] = {}
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
@@ -65,6 +68,21 @@ def evaluate_candidate(spec_path: str | Path, overrides: Overrides, base: GateRe
         logged = log_report(session, report, load_spec(path), **measured)
         outcome.run_id, outcome.reused = logged.run_id, logged.reused
     return outcome
+
+
+def _logged_before(session: TrackingSession | None, path: Path, base: GateReport) -> dict[str, Any] | None:
+    """The candidate's complete run from an earlier attempt, found by its id before any work."""
+    from tunegate.gate import spec_digest
+    from tunegate.tracking_session import finished_candidate
+
+    if session is None:
+        return None
+    result, spec = read_spec(path)
+    if spec is None:
+        return None
+    # The id depends only on the spec's params and the data/spec digests, all known before gating.
+    probe = GateReport.from_stages([result], fingerprints={**base.fingerprints, "spec": {"digest": spec_digest(path)}})
+    return finished_candidate(session, probe, spec)
 
 
 def _gate(path: Path, base: GateReport) -> GateReport:

@@ -59,6 +59,26 @@ def log_report(session: TrackingSession, report: GateReport, spec: Spec, **measu
     return log_candidate(open_client(session.uri), session.parent_run_id, record)
 
 
+def finished_candidate(session: TrackingSession, report: GateReport, spec: Spec) -> dict[str, Any] | None:
+    """The logged outcome of this exact candidate (same params, same data) if a run of it completed.
+
+    Prefect runs a task at least once: a sweep rerun after a crash finds here what it need not redo.
+    """
+    from tunegate.tracking import find_candidate_run, is_complete
+    from tunegate.tracking_runs import FAILING_CODES, FAILURE_REASON, VERDICT
+
+    client = open_client(session.uri)
+    experiment_id = client.get_run(session.parent_run_id).info.experiment_id
+    run = find_candidate_run(client, experiment_id, record_from_report(report, spec).candidate_id)
+    if run is None or not is_complete(run):
+        return None
+    tags, metrics = run.data.tags, run.data.metrics
+    codes = [c for c in tags.get(FAILING_CODES, "").split(",") if c]
+    return {"run_id": run.info.run_id, "approved": tags.get(VERDICT) == "approved",
+            "reason": tags.get(FAILURE_REASON, ""), "codes": codes,
+            "val_loss": metrics.get("val/loss"), "final_train_loss": metrics.get("train/final_loss")}
+
+
 def close_session(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
     """End the parent (FAILED with the reason, if any) and tag its best run; return that run id.
 

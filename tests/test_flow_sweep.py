@@ -1,0 +1,39 @@
+"""The sweep flow: data stages once, every candidate gated, rejected ones logged, none aborts it."""
+from __future__ import annotations
+
+import pytest
+
+from tests.flow_support import prefect_api, workdir  # noqa: F401  (fixtures)
+from tests.minirun_support import tiny_cache  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow
+
+
+def test_sweep_scores_good_candidates_and_logs_the_diverging_one_as_rejected(prefect_api, tiny_cache, workdir):
+    from mlflow import MlflowClient
+
+    from flows.sweep import sweep
+
+    state = sweep(str(workdir / "good.yaml"), return_state=True)
+    assert state.is_completed(), state.message
+    summary = state.result()
+    good, diverging = summary["outcomes"]
+    assert good["approved"] and good["val_loss"] > 0
+    assert not diverging["approved"] and diverging["reason"]
+    assert summary["best"]["overrides"] == {"lora.r": 4, "lora.alpha": 8}
+    client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("tunegate").experiment_id
+    parent = client.search_runs([exp], "tags.`tunegate.kind` = 'parent'")[0]
+    children = client.search_runs([exp], "tags.`tunegate.kind` = 'candidate'")
+    assert {c.info.status for c in children} == {"FINISHED", "FAILED"}
+    assert parent.data.tags["tunegate.best_run"] == good["run_id"]
+    assert any(a.path == "best_spec.yaml" for a in client.list_artifacts(parent.info.run_id))
+
+
+def test_rerun_of_a_finished_sweep_reuses_every_candidate(prefect_api, tiny_cache, workdir):
+    from flows.sweep import sweep
+
+    first = sweep(str(workdir / "good.yaml"), return_state=True).result()
+    second = sweep(str(workdir / "good.yaml"), return_state=True).result()
+    assert [o["run_id"] for o in second["outcomes"]] == [o["run_id"] for o in first["outcomes"]]
+    assert all(o["reused"] for o in second["outcomes"])
