@@ -30,7 +30,8 @@ def test_near_duplicate_is_reported_with_both_places_and_its_similarity():
 
 def test_exact_duplicates_are_not_reported_again_as_near_duplicates():
     found = find_near_duplicates(FILES, "validation", threshold=0.5, shingle_size=2, num_perm=128)
-    assert [p.validation[0] for p in found.pairs] == [6]
+    lines = {p.validation[0] for p in found.pairs}
+    assert 6 in lines and not lines & {2, 3, 4}
 
 
 def test_the_same_pairs_are_found_whichever_split_is_indexed():
@@ -65,7 +66,8 @@ def test_a_threshold_of_one_runs_and_leaves_exact_copies_to_the_exact_pass():
 def test_shingles_are_word_runs_of_the_given_size():
     assert len(shingle_hashes("a b c d e f", 5)) == 2
     assert len(shingle_hashes("a b", 5)) == 1  # shorter than a shingle: the whole text is one
-    assert shingle_hashes("   ", 5) == set()
+    assert shingle_hashes("   ", 5) == []
+    assert len(shingle_hashes("a b a b a b", 2)) == 2  # distinct runs only: "a b", "b a"
     assert shingle_hashes("a b c d e f", 5) == shingle_hashes("a b c d e f", 5)  # deterministic
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tunegate.normalize import normalise_record
-from tunegate.overlap import text_hash
+from tunegate.overlap import record_hashes
 from tunegate.record_stream import iter_records
 
 # LSH band layout weights (false positive, false negative): candidates are verified against the
@@ -28,6 +28,7 @@ from tunegate.record_stream import iter_records
 RECALL_WEIGHTS = (0.1, 0.9)
 BATCH = 2048  # records hashed per MinHash.bulk call: amortises numpy overhead, bounds the text held
 SEED = 1  # fixed, so the same data gives the same pairs on every run
+_MULTIPLIER = 0x100000001B3  # the 64-bit FNV prime: odd, so the word-hash polynomial loses no bits
 
 
 class Sketch(NamedTuple):
@@ -36,7 +37,7 @@ class Sketch(NamedTuple):
     line: int
     index: int
     exact: bytes
-    shingles: set[int]
+    shingles: list[int]
 
 
 class NearPair(NamedTuple):
@@ -55,18 +56,27 @@ class NearResult(NamedTuple):
     seconds: float
 
 
-def shingle_hashes(text: str, size: int) -> set[int]:
-    """CRC32 of every run of `size` words (the whole text when shorter).
+def shingle_hashes(text: str, size: int) -> list[int]:
+    """32-bit hashes of every distinct run of `size` words (the whole text when shorter), sorted.
 
-    CRC32 is a weak hash on its own, but datasketch's default scheme pre-mixes every input hash
-    with the MurmurHash3 finaliser, and CRC32 is deterministic across runs and several times
-    cheaper than the default SHA-1 on millions of shingles.
+    Each word is hashed once with CRC32 (deterministic across runs, unlike Python's hash()), and
+    the hashes of `size` consecutive words are combined as a polynomial in numpy, so no per-shingle
+    string is ever built. CRC32 is weak on its own, but datasketch's default scheme pre-mixes
+    every input with the MurmurHash3 finaliser.
     """
-    words = text.split()
-    if len(words) <= size:
-        return {zlib.crc32(" ".join(words).encode("utf-8", "surrogatepass"))} if words else set()
-    return {zlib.crc32(" ".join(words[i:i + size]).encode("utf-8", "surrogatepass"))
-            for i in range(len(words) - size + 1)}
+    import numpy as np
+
+    words = text.encode("utf-8", "surrogatepass").split()
+    if not words:
+        return []
+    word_hashes = np.fromiter(map(zlib.crc32, words), dtype=np.uint64, count=len(words))
+    span = min(size, len(words))
+    runs = len(words) - span + 1
+    combined = word_hashes[:runs].copy()
+    for offset in range(1, span):  # uint64 arithmetic wraps, i.e. works modulo 2**64 as intended
+        combined = combined * _MULTIPLIER + word_hashes[offset:offset + runs]
+    folded = (combined ^ (combined >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
+    return np.unique(folded).tolist()
 
 
 def _identity(value: int) -> int:
@@ -83,7 +93,7 @@ def sketches(path: Path, size: int) -> Iterator[list[Sketch]]:
         text = norm.text
         shingles = shingle_hashes(text, size)
         if shingles:
-            batch.append(Sketch(line, index, text_hash(text), shingles))
+            batch.append(Sketch(line, index, record_hashes(norm)[0], shingles))
         if len(batch) >= BATCH:
             yield batch
             batch = []

@@ -34,9 +34,15 @@ class NormalRecord(NamedTuple):
 
 def normal_text(text: str) -> str:
     """NFKC, casefold, and collapse every whitespace run to one space."""
-    if text.isascii():  # the common case: NFKC is the identity and casefold is lower()
-        return " ".join(text.lower().split())
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    if not text.isascii():
+        return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    text = text.lower()  # ASCII: NFKC is the identity and casefold is lower()
+    # Most texts have normal spacing already; a few C-speed scans are ~3x cheaper than split/join.
+    if ("  " in text or "\n" in text or "\t" in text or "\r" in text or "\x0b" in text or "\x0c" in text
+            or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text
+            or text[:1] == " " or text[-1:] == " "):
+        return " ".join(text.split())
+    return text
 
 
 def normalise_record(record: Any) -> NormalRecord | None:
@@ -61,16 +67,19 @@ def normalise_record(record: Any) -> NormalRecord | None:
     return NormalRecord("\n".join(lines[:-1]), answer)
 
 
+_ROLES = {r: r for r in ("system", "user", "assistant", "tool")}  # skip normalising the usual roles
+
+
 def _message_line(message: Any) -> str | None:
     if not isinstance(message, dict):
         return None
     role, content = message.get("role"), message.get("content")
     if not isinstance(role, str):
         return None
-    text = _content_text(content)
+    text = content if isinstance(content, str) else _content_text(content)
     if text is None:
         return None
-    return f"{normal_text(role)}\t{normal_text(text)}"
+    return f"{_ROLES.get(role) or normal_text(role)}\t{normal_text(text)}"
 
 
 def _content_text(content: Any) -> str | None:

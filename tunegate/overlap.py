@@ -40,12 +40,20 @@ class SplitHashes:
         return len(self.lines)
 
     def add(self, line: int, index: int, norm: NormalRecord) -> None:
-        has_prompt = bool(norm.prompt) and norm.answer is not None
-        self.full += text_hash(norm.text)
-        self.prompt += text_hash(norm.prompt) if has_prompt else NO_HASH
-        self.answer += text_hash(norm.answer) if norm.answer is not None else NO_HASH
+        full, prompt, answer = record_hashes(norm)
+        self.full += full
+        self.prompt += prompt if norm.prompt and norm.answer is not None else NO_HASH
+        self.answer += answer
         self.lines.append(line)
         self.indexes.append(index)
+
+
+def record_hashes(norm: NormalRecord) -> tuple[bytes, bytes, bytes]:
+    """(whole record, prompt, answer) hashes; the whole is hashed from the two parts, so each
+    character is hashed once. A record without an answer gets NO_HASH as its answer."""
+    prompt = text_hash(norm.prompt)
+    answer = NO_HASH if norm.answer is None else text_hash(norm.answer)
+    return hashlib.blake2b(prompt + answer, digest_size=_WIDTH).digest(), prompt, answer
 
 
 def hashes(column: bytearray) -> Iterator[bytes]:
