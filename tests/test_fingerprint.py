@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tunegate.fingerprint import FingerprintObserver, canonical_bytes, fingerprint_file
 from tunegate.record_stream import UnreadableRecord, feed_observers
@@ -109,3 +111,17 @@ def test_cli_exits_1_on_an_unreadable_line_and_2_on_a_missing_file(tmp_path):
     missing = tunegate("fingerprint", str(tmp_path / "nope.jsonl"), str(RECORDS))
     assert missing.returncode == 2
     assert "file not found" in missing.stderr and digest(RECORDS) in missing.stdout
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.dictionaries(st.text(max_size=5), st.text(max_size=20), min_size=1), min_size=1, max_size=5),
+       data=st.data())
+def test_any_single_character_edit_changes_the_digest(tmp_path_factory, rows, data):
+    where = data.draw(st.integers(0, len(rows) - 1))
+    key = data.draw(st.sampled_from(sorted(rows[where])))
+    edited = [dict(r) for r in rows]
+    edited[where][key] = rows[where][key] + data.draw(st.characters(codec="utf-8"))
+    folder = tmp_path_factory.mktemp("edit")
+    a = copy_with(folder, "".join(json.dumps(r) + "\n" for r in rows).encode(), "a.jsonl")
+    b = copy_with(folder, "".join(json.dumps(r) + "\n" for r in edited).encode(), "b.jsonl")
+    assert digest(a) != digest(b)

@@ -10,7 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tunegate.overlap import OverlapObserver
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tunegate.normalize import normalise_record
+from tunegate.overlap import Match, OverlapObserver, SplitHashes, cross_duplicates
 from tunegate.overlap_stage import overlap_stage
 from tunegate.record_stream import feed_observers
 from tunegate.report import StageResult
@@ -140,3 +144,18 @@ def test_records_without_readable_messages_are_skipped_not_raised():
     observer.observe("train", 9, 6, chat("fine", "yes"))
     split = observer.split("train")
     assert (split.seen, split.skipped, len(split)) == (7, 6, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(words=st.lists(st.text(alphabet="abcdefghij", min_size=1, max_size=8), min_size=3, max_size=12, unique=True),
+       data=st.data())
+def test_a_normalised_variant_injected_into_validation_is_always_found(words, data):
+    train, validation = SplitHashes(), SplitHashes()
+    questions = [f"question about {w}" for w in words]
+    for i, q in enumerate(questions):
+        train.add(i + 1, i, normalise_record(chat(q, f"answer {i}")))
+    pick = data.draw(st.integers(0, len(words) - 1))
+    variant = data.draw(st.sampled_from([str.upper, str.title, lambda s: "  " + s.replace(" ", "\u00a0\t")]))
+    validation.add(1, 0, normalise_record(chat("something else entirely", "no")))
+    validation.add(2, 1, normalise_record(chat(variant(questions[pick]), variant(f"answer {pick}"))))
+    assert cross_duplicates(train, validation) == [Match(at=1, other=pick, count=1)]

@@ -4,7 +4,7 @@ Each record's normalised text (see tunegate.normalize) is cut into word shingles
 MinHash estimates the Jaccard similarity of two records' shingle sets and its LSH index finds the
 candidate pairs above the threshold without comparing every pair. The smaller split is indexed
 and the larger one streamed past it in batches, so memory grows with the smaller split only
-(num_perm 4-byte values a record) and no text is held beyond one batch.
+(num_perm 4-byte values and one LSH key per band a record) and no text is held beyond one batch.
 
 This pass needs the text, which the first pass never keeps, so it reads both files again; that
 is why it is optional (`gate.overlap.near_duplicates`).
