@@ -9,7 +9,8 @@ well under a second. Heavy stages are imported only when they run.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,12 @@ Stage = Callable[[GateContext], StageResult]
 
 def check(spec_path: str | Path | None = None, *, train: str | Path | None = None,
           validation: str | Path | None = None, mini_run: bool = False, advisor: bool = False,
-          max_findings: int | None = None) -> GateReport:
+          max_findings: int | None = None, only: Collection[str] | None = None,
+          facts: dict[str, Any] | None = None) -> GateReport:
     """Run the gate on a spec (or on bare data files) and return the report.
 
+    `only` runs a subset of the stages after the spec (a Prefect flow runs each as its own task),
+    and `facts` seeds what earlier runs learned (token counts, the estimate, mini-run speed).
     Raises UsageError when the spec cannot be read at all; every problem inside the files is a
     finding in the report.
     """
@@ -57,18 +61,31 @@ def check(spec_path: str | Path | None = None, *, train: str | Path | None = Non
         results.append(StageResult.skipped("spec", "no spec given: hyperparameters were not checked"))
     files = _data_files(spec, train, validation)
     cap = max_findings or (spec.gate.max_findings_per_code if spec else 20)
-    ctx = GateContext(spec_file, spec, files, cap, mini_run=mini_run, advisor=advisor)
+    if only is not None:
+        mini_run, advisor = mini_run or "mini-run" in only, advisor or "advisor" in only
+    ctx = GateContext(spec_file, spec, files, cap, mini_run=mini_run, advisor=advisor,
+                      facts=dict(facts or {}))
     failed = results[0].status == "failed"
     for name, stage in _stages(ctx):
+        if only is not None and name not in only:
+            continue
         if failed:
             results.append(StageResult.skipped(name, "an earlier stage failed"))
             continue
         result = stage(ctx)
         results.append(result)
         failed = result.status == "failed"
-    fingerprints = ctx.facts.get("fingerprints", {})
+    fingerprints = dict(ctx.facts.get("fingerprints", {}))
+    if spec_file is not None and spec is not None:
+        fingerprints["spec"] = {"digest": spec_digest(spec_file)}
+    facts_out = {k: v for k, v in ctx.facts.items() if k != "fingerprints"}
     return GateReport.from_stages(results, spec=str(spec_file) if spec_file else None,
-                                  fingerprints=fingerprints)
+                                  fingerprints=fingerprints, facts=facts_out)
+
+
+def spec_digest(path: Path) -> str:
+    """SHA-256 of the spec file's bytes: an approval is valid only for this exact spec."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _data_files(spec: Spec | None, train: Any, validation: Any) -> dict[str, Path]:
@@ -86,6 +103,10 @@ def _stages(ctx: GateContext) -> list[tuple[str, Stage]]:
     """The stages that apply to this run, in order; each is imported only when it will run."""
     stages: list[tuple[str, Stage]] = [("dataset", _dataset)]
     stages.append(("overlap", _overlap(ctx)))
+    if ctx.spec is not None:
+        stages.append(("estimate", _estimate))
+    if ctx.spec is not None and ctx.advisor:
+        stages.append(("advisor", _advisor))
     return stages
 
 
@@ -100,3 +121,15 @@ def _overlap(ctx: GateContext) -> Stage:
     from tunegate.overlap_stage import attach
 
     return attach(ctx)
+
+
+def _estimate(ctx: GateContext) -> StageResult:
+    from tunegate.estimate_stage import estimate_stage
+
+    return estimate_stage(ctx)
+
+
+def _advisor(ctx: GateContext) -> StageResult:
+    from tunegate.advisor_stage import advisor_stage
+
+    return advisor_stage(ctx)

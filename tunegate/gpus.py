@@ -2,7 +2,9 @@
 
 Peak figures are DENSE tensor-core throughput (NVIDIA's datasheets headline the 2:4-sparse number,
 twice as large, which no fine-tuning run reaches). Memory is what the device reports to CUDA,
-in GiB (2**30 bytes), which is what the allocator can actually hand out.
+in GiB (2**30 bytes), which is what the allocator can actually hand out: where PyTorch's OOM
+message ("GPU 0 has a total capacity of X GiB") is widely quoted we use its X, otherwise the
+marketed size less the ECC/driver reserve.
 """
 from __future__ import annotations
 
@@ -43,15 +45,15 @@ def _gpu(name: str, mem: float, bf16: float | None, fp16: float, fp32: float, bw
 
 CATALOG: dict[str, GPU] = {g.name: g for g in [
     # NVIDIA A100 Tensor Core GPU datasheet (2021): BF16/FP16 312 TFLOPS dense, FP32 19.5,
-    # 1,555 GB/s (40GB HBM2) and 2,039 GB/s (80GB HBM2e, SXM).
-    _gpu("A100-40GB", 40.0, 312.0, 312.0, 19.5, 1555.0, True, "8.0"),
-    _gpu("A100-80GB", 80.0, 312.0, 312.0, 19.5, 2039.0, True, "8.0"),
+    # 1,555 GB/s (40GB HBM2) and 2,039 GB/s (80GB HBM2e, SXM). CUDA reports 39.49 and 79.15 GiB.
+    _gpu("A100-40GB", 39.49, 312.0, 312.0, 19.5, 1555.0, True, "8.0"),
+    _gpu("A100-80GB", 79.15, 312.0, 312.0, 19.5, 2039.0, True, "8.0"),
     # NVIDIA H100 Tensor Core GPU datasheet (2023): SXM BF16 989.5 dense (1,979 sparse),
-    # FP32 67, 3.35 TB/s; PCIe BF16 756 dense, FP32 51, 2.0 TB/s. Both 80 GB.
-    _gpu("H100-SXM", 80.0, 989.5, 989.5, 67.0, 3350.0, True, "9.0"),
-    _gpu("H100-PCIe", 80.0, 756.0, 756.0, 51.0, 2000.0, True, "9.0"),
+    # FP32 67, 3.35 TB/s; PCIe BF16 756 dense, FP32 51, 2.0 TB/s. Both 80 GB; CUDA reports 79.19 GiB.
+    _gpu("H100-SXM", 79.19, 989.5, 989.5, 67.0, 3350.0, True, "9.0"),
+    _gpu("H100-PCIe", 79.19, 756.0, 756.0, 51.0, 2000.0, True, "9.0"),
     # NVIDIA H200 datasheet (2024): same compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s;
-    # CUDA reports about 139.8 GiB of it.
+    # CUDA reports 139.8 GiB of it.
     _gpu("H200", 139.8, 989.5, 989.5, 67.0, 4800.0, True, "9.0"),
     # NVIDIA L4 datasheet (2023): BF16 121 dense (242 sparse), FP32 30.3, 24 GB GDDR6, 300 GB/s.
     _gpu("L4", 22.5, 121.0, 121.0, 30.3, 300.0, True, "8.9"),

@@ -118,6 +118,8 @@ class GateReport(BaseModel):
     spec: str | None = Field(default=None, description="Path of the spec that was checked.")
     fingerprints: dict[str, Any] = Field(
         default_factory=dict, description="Content digests of spec and data, keyed by role.")
+    facts: dict[str, Any] = Field(
+        default_factory=dict, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
 
     @classmethod
     def from_stages(cls, stages: list[StageResult], **extra: Any) -> GateReport:
@@ -130,6 +132,23 @@ class GateReport(BaseModel):
         approved = all(s.status != "failed" for s in stages) and counts["error"] == 0
         return cls(approved_for_full_run=approved, stages=stages, findings=findings,
                    counts=counts, **extra)
+
+    @classmethod
+    def merge(cls, reports: list[GateReport]) -> GateReport:
+        """One report from partial ones run as separate steps (a flow's tasks), in order.
+
+        A stage that appears in several keeps its last result; facts and fingerprints are merged.
+        """
+        stages: dict[str, StageResult] = {}
+        facts: dict[str, Any] = {}
+        fingerprints: dict[str, Any] = {}
+        for r in reports:
+            for s in r.stages:
+                stages[s.name] = s
+            facts.update(r.facts)
+            fingerprints.update(r.fingerprints)
+        return cls.from_stages(list(stages.values()), spec=reports[0].spec if reports else None,
+                               fingerprints=fingerprints, facts=facts)
 
     def stage(self, name: str) -> StageResult | None:
         return next((s for s in self.stages if s.name == name), None)
