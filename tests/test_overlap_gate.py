@@ -24,6 +24,32 @@ def test_importing_the_gate_and_overlap_stage_pulls_in_no_heavy_package():
     assert out.stdout.strip() == "[]"
 
 
+def test_overlap_run_as_its_own_step_reads_the_files_itself():
+    from tunegate.gate import check
+
+    report = check(train=DATA / "train.jsonl", validation=DATA / "validation.jsonl", only=["overlap"])
+    overlap = report.stage("overlap")
+    assert overlap.stats["read_by"] == "overlap stage"
+    assert {"TG301", "TG302", "TG303", "TG304"} <= report.codes()
+    assert report.fingerprints["validation"]["records"] == 7
+
+
+def test_overlap_step_with_one_split_is_skipped():
+    from tunegate.gate import check
+
+    report = check(train=DATA / "train.jsonl", only=["overlap"])
+    assert report.stage("overlap").status == "skipped"
+    assert "no validation file given" in report.stage("overlap").reason
+
+
+def test_overlap_step_on_a_missing_file_is_skipped_with_the_reason(tmp_path):
+    from tunegate.gate import check
+
+    report = check(train=DATA / "train.jsonl", validation=tmp_path / "gone.jsonl", only=["overlap"])
+    assert report.stage("overlap").status == "skipped"
+    assert "file not found" in report.stage("overlap").reason
+
+
 def spec_for(tmp_path: Path, train: Path, validation: Path) -> Path:
     text = QUICKSTART.read_text(encoding="utf-8")
     text = text.replace("data/train.jsonl", str(train)).replace("data/validation.jsonl", str(validation))
@@ -45,6 +71,7 @@ def test_check_runs_overlap_after_dataset_and_reports_its_stats(gate_check, tmp_
     assert [s.name for s in report.stages][:3] == ["spec", "dataset", "overlap"]
     overlap = report.stage("overlap")
     assert overlap.status == "passed"
+    assert overlap.stats["read_by"] == "dataset stage"  # one read of each file serves both stages
     assert (overlap.stats["train"]["records"], overlap.stats["validation"]["records"]) == (12, 3)
 
 

@@ -71,6 +71,7 @@ class OverlapObserver:
 
     def __init__(self) -> None:
         self.splits: dict[str, SplitHashes] = {}
+        self.finished: set[str] = set()  # roles whose file was read to the end
         self.seconds = 0.0  # time spent hashing, the exact pass's share of the dataset read
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
@@ -86,6 +87,7 @@ class OverlapObserver:
 
     def finish(self, role: str) -> None:
         self.split(role)  # a file without records is still a split that was read
+        self.finished.add(role)
 
     def split(self, role: str) -> SplitHashes:
         found = self.splits.get(role)

@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tunegate.errors import TunegateError
 from tunegate.fingerprint import FingerprintObserver
 from tunegate.overlap import (Match, OverlapObserver, SplitHashes, cross_duplicates, prompt_leaks,
                               repeats)
+from tunegate.record_stream import feed_observers
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec import OverlapSpec
 
@@ -27,7 +29,8 @@ _DEDUP = "Remove the record from one of the splits (usually from train): a score
 
 def attach(ctx: GateContext) -> Stage:
     """Register the fingerprint and overlap observers on the dataset read; return the overlap stage."""
-    ctx.observers.append(FingerprintObserver(ctx.facts.setdefault("fingerprints", {}), ctx.files))
+    fingerprints = FingerprintObserver(ctx.facts.setdefault("fingerprints", {}), ctx.files)
+    ctx.observers.append(fingerprints)
     settings = ctx.spec.gate.overlap if ctx.spec is not None else OverlapSpec()
     missing = [role for role in ("train", "validation") if role not in ctx.files]
     observer = OverlapObserver()
@@ -37,7 +40,15 @@ def attach(ctx: GateContext) -> Stage:
     def run(ctx: GateContext) -> StageResult:
         if missing:
             return StageResult.skipped(STAGE, f"no {' or '.join(missing)} file given: nothing to compare")
-        return overlap_stage(ctx.files, observer, settings, ctx.cap)
+        unread = {r: ctx.files[r] for r in ("train", "validation") if r not in observer.finished}
+        if unread:  # the dataset stage ran in another step (e.g. its own flow task): read here
+            try:
+                feed_observers(unread, [fingerprints, observer])
+            except TunegateError as exc:
+                return StageResult.skipped(STAGE, f"cannot read the data: {exc}")
+        result = overlap_stage(ctx.files, observer, settings, ctx.cap)
+        result.stats["read_by"] = "overlap stage" if unread else "dataset stage"
+        return result
 
     return run
 
