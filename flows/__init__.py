@@ -1,0 +1,1 @@
+"""Prefect flows: the order of the steps, no logic (that lives in tunegate/)."""

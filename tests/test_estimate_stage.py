@@ -77,8 +77,8 @@ def test_the_token_audit_is_used_when_the_spec_declares_no_size():
 
 
 def test_mini_run_tokens_per_second_on_the_same_gpu_replace_the_model():
-    same = {"minirun": {"tokens_per_s": 1234.0, "gpu": "NVIDIA A100-80GB"}}
-    other = {"minirun": {"tokens_per_s": 1234.0, "gpu": "T4"}}
+    same = {"mini_run": {"tokens_per_s": 1234.0, "gpu": "NVIDIA A100-80GB"}}
+    other = {"mini_run": {"tokens_per_s": 1234.0, "gpu": "T4"}}
     ctx_same, ctx_other = context(make_spec(), same), context(make_spec(), other)
     estimate_stage(ctx_same), estimate_stage(ctx_other)
     assert ctx_same.facts["estimate"]["throughput"]["tokens_per_s"] == 1234.0

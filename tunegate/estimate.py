@@ -155,7 +155,7 @@ def content_chars(path: Path) -> int:
 
 def measured_tokens_per_s(spec: Spec, gpu: gpus.GPU, facts: dict[str, Any]) -> float | None:
     """The mini-run's tokens/s when it ran this model on the same GPU type, else None."""
-    run = facts.get("minirun") or {}
+    run = facts.get("mini_run") or {}
     tps, ran_on = run.get("tokens_per_s"), run.get("gpu")
     if not isinstance(tps, (int, float)) or tps <= 0 or not isinstance(ran_on, str):
         return None
@@ -194,7 +194,7 @@ def estimate_run(spec: Spec, facts: dict[str, Any] | None = None,
 
     Args:
         spec: the validated spec.
-        facts: what earlier stages measured ("tokens": the token audit, "minirun": tokens/s).
+        facts: what earlier stages measured ("tokens": the token audit, "mini_run": tokens/s).
         base_dir: the spec's folder, against which a relative local model folder resolves.
     """
     facts = facts or {}

@@ -105,6 +105,8 @@ def _stages(ctx: GateContext) -> list[tuple[str, Stage]]:
     stages.append(("overlap", _overlap(ctx)))
     if ctx.spec is not None:
         stages.append(("estimate", _estimate))
+    if ctx.mini_run:
+        stages.append(("mini-run", _mini_run))
     if ctx.spec is not None and ctx.advisor:
         stages.append(("advisor", _advisor))
     return stages
@@ -133,3 +135,9 @@ def _advisor(ctx: GateContext) -> StageResult:
     from tunegate.advisor_stage import advisor_stage
 
     return advisor_stage(ctx)
+
+
+def _mini_run(ctx: GateContext) -> StageResult:
+    from tunegate.minirun import minirun_stage
+
+    return minirun_stage(ctx)

@@ -86,6 +86,23 @@ ALIASES = {
 }
 
 
+# Substrings of CUDA device names (torch.cuda.get_device_name), most specific first.
+_DEVICE_NAMES = [("H200", "H200"), ("H100 PCIE", "H100-PCIe"), ("H100", "H100-SXM"),
+                 ("A100-SXM4-40GB", "A100-40GB"), ("A100-PCIE-40GB", "A100-40GB"), ("A100", "A100-80GB"),
+                 ("L40S", "L40S"), ("L4", "L4"), ("A10G", "A10G"), ("4090", "RTX-4090"), ("3090", "RTX-3090"),
+                 ("V100-SXM2-16GB", "V100-16GB"), ("V100-PCIE-16GB", "V100-16GB"), ("V100", "V100-32GB"),
+                 ("T4", "T4")]
+
+
+def from_device_name(device_name: str) -> GPU | None:
+    """The catalog entry for a CUDA device name such as 'NVIDIA A100-SXM4-80GB', or None."""
+    upper = device_name.upper()
+    for needle, key in _DEVICE_NAMES:
+        if needle in upper:
+            return CATALOG[key]
+    return None
+
+
 def lookup(name: str) -> GPU | None:
     """Find a GPU by catalog name or common alias, ignoring case, spaces and underscores."""
     def norm(s: str) -> str:
@@ -97,4 +114,4 @@ def lookup(name: str) -> GPU | None:
     for alias, key in ALIASES.items():
         if norm(alias) == wanted:
             return CATALOG[key]
-    return None
+    return from_device_name(name) if name.upper().startswith(("NVIDIA", "TESLA")) else None

@@ -60,7 +60,7 @@ def build_payload(spec: Spec, estimate: dict[str, Any], facts: dict[str, Any]) -
     model_id = spec.model.id
     local = os.path.exists(os.path.expanduser(model_id)) or model_id.startswith((".", "/", "~"))
     settings["model"] = {"id": "local model" if local else model_id, "quantization": spec.model.quantization}
-    minirun = {k: v for k, v in (facts.get("minirun") or {}).items()
+    minirun = {k: v for k, v in (facts.get("mini_run") or {}).items()
                if k in _MINIRUN_KEYS and isinstance(v, (int, float, str)) and len(str(v)) < 64}
     facts_sent = {k: v for k, v in estimate.items() if k != "model"}
     # The estimate's model section names the config file, which may be a local path.

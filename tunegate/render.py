@@ -57,6 +57,11 @@ def _stage_summary(stage: StageResult) -> str:
         parts = [f"{role} {v['records']} records" for role, v in s.items()
                  if isinstance(v, dict) and "records" in v]
         return ", ".join(parts)
+    if stage.name == "mini-run" and s.get("losses"):
+        losses = s["losses"]
+        tps = s.get("tokens_per_s")
+        return (f"{s.get('steps', len(losses))} steps on {s.get('device', '?')}, loss {losses[0]} -> {losses[-1]}"
+                + (f", {tps:,.0f} tok/s" if isinstance(tps, (int, float)) else ""))
     return str(s.get("summary", ""))
 
 

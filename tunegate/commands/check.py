@@ -2,6 +2,7 @@
 
     tunegate check examples/quickstart.yaml
     tunegate check --train data/train.jsonl --validation data/val.jsonl --json
+    tunegate check examples/quickstart.yaml --mini-run     # stages 0-4: real LoRA steps on a sample
 """
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--train", metavar="PATH", help="training JSONL (overrides data.train)")
     p.add_argument("--validation", metavar="PATH", help="validation JSONL (overrides data.validation)")
     p.add_argument("--json", action="store_true", help="write the report as one JSON document to stdout")
+    p.add_argument("--mini-run", action="store_true",
+                   help="also run the mini-run (stage 4): real LoRA steps on a sample, with health checks; "
+                        "needs tunegate[train]")
     p.add_argument("--max-findings", type=_positive, metavar="N", help="findings shown per code (default 20)")
     p.set_defaults(run=run)
 
@@ -40,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
     report = check(args.spec, train=args.train, validation=args.validation,
-                   max_findings=args.max_findings)
+                   mini_run=args.mini_run, max_findings=args.max_findings)
     if args.json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:

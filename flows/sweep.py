@@ -1,0 +1,41 @@
+"""The sweep flow: data stages once, then every candidate gated before its short training budget.
+
+    tunegate sweep examples/sweep.yaml
+    prefect deployment run sweep/nightly-sweep
+"""
+from __future__ import annotations
+
+from prefect import flow, unmapped
+from prefect.states import Completed, Failed
+
+from tasks.gate_tasks import static_gate_task
+from tasks.report_tasks import publish_report_task
+from tasks.sweep_tasks import evaluate_candidate_task, propose_task
+from tasks.tracking_tasks import close_tracking_task, open_tracking_task
+from tunegate.spec_check import load_spec
+from tunegate.sweep_summary import summarise
+
+
+@flow(name="sweep", log_prints=True)
+def sweep(spec_path: str):
+    """Gate and score every candidate of the spec's sweep on the frozen validation set."""
+    base = static_gate_task(spec_path)
+    if not base.approved_for_full_run:
+        publish_report_task(base, spec_path)
+        return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
+    settings = load_spec(spec_path).sweep
+    session = open_tracking_task(spec_path, "sweep", base.fingerprints["validation"]["digest"])
+    outcomes = []
+    candidates = propose_task(spec_path)
+    for start in range(0, len(candidates), settings.max_parallel):
+        batch = candidates[start:start + settings.max_parallel]
+        futures = evaluate_candidate_task.map(spec_path, batch, unmapped(base), unmapped(session),
+                                              unmapped(settings.train_steps))
+        outcomes += [f.result() for f in futures]
+    best = close_tracking_task(session)
+    summary = summarise(outcomes, best)
+    print(summary.text())
+    if not any(o.approved for o in outcomes):
+        return Failed(message="every candidate was rejected", data=summary.model_dump(mode="json"))
+    return Completed(message=f"{summary.approved} of {len(outcomes)} candidates approved",
+                     data=summary.model_dump(mode="json"))

@@ -1,0 +1,51 @@
+"""MLflow tracking as Prefect tasks: open the flow run's parent, log candidates, close it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.runtime import flow_run
+
+from tunegate.report import GateReport
+from tunegate.spec_check import load_spec
+from tunegate.tracking_session import TrackingSession, close_session, log_report, open_session
+
+
+def flow_run_state(flow_run_id: str) -> str | None:
+    """The Prefect state name of a flow run, or None when this API does not know it."""
+    from uuid import UUID
+
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    try:
+        with get_client(sync_client=True) as client:
+            state = client.read_flow_run(UUID(flow_run_id)).state
+    except (ObjectNotFound, ValueError):
+        return None
+    return state.type.value if state else None
+
+
+def current_flow_run_id() -> str:
+    return str(flow_run.get_id() or "local")
+
+
+@task(name="open-tracking", tags=["tunegate", "mlflow"])
+def open_tracking_task(spec_path: str, kind: str, validation_digest: str | None = None) -> TrackingSession:
+    """Make the MLflow store ready, reconcile crashed runs, open this flow run's parent run."""
+    spec = load_spec(Path(spec_path))
+    return open_session(spec, spec_path, current_flow_run_id(), kind, flow_run_state, validation_digest)
+
+
+@task(name="log-candidate", retries=1, tags=["tunegate", "mlflow"])
+def log_candidate_task(session: TrackingSession, report: GateReport, spec_path: str, **measured: Any) -> str:
+    """Log one candidate (params, metrics, datasets, report, verdict) as a child run; return its id."""
+    spec = load_spec(Path(spec_path))
+    return log_report(session, report, spec, **measured).run_id
+
+
+@task(name="close-tracking", tags=["tunegate", "mlflow"])
+def close_tracking_task(session: TrackingSession, failed_reason: str = "") -> str | None:
+    """End the parent run with its verdict and tag the best candidate."""
+    return close_session(session, failed_reason)

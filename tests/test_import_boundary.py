@@ -1,0 +1,29 @@
+"""The static gate must run before the training stack is installed: it imports none of it."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ["torch", "transformers", "peft", "prefect", "mlflow"]
+
+
+def modules_after(code: str) -> set[str]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, check=True)
+    return set(json.loads(run.stdout.splitlines()[-1]))
+
+
+def test_static_modules_import_no_training_or_orchestration_stack():
+    loaded = modules_after("import tunegate.cli, tunegate.gate, tunegate.dataset, tunegate.spec_check")
+    assert not {m.split(".")[0] for m in loaded} & set(HEAVY)
+
+
+def test_a_dataset_check_through_the_cli_imports_none_of_them():
+    code = ("import sys\nfrom tunegate.cli import main\n"
+            "main(['check', '--train', 'examples/data/train.jsonl', '--json'])")
+    loaded = modules_after(code)
+    assert not {m.split(".")[0] for m in loaded} & set(HEAVY)

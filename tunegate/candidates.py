@@ -1,0 +1,76 @@
+"""Sweep candidates: dotted-key overrides of a base spec, proposed from a list or a grid.
+
+Each candidate is written as a spec file of its own (data paths made absolute), so it passes
+through exactly the same gate as a hand-written spec.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from tunegate import spec_yaml
+from tunegate.errors import UsageError
+from tunegate.spec import Spec
+
+Overrides = dict[str, Any]
+
+
+def propose(spec: Spec) -> list[Overrides]:
+    """The candidates of a list or grid sweep, in order, capped at sweep.max_evals."""
+    sweep = spec.sweep
+    if sweep.strategy == "nomad":
+        raise UsageError("a NOMAD sweep proposes candidates as it goes; use tunegate.nomad_search")
+    if sweep.strategy == "grid":
+        keys = list(sweep.grid)
+        candidates = [dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())]
+    else:
+        candidates = [dict(c) for c in sweep.candidates]
+    if not candidates:
+        raise UsageError(f"sweep.strategy is '{sweep.strategy}' but the spec lists no candidates "
+                         f"(set sweep.{'grid' if sweep.strategy == 'grid' else 'candidates'})")
+    return candidates[: sweep.max_evals]
+
+
+def apply_overrides(data: dict[str, Any], overrides: Overrides) -> dict[str, Any]:
+    """A deep copy of raw spec data with each dotted key set (`{"lora.r": 8}`)."""
+    out = copy.deepcopy(data)
+    for dotted, value in overrides.items():
+        node = out
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise UsageError(f"sweep override '{dotted}': '{part}' is not a section")
+        node[leaf] = value
+    return out
+
+
+def candidate_key(overrides: Overrides) -> str:
+    """A short stable id for a candidate's overrides (the same on every machine and run)."""
+    return hashlib.sha256(orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
+
+
+def write_candidate_spec(spec_path: Path, overrides: Overrides) -> Path:
+    """Write the base spec with `overrides` applied beside it, in .tunegate/candidates/; return the path."""
+    spec_path = Path(spec_path).resolve()
+    raw = spec_yaml.load(spec_path.read_text(encoding="utf-8-sig")).data
+    if not isinstance(raw, dict):
+        raise UsageError(f"{spec_path} is not a spec mapping")
+    data = apply_overrides(raw, overrides)
+    base = spec_path.parent
+    for section, key in (("data", "train"), ("data", "validation"), ("full_run", "output_dir")):
+        value = data.get(section, {}).get(key)
+        if value is not None and not Path(value).is_absolute():
+            data[section][key] = str((base / value).resolve())
+    folder = base / ".tunegate" / "candidates"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{spec_path.stem}-{candidate_key(overrides)}.yaml"
+    header = f"# candidate of {spec_path.name}: {orjson.dumps(overrides).decode()}\n"
+    path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path

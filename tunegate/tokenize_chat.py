@@ -1,0 +1,151 @@
+"""Tokenise chats the way the full run does: chat template, truncation, loss on assistant tokens only.
+
+    encoded = encode_chats(tokenizer, [record.messages for record in records], max_seq_len=2048)
+    batch = collate(encoded[:4], pad_id=tokenizer.pad_token_id)   # input_ids, attention_mask, labels
+
+Which tokens are the assistant's: when the template marks replies with `{% generation %}`,
+transformers' own `return_assistant_tokens_mask` says so. Most real templates (Llama 3, Qwen,
+Mistral) have no such markers; for them each reply's characters are found by rendering the
+conversation up to the reply with `add_generation_prompt=True` and up to its end: the difference
+is the reply plus its end-of-turn token, which the model must learn to emit.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+IGNORE = -100  # the label PyTorch's cross-entropy skips
+_GENERATION = re.compile(r"{%-?\s*generation\s*-?%}")
+
+Conversation = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class EncodedChat:
+    """One conversation after templating and truncation."""
+
+    input_ids: list[int]  # truncated to max_seq_len
+    labels: list[int]  # IGNORE everywhere but assistant tokens
+    full_length: int  # tokens before truncation
+    final_reply_cut: bool  # the last assistant reply lost tokens (or all of them) to truncation
+    first_reply_token: int | None  # where the first assistant token sits before truncation
+
+    @property
+    def trainable_tokens(self) -> int:
+        return sum(1 for label in self.labels if label != IGNORE)
+
+
+def has_generation_markers(template: str | None) -> bool:
+    return bool(template) and bool(_GENERATION.search(template))
+
+
+def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_len: int) -> list[EncodedChat]:
+    """Encode a batch of conversations; raises jinja2's TemplateError when the template rejects one."""
+    if not conversations:
+        return []
+    if has_generation_markers(tokenizer.chat_template):
+        out = tokenizer.apply_chat_template(list(conversations), return_dict=True,
+                                            return_assistant_tokens_mask=True)
+        pairs = zip(out["input_ids"], out["assistant_masks"])
+    else:
+        pairs = _encode_by_prefix(tokenizer, conversations)
+    return [_truncate(ids, mask, max_seq_len) for ids, mask in pairs]
+
+
+def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation]) -> list[tuple[list[int], list[int]]]:
+    rendered = [_render_with_spans(tokenizer, conv) for conv in conversations]
+    enc = tokenizer([text for text, _ in rendered], add_special_tokens=False, return_offsets_mapping=True)
+    pairs = []
+    for ids, offsets, (_, spans) in zip(enc["input_ids"], enc["offset_mapping"], rendered):
+        pairs.append((ids, _mask_from_spans(offsets, spans)))
+    return pairs
+
+
+def _render_with_spans(tokenizer: Any, conv: Conversation) -> tuple[str, list[tuple[int, int]]]:
+    """The rendered text and the character span of each assistant reply in it."""
+    def render(messages: Conversation, prompt: bool = False) -> str:
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=prompt)
+
+    full = render(conv)
+    spans: list[tuple[int, int]] = []
+    for i, msg in enumerate(conv):
+        if msg["role"] != "assistant":
+            continue
+        cursor = spans[-1][1] if spans else 0
+        before = render(conv[:i], prompt=True) if i else ""
+        upto = render(conv[: i + 1])
+        if full.startswith(upto) and upto.startswith(before) and len(before) >= cursor and len(upto) > len(before):
+            spans.append((len(before), len(upto)))
+            continue
+        # The template rewrites earlier turns (some drop old reasoning): fall back to the text itself.
+        start = full.find(msg["content"], cursor) if msg["content"] else -1
+        if start >= 0:
+            spans.append((start, start + len(msg["content"])))
+    return full, spans
+
+
+def _mask_from_spans(offsets: Sequence[tuple[int, int]], spans: list[tuple[int, int]]) -> list[int]:
+    """1 for every token overlapping a span (the same rule transformers uses for generation markers)."""
+    mask = [0] * len(offsets)
+    span = 0
+    for token, (start, end) in enumerate(offsets):
+        while span < len(spans) and start >= spans[span][1]:
+            span += 1
+        if span == len(spans):
+            break
+        if end > spans[span][0]:
+            mask[token] = 1
+    return mask
+
+
+def _truncate(ids: list[int], mask: list[int], max_seq_len: int) -> EncodedChat:
+    marked = [i for i, m in enumerate(mask) if m]
+    labels = [tok if m else IGNORE for tok, m in zip(ids[:max_seq_len], mask[:max_seq_len])]
+    return EncodedChat(input_ids=list(ids[:max_seq_len]), labels=labels, full_length=len(ids),
+                       final_reply_cut=bool(marked) and marked[-1] >= max_seq_len,
+                       first_reply_token=marked[0] if marked else None)
+
+
+def substitute_pad_token(tokenizer: Any) -> str | None:
+    """Give a tokenizer without a pad token one, and say which; None when it already has one.
+
+    Padding positions are masked by position in `collate`, so whichever token pads never loses a
+    label. unk is preferred because it is never a target; EOS is the fallback every model has.
+    """
+    if tokenizer.pad_token is not None:
+        return None
+    for name in ("unk_token", "eos_token"):
+        token = getattr(tokenizer, name)
+        if token is not None:
+            tokenizer.pad_token = token
+            return f"{name[:-6]} token {token!r}"
+    raise ValueError("the tokenizer has neither pad, unk nor eos token")
+
+
+def eos_labels_lost_to_pad(encoded: Sequence[EncodedChat], pad_id: int | None) -> int:
+    """Trained tokens equal to the pad id: a collator that masks labels by pad id would drop them.
+
+    With pad == EOS these are the EOS tokens ending each reply, and without them the model never
+    learns to stop (DataCollatorForLanguageModeling masks `labels[input_ids == pad_token_id]`).
+    """
+    if pad_id is None:
+        return 0
+    return sum(1 for chat in encoded for label in chat.labels if label == pad_id)
+
+
+def collate(batch: Sequence[EncodedChat], pad_id: int) -> dict[str, Any]:
+    """Right-pad a micro batch; padding is masked by position, never by token id."""
+    import torch
+
+    width = max(len(chat.input_ids) for chat in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), IGNORE, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, chat in enumerate(batch):
+        n = len(chat.input_ids)
+        ids[row, :n] = torch.tensor(chat.input_ids)
+        labels[row, :n] = torch.tensor(chat.labels)
+        attention[row, :n] = 1
+    return {"input_ids": ids, "attention_mask": attention, "labels": labels}
