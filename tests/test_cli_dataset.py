@@ -51,7 +51,8 @@ def test_json_report_has_the_design_shape():
     run = tunegate("check", "--train", TRAIN, "--validation", BAD, "--json")
     report = json.loads(run.stdout)
     assert report["approved_for_full_run"] is False
-    assert [(s["name"], s["status"]) for s in report["stages"]] == [("spec", "skipped"), ("dataset", "failed")]
+    assert [(s["name"], s["status"]) for s in report["stages"]] == [("spec", "skipped"), ("dataset", "failed"),
+                                                                     ("overlap", "skipped")]
     stats = report["stages"][1]["stats"]
     assert stats["train"]["records"] == 85 and stats["validation"]["records"] == 2
     assert set(stats["train"]) >= {"records", "blank_lines", "turns", "chars_per_role", "roles"}

@@ -16,7 +16,8 @@ import traceback
 from tunegate.errors import TunegateError, UsageError
 
 # Subcommand modules under tunegate.commands, in the order `--help` lists them.
-COMMANDS = ["check", "lint", "preflight", "sweep", "launch", "estimate", "advise", "runs", "schema", "gpus"]
+COMMANDS = ["check", "lint", "fingerprint", "preflight", "sweep", "launch", "estimate", "advise", "runs", "schema",
+            "gpus"]
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 

@@ -102,6 +102,7 @@ def _data_files(spec: Spec | None, train: Any, validation: Any) -> dict[str, Pat
 def _stages(ctx: GateContext) -> list[tuple[str, Stage]]:
     """The stages that apply to this run, in order; each is imported only when it will run."""
     stages: list[tuple[str, Stage]] = [("dataset", _dataset)]
+    stages.append(("overlap", _overlap(ctx)))
     if ctx.spec is not None:
         stages.append(("estimate", _estimate))
     if ctx.mini_run:
@@ -115,6 +116,13 @@ def _dataset(ctx: GateContext) -> StageResult:
     from tunegate.dataset import dataset_stage
 
     return dataset_stage(ctx.files, cap=ctx.cap, observers=ctx.observers)
+
+
+def _overlap(ctx: GateContext) -> Stage:
+    """Hook the fingerprint and overlap observers into the dataset read; return the overlap stage."""
+    from tunegate.overlap_stage import attach
+
+    return attach(ctx)
 
 
 def _estimate(ctx: GateContext) -> StageResult:
