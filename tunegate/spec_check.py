@@ -30,12 +30,13 @@ _CODES = {
 }
 
 
-def read_spec(path: Path, cap: int = 20) -> tuple[StageResult, Spec | None]:
+def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None]:
     """Validate the spec at `path`; return the stage result and the spec (None when invalid).
 
     Raises UsageError only when the file cannot be read at all.
     """
     start = time.perf_counter()
+    path = Path(path)
     text = _read_text(path)
     out = FindingCollector(STAGE, cap)
     shown = str(path)
@@ -93,7 +94,7 @@ def _without(data: dict[str, Any], locs: list[tuple[Any, ...]]) -> dict[str, Any
     return pruned
 
 
-def load_spec(path: Path) -> Spec:
+def load_spec(path: str | Path) -> Spec:
     """Load a spec that must be valid (for commands past the gate); raise UsageError listing the problems."""
     result, spec = read_spec(path)
     if spec is None:
