@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mini-run", action="store_true",
                    help="also run the mini-run (stage 4): real LoRA steps on a sample, with health checks; "
                         "needs tunegate[train]")
+    p.add_argument("--advise", action="store_true",
+                   help="also run the advisor (stage 5): rule-based advice, plus the LLM when its key is set")
     p.add_argument("--max-findings", type=_positive, metavar="N", help="findings shown per code (default 20)")
     p.set_defaults(run=run)
 
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
     report = check(args.spec, train=args.train, validation=args.validation,
-                   mini_run=args.mini_run, max_findings=args.max_findings)
+                   mini_run=args.mini_run, advisor=args.advise, max_findings=args.max_findings)
     if args.json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
