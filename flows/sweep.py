@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from prefect import flow, unmapped
 from prefect.states import Completed, Failed
 
@@ -18,7 +20,7 @@ from tunegate.sweep_summary import summarise
 
 
 @flow(name="sweep", log_prints=True)
-def sweep(spec_path: str):
+def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
     """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
     base = static_gate_task(spec_path)
     if not base.approved_for_full_run:
@@ -32,10 +34,10 @@ def sweep(spec_path: str):
                                               unmapped(settings.train_steps))
         return [f.result() for f in futures]
 
-    if settings.strategy == "nomad":
+    if (strategy or settings.strategy) == "nomad":
         outcomes, _ = nomad_sweep(spec_path, evaluate_many)
     else:
-        candidates = propose_task(spec_path)
+        candidates = propose_task(spec_path, strategy)
         step = settings.max_parallel
         outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
     summary = summarise(outcomes, None)

@@ -14,9 +14,9 @@ from tunegate.tracking_session import TrackingSession
 
 
 @task(name="propose-candidates", tags=["tunegate"])
-def propose_task(spec_path: str) -> list[dict[str, Any]]:
+def propose_task(spec_path: str, strategy: str | None = None) -> list[dict[str, Any]]:
     """List the sweep's candidates (explicit list or grid) as dotted-key overrides."""
-    return propose(load_spec(Path(spec_path)))
+    return propose(load_spec(Path(spec_path)), strategy)
 
 
 @task(name="evaluate-candidate", tags=["tunegate", "gpu"], task_run_name="candidate {overrides}")

@@ -37,3 +37,24 @@ def test_rerun_of_a_finished_sweep_reuses_every_candidate(prefect_api, tiny_cach
     second = sweep(str(workdir / "good.yaml"), return_state=True).result()
     assert [o["run_id"] for o in second["outcomes"]] == [o["run_id"] for o in first["outcomes"]]
     assert all(o["reused"] for o in second["outcomes"])
+
+
+def test_nomad_sweep_treats_the_diverging_region_as_infeasible_and_finds_a_feasible_best(
+        prefect_api, tiny_cache, workdir):
+    from mlflow import MlflowClient
+
+    from flows.sweep import sweep
+
+    state = sweep(str(workdir / "nomad.yaml"), return_state=True)
+    assert state.is_completed(), state.message
+    summary = state.result()
+    rejected = [o for o in summary["outcomes"] if not o["approved"]]
+    assert len(summary["outcomes"]) == 5
+    assert rejected and all("TG516" in o["codes"] for o in rejected)
+    best = summary["best"]["overrides"]["training.learning_rate"]
+    assert best < 1.0 and summary["best"]["val_loss"] > 0
+    client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("tunegate").experiment_id
+    failed = client.search_runs([exp], "tags.`tunegate.kind` = 'candidate' and attributes.status = 'FAILED'")
+    assert len(failed) == len(rejected)
+    assert "TG516" in failed[0].data.tags["tunegate.failure_reason"]

@@ -21,19 +21,20 @@ from tunegate.spec import Spec
 Overrides = dict[str, Any]
 
 
-def propose(spec: Spec) -> list[Overrides]:
+def propose(spec: Spec, strategy: str | None = None) -> list[Overrides]:
     """The candidates of a list or grid sweep, in order, capped at sweep.max_evals."""
     sweep = spec.sweep
-    if sweep.strategy == "nomad":
+    strategy = strategy or sweep.strategy
+    if strategy == "nomad":
         raise UsageError("a NOMAD sweep proposes candidates as it goes; use tunegate.nomad_search")
-    if sweep.strategy == "grid":
+    if strategy == "grid":
         keys = list(sweep.grid)
         candidates = [dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())]
     else:
         candidates = [dict(c) for c in sweep.candidates]
     if not candidates:
-        raise UsageError(f"sweep.strategy is '{sweep.strategy}' but the spec lists no candidates "
-                         f"(set sweep.{'grid' if sweep.strategy == 'grid' else 'candidates'})")
+        raise UsageError(f"sweep.strategy is '{strategy}' but the spec lists no candidates "
+                         f"(set sweep.{'grid' if strategy == 'grid' else 'candidates'})")
     return candidates[: sweep.max_evals]
 
 

@@ -15,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(from sweep.candidates, sweep.grid, or NOMAD) through spec, estimate and "
                                    "mini-run before a short training budget scored on the frozen validation set.")
     p.add_argument("spec", help="the spec YAML with a `sweep` section")
+    p.add_argument("--strategy", choices=["list", "grid", "nomad"],
+                   help="override sweep.strategy (nomad: NOMAD proposes candidates over sweep.space)")
     p.add_argument("--json", action="store_true", help="write the summary as JSON")
     p.set_defaults(run=run)
 
@@ -27,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.spec_check import load_spec
 
     load_spec(Path(args.spec))
-    completed, data = run_flow(sweep, spec_path=args.spec)
+    completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     elif "outcomes" in data:
