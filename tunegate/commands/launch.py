@@ -20,8 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tunegate.commands.flow_runner import run_flow  # first: it sets Prefect defaults
     from flows.full_run import full_run
-    from tunegate.commands.flow_runner import run_flow
     from tunegate.full_run import approved_report
 
     approved_report(args.spec, args.report)  # refuse before any flow or process starts

@@ -21,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tunegate.commands.flow_runner import run_flow  # first: it sets Prefect defaults
     from flows.preflight import preflight
-    from tunegate.commands.flow_runner import run_flow
     from tunegate.render import terminal
     from tunegate.report import GateReport
     from tunegate.spec_check import read_spec

@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from tunegate.commands.flow_runner import run_flow  # first: it sets Prefect defaults
     from flows.sweep import sweep
-    from tunegate.commands.flow_runner import run_flow
     from tunegate.spec_check import load_spec
 
     load_spec(Path(args.spec))
