@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field
 
 from tunegate.candidates import Overrides, write_candidate_spec
 from tunegate.gate import check
-from tunegate.report import FindingCollector, GateReport
+from tunegate.report import FindingCollector, GateReport, StageResult
 from tunegate.spec import Spec
-from tunegate.spec_check import load_spec, read_spec
+from tunegate.spec_check import read_spec
 from tunegate.tracking_session import TrackingSession
 
 CANDIDATE_STAGES = frozenset({"estimate", "mini-run"})
@@ -42,16 +42,16 @@ def evaluate_candidate(spec_path: str | Path, overrides: Overrides, base: GateRe
                        session: TrackingSession | None, train_steps: int) -> CandidateOutcome:
     """Gate, train and log one candidate; never raises for a bad candidate (it is rejected)."""
     path = write_candidate_spec(Path(spec_path), overrides)
-    done = _logged_before(session, path, base)
+    spec_result, spec = read_spec(path)  # parsed once; None when the candidate's spec is invalid
+    done = _logged_before(session, path, spec_result, spec, base)
     if done is not None:
         return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, **done)
-    report = _gate(path, base)
+    report = _gate(path, spec, base)
     measured: dict[str, Any] = {}
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                **_memory(report))
     if outcome.approved:
-        spec = load_spec(path)
         result = _train(spec, path, train_steps)
         measured = _train_fields(result)
         outcome.final_train_loss, outcome.val_loss = measured.get("final_train_loss"), measured.get("val_loss")
@@ -62,33 +62,31 @@ def evaluate_candidate(spec_path: str | Path, overrides: Overrides, base: GateRe
                             failing_codes=outcome.codes)
     if not outcome.approved and not outcome.reason:
         outcome.reason = measured.get("reason") or _reason(report)
-    if session is not None and report.stage("spec").status == "passed":
+    if session is not None and spec is not None:
         from tunegate.tracking_session import log_report
 
-        logged = log_report(session, report, load_spec(path), **measured)
+        logged = log_report(session, report, spec, **measured)
         outcome.run_id, outcome.reused = logged.run_id, logged.reused
     return outcome
 
 
-def _logged_before(session: TrackingSession | None, path: Path, base: GateReport) -> dict[str, Any] | None:
+def _logged_before(session: TrackingSession | None, path: Path, result: StageResult, spec: Spec | None,
+                   base: GateReport) -> dict[str, Any] | None:
     """The candidate's complete run from an earlier attempt, found by its id before any work."""
     from tunegate.gate import spec_digest
     from tunegate.tracking_session import finished_candidate
 
-    if session is None:
-        return None
-    result, spec = read_spec(path)
-    if spec is None:
+    if session is None or spec is None:
         return None
     # The id depends only on the spec's params and the data/spec digests, all known before gating.
     probe = GateReport.from_stages([result], fingerprints={**base.fingerprints, "spec": {"digest": spec_digest(path)}})
     return finished_candidate(session, probe, spec)
 
 
-def _gate(path: Path, base: GateReport) -> GateReport:
+def _gate(path: Path, spec: Spec | None, base: GateReport) -> GateReport:
     """The candidate's own stages, merged under the sweep's data stages and fingerprints."""
     report = check(path, only=CANDIDATE_STAGES)
-    frozen = _validation_changed(load_spec(path) if report.stage("spec").status == "passed" else None, base)
+    frozen = _validation_changed(spec, base)
     merged = GateReport.merge([base, report])
     if frozen is None:
         return merged
