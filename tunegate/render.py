@@ -19,7 +19,7 @@ def use_colour(stream: TextIO) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
-def _paint(text: str, key: str, colour: bool) -> str:
+def paint(text: str, key: str, colour: bool) -> str:
     return f"\x1b[{_COLOURS[key]}m{text}\x1b[0m" if colour else text
 
 
@@ -32,7 +32,7 @@ def terminal(report: GateReport, stream: TextIO | None = None) -> str:
     for i, stage in enumerate(report.stages, 1):
         lines.append(_stage_line(i, n, stage, colour))
         for f in stage.findings:
-            lines.extend(_finding_lines(f, colour))
+            lines.extend(finding_lines(f, colour))
         hidden = sum(stage.totals_by_code.values()) - len(stage.findings)
         if hidden > 0:
             per_code = ", ".join(f"{c}: {t}" for c, t in sorted(stage.totals_by_code.items()))
@@ -43,7 +43,7 @@ def terminal(report: GateReport, stream: TextIO | None = None) -> str:
 
 
 def _stage_line(i: int, n: int, stage: StageResult, colour: bool) -> str:
-    mark = _paint(MARKS[stage.status], stage.status, colour)
+    mark = paint(MARKS[stage.status], stage.status, colour)
     line = f"[{i}/{n}] {mark} {stage.name}"
     if stage.status == "skipped":
         return f"{line}: skipped: {stage.reason}"
@@ -65,8 +65,8 @@ def _stage_summary(stage: StageResult) -> str:
     return str(s.get("summary", ""))
 
 
-def _finding_lines(f: Finding, colour: bool) -> list[str]:
-    sev = _paint(f.severity, f.severity, colour)
+def finding_lines(f: Finding, colour: bool) -> list[str]:
+    sev = paint(f.severity, f.severity, colour)
     out = [f"    {f.place()} {f.code} {sev}: {f.message}"]
     if f.hint:
         out.append(f"      fix: {f.hint}")
@@ -77,9 +77,9 @@ def _verdict(report: GateReport, colour: bool) -> str:
     c = report.counts
     tally = f"{c['error']} error(s), {c['warning']} warning(s)"
     if report.approved_for_full_run:
-        return _paint("APPROVED", "passed", colour) + f" for a full run: the local gates passed ({tally})."
+        return paint("APPROVED", "passed", colour) + f" for a full run: the local gates passed ({tally})."
     failed = next((s.name for s in report.stages if s.status == "failed"), "?")
-    return _paint("REJECTED", "failed", colour) + f" at stage '{failed}': {tally}."
+    return paint("REJECTED", "failed", colour) + f" at stage '{failed}': {tally}."
 
 
 def markdown(report: GateReport) -> str:

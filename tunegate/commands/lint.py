@@ -51,20 +51,20 @@ def _severity(result: StageResult, code: str) -> str:
 
 
 def _text(result: StageResult, counts: dict[str, int], failed: bool) -> str:
-    from tunegate.render import _finding_lines, _paint, use_colour
+    from tunegate.render import finding_lines, paint, use_colour
 
     colour = use_colour(sys.stdout)
     lines = []
     for name, stats in result.stats.items():
         mine = [f for f in result.findings if f.file == name]
-        mark = _paint("✗", "failed", colour) if any(f.severity == "error" for f in mine) else _paint("✓", "passed", colour)
+        mark = paint("✗", "failed", colour) if any(f.severity == "error" for f in mine) else paint("✓", "passed", colour)
         lines.append(f"{mark} {name}: {stats['records']} records")
         for f in mine:
-            lines.extend(_finding_lines(f, colour))
+            lines.extend(finding_lines(f, colour))
     hidden = sum(result.totals_by_code.values()) - len(result.findings)
     if hidden > 0:
         lines.append(f"  … {hidden} more not shown (raise --max-findings)")
-    verdict = _paint("FAILED", "failed", colour) if failed else _paint("OK", "passed", colour)
+    verdict = paint("FAILED", "failed", colour) if failed else paint("OK", "passed", colour)
     lines.append(f"{verdict}: {len(result.stats)} file(s), {counts['error']} error(s), {counts['warning']} warning(s)")
     return "\n".join(lines) + "\n"
 
