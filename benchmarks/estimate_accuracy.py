@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tunegate.architecture import load_architecture  # noqa: E402
-from tunegate.gpus import lookup  # noqa: E402
-from tunegate.memory_model import FRAGMENTATION, GIB, estimate_memory, memory_terms  # noqa: E402
-from tunegate.throughput import estimate_throughput  # noqa: E402
-from tunegate.train_setup import TrainSetup  # noqa: E402
+from tunegate.estimate.architecture import load_architecture  # noqa: E402
+from tunegate.estimate.memory import FRAGMENTATION, GIB, estimate_memory, memory_terms  # noqa: E402
+from tunegate.estimate.setup import TrainSetup  # noqa: E402
+from tunegate.estimate.throughput import estimate_throughput  # noqa: E402
+from tunegate.spec.gpus import lookup  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "published_memory.csv"
 NAIVE_MFU = 0.40

@@ -44,7 +44,7 @@ def build_proxy(folder: Path, layers: int, tiny: bool, device: str) -> int:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from tunegate.tiny_model import ensure_tiny_model
+    from tunegate.training.tiny_model import ensure_tiny_model
 
     tokenizer = AutoTokenizer.from_pretrained(ensure_tiny_model())
     values = {**LLAMA_31_8B, **(TINY if tiny else {}), "num_hidden_layers": layers,
@@ -88,9 +88,9 @@ full_run: {{output_dir: "{folder / 'out'}"}}
 
 
 def run(args: argparse.Namespace) -> dict:
-    from tunegate.gate import GateContext
-    from tunegate.minirun import minirun_stage
-    from tunegate.spec_check import read_spec
+    from tunegate.stage import GateContext
+    from tunegate.minirun.stage import run_stage as minirun_stage
+    from tunegate.spec.check import read_spec
 
     work = Path(tempfile.mkdtemp(prefix="tunegate-gpu-check-"))
     try:

@@ -20,9 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tunegate.nomad_outcome import Outcome  # noqa: E402
-from tunegate.nomad_search import NomadError, _drive, _Session, nomad_problem, run_nomad  # noqa: E402
-from tunegate.nomad_space import NomadSpace, point_from_overrides  # noqa: E402
+from tunegate.errors import NomadError
+from tunegate.spec.search_space import NomadSpace, point_from_overrides  # noqa: E402
+from tunegate.sweep.nomad_outcome import Outcome  # noqa: E402
+from tunegate.sweep.nomad_search import _drive, _Session, nomad_problem, run_nomad  # noqa: E402
 
 WORKAROUND = "DIRECTION_TYPE ORTHO 2N"
 # Shapes a sweep space can take: one integer variable (micro_batch_size or lora_rank_exp alone),

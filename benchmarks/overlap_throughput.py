@@ -11,7 +11,7 @@ into benchmarks/out/overlap/, then measures, each in a fresh subprocess so peak 
   near   the MinHash LSH near-duplicate pass alone (gate.overlap defaults; it reads both files).
 The exact pass's cost is reported as time added over `read` in the same run, per MB and as a
 ratio; per-MB figures that stay flat across sizes show linear growth. The read goes through
-tunegate.dataset.dataset_stage when that module exists, else through tunegate.record_stream (the
+tunegate.dataset.validate_dataset when that module exists, else through tunegate.dataset.records (the
 output says which).
 """
 from __future__ import annotations
@@ -90,14 +90,14 @@ def generate(train_mb: int, val_fraction: float, seed: int = 0) -> tuple[Path, P
 
 def _read(files: dict[str, Path], observers: list) -> str:
     try:
-        from tunegate.dataset import dataset_stage
+        from tunegate.dataset import validate_dataset
     except ImportError:
-        from tunegate.record_stream import feed_observers
+        from tunegate.dataset.records import feed_observers
 
         feed_observers(files, observers)
-        return "tunegate.record_stream"
-    dataset_stage(files, cap=20, observers=observers)
-    return "tunegate.dataset"
+        return "tunegate.dataset.records"
+    validate_dataset(files, cap=20, observers=observers)
+    return "tunegate.dataset.stage"
 
 
 def measure(mode: str, train: Path, val: Path) -> dict:
@@ -106,11 +106,11 @@ def measure(mode: str, train: Path, val: Path) -> dict:
     CPU seconds (process time) are the figure to compare across sizes: the machine is shared, and
     waiting for a core inflates wall time but not CPU time.
     """
-    from tunegate.fingerprint import FingerprintObserver
-    from tunegate.near_duplicates import find_near_duplicates
-    from tunegate.overlap import OverlapObserver
-    from tunegate.overlap_stage import overlap_stage
-    from tunegate.spec import OverlapSpec
+    from tunegate.dataset.fingerprint import FingerprintObserver
+    from tunegate.overlap.exact import OverlapObserver
+    from tunegate.overlap.near import find_near_duplicates
+    from tunegate.overlap.stage import overlap_stage
+    from tunegate.spec.model import OverlapSpec
 
     files = {"train": train, "validation": val}
     if mode == "near":

@@ -3,7 +3,7 @@
     python benchmarks/static_throughput.py                 # 50 and 200 MB, 3 repeats
     python benchmarks/static_throughput.py --mb 20 --repeat 1   # a quick look
 
-(a) tunegate: `dataset_stage` (strict orjson reader, the whole contract, stats, duplicate records
+(a) tunegate: `validate_dataset` (strict orjson reader, the whole contract, stats, duplicate records
     and keys, findings); (b) baseline: what the source describes, `json.loads` on every non-empty
     line of a text-mode file and the same contract rules. Both read the same generated file
     (benchmarks/out/, gitignored; see benchmarks/chat_corpus.py). Prints the best-of-N times, the
@@ -70,9 +70,9 @@ def contract_problems(record: object) -> list[str]:
 
 
 def tunegate_check(path: Path) -> int:
-    from tunegate.dataset import dataset_stage
+    from tunegate.dataset import validate_dataset
 
-    result = dataset_stage({"train": path}, cap=20)
+    result = validate_dataset({"train": path}, cap=20)
     return sum(result.totals_by_code.values())
 
 
@@ -106,7 +106,7 @@ def child(which: str, path: Path) -> None:
     elif which == "baseline":
         baseline_check(path)
     elif which == "imports":  # the floor: interpreter + tunegate's imports, no data read
-        import tunegate.dataset  # noqa: F401
+        import tunegate.dataset.stage  # noqa: F401
     print(_peak_rss_kib() / 1024)
 
 

@@ -23,7 +23,7 @@ WORKER = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from tunegate.tracking_store import ensure_store, open_client
+from tunegate.tracking.store import ensure_store, open_client
 uri, go, guarded = sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "1"
 Path(str(go) + "." + sys.argv[4]).touch()  # imported: ready to race
 while not go.exists():
@@ -59,10 +59,10 @@ def fresh_store_race(n: int, guarded: bool) -> tuple[int, bool]:
 
 def logging_speed(steps: int) -> tuple[float, float]:
     """Seconds to log `steps` steps of loss + grad norm: per point, then batched."""
-    from tunegate.candidate_log import log_candidate
-    from tunegate.candidate_record import CandidateRecord, StepMetrics
-    from tunegate.tracking_runs import open_candidate_run, start_parent
-    from tunegate.tracking_store import ensure_store, open_client
+    from tunegate.tracking.candidate_log import log_candidate
+    from tunegate.tracking.record import CandidateRecord, StepMetrics
+    from tunegate.tracking.runs import open_candidate_run, start_parent
+    from tunegate.tracking.store import ensure_store, open_client
 
     with tempfile.TemporaryDirectory() as tmp:
         uri = "sqlite:///" + str(Path(tmp) / "mlflow.db")

@@ -1,17 +1,10 @@
-"""The mini-run alone, deployable on a GPU work pool so a preflight from a laptop uses the cluster.
+"""Entrypoint of the `mini-run` deployment in prefect.yaml; the flow itself is tunegate.flows.mini_run.
 
-    prefect deployment run mini-run/mini-run -p spec_path=/shared/specs/run.yaml
+    prefect deploy --all      # prefect.yaml names this file: flows/mini_run.py:mini_run
+
+A thin shim on purpose: the orchestration code is installed inside the tunegate package, never as
+top-level `flows`/`tasks` packages that could clash with a user's own modules of those names.
 """
-from __future__ import annotations
+from tunegate.flows.mini_run import mini_run
 
-from typing import Any
-
-from prefect import flow
-
-from tasks.gate_tasks import mini_run_task
-
-
-@flow(name="mini-run", log_prints=True, persist_result=True)
-def mini_run(spec_path: str, facts: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run the mini-run stage of one spec on this worker's device; return its partial report."""
-    return mini_run_task(spec_path, facts or {}).model_dump(mode="json")
+__all__ = ["mini_run"]

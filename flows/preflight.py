@@ -1,49 +1,10 @@
-"""The preflight flow: every gate stage, cheapest first; the run ends Failed when the gate rejects.
+"""Entrypoint of the `preflight` deployment in prefect.yaml; the flow itself is tunegate.flows.preflight.
 
-    tunegate preflight examples/quickstart.yaml        # locally, no server needed
-    prefect deployment run preflight/preflight -p spec_path=examples/quickstart.yaml
+    prefect deploy --all      # prefect.yaml names this file: flows/preflight.py:preflight
+
+A thin shim on purpose: the orchestration code is installed inside the tunegate package, never as
+top-level `flows`/`tasks` packages that could clash with a user's own modules of those names.
 """
-from __future__ import annotations
+from tunegate.flows.preflight import preflight
 
-from prefect import flow
-from prefect.states import Completed, Failed
-
-from tasks.gate_tasks import advisor_task, mini_run_task, static_gate_task
-from tasks.report_tasks import publish_report_task
-from tasks.tracking_tasks import close_tracking_task, log_candidate_task, open_tracking_task
-from tunegate.report import GateReport
-
-
-@flow(name="preflight", log_prints=True)
-def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
-              mini_run_deployment: str | None = None):
-    """Gate one spec: static stages, mini-run, advisor; track it in MLflow; fail if rejected."""
-    report = static_gate_task(spec_path)
-    if report.approved_for_full_run and mini_run:
-        report = GateReport.merge([report, _mini_run(spec_path, report.facts, mini_run_deployment)])
-    if report.approved_for_full_run and advisor:
-        report = GateReport.merge([report, advisor_task(spec_path, report.facts)])
-    if report.stage("spec").status == "passed":
-        session = open_tracking_task(spec_path, "preflight", _validation_digest(report))
-        log_candidate_task(session, report, spec_path)
-        close_tracking_task(session, "" if report.approved_for_full_run else "gate rejected the spec")
-    publish_report_task(report, spec_path)
-    data = report.model_dump(mode="json")
-    if not report.approved_for_full_run:
-        failed = next(s.name for s in report.stages if s.status == "failed")
-        return Failed(message=f"gate rejected the spec at stage '{failed}'", data=data)
-    return Completed(message="approved for a full run", data=data)
-
-
-def _mini_run(spec_path: str, facts: dict, deployment: str | None) -> GateReport:
-    """In-process by default; on the GPU work pool's `mini-run` deployment when one is named."""
-    if deployment is None:
-        return mini_run_task(spec_path, facts)
-    from prefect.deployments import run_deployment
-
-    run = run_deployment(deployment, parameters={"spec_path": spec_path, "facts": facts})
-    return GateReport.model_validate(run.state.result())
-
-
-def _validation_digest(report: GateReport) -> str | None:
-    return (report.fingerprints.get("validation") or {}).get("digest")
+__all__ = ["preflight"]

@@ -1,50 +1,10 @@
-"""The sweep flow: data stages once, then every candidate gated before its short training budget.
+"""Entrypoint of the `sweep` deployment in prefect.yaml; the flow itself is tunegate.flows.sweep.
 
-    tunegate sweep examples/sweep.yaml
-    prefect deployment run sweep/nightly-sweep
+    prefect deploy --all      # prefect.yaml names this file: flows/sweep.py:sweep
+
+A thin shim on purpose: the orchestration code is installed inside the tunegate package, never as
+top-level `flows`/`tasks` packages that could clash with a user's own modules of those names.
 """
-from __future__ import annotations
+from tunegate.flows.sweep import sweep
 
-from typing import Literal
-
-from prefect import flow, unmapped
-from prefect.states import Completed, Failed
-
-from tasks.gate_tasks import static_gate_task
-from tasks.report_tasks import publish_report_task
-from tasks.sweep_tasks import evaluate_candidate_task, propose_task
-from tasks.tracking_tasks import close_tracking_task, open_tracking_task
-from tunegate.nomad_sweep import nomad_sweep
-from tunegate.spec_check import load_spec
-from tunegate.sweep_summary import summarise
-
-
-@flow(name="sweep", log_prints=True)
-def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
-    """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
-    base = static_gate_task(spec_path)
-    if not base.approved_for_full_run:
-        publish_report_task(base, spec_path)
-        return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
-    settings = load_spec(spec_path).sweep
-    session = open_tracking_task(spec_path, "sweep", base.fingerprints["validation"]["digest"])
-
-    def evaluate_many(batch: list[dict]) -> list:
-        futures = evaluate_candidate_task.map(spec_path, batch, unmapped(base), unmapped(session),
-                                              unmapped(settings.train_steps))
-        return [f.result() for f in futures]
-
-    if (strategy or settings.strategy) == "nomad":
-        outcomes, _ = nomad_sweep(spec_path, evaluate_many)
-    else:
-        candidates = propose_task(spec_path, strategy)
-        step = settings.max_parallel
-        outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
-    summary = summarise(outcomes, None)
-    best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
-    summary.best_run_id = best
-    print(summary.text())
-    if not any(o.approved for o in outcomes):
-        return Failed(message="every candidate was rejected", data=summary.model_dump(mode="json"))
-    return Completed(message=f"{summary.approved} of {len(outcomes)} candidates approved",
-                     data=summary.model_dump(mode="json"))
+__all__ = ["sweep"]

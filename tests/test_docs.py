@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
 
 
 def test_every_code_in_the_source_has_a_heading_in_checks_md():

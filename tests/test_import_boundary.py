@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 HEAVY = ["torch", "transformers", "peft", "prefect", "mlflow"]
 
 
@@ -18,12 +18,12 @@ def modules_after(code: str) -> set[str]:
 
 
 def test_static_modules_import_no_training_or_orchestration_stack():
-    loaded = modules_after("import tunegate.cli, tunegate.gate, tunegate.dataset, tunegate.spec_check")
+    loaded = modules_after("import tunegate.cli.main, tunegate.gate, tunegate.dataset.stage, tunegate.spec.check")
     assert not {m.split(".")[0] for m in loaded} & set(HEAVY)
 
 
 def test_a_dataset_check_through_the_cli_imports_none_of_them():
-    code = ("import sys\nfrom tunegate.cli import main\n"
+    code = ("import sys\nfrom tunegate.cli.main import main\n"
             "main(['check', '--train', 'examples/data/train.jsonl', '--json'])")
     loaded = modules_after(code)
     assert not {m.split(".")[0] for m in loaded} & set(HEAVY)

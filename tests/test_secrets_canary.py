@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from tests.advisor_server import AdvisorServer, Reply
-from tests.cli_flow_support import cli_env, run_cli
-from tests.minirun_support import tiny_cache  # noqa: F401  (fixture)
+from tests.support.advisor_server import AdvisorServer, Reply
+from tests.support.cli_flow import cli_env, run_cli
+from tests.support.paths import DATA
 
 pytestmark = pytest.mark.slow
 
-SECRETS_DATA = Path(__file__).resolve().parent / "data" / "secrets"
+SECRETS_DATA = DATA / "secrets"
 KEY_ENV = "TUNEGATE_CANARY_ADVISOR_KEY"  # the spec's advisor.api_key_env
 KEY = "sk-canary-advisor-3c7e91d0f4a2b85e"
 OPENAI_KEY = "sk-canary-openai-5b0d2e8f71c4a96d"

@@ -1,31 +1,103 @@
-"""tunegate's exceptions.
+"""Every exception tunegate raises on purpose, and the exit code each one means.
 
-    TunegateError             anything tunegate raises on purpose
-    ├── UsageError            bad flags or an unreadable spec: exit code 2
-    └── StageError            a stage could not run at all (a missing optional dependency, ...)
-        └── MissingDependency an extra is not installed; the message carries the install hint
+    TunegateError                 anything tunegate raises on purpose                      exit 1
+    ├── UsageError                the command cannot run as asked: bad flags, an unreadable exit 2
+    │   │                         spec, a missing environment variable, a missing extra
+    │   ├── SpaceError            a sweep's search space cannot be used as given
+    │   ├── LaunchConfigError     the launcher's environment is incomplete (NNODES > 1, no MASTER_ADDR)
+    │   └── MissingDependency     an optional extra is not installed; the message has the install line
+    ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
+    ├── DataError                 a data file cannot be read where a whole, exact read is required
+    │   └── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
+    ├── ApprovalError             no approval for this spec, or it no longer matches the files
+    ├── EstimateError             the estimate cannot be made; carries the finding code to report
+    └── StageError                a stage could not run at all: not a verdict on the config   exit 3
+        ├── AdvisorFailure        the LLM could not be used; carries the TG6xx code (the rules' advice stands)
+        └── NomadError            NOMAD stopped without a result; carries what it evaluated
 
-Problems found in the user's files are never exceptions: they are `Finding`s in the report.
-The CLI is the single place that turns these into exit codes.
+Problems found in the user's files are never exceptions: they are `Finding`s in the report. The
+CLI is the single place that turns these into exit codes, reading `exit_code` from the class:
+0 approved or done, 1 rejected (the source's SystemExit(1)), 2 usage, 3 could not run (an
+exception not listed here is a bug of ours and also exits 3, as "internal error").
 """
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class TunegateError(Exception):
     """Base of every error tunegate raises on purpose."""
 
+    exit_code: ClassVar[int] = EXIT_REJECTED
+
 
 class UsageError(TunegateError):
-    """The command line or the spec file cannot be used at all (exit code 2)."""
+    """The command line, the spec file or the environment cannot be used at all (exit code 2)."""
+
+    exit_code: ClassVar[int] = EXIT_USAGE
 
 
-class StageError(TunegateError):
-    """A stage could not run."""
+class SpaceError(UsageError):
+    """The search space cannot be used as given (a start point the spec cannot supply, ...)."""
 
 
-class MissingDependency(StageError):
+class LaunchConfigError(UsageError):
+    """The launcher's environment is incomplete: the command line it needs cannot be built."""
+
+
+class IncomparableRunsError(TunegateError):
+    """Runs scored on different validation (or training) data were asked to be ranked together."""
+
+
+class MissingDependency(UsageError):
     """An optional dependency is missing; the message says how to install it."""
 
     def __init__(self, package: str, extra: str):
         super().__init__(f"{package} is not installed; install it with: pip install 'tunegate[{extra}]'")
         self.package = package
         self.extra = extra
+
+
+class DataError(TunegateError):
+    """A data file cannot be read where every record must be read exactly."""
+
+
+class UnreadableRecord(DataError):
+    """A line of the file is not one JSON object (strict reading only)."""
+
+
+class ApprovalError(TunegateError):
+    """There is no approval for this spec, or it no longer matches the files."""
+
+
+class EstimateError(TunegateError):
+    """The estimate cannot be made; `code` is the finding to report, `key` the spec key to fix."""
+
+    def __init__(self, code: str, message: str, hint: str, key: str | None = None):
+        super().__init__(message)
+        self.code, self.hint, self.key = code, hint, key
+
+
+class StageError(TunegateError):
+    """A stage could not run: no verdict on the user's config can be drawn from it (exit code 3)."""
+
+    exit_code: ClassVar[int] = EXIT_INTERNAL
+
+
+class AdvisorFailure(StageError):
+    """The LLM could not be used; `code` is the TG6xx finding that says why."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class NomadError(StageError):
+    """NOMAD stopped without a result (its process crashed); `evaluations` holds what was done."""
+
+    def __init__(self, message: str, evaluations: list[Any], stderr: str = ""):
+        super().__init__(message)
+        self.evaluations = evaluations
+        self.stderr = stderr

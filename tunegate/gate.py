@@ -4,91 +4,72 @@
     report = check("examples/quickstart.yaml")
     report.approved_for_full_run
 
-Stages before the mini-run import neither torch, prefect nor mlflow, so a static check answers in
-well under a second. Heavy stages are imported only when they run.
+This module only runs stages; what each one checks lives in its own folder, behind the front
+door `tunegate/<stage>/stage.py` (`run_stage(ctx)`, see `tunegate.stage`). Stages before the
+mini-run import neither torch, prefect nor mlflow, so a static check answers in well under a
+second; each stage is imported only when it will run.
 """
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+import importlib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from tunegate.facts import GateFacts
 from tunegate.report import GateReport, StageResult
-from tunegate.spec import Spec
+from tunegate.spec.check import ParsedSpec, parse_spec
+from tunegate.stage import GateContext
 
 ORDER = ["spec", "dataset", "overlap", "estimate", "mini-run", "advisor"]
+FRONT_DOORS = {
+    "dataset": "tunegate.dataset.stage",
+    "overlap": "tunegate.overlap.stage",
+    "estimate": "tunegate.estimate.stage",
+    "mini-run": "tunegate.minirun.stage",
+    "advisor": "tunegate.advisor.stage",
+}
+DEFAULT_CAP = 20  # findings kept per code when neither the caller nor the spec says
 
 
-@dataclass
-class GateContext:
-    """What the stages share: the inputs and what earlier stages learned."""
-
-    spec_path: Path | None
-    spec: Spec | None
-    files: dict[str, Path]
-    cap: int
-    mini_run: bool = False
-    advisor: bool = False
-    observers: list[Any] = field(default_factory=list)
-    facts: dict[str, Any] = field(default_factory=dict)  # e.g. token counts for the estimate
-
-
-Stage = Callable[[GateContext], StageResult]
-
-
-def check(spec_path: str | Path | None = None, *, train: str | Path | None = None,
+def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | None = None,
           validation: str | Path | None = None, mini_run: bool = False, advisor: bool = False,
           max_findings: int | None = None, only: Collection[str] | None = None,
-          facts: dict[str, Any] | None = None) -> GateReport:
-    """Run the gate on a spec (or on bare data files) and return the report.
+          facts: GateFacts | None = None) -> GateReport:
+    """Run the gate on a spec (a path, or one already parsed) or on bare data files; return the report.
 
     `only` runs a subset of the stages after the spec (a Prefect flow runs each as its own task),
     and `facts` seeds what earlier runs learned (token counts, the estimate, mini-run speed).
     Raises UsageError when the spec cannot be read at all; every problem inside the files is a
     finding in the report.
     """
-    from tunegate.spec_check import read_spec
-
-    spec_file = Path(spec_path) if spec_path is not None else None
-    results: list[StageResult] = []
-    spec = None
-    if spec_file is not None:
-        spec_result, spec = read_spec(spec_file, cap=max_findings or 20)
-        results.append(spec_result)
-    else:
-        results.append(StageResult.skipped("spec", "no spec given: hyperparameters were not checked"))
-    files = _data_files(spec, train, validation)
-    cap = max_findings or (spec.gate.max_findings_per_code if spec else 20)
+    parsed = parse_spec(spec, cap=max_findings or DEFAULT_CAP) if isinstance(spec, (str, Path)) else spec
+    results = [parsed.result if parsed is not None else
+               StageResult.skipped("spec", "no spec given: hyperparameters were not checked")]
+    valid = parsed.spec if parsed is not None else None
+    cap = max_findings or (valid.gate.max_findings_per_code if valid else DEFAULT_CAP)
     if only is not None:
         mini_run, advisor = mini_run or "mini-run" in only, advisor or "advisor" in only
-    ctx = GateContext(spec_file, spec, files, cap, mini_run=mini_run, advisor=advisor,
-                      facts=dict(facts or {}))
+    ctx = GateContext(Path(parsed.path) if parsed else None, valid, _data_files(valid, train, validation), cap,
+                      mini_run=mini_run, advisor=advisor, facts=facts or GateFacts())
+    names = [n for n in _applicable(ctx) if only is None or n in only]
+    doors = {name: importlib.import_module(FRONT_DOORS[name]) for name in names}
+    for door in doors.values():  # observers join the dataset read before it starts
+        if hasattr(door, "prepare"):
+            door.prepare(ctx)
     failed = results[0].status == "failed"
-    for name, stage in _stages(ctx):
-        if only is not None and name not in only:
-            continue
-        if failed:
-            results.append(StageResult.skipped(name, "an earlier stage failed"))
-            continue
-        result = stage(ctx)
+    for name, door in doors.items():
+        result = StageResult.skipped(name, "an earlier stage failed") if failed else door.run_stage(ctx)
         results.append(result)
-        failed = result.status == "failed"
-    fingerprints = dict(ctx.facts.get("fingerprints", {}))
-    if spec_file is not None and spec is not None:
-        fingerprints["spec"] = {"digest": spec_digest(spec_file)}
-    facts_out = {k: v for k, v in ctx.facts.items() if k != "fingerprints"}
-    return GateReport.from_stages(results, spec=str(spec_file) if spec_file else None,
-                                  fingerprints=fingerprints, facts=facts_out)
+        failed = failed or result.status == "failed"
+    fingerprints = dict(ctx.fingerprints)
+    if parsed is not None and valid is not None:
+        fingerprints["spec"] = {"digest": parsed.digest}
+    return GateReport.from_stages(results, spec=parsed.path if parsed else None,
+                                  fingerprints=fingerprints, facts=ctx.facts)
 
 
-def spec_digest(path: Path) -> str:
-    """SHA-256 of the spec file's bytes: an approval is valid only for this exact spec."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _data_files(spec: Spec | None, train: Any, validation: Any) -> dict[str, Path]:
+def _data_files(spec: Any, train: Any, validation: Any) -> dict[str, Path]:
     files: dict[str, Path] = {}
     if spec is not None:
         files = {"train": spec.data.train, "validation": spec.data.validation}
@@ -99,45 +80,13 @@ def _data_files(spec: Spec | None, train: Any, validation: Any) -> dict[str, Pat
     return files
 
 
-def _stages(ctx: GateContext) -> list[tuple[str, Stage]]:
-    """The stages that apply to this run, in order; each is imported only when it will run."""
-    stages: list[tuple[str, Stage]] = [("dataset", _dataset)]
-    stages.append(("overlap", _overlap(ctx)))
+def _applicable(ctx: GateContext) -> list[str]:
+    """The stages that apply to this run, in order."""
+    names = ["dataset", "overlap"]
     if ctx.spec is not None:
-        stages.append(("estimate", _estimate))
+        names.append("estimate")
     if ctx.mini_run:
-        stages.append(("mini-run", _mini_run))
+        names.append("mini-run")
     if ctx.spec is not None and ctx.advisor:
-        stages.append(("advisor", _advisor))
-    return stages
-
-
-def _dataset(ctx: GateContext) -> StageResult:
-    from tunegate.dataset import dataset_stage
-
-    return dataset_stage(ctx.files, cap=ctx.cap, observers=ctx.observers)
-
-
-def _overlap(ctx: GateContext) -> Stage:
-    """Hook the fingerprint and overlap observers into the dataset read; return the overlap stage."""
-    from tunegate.overlap_stage import attach
-
-    return attach(ctx)
-
-
-def _estimate(ctx: GateContext) -> StageResult:
-    from tunegate.estimate_stage import estimate_stage
-
-    return estimate_stage(ctx)
-
-
-def _advisor(ctx: GateContext) -> StageResult:
-    from tunegate.advisor_stage import advisor_stage
-
-    return advisor_stage(ctx)
-
-
-def _mini_run(ctx: GateContext) -> StageResult:
-    from tunegate.minirun import minirun_stage
-
-    return minirun_stage(ctx)
+        names.append("advisor")
+    return names

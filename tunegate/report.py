@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+from tunegate.facts import GateFacts
 
 Severity = Literal["error", "warning", "info"]
 Status = Literal["passed", "failed", "skipped"]
@@ -118,8 +120,12 @@ class GateReport(BaseModel):
     spec: str | None = Field(default=None, description="Path of the spec that was checked.")
     fingerprints: dict[str, Any] = Field(
         default_factory=dict, description="Content digests of spec and data, keyed by role.")
-    facts: dict[str, Any] = Field(
-        default_factory=dict, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
+    facts: GateFacts = Field(
+        default_factory=GateFacts, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
+
+    @field_serializer("facts")
+    def _facts_json(self, facts: GateFacts) -> dict[str, Any]:
+        return facts.as_json()
 
     @classmethod
     def from_stages(cls, stages: list[StageResult], **extra: Any) -> GateReport:
@@ -140,12 +146,12 @@ class GateReport(BaseModel):
         A stage that appears in several keeps its last result; facts and fingerprints are merged.
         """
         stages: dict[str, StageResult] = {}
-        facts: dict[str, Any] = {}
+        facts = GateFacts()
         fingerprints: dict[str, Any] = {}
         for r in reports:
             for s in r.stages:
                 stages[s.name] = s
-            facts.update(r.facts)
+            facts = facts.merged(r.facts)
             fingerprints.update(r.fingerprints)
         return cls.from_stages(list(stages.values()), spec=reports[0].spec if reports else None,
                                fingerprints=fingerprints, facts=facts)

@@ -1,0 +1,81 @@
+"""The rule engine's advice, each suggestion verified by the estimate."""
+from __future__ import annotations
+
+from tests.support.estimate_specs import DATA, make_spec
+from tunegate.advisor.rules import advise_with_rules
+
+
+def by_setting(advice):
+    return {s.setting: s for s in advice.suggestions}
+
+
+def test_bf16_replaces_fp16_where_the_gpu_has_it():
+    advice, final = advise_with_rules(make_spec(training={"precision": "fp16"}))
+    s = by_setting(advice)["training.precision"]
+    assert (s.current, s.proposed, s.verified) == ("fp16", "bf16", True)
+    assert final.training.precision == "bf16"
+
+
+def test_no_bf16_advice_on_a_gpu_without_bf16():
+    advice, _ = advise_with_rules(make_spec(training={"precision": "fp16"}, hardware={"gpu": "V100-32GB"}))
+    assert "training.precision" not in by_setting(advice)
+
+
+def test_eager_attention_on_long_sequences_becomes_flash_attention():
+    advice, _ = advise_with_rules(make_spec(training={"attention": "eager", "micro_batch_size": 1,
+                                                     "grad_accum_steps": 8}))
+    s = by_setting(advice)["training.attention"]
+    assert (s.proposed, s.verified) == ("flash_attention_2", True)
+    assert s.predicted_peak_gib < advice.peak_gib_before
+
+
+def test_micro_batch_rises_while_memory_fits_and_accumulation_keeps_the_global_batch():
+    advice, final = advise_with_rules(make_spec(training={"micro_batch_size": 1, "grad_accum_steps": 8}))
+    s = by_setting(advice)["training.micro_batch_size"]
+    assert s.verified and s.proposed * s.companions["training.grad_accum_steps"] == 8
+    assert s.proposed > 1 and "Gradient norms" in s.monitor
+    assert final.training.micro_batch_size * final.training.grad_accum_steps == 8
+
+
+def test_micro_batching_is_said_to_be_needed_when_a_cheaper_fit_exists():
+    advice, final = advise_with_rules(make_spec(training={"micro_batch_size": 8, "grad_accum_steps": 2,
+                                                         "max_seq_len": 8192}))
+    s = by_setting(advice)["training.micro_batch_size"]
+    assert s.verified and s.proposed < 8 and "Micro-batching is needed" in s.rationale
+    assert s.proposed * s.companions["training.grad_accum_steps"] == 16
+    assert not final.training.gradient_checkpointing  # no recomputation when smaller batches fit
+
+
+def test_gradient_checkpointing_is_said_to_be_needed_when_micro_batch_1_does_not_fit():
+    advice, final = advise_with_rules(make_spec(
+        model={"id": "meta-llama/Llama-3.1-8B"}, training={"micro_batch_size": 1, "max_seq_len": 8192},
+        hardware={"gpu": "L40S"}))
+    s = by_setting(advice)["training.gradient_checkpointing"]
+    assert s.verified and "Gradient checkpointing is needed" in s.rationale
+    assert s.expected_time_saving < 0  # it costs time, and the advice says so
+    assert final.training.gradient_checkpointing
+
+
+def test_torch_compile_is_suggested_with_its_expected_saving():
+    s = by_setting(advise_with_rules(make_spec())[0])["training.compile"]
+    assert s.verified and abs(s.expected_time_saving - 0.2) < 0.01
+    assert "recompilation" in s.risks
+
+
+def test_no_new_hardware_for_a_job_that_fits():
+    advice, _ = advise_with_rules(make_spec())
+    assert not {"hardware.gpu", "hardware.count"} & set(by_setting(advice))
+
+
+def test_new_hardware_only_when_the_job_is_impossible_at_micro_batch_1_with_checkpointing():
+    advice, final = advise_with_rules(make_spec(model={"id": str(DATA / "llama-70b")},
+                                                hardware={"gpu": "A100-80GB", "count": 1}))
+    s = by_setting(advice)["hardware.count"]
+    assert s.verified and s.proposed > 1 and s.companions["training.sharding"] == "fsdp"
+    assert final.hardware.count == s.proposed
+
+
+def test_hours_before_and_after_come_from_the_estimate():
+    advice, _ = advise_with_rules(make_spec())
+    assert advice.hours_after < advice.hours_before
+    assert advice.hours_after == min(s.predicted_hours for s in advice.suggestions if s.verified)

@@ -1,0 +1,113 @@
+"""`tunegate runs`: the experiment table, grouped by validation digest, ranked only within a group."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+from tests.support.tracking import (
+    DATA,
+    EXPERIMENT,
+    ROOT_DIR,
+    approved_record,
+    base_spec,
+    other_validation,
+    record_from_report,
+    report,
+    with_changes,
+)
+from tunegate.tracking.candidate_log import log_candidate
+from tunegate.tracking.runs import start_parent
+
+OTHER = "sha256:" + "9" * 64
+
+
+def _tunegate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tunegate", "runs", *args], cwd=ROOT_DIR,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _sweep(client) -> dict[str, str]:
+    """Three candidates on the frozen validation set, one rejected, and one scored on other data."""
+    parent = start_parent(client, EXPERIMENT, "flow-1")
+    ids = {}
+    for r, loss in ((4, 1.9), (8, 1.4), (16, 1.7)):
+        ids[f"r{r}"] = log_candidate(client, parent, approved_record(with_changes(base_spec(), lora={"r": r}),
+                                                                     val_loss=loss)).run_id
+    ids["rejected"] = log_candidate(client, parent, record_from_report(
+        report("rejected"), with_changes(base_spec(), lora={"r": 2}))).run_id
+    other = other_validation(approved_record(with_changes(base_spec(), lora={"r": 32}), val_loss=0.9), OTHER)
+    ids["other"] = log_candidate(client, start_parent(client, EXPERIMENT, "flow-2"), other).run_id
+    return ids
+
+
+def test_the_table_ranks_by_validation_loss_within_a_validation_group(client, store_uri):
+    ids = _sweep(client)
+    out = _tunegate("--tracking-uri", store_uri, "--experiment", EXPERIMENT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"experiment '{EXPERIMENT}': 5 candidate run(s) in 2 validation group(s)"
+    assert "ranked only within their group" in lines[1]
+    header = next(line for line in lines if line.startswith("rank"))
+    for column in ("version", "model", "r", "alpha", "dropout", "lr", "batch", "steps/ep", "train loss",
+                   "val loss", "verdict"):
+        assert column in header
+    rows = [line.split() for line in lines if line[:1].isdigit() or line.startswith("-  ")]
+    frozen = [row for row in rows if row[1] in {ids[k][:8] for k in ("r4", "r8", "r16", "rejected")}]
+    assert [(row[0], row[1]) for row in frozen] == [("1", ids["r8"][:8]), ("2", ids["r16"][:8]),
+                                                    ("3", ids["r4"][:8]), ("-", ids["rejected"][:8])]
+    assert ["support-v1", "tunegate/tiny-llama", "8", "32.0", "0.05", "0.0002", "4x2", "20", "st", "1.2", "1.4",
+            "approved", "FINISHED"] == frozen[0][2:]
+    # The run scored on other validation data is alone in its group: rank 1 there, not above r8.
+    assert [row[:2] for row in rows if row[1] == ids["other"][:8]] == [["1", ids["other"][:8]]]
+
+
+def test_json_output_holds_one_group_per_validation_digest(client, store_uri):
+    ids = _sweep(client)
+    out = _tunegate("--tracking-uri", store_uri, "--experiment", EXPERIMENT, "--json")
+    doc = json.loads(out.stdout)
+    groups = {g["validation_digest"]: g["runs"] for g in doc["groups"]}
+    frozen = approved_record().validation_digest
+    assert set(groups) == {frozen, OTHER}
+    assert [(r["run_id"], r["rank"]) for r in groups[frozen]] == [
+        (ids["r8"], 1), (ids["r16"], 2), (ids["r4"], 3), (ids["rejected"], None)]
+    assert groups[frozen][0]["val_loss"] == 1.4 and groups[frozen][0]["dataset_version"] == "support-v1"
+
+
+def test_comparing_runs_across_validation_digests_is_refused(client, store_uri):
+    ids = _sweep(client)
+    out = _tunegate("--tracking-uri", store_uri, "--compare", ids["r8"], ids["other"])
+    assert out.returncode == 1
+    assert "refusing to rank runs scored on different validation sets (2 validation digests" in out.stderr
+    assert ids["other"][:8] in out.stderr and "must stay frozen" in out.stderr
+
+
+def test_comparing_runs_on_one_validation_digest_ranks_them(client, store_uri):
+    ids = _sweep(client)
+    out = _tunegate("--tracking-uri", store_uri, "--compare", ids["r4"], ids["r8"], "--json")
+    assert out.returncode == 0, out.stderr
+    runs = json.loads(out.stdout)["groups"][0]["runs"]
+    assert [(r["run_id"], r["rank"]) for r in runs] == [(ids["r8"], 1), (ids["r4"], 2)]
+
+
+def test_the_spec_names_the_store_and_experiment(client, store_uri, tmp_path):
+    _sweep(client)
+    spec = tmp_path / "spec.yaml"
+    for name in ("train.jsonl", "validation.jsonl"):
+        shutil.copy(DATA / name, tmp_path / name)
+    spec.write_text((DATA / "spec.yaml").read_text() + f"tracking:\n  experiment: {EXPERIMENT}\n")
+    out = _tunegate("--spec", str(spec))  # mlflow.db beside the spec is the default store
+    assert out.returncode == 0, out.stderr
+    assert "5 candidate run(s)" in out.stdout
+
+
+def test_a_missing_store_is_a_usage_error_and_is_not_created(tmp_path):
+    out = _tunegate("--tracking-uri", f"sqlite:///{tmp_path}/nothing.db")
+    assert out.returncode == 2 and "no MLflow store at" in out.stderr
+    assert not (tmp_path / "nothing.db").exists()
+
+
+def test_an_empty_experiment_says_so(client, store_uri):
+    out = _tunegate("--tracking-uri", store_uri, "--experiment", "empty")
+    assert out.returncode == 0 and out.stdout == "no candidate runs in experiment 'empty'\n"

@@ -1,0 +1,130 @@
+"""Stage 3 reports whether the full run fits, how long it takes, and judges the user's estimate."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.support.estimate_specs import DATA, context, make_spec
+from tunegate.estimate.stage import run_stage as estimate_stage
+
+# What the mini-run's token audit of a 5M-token training split hands the estimate.
+AUDITED = {"train_tokens": 5_000_000, "trainable_tokens": 3_000_000, "records": 10_000, "sampled": True,
+           "max_seq_len": 2048, "mean_tokens_per_record": 500.0}
+
+
+def codes(result):
+    return {f.code: f.severity for f in result.findings}
+
+
+def test_a_run_that_fits_passes_and_leaves_its_estimate_for_the_advisor():
+    ctx = context(make_spec())
+    result = estimate_stage(ctx)
+    assert result.status == "passed" and not result.findings
+    est = ctx.facts.estimate
+    assert est["memory"]["verdict"] == "fits"
+    assert est["tokens"] == {"per_epoch": 100_000_000, "source": "spec", "epochs": 1.0, "total": 1e8}
+    assert est["cost_usd"] == round(est["hours"] * 2.0, 2)
+    assert "GiB per GPU" in result.stats["summary"]
+
+
+def test_a_run_that_does_not_fit_is_an_error_naming_the_biggest_term():
+    result = estimate_stage(context(make_spec(training={"micro_batch_size": 16, "max_seq_len": 4096})))
+    assert result.status == "failed"
+    finding = next(f for f in result.findings if f.code == "TG401")
+    assert "biggest term: logits" in finding.message
+    assert "micro_batch_size" in finding.hint
+
+
+def test_a_tight_run_is_a_warning():
+    result = estimate_stage(context(make_spec(training={"micro_batch_size": 3}, hardware={"gpu": "L4"})))
+    assert codes(result) == {"TG402": "warning"}
+
+
+def test_a_run_too_big_even_at_micro_batch_1_with_checkpointing_is_impossible():
+    spec = make_spec(model={"id": str(DATA / "llama-70b")}, hardware={"gpu": "A100-40GB"})
+    result = estimate_stage(context(spec))
+    assert codes(result) == {"TG403": "error"}
+    assert "even at micro batch 1 with gradient checkpointing" in result.findings[0].message
+
+
+def test_an_unknown_model_without_config_is_a_warning_not_a_failure(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = estimate_stage(context(make_spec(model={"id": "acme/never-published-7b"})))
+    assert result.status == "passed"
+    assert codes(result) == {"TG404": "warning"}
+    assert "no config.json" in result.findings[0].message
+
+
+def test_a_malformed_config_is_an_error():
+    result = estimate_stage(context(make_spec(model={"id": str(DATA / "broken-config")})))
+    assert codes(result) == {"TG405": "error"}
+
+
+def test_tokens_estimated_from_characters_are_said_so():
+    ctx = context(make_spec(estimate={"dataset_tokens": None}))
+    result = estimate_stage(ctx)
+    assert codes(result) == {"TG409": "info"}
+    chars = 0
+    import json
+    for line in (DATA / "train.jsonl").read_text().splitlines():
+        chars += sum(len(m["content"]) for m in json.loads(line)["messages"])
+    assert ctx.facts.estimate["tokens"] == {"per_epoch": int(chars / 4), "source": "characters",
+                                               "epochs": 1.0, "total": float(int(chars / 4))}
+
+
+def test_the_token_audit_is_used_when_the_spec_declares_no_size():
+    ctx = context(make_spec(estimate={"dataset_tokens": None}), facts={"tokens": AUDITED})
+    estimate_stage(ctx)
+    assert ctx.facts.estimate["tokens"]["source"] == "token audit"
+    assert ctx.facts.estimate["tokens"]["per_epoch"] == 5_000_000
+
+
+def test_mini_run_tokens_per_second_on_the_same_gpu_replace_the_model():
+    same = {"mini_run": {"tokens_per_s": 1234.0, "gpu": "NVIDIA A100-80GB"}}
+    other = {"mini_run": {"tokens_per_s": 1234.0, "gpu": "T4"}}
+    ctx_same, ctx_other = context(make_spec(), same), context(make_spec(), other)
+    estimate_stage(ctx_same), estimate_stage(ctx_other)
+    assert ctx_same.facts.estimate["throughput"]["tokens_per_s"] == 1234.0
+    assert ctx_same.facts.estimate["throughput"]["source"] == "mini-run"
+    assert ctx_other.facts.estimate["throughput"]["source"] == "model"
+
+
+def _user_hours_finding(hours):
+    result = estimate_stage(context(make_spec(estimate={"wall_clock_hours": hours})))
+    return codes(result), result
+
+
+def test_a_user_estimate_beyond_the_gpus_peak_is_physically_impossible():
+    found, result = _user_hours_finding(0.01)
+    assert found == {"TG406": "warning"}
+    assert "physically impossible" in result.findings[0].message
+
+
+def test_a_user_estimate_above_60_percent_mfu_is_optimistic():
+    ours = context(make_spec())
+    estimate_stage(ours)
+    hours_at_80_percent = ours.facts.estimate["hours"] * ours.facts.estimate["throughput"]["mfu"] / 0.8
+    assert _user_hours_finding(hours_at_80_percent)[0] == {"TG407": "warning"}
+
+
+def test_a_user_estimate_below_10_percent_mfu_is_probably_misconfigured():
+    assert _user_hours_finding(10_000)[0] == {"TG408": "warning"}
+
+
+def test_a_plausible_user_estimate_shows_its_implied_mfu_without_a_finding():
+    ours = context(make_spec())
+    estimate_stage(ours)
+    found, result = _user_hours_finding(ours.facts.estimate["hours"])
+    assert found == {}
+    implied = result.stats["user_estimate"]["implied_mfu"]
+    assert abs(implied - result.stats["throughput"]["mfu"]) < 1e-3
+
+
+def test_the_estimate_stage_imports_neither_torch_nor_transformers():
+    code = ("import sys; from tests.support.estimate_specs import make_spec, context; "
+            "from tunegate.estimate.stage import run_stage as estimate_stage; estimate_stage(context(make_spec())); "
+            "bad = [m for m in ('torch', 'transformers', 'peft', 'prefect', 'mlflow', 'openai') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=DATA.parent.parent, capture_output=True, text=True,
+                          env={"PYTHONPATH": f"{DATA.parent.parent}:{DATA.parent.parent.parent}", "PATH": ""})
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,77 @@
+"""The near-duplicate pass: MinHash LSH (datasketch) between train and validation."""
+from __future__ import annotations
+
+from tests.support.paths import DATA as TEST_DATA
+from tunegate.dataset.records import feed_observers
+from tunegate.overlap.exact import OverlapObserver
+from tunegate.overlap.near import find_near_duplicates, shingle_hashes
+from tunegate.overlap.stage import find_overlap
+from tunegate.spec.model import OverlapSpec
+
+DATA = TEST_DATA / "overlap"
+FILES = {"train": DATA / "train.jsonl", "validation": DATA / "validation.jsonl"}
+
+
+def run_stage(settings: OverlapSpec):
+    observer = OverlapObserver()
+    feed_observers(FILES, [observer])
+    return find_overlap(FILES, observer, settings)
+
+
+def test_near_duplicate_is_reported_with_both_places_and_its_similarity():
+    result = run_stage(OverlapSpec())
+    [near] = [f for f in result.findings if f.code == "TG303"]
+    assert (near.severity, near.file, near.line, near.record) == ("warning", str(FILES["validation"]), 6, 5)
+    assert "train.jsonl:4 ~ validation.jsonl:6" in near.message
+    similarity = float(near.message.split("estimated Jaccard ")[1].split(" ")[0])
+    assert 0.8 <= similarity < 1.0
+
+
+def test_exact_duplicates_are_not_reported_again_as_near_duplicates():
+    found = find_near_duplicates(FILES, "validation", threshold=0.5, shingle_size=2, num_perm=128)
+    lines = {p.validation[0] for p in found.pairs}
+    assert 6 in lines and not lines & {2, 3, 4}
+
+
+def test_the_same_pairs_are_found_whichever_split_is_indexed():
+    by_val = find_near_duplicates(FILES, "validation", threshold=0.8, shingle_size=5, num_perm=128)
+    by_train = find_near_duplicates(FILES, "train", threshold=0.8, shingle_size=5, num_perm=128)
+    assert (by_val.indexed, by_train.indexed) == ("validation", "train")
+    assert by_val.pairs == by_train.pairs
+    assert by_val.pairs[0].validation == (6, 5) and by_val.pairs[0].train == (4, 3)
+
+
+def test_the_smaller_split_is_indexed():
+    result = run_stage(OverlapSpec())
+    assert result.stats["near_duplicate_pass"]["indexed"] == "validation"
+
+
+def test_near_duplicate_severity_can_make_it_an_error():
+    result = run_stage(OverlapSpec(near_duplicate_severity="error", threshold=0.8))
+    assert next(f for f in result.findings if f.code == "TG303").severity == "error"
+
+
+def test_pairs_below_the_threshold_are_not_reported():
+    result = run_stage(OverlapSpec(threshold=0.99))
+    assert result.stats["near_duplicates"] == 0
+
+
+def test_a_threshold_of_one_runs_and_leaves_exact_copies_to_the_exact_pass():
+    result = run_stage(OverlapSpec(threshold=1.0))
+    assert result.stats["near_duplicates"] == 0
+    assert result.stats["exact_duplicates"] == 3
+
+
+def test_shingles_are_word_runs_of_the_given_size():
+    assert len(shingle_hashes("a b c d e f", 5)) == 2
+    assert len(shingle_hashes("a b", 5)) == 1  # shorter than a shingle: the whole text is one
+    assert shingle_hashes("   ", 5) == []
+    assert len(shingle_hashes("a b a b a b", 2)) == 2  # distinct runs only: "a b", "b a"
+    assert shingle_hashes("a b c d e f", 5) == shingle_hashes("a b c d e f", 5)  # deterministic
+
+
+def test_too_few_permutations_skip_the_pass_with_a_warning():
+    result = run_stage(OverlapSpec(num_perm=1))
+    [warning] = [f for f in result.findings if f.code == "TG307"]
+    assert (warning.severity, warning.key) == ("warning", "gate.overlap.num_perm")
+    assert result.stats["near_duplicates"] is None

@@ -1,0 +1,156 @@
+"""Ask an OpenAI-compatible LLM for advice, treating everything it says as untrusted.
+
+The request carries an allowlist of the spec's settings and our computed facts (architecture,
+memory breakdown, throughput, mini-run measurements): never dataset content, never data paths,
+never the key. The key is read from the environment variable the spec names, at the call site,
+and handed only to the openai client. The answer must be one JSON object; each suggestion is
+parsed into a bounded pydantic `Suggestion` (anything else is dropped with the reason).
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import ValidationError
+
+from tunegate.advisor.advice import ALLOWED_SETTINGS, Suggestion, clean_text
+from tunegate.errors import AdvisorFailure
+from tunegate.facts import GateFacts
+from tunegate.spec.model import Spec
+
+# The source's four rules, verbatim in spirit, plus the answer format.
+SYSTEM_PROMPT = f"""You are a senior HPC performance engineer auditing an LLM fine-tuning configuration
+before launch. Follow these rules:
+1. Only suggest changes compatible with the declared hardware.
+2. Prioritise attention memory optimisation, data-parallel settings and precision.
+3. Say explicitly when micro-batching or gradient checkpointing is needed.
+4. Never suggest new hardware unless the current configuration is physically impossible.
+Use only the numbers in the facts you are given; an estimator re-checks every suggestion.
+Answer with ONE JSON object and nothing else:
+{{"summary": "<one paragraph>", "suggestions": [{{"setting": "<one of: {', '.join(sorted(ALLOWED_SETTINGS))}>",
+"current": <value>, "proposed": <value>, "companions": {{"<setting>": <value>}},
+"changes_global_batch": <true|false>, "rationale": "<why>", "expected_time_saving": <fraction 0-1>,
+"risks": "<what can go wrong>", "monitor": "<what to watch>"}}]}}"""
+MAX_SUGGESTIONS = 12
+# Settings from the spec that may be sent: everything that shapes speed and memory, nothing else.
+_SENT = {
+    "lora": ("r", "alpha", "dropout", "target_modules"),
+    "training": ("micro_batch_size", "grad_accum_steps", "epochs", "max_steps", "max_seq_len",
+                 "precision", "gradient_checkpointing", "attention", "compile", "sharding"),
+    "hardware": ("gpu", "count"),
+    "estimate": ("wall_clock_hours", "dataset_tokens"),
+}
+_MINIRUN_KEYS = ("tokens_per_s", "peak_memory_gib", "step_time_s", "gpu", "final_loss", "grad_norm_max")
+
+
+def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts) -> dict[str, Any]:
+    """What the LLM sees: allowlisted settings and computed numbers only."""
+    settings = {section: {k: getattr(getattr(spec, section), k) for k in keys}
+                for section, keys in _SENT.items()}
+    model_id = spec.model.id
+    local = os.path.exists(os.path.expanduser(model_id)) or model_id.startswith((".", "/", "~"))
+    settings["model"] = {"id": "local model" if local else model_id, "quantization": spec.model.quantization}
+    measured = facts.mini_run.model_dump() if facts.mini_run is not None else {}
+    minirun = {k: v for k, v in measured.items()
+               if k in _MINIRUN_KEYS and isinstance(v, (int, float, str)) and len(str(v)) < 64}
+    facts_sent = {k: v for k, v in estimate.items() if k != "model"}
+    # The estimate's model section names the config file, which may be a local path.
+    facts_sent["model"] = {k: estimate.get("model", {}).get(k) for k in ("total_params", "trainable_params")}
+    return {"settings": settings, "estimate": facts_sent, "mini_run": minirun}
+
+
+def endpoint_problem(base_url: str) -> str | None:
+    """Why the spec's endpoint may not be sent the config (plain http to a remote host), or None."""
+    url = urlparse(base_url)
+    if url.scheme == "https":
+        return None
+    if url.scheme != "http":
+        return f"advisor.base_url must be an http(s) URL, got scheme '{url.scheme}'"
+    host = url.hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    return None if loopback else f"advisor.base_url uses plain http to a non-local host ({host})"
+
+
+def ask(spec: Spec, payload: dict[str, Any]) -> str:
+    """Send the payload and return the answer's text. Raises AdvisorFailure on any failure."""
+    key = os.environ.get(spec.advisor.api_key_env, "").strip()
+    if not key:
+        raise AdvisorFailure("TG601", f"no API key: environment variable {spec.advisor.api_key_env} is not set")
+    problem = endpoint_problem(spec.advisor.base_url)
+    if problem:
+        raise AdvisorFailure("TG606", problem)
+    try:
+        import openai  # lazy: the advisor is optional
+    except ImportError:
+        raise AdvisorFailure("TG605", "the openai package is not installed") from None
+    client = openai.OpenAI(api_key=key, base_url=spec.advisor.base_url,
+                           timeout=spec.advisor.timeout_s, max_retries=spec.advisor.max_retries)
+    try:
+        response = client.chat.completions.create(
+            model=spec.advisor.model, temperature=0, max_tokens=spec.advisor.max_tokens,
+            response_format={"type": "json_object"},
+            messages=[{"role": "system", "content": SYSTEM_PROMPT},
+                      {"role": "user", "content": json.dumps(payload, default=str)}])
+    except openai.APITimeoutError:
+        raise AdvisorFailure("TG602", f"the advisor did not answer within {spec.advisor.timeout_s:g} s "
+                             f"({spec.advisor.max_retries} retries)") from None
+    except openai.APIStatusError as exc:
+        raise AdvisorFailure("TG602", f"the advisor answered HTTP {exc.status_code} "
+                             f"after {spec.advisor.max_retries} retries") from None
+    except openai.OpenAIError as exc:
+        raise AdvisorFailure("TG602", f"the advisor could not be reached: {type(exc).__name__}") from None
+    finally:
+        client.close()
+    return _content(response)
+
+
+def _content(response: Any) -> str:
+    try:
+        choice = response.choices[0]
+        text = choice.message.content or ""
+    except (AttributeError, IndexError, TypeError):
+        raise AdvisorFailure("TG603", "the advisor's answer has no message") from None
+    if choice.finish_reason == "length":
+        raise AdvisorFailure("TG603", "the advisor's answer was cut off at max_tokens; raise advisor.max_tokens")
+    return text
+
+
+def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
+    """(summary, suggestions, reasons for dropped items) from the LLM's JSON text.
+
+    Raises AdvisorFailure when the text is not one JSON object with a suggestions list.
+    """
+    body = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise AdvisorFailure("TG603", f"the advisor's answer is not JSON ({exc.msg} at {exc.pos})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("suggestions"), list):
+        raise AdvisorFailure("TG603", "the advisor's answer has no 'suggestions' list")
+    kept, dropped = [], []
+    for i, item in enumerate(data["suggestions"][:MAX_SUGGESTIONS]):
+        try:
+            kept.append(_suggestion(item))
+        except (ValidationError, ValueError, TypeError) as exc:
+            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            dropped.append(f"suggestion {i + 1} dropped: {clean_text(first, 200)}")
+    return clean_text(data.get("summary", ""), 1500), kept, dropped
+
+
+def _suggestion(item: Any) -> Suggestion:
+    if not isinstance(item, dict):
+        raise ValueError("not an object")
+    fields = ("setting", "current", "proposed", "companions", "changes_global_batch", "rationale",
+              "expected_time_saving", "risks", "monitor")
+    data = {k: item[k] for k in fields if k in item and item[k] is not None}
+    for text_key in ("rationale", "risks", "monitor"):
+        if text_key in data and not isinstance(data[text_key], str):
+            data[text_key] = json.dumps(data[text_key])[:800]
+    return Suggestion(source="llm", **data)

@@ -1,0 +1,49 @@
+"""`tunegate fingerprint`: print the content digest and record count of data files.
+
+    tunegate fingerprint data/train.jsonl data/validation.jsonl
+    tunegate fingerprint data/validation.jsonl --json
+
+The digest ignores blank lines, line endings, JSON whitespace and key order, and changes with any
+content or record order: two runs whose validation digests differ must not be compared.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tunegate.errors import TunegateError, UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fingerprint", help="print content digests of data files",
+                       description="Print each file's SHA-256 over its canonical JSONL records (blank lines, "
+                                   "line endings, JSON whitespace and key order do not count) and its record "
+                                   "count. Exit 0 when every file was read, 1 when a file holds a line that is "
+                                   "not a JSON object, 2 when a file cannot be opened.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="JSONL files (gzip is read transparently)")
+    p.add_argument("--json", action="store_true", help="write one JSON array of fingerprints to stdout")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tunegate.dataset.fingerprint import fingerprint_file
+
+    results, code = [], 0
+    for name in args.files:
+        try:
+            results.append(fingerprint_file(Path(name)))
+        except UsageError as exc:
+            print(f"tunegate: error: {exc}", file=sys.stderr)
+            code = 2
+        except TunegateError as exc:
+            print(f"tunegate: error: {exc}", file=sys.stderr)
+            code = max(code, 1)
+    if args.json:
+        print(json.dumps([r.model_dump() for r in results], indent=2))
+    else:
+        for r in results:
+            print(f"{r.digest}  {r.records:>9} records  {r.file}")
+    return code

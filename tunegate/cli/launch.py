@@ -1,0 +1,32 @@
+"""`tunegate launch SPEC`: the full run, only from an approval that matches the files now.
+
+    tunegate preflight examples/quickstart.yaml && tunegate launch examples/quickstart.yaml
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("launch", help="start the full run of an approved spec",
+                       description="Run the `full-run` Prefect flow: refuse unless `tunegate preflight` approved "
+                                   "this exact spec and data, then launch tunegate.fullrun.trainer with the spec's launcher "
+                                   "(accelerate, torchrun or python). Exit 0 trained, 1 refused or unhealthy.")
+    p.add_argument("spec", help="the approved spec YAML")
+    p.add_argument("--report", metavar="PATH", help="the approval report (default: the spec's last preflight)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.flows.full_run import full_run
+    from tunegate.fullrun import approved_report
+    from tunegate.spec.check import parse_spec
+
+    approved_report(parse_spec(args.spec), args.report)  # refuse before any flow or process starts
+    completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report)
+    summary = {k: data.get(k) for k in ("status", "reason", "final_train_loss", "val_loss", "adapter_dir")}
+    sys.stdout.write(json.dumps(summary, indent=2) + "\n")
+    return 0 if completed else 1

@@ -1,0 +1,70 @@
+"""`tunegate lint`: the dataset contract on each JSONL file named, for pre-commit and CI.
+
+    tunegate lint data/train.jsonl data/val.jsonl.gz
+    tunegate lint --json data/*.jsonl
+
+Each file is checked on its own (no spec, no train/validation pairing, no overlap). Exit 0 when no
+file has an error (warnings are shown but pass, unless --strict), 1 otherwise, 2 on bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tunegate.cli.check import _positive
+from tunegate.report import StageResult
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lint", help="check JSONL files against the dataset contract (pre-commit)",
+                       description="Check each chat JSONL file (.jsonl or .jsonl.gz) against the dataset "
+                                   "contract. Exit 0 clean, 1 errors found, 2 usage error.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="JSONL files to check")
+    p.add_argument("--json", action="store_true", help="write one JSON document to stdout")
+    p.add_argument("--strict", action="store_true", help="fail on warnings too")
+    p.add_argument("--max-findings", type=_positive, default=20, metavar="N",
+                   help="findings shown per code (default 20)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tunegate.dataset import validate_dataset
+
+    # Each file is its own "role", so stats and duplicate detection stay per file.
+    result = validate_dataset({name: Path(name) for name in args.files}, cap=args.max_findings)
+    counts = {sev: sum(n for code, n in result.totals_by_code.items() if _severity(result, code) == sev)
+              for sev in ("error", "warning")}
+    failed = counts["error"] > 0 or (args.strict and counts["warning"] > 0)
+    if args.json:
+        doc = {"passed": not failed, "counts": counts, "files": result.stats,
+               "findings": [f.model_dump() for f in result.findings], "totals_by_code": result.totals_by_code}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(_text(result, counts, failed))
+    return 1 if failed else 0
+
+
+def _severity(result: StageResult, code: str) -> str:
+    return next((f.severity for f in result.findings if f.code == code), "error")
+
+
+def _text(result: StageResult, counts: dict[str, int], failed: bool) -> str:
+    from tunegate.render import finding_lines, paint, use_colour
+
+    colour = use_colour(sys.stdout)
+    lines = []
+    for name, stats in result.stats.items():
+        mine = [f for f in result.findings if f.file == name]
+        mark = paint("✗", "failed", colour) if any(f.severity == "error" for f in mine) else paint("✓", "passed", colour)
+        lines.append(f"{mark} {name}: {stats['records']} records")
+        for f in mine:
+            lines.extend(finding_lines(f, colour))
+    hidden = sum(result.totals_by_code.values()) - len(result.findings)
+    if hidden > 0:
+        lines.append(f"  … {hidden} more not shown (raise --max-findings)")
+    verdict = paint("FAILED", "failed", colour) if failed else paint("OK", "passed", colour)
+    lines.append(f"{verdict}: {len(result.stats)} file(s), {counts['error']} error(s), {counts['warning']} warning(s)")
+    return "\n".join(lines) + "\n"
+

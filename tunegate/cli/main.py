@@ -1,0 +1,57 @@
+"""The `tunegate` command line: the single place that turns outcomes into exit codes.
+
+    tunegate check examples/quickstart.yaml
+
+Exit codes: 0 approved (or the command succeeded), 1 rejected, 2 usage error (bad flags, an
+unreadable spec), 3 an internal error (a bug in tunegate: please report it).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+
+from tunegate.errors import EXIT_INTERNAL, TunegateError
+
+# Subcommand modules under tunegate.cli, in the order `--help` lists them.
+COMMANDS = ["check", "lint", "fingerprint", "preflight", "sweep", "launch", "estimate", "advise", "runs", "schema",
+            "gpus"]
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tunegate", description="Fail-fast preflight gate for LLM fine-tuning.")
+    parser.add_argument("--version", action="version", version=f"tunegate {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = importlib.import_module(f"tunegate.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except TunegateError as exc:  # each class says what its exit code means (tunegate.errors)
+        print(f"tunegate: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tunegate: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in tunegate, never the user's data: keep it short, offer the trace
+        if os.environ.get("TUNEGATE_DEBUG"):
+            traceback.print_exc()
+        print(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"
+              "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it.",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _version() -> str:
+    from tunegate import __version__
+    return __version__

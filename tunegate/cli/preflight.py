@@ -1,0 +1,35 @@
+"""`tunegate preflight SPEC`: the whole gate as a Prefect flow, tracked in MLflow.
+
+    tunegate preflight examples/quickstart.yaml
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("preflight", help="run every stage as a Prefect flow, tracked in MLflow",
+                       description="Run the gate (spec, dataset, overlap, estimate, mini-run, advisor) as the "
+                                   "`preflight` Prefect flow, log it to MLflow and save the report beside the spec "
+                                   "(the approval `tunegate launch` needs). Exit 0 approved, 1 rejected.")
+    p.add_argument("spec", help="the spec YAML")
+    p.add_argument("--no-mini-run", action="store_true", help="skip the mini-run (the report will not approve a launch)")
+    p.add_argument("--no-advisor", action="store_true", help="skip the advisor stage")
+    p.add_argument("--json", action="store_true", help="write the report as JSON to stdout")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.flows.preflight import preflight
+    from tunegate.render import terminal
+    from tunegate.report import GateReport
+    from tunegate.spec.check import parse_spec
+
+    parse_spec(args.spec)  # an unreadable spec is a usage error before any flow starts
+    completed, data = run_flow(preflight, spec_path=args.spec, mini_run=not args.no_mini_run,
+                               advisor=not args.no_advisor)
+    report = GateReport.model_validate(data)
+    sys.stdout.write(report.model_dump_json(indent=2) + "\n" if args.json else terminal(report, sys.stdout))
+    return 0 if completed and report.approved_for_full_run else 1

@@ -1,0 +1,81 @@
+"""`tunegate runs`: the experiment table, grouped by validation digest and ranked within a group.
+
+    tunegate runs --spec examples/quickstart.yaml
+    tunegate runs --tracking-uri sqlite:///mlflow.db --experiment tunegate --json
+    tunegate runs --compare RUN_A RUN_B        # refused when A and B used different validation data
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tunegate.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("runs", help="list tracked candidate runs, ranked by validation loss",
+                       description="Print every candidate run of an MLflow experiment: dataset version, "
+                                   "model, LoRA r/alpha/dropout, lr, batch, steps/epochs, final train loss, "
+                                   "val loss and verdict, grouped by validation digest. Runs are ranked by "
+                                   "validation loss only against runs scored on the same validation data.")
+    p.add_argument("--spec", metavar="SPEC", help="take the tracking URI and experiment from this spec")
+    p.add_argument("--tracking-uri", metavar="URI",
+                   help="MLflow tracking URI (default: the spec's, else sqlite:///mlflow.db here)")
+    p.add_argument("--experiment", metavar="NAME", help="experiment name (default: the spec's, else 'tunegate')")
+    p.add_argument("--compare", nargs="+", metavar="RUN_ID",
+                   help="rank only these runs; refused if they used different validation sets")
+    p.add_argument("--json", action="store_true", help="write the groups as one JSON document")
+    p.set_defaults(run=run)
+
+
+def _target(args: argparse.Namespace) -> tuple[str, str]:
+    from tunegate.tracking.store import check_tracking_uri, resolve_tracking_uri, sqlite_path
+
+    spec = None
+    if args.spec:
+        from tunegate.spec.check import load_spec
+
+        spec = load_spec(Path(args.spec))
+    if args.tracking_uri:
+        uri = args.tracking_uri
+        check_tracking_uri(uri)
+    else:
+        uri = resolve_tracking_uri(spec, args.spec)
+    experiment = args.experiment or (spec.tracking.experiment if spec else "tunegate")
+    path = sqlite_path(uri)
+    # Reading must never create an empty store as a side effect.
+    if path is not None and not path.is_file():
+        raise UsageError(f"no MLflow store at {path}; run a preflight or sweep first, or pass --tracking-uri")
+    return uri, experiment
+
+
+def run(args: argparse.Namespace) -> int:
+    from mlflow.exceptions import MlflowException
+
+    from tunegate.tracking.runs_table import candidate_rows, compare_runs, format_table, group_by_validation
+    from tunegate.tracking.store import open_client
+
+    uri, experiment = _target(args)
+    client = open_client(uri)
+    try:
+        if args.compare:
+            groups = _compared(client, args.compare, compare_runs)
+        else:
+            groups = group_by_validation(candidate_rows(client, experiment))
+    except MlflowException as exc:
+        raise UsageError(f"cannot read the MLflow store {uri}: {exc.message}") from None
+    if args.json:
+        doc = {"experiment": experiment, "groups": [g.model_dump() for g in groups]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write(format_table(groups, experiment))
+    return 0
+
+
+def _compared(client, run_ids: list[str], compare_runs) -> list:
+    from tunegate.tracking.runs_table import RunGroup
+
+    rows = compare_runs(client, run_ids)
+    return [RunGroup(validation_digest=rows[0].validation_digest, runs=rows)] if rows else []

@@ -1,0 +1,42 @@
+"""`tunegate sweep SPEC`: gate and score every candidate of the spec's sweep.
+
+    tunegate sweep examples/sweep.yaml
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="gate, train briefly and score each sweep candidate",
+                       description="Run the `sweep` Prefect flow: the data stages once, then every candidate "
+                                   "(from sweep.candidates, sweep.grid, or NOMAD) through spec, estimate and "
+                                   "mini-run before a short training budget scored on the frozen validation set.")
+    p.add_argument("spec", help="the spec YAML with a `sweep` section")
+    p.add_argument("--strategy", choices=["list", "grid", "nomad"],
+                   help="override sweep.strategy (nomad: NOMAD proposes candidates over sweep.space)")
+    p.add_argument("--json", action="store_true", help="write the summary as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.flows.sweep import sweep
+    from tunegate.spec.check import load_spec
+
+    load_spec(args.spec)  # an invalid spec is a usage error before Prefect starts
+    completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    elif "outcomes" in data:
+        from tunegate.sweep.summary import SweepSummary
+
+        sys.stdout.write(SweepSummary.model_validate(data).text() + "\n")
+    else:
+        from tunegate.render import terminal
+        from tunegate.report import GateReport
+
+        sys.stdout.write(terminal(GateReport.model_validate(data), sys.stdout))
+    return 0 if completed else 1

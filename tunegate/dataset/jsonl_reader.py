@@ -1,0 +1,220 @@
+"""Strict, streaming JSONL reading: every physical line, one JSON object each, never an exception.
+
+    reader = JsonlReader(Path("data/train.jsonl"), collector)
+    for line, index, raw, record in reader.records():
+        ...
+
+What it decides (documented in docs/checks.md, "Dataset"):
+- Lines are split on b"\\n" only, so U+2028/U+2029 inside strings never split a record; CRLF is
+  accepted (JSON ignores the trailing \\r). Line numbers count every physical line; blank lines
+  (only spaces, tabs, \\r) are allowed and counted, and do not take a record index.
+- Memory is constant: one line at a time, each at most `max_line_bytes` (longer lines are skipped in
+  pieces and reported, TG228).
+- gzip is recognised by its magic bytes (1f 8b), whatever the file's name, and streamed. A UTF-8 BOM
+  is an error (TG244: the JSON Lines spec forbids it and `json.loads` on text fails on it) but the
+  rest of the file is still checked. UTF-16/32 and other compressions are named (TG245).
+- Parsing is orjson's, which is strict: NaN/Infinity, numbers that overflow a double, lone
+  surrogates, invalid UTF-8 and control characters are all rejected. Diagnosing a bad line (slow
+  path, only for lines that fail) lives in `tunegate.dataset.json_line`.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+
+from tunegate.dataset.json_line import diagnose, non_object
+from tunegate.dataset.records import BOM, GZIP_MAGIC, MAX_LINE_BYTES, unreadable
+from tunegate.report import FindingCollector
+
+_BUFFER = 1 << 20
+_BLANK = b" \t\r\n"
+# Magic numbers of formats that are not UTF-8 JSONL, and what to tell the user.
+_FOREIGN = [
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"),
+    (b"BZh", "bzip2-compressed"), (b"\xfd7zXZ\x00", "xz-compressed"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed"), (b"PK\x03\x04", "a zip archive"),
+]
+
+
+class JsonlReader:
+    """Reads one JSONL file, reporting every problem to `out`, yielding the JSON objects.
+
+    Attributes after `records()` is exhausted: `lines` (physical lines), `blank_lines`, `records`
+    (non-blank lines, valid or not), `gzip` and `bom` (what the file was).
+    """
+
+    def __init__(self, path: Path, out: FindingCollector, max_line_bytes: int = MAX_LINE_BYTES):
+        self.path = Path(path)
+        self.file = str(path)
+        self.out = out
+        self.max_line_bytes = max_line_bytes
+        self.lines = self.blank_lines = self.records_seen = 0
+        self.gzip = self.bom = False
+
+    def error(self, code: str, message: str, hint: str, line: int | None = None,
+              column: int | None = None, record: int | None = None) -> None:
+        self.out.add(code, "error", message, hint, file=self.file, line=line, column=column, record=record)
+
+    def records(self) -> Iterator[tuple[int, int, bytes, dict]]:
+        """Yield (line, record index, raw line bytes, parsed object) for every JSON-object line."""
+        stream = self._open()
+        if stream is None:
+            return
+        try:
+            yield from self._scan(stream)
+        finally:
+            stream.close()
+            self._raw.close()
+        self._report_emptiness()
+
+    def _scan(self, stream: BinaryIO) -> Iterator[tuple[int, int, bytes, dict]]:
+        # The hot loop: per line one readline, one orjson call and a type check; counters are
+        # locals, written back once at the end.
+        readline, loads, limit = stream.readline, orjson.loads, self.max_line_bytes + 1
+        n = index = blank = 0
+        try:
+            while True:
+                raw = readline(limit)
+                if not raw:
+                    break
+                n += 1
+                if raw[-1] != 10 and len(raw) == limit:
+                    self._skip_long_line(readline, limit, n, index)
+                    index += 1
+                    continue
+                try:
+                    record = loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    if not raw.strip(_BLANK):
+                        blank += 1
+                        continue
+                    if index == 0 and _starts_document(raw):
+                        self._report_document_file(raw, n)  # every further line would be noise
+                        index += 1
+                        break
+                    diagnose(raw, exc, self, n, index)
+                    index += 1
+                    continue
+                if type(record) is dict:
+                    yield n, index, raw, record
+                else:
+                    non_object(record, self, n, index)
+                index += 1
+        except (OSError, EOFError, zlib.error) as exc:  # a corrupt gzip stream or a failing disk
+            what = "the gzip stream is corrupt or truncated" if self.gzip else "reading failed"
+            self.error("TG246", f"{what} after line {n}: {exc}", "Re-create or re-download the file; "
+                       "`gzip -t FILE` tests a gzip file.", line=n + 1, column=1)
+        finally:
+            self.lines, self.records_seen, self.blank_lines = n, index, blank
+
+    def _skip_long_line(self, readline, limit: int, n: int, index: int) -> None:
+        size = limit
+        while True:  # drain the rest of the line in bounded pieces
+            piece = readline(limit)
+            size += len(piece)
+            if not piece or piece[-1] == 10:
+                break
+        self.error("TG228", f"line is {size:,} bytes, over the {self.max_line_bytes:,}-byte limit per record",
+                   "Split or shorten the record; no trainer can use a record that size (it would be "
+                   "truncated to max_seq_len), and a missing newline between records looks the same.",
+                   line=n, column=1, record=index)
+
+    def _report_document_file(self, raw: bytes, n: int) -> None:
+        if raw.lstrip(_BLANK).startswith(b"["):
+            self.error("TG243", "the file is one JSON array, not JSON Lines",
+                       "Convert to one object per line: `jq -c '.[]' data.json > data.jsonl`, or "
+                       "`python -c \"import json,sys; [print(json.dumps(r, ensure_ascii=False)) for r in "
+                       "json.load(sys.stdin)]\" < data.json > data.jsonl`.", line=n, column=1, record=0)
+        else:
+            self.error("TG220", "the file is pretty-printed JSON: the first record spreads over many lines",
+                       "Write each record on ONE line (json.dumps without indent=), or convert with "
+                       "`jq -c . data.json > data.jsonl`.", line=n, column=1, record=0)
+
+    def _report_emptiness(self) -> None:
+        if self.records_seen:
+            return
+        if self.lines == 0:
+            self.error("TG241", "the file is empty", "Point the spec at the real data file; "
+                       "an empty dataset gives a training loop with nothing to do.", line=1, column=1)
+        else:
+            self.error("TG242", f"the file has {self.lines} line(s) but all are blank: no records",
+                       "Write one JSON object per line.", line=1, column=1)
+
+    def _open(self) -> BinaryIO | None:
+        """Open the file (gzip or plain) positioned after any BOM; None when it cannot be read."""
+        problem = unreadable(self.path)
+        if problem:
+            self.error("TG240", f"cannot read the file: {problem}",
+                       "Check the path (relative paths in a spec resolve against the spec's folder) "
+                       "and the file's permissions.")
+            return None
+        raw = None
+        try:
+            raw = open(self.path, "rb", buffering=_BUFFER)  # noqa: SIM115 (closed by records())
+            stream: BinaryIO = raw
+            if raw.peek(2)[:2] == GZIP_MAGIC:
+                self.gzip = True
+                # GzipFile never closes the file it wraps: `self._raw` is closed with the stream.
+                stream = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), _BUFFER)  # type: ignore[arg-type]
+        except OSError as exc:
+            if raw is not None:
+                raw.close()
+            self.error("TG240", f"cannot read the file: {exc.strerror or exc}",
+                       "Check the file's permissions.")
+            return None
+        self._raw = raw
+        started = self._check_start(stream)
+        if started is None:
+            raw.close()
+        return started
+
+    def _check_start(self, stream: BinaryIO) -> BinaryIO | None:
+        try:
+            head = stream.peek(6)[:6]  # type: ignore[attr-defined]
+        except (OSError, EOFError, zlib.error) as exc:
+            stream.close()
+            self.error("TG246", f"the gzip stream is corrupt: {exc}", "Re-create the file; "
+                       "`gzip -t FILE` tests it.", line=1, column=1)
+            return None
+        if head.startswith(BOM):
+            self.bom = True
+            stream.read(len(BOM))
+            self.error("TG244", "the file starts with a UTF-8 byte order mark (BOM)",
+                       "Remove it: `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`, or save as 'UTF-8' rather than "
+                       "'UTF-8 with BOM'. The JSON Lines format forbids it and many loaders fail on line 1.",
+                       line=1, column=1)
+            return stream
+        foreign = _foreign_format(head)
+        if foreign:
+            stream.close()
+            self.error("TG245", f"the file is {foreign}, not UTF-8 JSON Lines",
+                       "Convert it to UTF-8 text (e.g. `iconv -f UTF-16 -t UTF-8`), or compress with "
+                       "gzip (.jsonl.gz), the only compression tunegate reads.", line=1, column=1)
+            return None
+        return stream
+
+
+def _starts_document(raw: bytes) -> bool:
+    """A first line that opens a multi-line JSON document: `[...` or a lone `{`."""
+    head = raw.strip(_BLANK)
+    return head.startswith(b"[") or head == b"{"
+
+
+def _foreign_format(head: bytes) -> str | None:
+    for magic, name in _FOREIGN:
+        if head.startswith(magic):
+            return name
+    # UTF-16 without a BOM: ASCII characters interleaved with NUL bytes.
+    if len(head) >= 4 and head[1] == 0 and head[3] == 0 and head[0] and head[2]:
+        return "UTF-16 (little-endian, no BOM)"
+    if len(head) >= 4 and head[0] == 0 and head[2] == 0 and head[1] and head[3]:
+        return "UTF-16 (big-endian, no BOM)"
+    return None
+

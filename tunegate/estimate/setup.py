@@ -1,0 +1,72 @@
+"""What the estimate needs to know about a training run, independent of the spec's layout.
+
+The spec always describes a LoRA (or QLoRA) run; the accuracy benchmark also models full
+fine-tunes and other frameworks' recipes, so the few knobs the spec does not expose (method,
+optimizer-state dtype, chunked loss) live here with the defaults tunegate's own trainer uses.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tunegate.spec.model import Spec
+
+Precision = Literal["bf16", "fp16", "fp32"]
+Attention = Literal["sdpa", "flash_attention_2", "eager"]
+Sharding = Literal["none", "zero2", "zero3", "fsdp"]
+
+
+class TrainSetup(BaseModel):
+    """One training configuration, as the memory and FLOP models see it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    method: Literal["lora", "qlora", "full"] = "lora"
+    precision: Precision = "bf16"
+    micro_batch_size: int = Field(1, gt=0)
+    seq_len: int = Field(2048, gt=0)
+    grad_accum_steps: int = Field(1, gt=0)
+    gradient_checkpointing: bool = False
+    attention: Attention = "sdpa"
+    compile: bool = False
+    lora_r: int = Field(16, gt=0)
+    lora_targets: list[str] | Literal["all-linear"] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    lora_dropout: float = 0.0
+    gpu_count: int = Field(1, gt=0)
+    sharding: Sharding = "none"
+    # Full fine-tuning only. "fp32": mixed precision with fp32 master weights and fp32 AdamW
+    # moments (ZeRO paper accounting: 2 + 2 + 12 bytes per parameter). "param_dtype": weights,
+    # gradients and moments all in the training precision (torchtune's and PEFT's benchmark
+    # recipes: 2 + 2 + 4 bytes per parameter in bf16).
+    optimizer_state: Literal["fp32", "param_dtype"] = "fp32"
+    # "chunked": cross-entropy computed over output chunks (torchtune's CEWithChunkedOutputLoss).
+    loss: Literal["full", "chunked"] = "full"
+    # Hugging Face Trainer runs bf16/fp16 under torch.autocast; scripts that load the model in
+    # bf16 and call it directly (PEFT's and torchtune's benchmarks) do not.
+    autocast: bool = True
+    # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True); torchtune keeps them in bf16.
+    adapter_dtype: Literal["fp32", "param"] = "fp32"
+
+    @property
+    def tokens_per_micro_batch(self) -> int:
+        return self.micro_batch_size * self.seq_len
+
+    @property
+    def global_batch(self) -> int:
+        """Sequences per optimizer step over every GPU."""
+        return self.micro_batch_size * self.grad_accum_steps * self.gpu_count
+
+
+def setup_from_spec(spec: Spec) -> TrainSetup:
+    """The TrainSetup a spec describes (always LoRA; QLoRA when the base is loaded in 4 bit)."""
+    t = spec.training
+    return TrainSetup(
+        method="qlora" if spec.model.quantization == "4bit" else "lora",
+        precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
+        grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,
+        attention=t.attention, compile=t.compile, lora_r=spec.lora.r,
+        lora_targets=spec.lora.target_modules, lora_dropout=spec.lora.dropout,
+        gpu_count=spec.hardware.count, sharding=t.sharding,
+    )

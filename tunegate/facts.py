@@ -1,0 +1,74 @@
+"""What the stages learn for later ones: typed, so a stage reads a field, not a guessed dict key.
+
+    facts.content["train"].content_chars   # counted by the dataset stage, read by the estimate
+    facts.tokens.train_tokens              # the mini-run's token audit, read by the estimate
+    facts.mini_run.tokens_per_s            # measured, read by the estimate and the advisor
+
+A report carries its facts; a flow hands them from one task to the next. The JSON keys are the
+report's `facts` keys (`tokens`, `estimate`, `mini_run`, `advice`, `content`); facts a run did
+not learn are left out of the JSON rather than written as null.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Facts(BaseModel):
+    # ignore: a report written by a newer tunegate (more facts) still loads in this one.
+    model_config = ConfigDict(extra="ignore")
+
+
+class SplitContent(_Facts):
+    """One split as the dataset stage read it."""
+
+    records: int
+    content_chars: int  # characters of message text, every role
+
+
+class TokenFacts(_Facts):
+    """The training split's real token counts, from the mini-run's token audit."""
+
+    train_tokens: int
+    trainable_tokens: int
+    records: int
+    sampled: bool
+    max_seq_len: int
+    mean_tokens_per_record: float
+
+
+class MiniRunFacts(_Facts):
+    """What the mini-run measured, with the device and model it measured them on."""
+
+    device: str | None = None
+    precision: str | None = None
+    tokens_per_s: float | None = None
+    tokens_per_s_steady: float | None = None
+    step_s: float | None = None
+    train_peak_memory_bytes: int | None = None
+    peak_memory_bytes: int | None = None
+    peak_memory_source: str | None = None
+    model: str | None = None
+    gpu: str | None = None  # the CUDA device name; None off a GPU, so no prior is ever replaced by CPU speed
+
+
+class GateFacts(_Facts):
+    """Everything the stages of one gate run learned for the stages after them."""
+
+    content: dict[str, SplitContent] = {}
+    tokens: TokenFacts | None = None
+    estimate: dict[str, Any] | None = None  # `Estimate.summary()`
+    mini_run: MiniRunFacts | None = None
+    advice: dict[str, Any] | None = None  # `Advice` as JSON
+
+    def merged(self, later: GateFacts) -> GateFacts:
+        """These facts updated by what a later step learned (a later value wins)."""
+        update = {name: getattr(later, name) for name in type(later).model_fields
+                  if name in later.model_fields_set}
+        content = {**self.content, **later.content}
+        return self.model_copy(update={**update, "content": content})
+
+    def as_json(self) -> dict[str, Any]:
+        """The report's `facts` object: learned facts only."""
+        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=True)

@@ -1,0 +1,31 @@
+"""The full run: launched only through the gate, tracked in MLflow, Failed on a health stop.
+
+    tunegate launch examples/quickstart.yaml
+    prefect deployment run full-run/full-run -p spec_path=/shared/specs/run.yaml
+"""
+from __future__ import annotations
+
+from prefect import flow
+from prefect.states import Completed, Failed
+
+from tunegate.tasks.gate_tasks import parse_spec_task
+from tunegate.tasks.tracking_tasks import close_tracking_task, log_candidate_task, open_tracking_task
+from tunegate.tasks.train_tasks import full_training_task, verify_approval_task
+
+
+@flow(name="full-run", log_prints=True)
+def full_run(spec_path: str, report_file: str | None = None):
+    """Train the approved spec to the end, evaluate on the frozen validation set, save the adapter."""
+    parsed = parse_spec_task(spec_path)
+    approval = verify_approval_task(parsed, report_file)
+    session = open_tracking_task(parsed, "full-run", approval.fingerprints["validation"]["digest"])
+    result = full_training_task(parsed)
+    healthy = result.status == "completed"
+    log_candidate_task(session, approval, parsed, salt="full-run", name="full-run", **result.record_fields(),
+                       **({} if healthy else {"verdict": "rejected", "reason": result.reason,
+                                              "failing_codes": result.codes}))
+    close_tracking_task(session, "" if healthy else f"full run {result.status}: {result.reason}")
+    data = result.model_dump(mode="json")
+    if not healthy:
+        return Failed(message=f"full run {result.status}: {result.reason}", data=data)
+    return Completed(message=f"trained; validation loss {result.val_loss}", data=data)

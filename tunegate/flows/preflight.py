@@ -1,0 +1,53 @@
+"""The preflight flow: every gate stage, cheapest first; the run ends Failed when the gate rejects.
+
+    tunegate preflight examples/quickstart.yaml        # locally, no server needed
+    prefect deployment run preflight/preflight -p spec_path=examples/quickstart.yaml
+"""
+from __future__ import annotations
+
+from prefect import flow
+from prefect.states import Completed, Failed
+
+from tunegate.facts import GateFacts
+from tunegate.report import GateReport
+from tunegate.spec.check import ParsedSpec
+from tunegate.tasks.gate_tasks import advisor_task, mini_run_task, parse_spec_task, static_gate_task
+from tunegate.tasks.report_tasks import publish_report_task
+from tunegate.tasks.tracking_tasks import close_tracking_task, log_candidate_task, open_tracking_task
+
+
+@flow(name="preflight", log_prints=True)
+def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
+              mini_run_deployment: str | None = None):
+    """Gate one spec: static stages, mini-run, advisor; track it in MLflow; fail if rejected."""
+    parsed = parse_spec_task(spec_path)
+    report = static_gate_task(parsed)
+    if report.approved_for_full_run and mini_run:
+        report = GateReport.merge([report, _mini_run(parsed, report.facts, mini_run_deployment)])
+    if report.approved_for_full_run and advisor:
+        report = GateReport.merge([report, advisor_task(parsed, report.facts)])
+    if parsed.valid:
+        session = open_tracking_task(parsed, "preflight", _validation_digest(report))
+        log_candidate_task(session, report, parsed)
+        close_tracking_task(session, "" if report.approved_for_full_run else "gate rejected the spec")
+    publish_report_task(report, spec_path)
+    data = report.model_dump(mode="json")
+    if not report.approved_for_full_run:
+        failed = next(s.name for s in report.stages if s.status == "failed")
+        return Failed(message=f"gate rejected the spec at stage '{failed}'", data=data)
+    return Completed(message="approved for a full run", data=data)
+
+
+def _mini_run(parsed: ParsedSpec, facts: GateFacts, deployment: str | None) -> GateReport:
+    """In-process by default; on the GPU work pool's `mini-run` deployment when one is named."""
+    if deployment is None:
+        return mini_run_task(parsed, facts)
+    from prefect.deployments import run_deployment
+
+    # The worker reads the spec itself: it runs on another machine, with its own view of the files.
+    run = run_deployment(deployment, parameters={"spec_path": parsed.path, "facts": facts.as_json()})
+    return GateReport.model_validate(run.state.result())
+
+
+def _validation_digest(report: GateReport) -> str | None:
+    return (report.fingerprints.get("validation") or {}).get("digest")

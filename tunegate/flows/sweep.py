@@ -1,0 +1,50 @@
+"""The sweep flow: data stages once, then every candidate gated before its short training budget.
+
+    tunegate sweep examples/sweep.yaml
+    prefect deployment run sweep/nightly-sweep
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from prefect import flow, unmapped
+from prefect.states import Completed, Failed
+
+from tunegate.sweep.nomad_sweep import nomad_sweep
+from tunegate.sweep.summary import summarise
+from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
+from tunegate.tasks.report_tasks import publish_report_task
+from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
+from tunegate.tasks.tracking_tasks import close_tracking_task, open_tracking_task
+
+
+@flow(name="sweep", log_prints=True)
+def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
+    """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
+    parsed = parse_spec_task(spec_path)
+    base = static_gate_task(parsed)
+    if not base.approved_for_full_run:
+        publish_report_task(base, spec_path)
+        return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
+    settings = parsed.require().sweep
+    session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"])
+
+    def evaluate_many(batch: list[dict]) -> list:
+        futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
+                                              unmapped(settings.train_steps))
+        return [f.result() for f in futures]
+
+    if (strategy or settings.strategy) == "nomad":
+        outcomes, _ = nomad_sweep(parsed, evaluate_many)
+    else:
+        candidates = propose_task(parsed, strategy)
+        step = settings.max_parallel
+        outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
+    summary = summarise(outcomes, None)
+    best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
+    summary.best_run_id = best
+    print(summary.text())
+    if not any(o.approved for o in outcomes):
+        return Failed(message="every candidate was rejected", data=summary.model_dump(mode="json"))
+    return Completed(message=f"{summary.approved} of {len(outcomes)} candidates approved",
+                     data=summary.model_dump(mode="json"))

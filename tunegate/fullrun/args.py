@@ -1,0 +1,90 @@
+"""The HF `TrainingArguments` of a full run, from the spec and the device it lands on.
+
+Every argument the spec does not set is the Trainer's default (AdamW, linear decay without
+warmup, gradient clipping at 1.0: the mini-run clips at the same value). A few are set on purpose,
+each for the reason in its comment.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tunegate.spec.model import Spec
+from tunegate.training.device import RunPlace, available_devices, supported_attention, supported_precision
+
+# At most this many logged points per run: logging every step of a 100k-step run would make the
+# result JSON and MLflow's metric table huge. A NaN anywhere in a logging window still makes the
+# window's mean NaN, and gradients are checked at every step, so no problem goes unseen.
+MAX_LOG_POINTS = 1000
+CHECKPOINTS = "checkpoints"
+
+
+def world_size() -> int:
+    """Processes in the run, as the launcher (accelerate, torchrun) tells each of them."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def planned_steps(spec: Spec, records: int, max_steps: int | None = None) -> int:
+    """Optimizer steps the run will take, computed as the Trainer does (max_steps overrides epochs)."""
+    t = spec.training
+    steps = max_steps or t.max_steps
+    if steps:
+        return steps
+    per_process = math.ceil(records / world_size())  # the distributed sampler pads to equal shares
+    batches = math.ceil(per_process / t.micro_batch_size)
+    per_epoch = max(1, math.ceil(batches / t.grad_accum_steps))
+    return math.ceil(per_epoch * (t.epochs or 1.0))
+
+
+def logging_steps(total_steps: int) -> int:
+    return max(1, math.ceil(total_steps / MAX_LOG_POINTS))
+
+
+def choose_place(spec: Spec, log: Callable[[str], None]) -> RunPlace:
+    """Device type (cuda, mps, cpu: the Trainer's own order), precision and attention it supports."""
+    device = available_devices()[0]
+    precision = supported_precision(spec.training.precision, device)
+    if precision != spec.training.precision:
+        log(f"training.precision {spec.training.precision} is not supported on this {device}: training in {precision}")
+    attention = supported_attention(spec.training.attention, device)
+    if attention != spec.training.attention:
+        log(f"training.attention {spec.training.attention} cannot run here (CUDA and flash-attn needed): using {attention}")
+    if device == "cpu":
+        log(f"no GPU here: training on the CPU in {precision}; its speed and memory are not a GPU's")
+    return RunPlace(device, precision, attention)
+
+
+def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_steps: int,
+                       max_steps: int | None = None) -> Any:
+    """TrainingArguments for the run; creating them sets up the process group under a launcher."""
+    from transformers import TrainingArguments
+
+    t, save_steps = spec.training, spec.full_run.save_steps
+    steps = max_steps or t.max_steps
+    return TrainingArguments(
+        output_dir=str(Path(output_dir) / CHECKPOINTS),
+        per_device_train_batch_size=t.micro_batch_size, per_device_eval_batch_size=t.micro_batch_size,
+        gradient_accumulation_steps=t.grad_accum_steps, learning_rate=t.learning_rate,
+        max_steps=steps or -1, num_train_epochs=t.epochs or 1.0,
+        bf16=place.precision == "bf16", fp16=place.precision == "fp16", use_cpu=place.device == "cpu",
+        torch_compile=t.compile, seed=t.seed, data_seed=t.seed,
+        # the HealthCallback refuses the default True, which hides NaN/Inf losses
+        logging_nan_inf_filter=False, logging_steps=logging_steps(total_steps), logging_first_step=True,
+        # a checkpoint and an evaluation on the frozen validation set every save_steps
+        save_strategy="steps", save_steps=save_steps, eval_strategy="steps", eval_steps=save_steps,
+        prediction_loss_only=True,  # evaluation keeps the loss only, never every logit
+        # the flows log to MLflow themselves through an allowlist; the Trainer's MLflow callback
+        # would log every TrainingArguments field
+        report_to="none", disable_tqdm=True,
+        remove_unused_columns=False,  # the dataset holds encoded chats, not model-signature columns
+        include_num_input_tokens_seen="non_padding",  # real tokens/s, summed over processes
+        # every LoRA parameter is in the forward pass: DDP's search for unused ones is pure cost
+        ddp_find_unused_parameters=False,
+    )

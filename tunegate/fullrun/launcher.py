@@ -1,0 +1,205 @@
+"""Launch `python -m tunegate.fullrun.trainer` under accelerate, torchrun or plain Python, and read its result.
+
+    cmd = launch_command(spec, spec_path, output_dir, result_path)
+    result = run_launched(cmd, result_path, log=logger.info, env=training_env(spec))
+
+The launchers are started as `<this python> -m accelerate.commands.launch` (what the `accelerate
+launch` script runs) and `<this python> -m torch.distributed.run` (what `torchrun` runs), so the
+run uses the same environment as the caller even where those scripts are not on PATH.
+
+Processes per node: `full_run.num_processes`, else `hardware.count` (spread over the nodes); 1 on
+a machine without CUDA. Multi-node runs read the node layout from the environment, under
+torchrun's own names: NNODES (> 1 makes it multi-node), NODE_RANK, MASTER_ADDR, MASTER_PORT.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from tunegate.errors import LaunchConfigError
+from tunegate.fullrun.result import NO_RESULT, TIMED_OUT, TrainResult, failed
+from tunegate.spec.model import Spec
+from tunegate.tracking.record import secret_env_names
+
+MIXED_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}
+DEFAULT_PORT = "29500"  # torch.distributed's default
+TAIL_LINES = 40  # output lines kept for the reason of a run that died without a result
+KILL_GRACE_S = 15  # between SIGTERM and SIGKILL of a timed-out run
+
+
+def has_cuda() -> bool:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def num_processes(spec: Spec, nodes: int = 1, cuda: bool | None = None, log: Callable[[str], None] = print) -> int:
+    """Processes per node: full_run.num_processes, else hardware.count over the nodes; 1 without CUDA."""
+    wanted = spec.full_run.num_processes or max(1, spec.hardware.count // nodes)
+    if not (has_cuda() if cuda is None else cuda):
+        if wanted > 1:
+            log(f"no CUDA on this machine: launching 1 process instead of {wanted} (one per GPU)")
+        return 1
+    return wanted
+
+
+def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: Path, max_steps: int | None = None,
+                   *, env: Mapping[str, str] | None = None, cuda: bool | None = None,
+                   log: Callable[[str], None] = print) -> list[str]:
+    """The command line that runs `tunegate.fullrun.trainer` for this spec under `full_run.launcher`."""
+    env = os.environ if env is None else env
+    nodes = int(env.get("NNODES", "1"))
+    per_node = num_processes(spec, nodes, cuda, log)
+    # absolute: the launched processes may start in another folder
+    program = ["-m", "tunegate.fullrun.trainer", "--spec", str(Path(spec_path).absolute()),
+               "--output-dir", str(Path(output_dir).absolute()), "--result", str(Path(result_path).absolute())]
+    program += ["--max-steps", str(max_steps)] if max_steps else []
+    launcher = spec.full_run.launcher
+    if launcher == "python":
+        return [sys.executable, *program]
+    if launcher == "torchrun":
+        return [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(per_node),
+                *_torchrun_nodes(nodes, env), *program]
+    return [sys.executable, "-m", "accelerate.commands.launch", *_accelerate_layout(per_node, nodes, env),
+            "--mixed_precision", MIXED_PRECISION[spec.training.precision],
+            # torch.compile is the Trainer's (training.compile), not accelerate's dynamo wrapper
+            "--dynamo_backend", "no", *program]
+
+
+def _accelerate_layout(per_node: int, nodes: int, env: Mapping[str, str]) -> list[str]:
+    # accelerate counts processes over all machines; --multi_gpu needs at least two of them
+    total = per_node * nodes
+    args = ["--num_processes", str(total), "--num_machines", str(nodes)]
+    if total > 1:
+        args.append("--multi_gpu")
+    if total > 1 and nodes == 1:  # not accelerate's fixed 29500: parallel runs on one machine would collide
+        args += ["--main_process_port", str(_free_port())]
+    if nodes > 1:
+        args += ["--machine_rank", env.get("NODE_RANK", "0"), "--main_process_ip", _master(env),
+                 "--main_process_port", env.get("MASTER_PORT", DEFAULT_PORT)]
+    return args
+
+
+def _torchrun_nodes(nodes: int, env: Mapping[str, str]) -> list[str]:
+    if nodes <= 1:
+        return ["--standalone"]  # a local rendezvous on a free port: parallel runs do not collide
+    return ["--nnodes", str(nodes), "--node_rank", env.get("NODE_RANK", "0"), "--master_addr", _master(env),
+            "--master_port", env.get("MASTER_PORT", DEFAULT_PORT)]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _master(env: Mapping[str, str]) -> str:
+    if not env.get("MASTER_ADDR"):
+        raise LaunchConfigError("NNODES > 1 but MASTER_ADDR is not set: export the address of the node of rank 0")
+    return env["MASTER_ADDR"]
+
+
+def training_env(spec: Spec, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for the launched run: the caller's, without the API keys the trainer never
+    needs (the advisor's and the usual providers'), with unbuffered output so lines stream, and
+    with this tunegate first on PYTHONPATH, so the run imports the caller's code from any folder."""
+    env = dict(os.environ if base is None else base)
+    for name in secret_env_names(spec):
+        env.pop(name, None)
+    env["PYTHONUNBUFFERED"] = "1"
+    source = str(Path(__file__).resolve().parents[2])  # the folder holding the tunegate package
+    env["PYTHONPATH"] = os.pathsep.join([source, *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None = None,
+                 log: Callable[[str], None] = print, *, env: Mapping[str, str] | None = None,
+                 cwd: Path | None = None) -> TrainResult:
+    """Run the launch command, streaming its output lines to `log`, and return its result.
+
+    A stale result file is removed first, so a crash is never read as the previous run's outcome.
+    A run that ends without a result fails (TG707) with the tail of its output as the reason; one
+    that outlives `timeout_s` is stopped, its whole process group, and fails (TG711).
+    """
+    result_path = Path(result_path)
+    result_path.unlink(missing_ok=True)
+    tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+    try:
+        proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", bufsize=1, env=dict(env) if env is not None else None,
+                                cwd=cwd, start_new_session=True)  # its own group: a timeout stops every rank
+    except OSError as exc:
+        return failed(NO_RESULT, f"the launch command cannot start: {exc}")
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        _stop_group(proc)
+
+    timer = threading.Timer(timeout_s, expire) if timeout_s else None
+    if timer:
+        timer.start()
+    try:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            tail.append(line.rstrip("\n"))
+            log(tail[-1])
+        code = proc.wait()
+    finally:
+        if timer:
+            timer.cancel()
+    return _outcome(result_path, code, expired.is_set(), timeout_s, list(tail))
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    for sig, grace in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        if grace is None:
+            return
+        try:
+            proc.wait(grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _outcome(result_path: Path, code: int, timed_out: bool, timeout_s: float | None, tail: list[str]) -> TrainResult:
+    shown = "\n".join(tail[-12:])
+    if timed_out:
+        return failed(TIMED_OUT, f"the run was stopped after its timeout of {timeout_s:g} s; last output:\n{shown}")
+    if result_path.is_file():
+        try:
+            return TrainResult.read(result_path)
+        except (ValidationError, ValueError) as exc:
+            return failed(NO_RESULT, f"the result file {result_path} cannot be read ({exc.__class__.__name__}); "
+                          f"exit code {code}; last output:\n{shown}")
+    return failed(NO_RESULT, f"the run exited with code {code} without writing {result_path.name}; "
+                  f"last output:\n{shown}")
+
+
+def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print,
+           timeout_s: float | None = None) -> TrainResult:
+    """Run the trainer on an approved spec through its launcher (accelerate, torchrun or python)."""
+    output = spec.full_run.output_dir
+    output.mkdir(parents=True, exist_ok=True)
+    result_path = output / "train_result.json"
+    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path)
+    log("launching: " + " ".join(cmd))
+    # training_env drops the advisor's API key: the trainer never needs it.
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=training_env(spec))

@@ -1,0 +1,288 @@
+"""The full run: HF Trainer + PEFT LoRA on the spec's model, with the mini-run's health check.
+
+Run (what `tunegate launch` and the full_run flow start, through `launch_command`):
+
+    accelerate launch --num_processes 1 --mixed_precision bf16 -m tunegate.fullrun.trainer \\
+        --spec examples/quickstart.yaml --output-dir runs/full --result runs/full/result.json
+
+or in-process, as the sweep does for a candidate's short training budget:
+
+    result = train(spec, output_dir=Path("runs/c1"), max_steps=20)
+
+Same tokenisation as the mini-run (chat template, truncation, assistant-only labels), the spec's
+hyperparameters, a `HealthCallback` that stops the run at a non-finite loss or gradient norm (or
+a gradient stuck at 0), checkpoints and evaluations on the frozen validation set every
+`full_run.save_steps`, an evaluation on the whole validation set at the end, and the adapter and
+tokenizer published atomically to `<output_dir>/adapter` with a COMPLETE marker. Exit code 0 when
+completed, 1 when unhealthy or failed; only the main process writes the result JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from tunegate.fullrun.args import is_main_process, world_size
+from tunegate.fullrun.launcher import launch_command, run_launched, training_env
+from tunegate.fullrun.result import (
+    BAD_ADAPTER,
+    CANNOT_START,
+    CRASHED,
+    NO_RECORDS,
+    NONFINITE_GRAD,
+    NONFINITE_LOSS,
+    NONFINITE_VAL,
+    OUT_OF_MEMORY,
+    ZERO_GRAD,
+    EvalPoint,
+    TrainProblem,
+    TrainResult,
+    TrainStep,
+    failed,
+)
+from tunegate.spec.model import Spec
+
+__all__ = ["EvalPoint", "TrainProblem", "TrainResult", "TrainStep", "launch_command", "main", "run_launched",
+           "train", "training_env"]
+
+ZERO_GRAD_PATIENCE = 3  # steps in a row with a gradient norm of exactly 0 before the run is stopped
+FP16_SKIP_TOLERANCE = 16  # overflow-skipped fp16 steps in a row: the scaler's 2**16 start halved to 1
+
+
+def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
+          log: Callable[[str], None] = print) -> TrainResult:
+    """Train the spec's LoRA adapter into `output_dir`; every outcome is a `TrainResult`, never a raise.
+
+    Args:
+        spec: a validated spec with resolved paths (`spec_check.read_spec`).
+        output_dir: checkpoints go to `<output_dir>/checkpoints`, the adapter to `<output_dir>/adapter`.
+        max_steps: optimizer steps, overriding the spec's epochs/max_steps (a sweep's short budget).
+        log: where progress lines go (only the main process logs).
+    """
+    say = log if is_main_process() else (lambda _line: None)
+    unsupported = _unsupported(spec)
+    if unsupported:
+        return failed(CANNOT_START, unsupported)
+    from tunegate.training.runtime import free_memory, is_oom, quiet_transformers
+
+    try:
+        with quiet_transformers():
+            return _Run(spec, Path(output_dir), max_steps, say).run()
+    except Exception as exc:  # noqa: BLE001  (the model's own code can raise anything)
+        if os.environ.get("TUNEGATE_DEBUG"):
+            raise
+        first = _first_line(exc)
+        if is_oom(exc):
+            return failed(OUT_OF_MEMORY, f"out of memory: {first} (micro_batch_size "
+                          f"{spec.training.micro_batch_size}, max_seq_len {spec.training.max_seq_len})")
+        return failed(CRASHED, f"training crashed: {type(exc).__name__}: {first}")
+    finally:
+        free_memory()  # an in-process sweep trains the next candidate on the same GPU
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:300] if str(exc) else ""
+
+
+def _unsupported(spec: Spec) -> str:
+    if spec.training.sharding != "none":
+        return (f"training.sharding {spec.training.sharding} is not supported by tunegate's trainer yet; "
+                "use sharding: none (data parallel, one full copy of the base per GPU)")
+    if spec.model.quantization != "none":
+        return f"model.quantization {spec.model.quantization} is not supported by tunegate's trainer yet"
+    return ""
+
+
+class _Run:
+    """One training run, step by step; each step either continues or returns the final result."""
+
+    def __init__(self, spec: Spec, output_dir: Path, max_steps: int | None, log: Callable[[str], None]):
+        self.spec, self.output_dir, self.max_steps, self.log = spec, output_dir, max_steps, log
+        self.facts: dict[str, Any] = {"num_processes": world_size()}
+
+    def run(self) -> TrainResult:
+        from transformers import set_seed
+
+        from tunegate.fullrun import args as train_args
+        from tunegate.fullrun import data as train_data
+        from tunegate.training.device import RunPlace
+
+        loaded = self._tokenizer()
+        if isinstance(loaded, TrainResult):
+            return loaded
+        path, tokenizer = loaded
+        data = train_data.load_splits(self.spec, tokenizer, self.log)
+        self.facts.update(train_records=len(data.train), validation_records=len(data.validation),
+                          dropped_records=data.dropped)
+        if not data.train or not data.validation:
+            empty = "training" if not data.train else "validation"
+            return self._failed(NO_RECORDS, f"the {empty} set has no usable record (see the token audit above)")
+        place = train_args.choose_place(self.spec, self.log)
+        total = train_args.planned_steps(self.spec, len(data.train), self.max_steps)
+        args = train_args.training_arguments(self.spec, self.output_dir, place, total, self.max_steps)
+        place = RunPlace(str(args.device), place.precision, place.attention)
+        self.facts.update(device=place.device, precision=place.precision, attention=place.attention, max_steps=total)
+        set_seed(self.spec.training.seed)  # LoRA initialisation and dropout: same spec, same numbers
+        model = self._model(path, place, data.max_token_id)
+        if isinstance(model, TrainResult):
+            return model
+        return self._train(model, tokenizer, args, data, total)
+
+    def _tokenizer(self) -> tuple[str, Any] | TrainResult:
+        from tunegate.training.chat_tokens import substitute_pad_token
+        from tunegate.training.model import load_tokenizer
+        from tunegate.training.tiny_model import resolve_model_id
+
+        try:
+            path = resolve_model_id(self.spec.model.id)
+            tokenizer = load_tokenizer(path, self.spec)
+        except (OSError, ValueError) as exc:  # not there, not a model: as the mini-run's TG508
+            return self._failed(CANNOT_START, f"model.id {self.spec.model.id!r} cannot be loaded: "
+                                f"{type(exc).__name__}: {_first_line(exc)}")
+        if not tokenizer.chat_template:
+            return self._failed(CANNOT_START, f"the tokenizer of {self.spec.model.id!r} has no chat template")
+        used = substitute_pad_token(tokenizer)
+        if used:
+            self.log(f"the tokenizer has no pad token: padding with the {used} (masked by position)")
+        return path, tokenizer
+
+    def _model(self, path: str, place: Any, max_token_id: int) -> Any:
+        from tunegate.report import FindingCollector
+        from tunegate.training.model import apply_lora, load_model
+
+        base = load_model(path, self.spec, place)
+        rows = base.get_input_embeddings().num_embeddings
+        if max_token_id >= rows:
+            return self._failed(CANNOT_START, f"the tokenizer produces token id {max_token_id} but the model's "
+                                f"embedding has only {rows} rows: tokenizer and model do not match")
+        out = FindingCollector("full-run")
+        model = apply_lora(base, self.spec, out)
+        if model is None or out.has_errors():
+            return self._failed(CANNOT_START, "; ".join(f.message for f in out.kept if f.severity == "error"))
+        return model
+
+    def _train(self, model: Any, tokenizer: Any, args: Any, data: Any, total: int) -> TrainResult:
+        from transformers import PrinterCallback, Trainer
+
+        from tunegate.fullrun.health import HealthCallback
+        from tunegate.fullrun.step_recorder import StepRecorder
+        from tunegate.training.chat_tokens import collate
+
+        health = HealthCallback(zero_grad_patience=ZERO_GRAD_PATIENCE)
+        recorder = StepRecorder(self.log, total)
+        trainer = Trainer(model=model, args=args, train_dataset=data.train, eval_dataset=data.validation,
+                          data_collator=partial(collate, pad_id=tokenizer.pad_token_id),
+                          callbacks=[health, recorder])
+        trainer.remove_callback(PrinterCallback)  # the recorder prints one short line per step instead
+        if trainer.accelerator.scaler is not None:  # fp16 loss scaling skips overflowing steps by design
+            health.skip_tolerance = FP16_SKIP_TOLERANCE
+        self.log(f"training {total} steps on {self.facts['device']} in {self.facts['precision']}, "
+                 f"{self.facts['num_processes']} process(es)")
+        output = trainer.train()
+        self._measure(trainer, output, recorder)
+        if not health.stopped:
+            self._evaluate(trainer, recorder)
+        if health.stopped:
+            return self._unhealthy(health, recorder)
+        return self._publish(trainer, tokenizer, recorder)
+
+    def _measure(self, trainer: Any, output: Any, recorder: Any) -> None:
+        from tunegate.training.runtime import peak_memory
+
+        runtime = float(output.metrics.get("train_runtime") or 0.0)
+        tokens = trainer.state.num_input_tokens_seen
+        losses = [s.loss for s in recorder.steps if s.loss is not None]
+        self.facts.update(
+            global_step=trainer.state.global_step, train_runtime_s=round(runtime, 3),
+            tokens_per_s=round(tokens / runtime, 1) if runtime and tokens else None,
+            final_train_loss=losses[-1] if losses else None, mean_train_loss=output.training_loss,
+            **peak_memory(self.facts["device"].split(":")[0]))
+
+    def _evaluate(self, trainer: Any, recorder: Any) -> None:
+        """The loss on the whole frozen validation set at the end (reusing a periodic one at this step)."""
+        last = recorder.evals[-1] if recorder.evals else None
+        if last is None or last.step != trainer.state.global_step:
+            trainer.evaluate()
+        self.facts["val_loss"] = recorder.evals[-1].val_loss if recorder.evals else None
+
+    def _unhealthy(self, health: Any, recorder: Any) -> TrainResult:
+        problems = []
+        for p in health.problems:
+            code = _health_code(p.metric, p.value)
+            if not any(q.code == code and q.step == p.step for q in problems):
+                problems.append(TrainProblem(code=code, step=p.step, metric=p.metric, value=p.value))
+        first = problems[0]
+        reason = (f"{first.metric} is {first.value} at step {first.step}: training stopped, no adapter saved"
+                  if first.value != "0.0" else f"the gradient norm is 0 for {ZERO_GRAD_PATIENCE} steps in a "
+                  f"row (to step {first.step}): nothing is learned; training stopped, no adapter saved")
+        self.log(f"unhealthy: {reason}")
+        return TrainResult(status="unhealthy", reason=reason, codes=sorted({p.code for p in problems}),
+                           problems=problems, **self._recorded(recorder))
+
+    def _publish(self, trainer: Any, tokenizer: Any, recorder: Any) -> TrainResult:
+        from tunegate.fullrun.publish import publish_adapter
+
+        folder, problem = None, ""
+        if trainer.is_world_process_zero():
+            summary = {k: self.facts.get(k) for k in ("global_step", "final_train_loss", "val_loss")}
+            folder, problem = publish_adapter(trainer.model, tokenizer, self.output_dir, summary)
+        trainer.accelerator.wait_for_everyone()
+        if problem:
+            return self._failed(BAD_ADAPTER, f"the trained adapter is not fit to ship: {problem}", recorder)
+        self.log(f"completed: final train loss {self.facts['final_train_loss']}, validation loss "
+                 f"{self.facts['val_loss']}" + (f", adapter in {folder}" if folder else ""))
+        return TrainResult(status="completed", adapter_dir=str(folder) if folder else None,
+                           **self._recorded(recorder))
+
+    def _recorded(self, recorder: Any) -> dict[str, Any]:
+        return {**self.facts, "steps": recorder.steps, "evals": recorder.evals}
+
+    def _failed(self, code: str, reason: str, recorder: Any = None) -> TrainResult:
+        self.log(f"failed ({code}): {reason}")
+        fields = self._recorded(recorder) if recorder is not None else self.facts
+        return failed(code, reason, **fields)
+
+
+def _health_code(metric: str, value: str) -> str:
+    if metric == "eval_loss":
+        return NONFINITE_VAL
+    if metric == "loss":
+        return NONFINITE_LOSS
+    return NONFINITE_GRAD if not math.isfinite(float(value)) else ZERO_GRAD
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tunegate.fullrun.trainer --spec SPEC [--output-dir DIR] [--max-steps N] [--result RESULT.json]`."""
+    parser = argparse.ArgumentParser(prog="python -m tunegate.fullrun.trainer", description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=Path, required=True, help="The spec YAML (approved by `tunegate preflight`).")
+    parser.add_argument("--output-dir", type=Path, help="Checkpoints and adapter; default full_run.output_dir.")
+    parser.add_argument("--max-steps", type=int, help="Optimizer steps, overriding the spec's epochs/max_steps.")
+    parser.add_argument("--result", type=Path, help="Where the main process writes the TrainResult JSON.")
+    args = parser.parse_args(argv)
+    result = _run_cli(args)
+    if args.result and is_main_process():
+        result.write(args.result)
+    return 0 if result.ok else 1
+
+
+def _run_cli(args: argparse.Namespace) -> TrainResult:
+    from tunegate.errors import UsageError
+    from tunegate.spec.check import read_spec
+
+    try:
+        checked, spec = read_spec(args.spec)
+    except UsageError as exc:
+        return failed(CANNOT_START, f"the spec cannot be read: {exc}")
+    if spec is None:
+        errors = [f"{f.code} {f.message}" for f in checked.findings if f.severity == "error"]
+        return failed(CANNOT_START, f"the spec {args.spec} is not valid: {'; '.join(errors[:5])}")
+    return train(spec, output_dir=args.output_dir or spec.full_run.output_dir, max_steps=args.max_steps)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

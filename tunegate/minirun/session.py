@@ -1,0 +1,254 @@
+"""One mini-run, step by step: load, tokenise and audit, train, evaluate, save and reload.
+
+Each step adds its findings and measurements; a step whose prerequisite failed is not attempted
+(no tokenising without a chat template, no save after a NaN step), but independent problems are
+all reported at once.
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from tunegate.facts import MiniRunFacts
+from tunegate.minirun import adapter_check
+from tunegate.minirun import steps as minirun_steps
+from tunegate.report import FindingCollector
+from tunegate.stage import GateContext
+from tunegate.training import device, runtime
+from tunegate.training import model as base_model
+from tunegate.training.adapter_io import save_adapter
+from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad, substitute_pad_token
+from tunegate.training.tiny_model import resolve_model_id
+from tunegate.training.token_audit import AuditedRecord, audit_split, token_facts
+
+
+class MiniRun:
+    """The state one mini-run carries from step to step."""
+
+    def __init__(self, ctx: GateContext, out: FindingCollector, stats: dict[str, Any]):
+        self.ctx, self.spec, self.out, self.stats = ctx, ctx.spec, out, stats
+        self.path = ""
+        self.tokenizer: Any = None
+        self.place: device.RunPlace | None = None
+        self.model: Any = None  # held here so the save step can drop the last reference to it
+        self._pad_is_own_eos = False
+
+    def run(self) -> None:
+        import torch
+
+        self.place = device.choose_place(self.spec, self.out)
+        if self.place is None:
+            return
+        self.stats.update(device=self.place.device, precision=self.place.precision, attention=self.place.attention)
+        if self.place.device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        if not self._load_tokenizer():
+            return
+        train, val = self._audit()
+        sample = self._sample(train)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.spec.training.seed)  # LoRA init and dropout: same run, same numbers
+            self._train(sample, val)
+        self.stats.update(runtime.peak_memory(self.place.device))
+        measured = {k: self.stats.get(k) for k in MiniRunFacts.model_fields if k in self.stats}
+        # The estimate trusts this speed only for the same GPU type and model.
+        self.ctx.facts.mini_run = MiniRunFacts(
+            **measured, model=self.spec.model.id,
+            gpu=torch.cuda.get_device_name(0) if self.place.device == "cuda" else None)
+
+    def _load_tokenizer(self) -> bool:
+        start = time.perf_counter()
+        model_id = self.spec.model.id
+        try:
+            self.path = resolve_model_id(model_id)  # builds the tiny model on first use
+            self.stats["resolve_s"] = round(time.perf_counter() - start, 3)
+            start = time.perf_counter()
+            self.tokenizer = base_model.load_tokenizer(self.path, self.spec)
+        except (OSError, ValueError) as exc:
+            self._load_failed(exc)
+            return False
+        self.stats["tokenizer_load_s"] = round(time.perf_counter() - start, 3)
+        if not self.tokenizer.chat_template:
+            self.out.add("TG503", "error", f"the tokenizer of {model_id!r} has no chat template, so chats "
+                         "cannot be rendered as the model expects", "Use the model's -Instruct/-chat "
+                         "tokenizer, or set tokenizer.chat_template and save_pretrained it into a folder "
+                         "that model.id points at.", key="model.id")
+            return False
+        original_pad = self.tokenizer.pad_token
+        used = substitute_pad_token(self.tokenizer)
+        if used:
+            self.out.add("TG504", "warning", f"the tokenizer has no pad token; the mini-run pads with the {used} "
+                         "and masks padding by position, so no label is lost", "Give the tokenizer a dedicated "
+                         "pad token (a reserved special token) and save it, so every trainer pads safely.",
+                         key="model.id")
+        self._pad_is_own_eos = original_pad is not None and self.tokenizer.pad_token_id == self.tokenizer.eos_token_id
+        return True
+
+    def _load_failed(self, exc: BaseException) -> None:
+        self.out.add("TG508", "error", f"model.id {self.spec.model.id!r} cannot be loaded: "
+                     f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                     "Check the id or folder. The hub may be unreachable: download the model first "
+                     "(hf download ID) and point model.id at the local folder, or set HF_HUB_OFFLINE=1.",
+                     key="model.id")
+
+    def _audit(self) -> tuple[list[AuditedRecord], list[AuditedRecord]]:
+        start = time.perf_counter()
+        max_len, seed = self.spec.training.max_seq_len, self.spec.training.seed
+        audits, found = {}, {}
+        for role in ("train", "validation"):
+            path = self.ctx.files[role]
+            audits[role], found[role] = audit_split(path, runtime.shown_path(path), self.tokenizer,
+                                                    max_len, self.out, seed=seed)
+        self.stats["tokenize_s"] = round(time.perf_counter() - start, 3)
+        self.stats["token_audit"] = audits
+        self.ctx.facts.tokens = token_facts(audits["train"])
+        if self._pad_is_own_eos:
+            lost = eos_labels_lost_to_pad([a.encoded for a in found["train"] if a.encoded], self.tokenizer.pad_token_id)
+            if lost:
+                self.out.add("TG505", "warning", f"the pad token is the EOS token {self.tokenizer.eos_token!r}: a "
+                             f"collator that masks labels by pad id (DataCollatorForLanguageModeling) drops all "
+                             f"{lost} EOS labels of the training set, and the model never learns to stop",
+                             "Give the tokenizer a distinct pad token; tunegate masks padding by position, "
+                             "other trainers may not.", key="model.id")
+        return found["train"], found["validation"]
+
+    def _sample(self, train: list[AuditedRecord]) -> list[AuditedRecord]:
+        cfg, micro = self.spec.gate.mini_run, self.spec.training.micro_batch_size
+        usable = [a for a in train if a.usable]
+        sample = pick_sample(usable, cfg.sample_size, micro, self.spec.training.seed)
+        if not sample:
+            self.out.add("TG501", "error", f"the mini-run sample is empty: none of the {len(train)} training "
+                         "records read has trainable tokens", "Fix the records the findings above name; "
+                         "an empty dataset gives a training loop that does nothing.", key="data.train")
+        self.stats["sample_records"] = len(sample)
+        return sample
+
+    def _train(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> None:
+        if not sample:
+            return
+        batches, val_batch = self._batches(sample, val)
+        base = self._load_model()
+        if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out):
+            return
+        model = self._guard("adding the LoRA adapter", base_model.apply_lora, base, self.spec, self.out)
+        del base
+        if model is None:
+            return
+        self.stats["trainable_params"] = sum(p.numel() for p in base_model.lora_parameters(model).values())
+        self.stats["total_params"] = sum(p.numel() for p in model.parameters())
+        outcome = self._guard("the training steps", minirun_steps.train_steps, model, batches, self.spec,
+                              self.place, self.out)
+        if outcome is None:
+            return
+        self._record_steps(outcome)
+        self.stats["train_peak_memory_bytes"] = runtime.peak_memory(self.place.device)["peak_memory_bytes"]
+        if not outcome.healthy:
+            return
+        start = time.perf_counter()
+        loss = self._guard("the evaluation step", minirun_steps.eval_step, model, val_batch, self.place, self.out)
+        self.stats.update(eval_loss=runtime.finite_or_text(loss) if loss is not None else None,
+                          eval_s=round(time.perf_counter() - start, 3))
+        self.model = model
+        del model
+        self._save_and_reload(batches[0], outcome.probe_logits)
+
+    def _batches(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> tuple[list[Any], Any]:
+        micro, pad = self.spec.training.micro_batch_size, self.tokenizer.pad_token_id
+        batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
+        usable_val = [a.encoded for a in val if a.usable][:micro]
+        return batches, (collate(usable_val, pad) if usable_val else None)
+
+    def _load_model(self) -> Any:
+        start = time.perf_counter()
+        try:
+            model = base_model.load_model(self.path, self.spec, self.place)
+        except (OSError, ValueError, ImportError) as exc:  # not there, not a model, a missing package
+            self._load_failed(exc)
+            return None
+        except Exception as exc:  # noqa: BLE001
+            self._crashed("loading the model", exc)
+            return None
+        self.stats["load_s"] = round(time.perf_counter() - start, 3)
+        return model
+
+    def _guard(self, what: str, fn: Any, *args: Any) -> Any:
+        """Call fn; running out of memory, or any crash, becomes a finding: the full run would die there too."""
+        try:
+            return fn(*args)
+        except Exception as exc:  # noqa: BLE001  (the model's own code can raise anything)
+            self._crashed(what, exc)
+            return None
+
+    def _crashed(self, what: str, exc: Exception) -> None:
+        """Report an OOM (TG509) or a crash (TG533); TUNEGATE_DEBUG=1 lets a crash through with its traceback."""
+        if runtime.is_oom(exc):
+            self._oom(what, exc)
+            return
+        if os.environ.get("TUNEGATE_DEBUG"):
+            raise exc
+        self.out.add("TG533", "error", f"the mini-run crashed during {what}: {type(exc).__name__}: "
+                     f"{str(exc).splitlines()[0][:300] if str(exc) else ''}", "The full run would crash the "
+                     "same way; fix the cause (rerun with TUNEGATE_DEBUG=1 for the traceback).")
+
+    def _oom(self, what: str, exc: BaseException) -> None:
+        t = self.spec.training
+        self.out.add("TG509", "error", f"out of memory on {self.place.device} during {what} (micro_batch_size "
+                     f"{t.micro_batch_size}, max_seq_len {t.max_seq_len}, {self.place.precision}): "
+                     f"{str(exc).splitlines()[0][:200]}", "Lower training.micro_batch_size (raise "
+                     "grad_accum_steps to keep the global batch), enable training.gradient_checkpointing, "
+                     "or lower training.max_seq_len.", key="training.micro_batch_size")
+        runtime.free_memory()
+
+    def _record_steps(self, outcome: minirun_steps.TrainOutcome) -> None:
+        steps = outcome.steps
+        seconds = sum(s.seconds for s in steps)
+        self.stats.update(
+            steps=len(steps), losses=[runtime.finite_or_text(s.loss) for s in steps],
+            grad_norms=[runtime.finite_or_text(s.grad_norm) for s in steps],
+            skipped_steps=sum(s.skipped for s in steps), steps_s=round(seconds, 4),
+            step_s=round(seconds / len(steps), 4) if steps else None,
+            tokens_per_s=round(sum(s.tokens for s in steps) / seconds, 1) if seconds else None,
+            # without step 1, which pays one-time kernel selection and allocator warm-up on a GPU
+            tokens_per_s_steady=_rate(steps[1:]),
+            probe_loss_before=_maybe(outcome.probe_before), probe_loss_after=_maybe(outcome.probe_after))
+
+    def _save_and_reload(self, probe_batch: dict[str, Any], probe_logits: Any) -> None:
+        start = time.perf_counter()
+        trainable = self.stats["trainable_params"]
+        with runtime.scratch_dir() as tmp:
+            saved = self._guard("saving the adapter", save_adapter, self.model, self.tokenizer,
+                                Path(tmp), self.out)
+            self.model = None  # free the trained model before a fresh base is loaded beside it
+            runtime.free_memory()
+            if saved is None:
+                return
+            self.stats["adapter_bytes"] = saved.file_bytes
+            self.stats.update(self._guard("reloading the adapter", adapter_check.reload_and_compare, saved,
+                                          self.path, self.spec, self.place, probe_batch, probe_logits,
+                                          self.out) or {})
+        self.stats["save_reload_s"] = round(time.perf_counter() - start, 3)
+        records = self.ctx.facts.tokens.records
+        self.stats.update(adapter_check.check_checkpoint_disk(self.spec, saved.file_bytes, trainable,
+                                                                  records, self.out))
+
+
+def _maybe(value: float | None) -> float | str | None:
+    return None if value is None else runtime.finite_or_text(value)
+
+
+def _rate(steps: list[minirun_steps.StepLog]) -> float | None:
+    seconds = sum(s.seconds for s in steps)
+    return round(sum(s.tokens for s in steps) / seconds, 1) if steps and seconds else None
+
+
+def pick_sample(usable: list[Any], size: int, micro: int, seed: int) -> list[Any]:
+    """`size` records: the `micro` longest first (the peak-memory batch runs at step 1, so an OOM
+    shows at once), then a seeded random draw of the rest."""
+    by_length = sorted(usable, key=lambda a: len(a.encoded.input_ids), reverse=True)
+    longest, rest = by_length[:min(micro, size)], by_length[min(micro, size):]
+    rest = sorted(rest, key=lambda a: a.record.index)
+    random.Random(seed).shuffle(rest)
+    return longest + rest[:max(0, size - len(longest))]

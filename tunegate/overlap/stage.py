@@ -1,0 +1,172 @@
+"""Stage 2: is the validation set really held out? Findings TG301-TG306 and the split fingerprints.
+
+Run: `tunegate check --train data/train.jsonl --validation data/validation.jsonl`
+
+The exact checks cost one hash pass during the dataset stage's read (see tunegate.overlap.exact); the
+optional near-duplicate pass re-reads both files (see tunegate.overlap.near).
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from tunegate.dataset.fingerprint import FingerprintObserver
+from tunegate.dataset.records import feed_observers
+from tunegate.errors import TunegateError
+from tunegate.overlap.exact import Match, OverlapObserver, SplitHashes, cross_duplicates, prompt_leaks, repeats
+from tunegate.report import FindingCollector, StageResult
+from tunegate.spec.model import OverlapSpec
+from tunegate.stage import GateContext
+
+STAGE = "overlap"
+ROLES = ("train", "validation")
+_DEDUP = "Remove the record from one of the splits (usually from train): a score on examples the model trained on says nothing about generalisation."
+
+
+def prepare(ctx: GateContext) -> None:
+    """Ride along the dataset read: hash every record of both splits as it is read."""
+    if all(role in ctx.files for role in ROLES):
+        ctx.observers.append(OverlapObserver())
+
+
+def run_stage(ctx: GateContext) -> StageResult:
+    """Stage 2 in the gate: judge the overlap the dataset read hashed (or read the files here)."""
+    missing = [role for role in ROLES if role not in ctx.files]
+    if missing:
+        return StageResult.skipped(STAGE, f"no {' or '.join(missing)} file given: nothing to compare")
+    observer = next((o for o in ctx.observers if isinstance(o, OverlapObserver)), None) or OverlapObserver()
+    unread = {r: ctx.files[r] for r in ROLES if r not in observer.finished}
+    if unread:  # the dataset stage ran in another step (e.g. its own flow task): read here
+        try:
+            feed_observers(unread, [FingerprintObserver(ctx.fingerprints, ctx.files), observer])
+        except TunegateError as exc:
+            return StageResult.skipped(STAGE, f"cannot read the data: {exc}")
+    settings = ctx.spec.gate.overlap if ctx.spec is not None else OverlapSpec()
+    result = find_overlap(ctx.files, observer, settings, ctx.cap)
+    result.stats["read_by"] = "overlap stage" if unread else "dataset stage"
+    return result
+
+
+def find_overlap(files: dict[str, Path], observer: OverlapObserver, settings: OverlapSpec,
+                  cap: int = 20) -> StageResult:
+    """Judge the overlap of the train and validation splits the observer has hashed."""
+    start = time.perf_counter()
+    out = FindingCollector(STAGE, cap)
+    train, val = observer.split("train"), observer.split("validation")
+    names = _names(files)
+    stats: dict[str, Any] = {role: {"records": len(s), "unreadable": s.skipped}
+                             for role, s in (("train", train), ("validation", val))}
+    if _same_file(files["train"], files["validation"]):
+        out.add("TG306", "error", f"the validation file is the training file ({files['validation']})",
+                "Hold out a separate, frozen validation file.", file=str(files["validation"]))
+        return out.result(time.perf_counter() - start, _summarise(stats, "validation is train"))
+    if val.seen == 0:
+        out.add("TG305", "error", f"the validation file {names['validation']} holds no records",
+                "Fill it with held-out examples (commonly 5-10% of the data, never seen in training).",
+                file=str(files["validation"]))
+        return out.result(time.perf_counter() - start, _summarise(stats, "validation empty"))
+    stats.update(_exact_pass(out, files, names, train, val, settings))
+    stats["timing_s"] = {"hashing": round(observer.seconds, 4), "exact": stats.pop("_exact_s")}
+    if settings.near_duplicates and settings.num_perm < 2:
+        out.add("TG307", "warning", f"gate.overlap.num_perm is {settings.num_perm}; MinHash LSH needs at least 2 "
+                "permutations, so the near-duplicate pass did not run", "Set gate.overlap.num_perm to 128 "
+                "(the default; more is more precise and slower).", key="gate.overlap.num_perm")
+        stats["near_duplicates"] = None
+    elif settings.near_duplicates:
+        stats.update(_near_pass(out, files, names, train, val, settings))
+        stats["timing_s"]["near"] = stats.pop("_near_s")
+    else:
+        stats["near_duplicates"] = None
+    return out.result(time.perf_counter() - start, _summarise(stats, None))
+
+
+def _exact_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, str],
+                train: SplitHashes, val: SplitHashes, settings: OverlapSpec) -> dict[str, Any]:
+    start = time.perf_counter()
+    dupes = cross_duplicates(train, val)
+    for m in dupes:
+        out.add("TG301", "error", f"validation record also in train (after normalising case, whitespace and "
+                f"Unicode forms): {_pair(names, train, val, m, '==')}{_more(m)}", _DEDUP,
+                **_place(files, val, m.at))
+    leaks = prompt_leaks(train, val)
+    for m in leaks:
+        out.add("TG302", settings.prompt_leakage_severity,
+                f"the prompt of this validation record is also in train with a different answer: "
+                f"{_pair(names, train, val, m, 'prompt ==')}{_more(m)}",
+                "Keep each prompt in one split: the model has seen this question with its own answer. "
+                "Move the record, or set gate.overlap.prompt_leakage_severity.",
+                **_place(files, val, m.at))
+    groups = repeats(train)
+    for g in groups:
+        lines = ", ".join(str(train.lines[p]) for p in g.later) + (", ..." if g.count > len(g.later) else "")
+        out.add("TG304", "warning", f"record at {names['train']}:{train.lines[g.first]} is repeated {g.count} "
+                f"more time(s) in train (line {lines})",
+                "Deduplicate train: each copy adds weight to this example in the loss.",
+                file=str(files["train"]), line=train.lines[g.later[0]], record=train.indexes[g.later[0]])
+    return {"exact_duplicates": len(dupes), "prompt_leaks": len(leaks),
+            "train_repeats": {"groups": len(groups), "records": sum(g.count for g in groups)},
+            "_exact_s": round(time.perf_counter() - start, 4)}
+
+
+def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, str],
+               train: SplitHashes, val: SplitHashes, settings: OverlapSpec) -> dict[str, Any]:
+    from tunegate.overlap.near import find_near_duplicates
+
+    index_role = "validation" if len(val) <= len(train) else "train"
+    found = find_near_duplicates(files, index_role, threshold=settings.threshold,
+                                 shingle_size=settings.shingle_size, num_perm=settings.num_perm)
+    for p in found.pairs:
+        more = f"; {p.count} train records in all" if p.count > 1 else ""
+        out.add("TG303", settings.near_duplicate_severity,
+                f"validation record nearly duplicates a training record (estimated Jaccard {p.similarity:.2f} "
+                f">= {settings.threshold:g}): {names['train']}:{p.train[0]} ~ {names['validation']}:"
+                f"{p.validation[0]}{more}",
+                "Remove or rewrite one of the two; set gate.overlap.threshold or gate.overlap.near_duplicates "
+                "to tune this check.", file=str(files["validation"]), line=p.validation[0], record=p.validation[1])
+    return {"near_duplicates": len(found.pairs),
+            "near_duplicate_pass": {"indexed": found.indexed, "threshold": settings.threshold,
+                                    "shingle_size": settings.shingle_size, "num_perm": settings.num_perm,
+                                    "candidates_checked": found.candidates},
+            "_near_s": round(found.seconds, 4)}
+
+
+def _pair(names: dict[str, str], train: SplitHashes, val: SplitHashes, m: Match, sign: str) -> str:
+    return f"{names['train']}:{train.lines[m.other]} {sign} {names['validation']}:{val.lines[m.at]}"
+
+
+def _more(m: Match) -> str:
+    return f" ({m.count} copies in train)" if m.count > 1 else ""
+
+
+def _place(files: dict[str, Path], split: SplitHashes, position: int) -> dict[str, Any]:
+    return {"file": str(files["validation"]), "line": split.lines[position], "record": split.indexes[position]}
+
+
+def _names(files: dict[str, Path]) -> dict[str, str]:
+    """Short names for messages: the file names, or the full paths when the names are equal."""
+    train, val = Path(files["train"]), Path(files["validation"])
+    if train.name == val.name:
+        return {"train": str(train), "validation": str(val)}
+    return {"train": train.name, "validation": val.name}
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def _summarise(stats: dict[str, Any], verdict: str | None) -> dict[str, Any]:
+    head = f"train {stats['train']['records']} / validation {stats['validation']['records']} records"
+    if verdict is not None:
+        stats["summary"] = f"{head}: {verdict}"
+        return stats
+    near = stats.get("near_duplicates")
+    parts = [f"{stats['exact_duplicates']} exact", f"{stats['prompt_leaks']} prompt leak(s)",
+             "near-duplicate pass off" if near is None else f"{near} near duplicate(s)",
+             f"{stats['train_repeats']['records']} repeated in train"]
+    stats["summary"] = f"{head}: " + ", ".join(parts)
+    return stats

@@ -1,0 +1,222 @@
+"""Stage 0: read and validate the spec, turning every problem into a finding with its line and fix.
+
+Run: `tunegate check examples/quickstart.yaml`
+
+    parsed = parse_spec("examples/quickstart.yaml")   # read once: the spec, its digest, its findings
+    report = check(parsed)                           # later steps take the parsed value, not the path
+
+The digest is taken from the same bytes that were validated, so the digest logged beside a run's
+params is the digest of the spec those params came from.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from tunegate.errors import UsageError
+from tunegate.report import FindingCollector, StageResult
+from tunegate.spec import yaml_loader
+from tunegate.spec.digest import digest_bytes
+from tunegate.spec.model import Spec
+from tunegate.spec.rules import check_rules
+
+STAGE = "spec"
+
+
+class ParsedSpec(BaseModel):
+    """A spec read once: where it is, the digest of its bytes, the spec stage's result, the spec.
+
+    Small and serialisable, so a flow parses in its first task and hands this to every later one.
+    `spec` is None when the spec stage failed.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    digest: str
+    result: StageResult
+    spec: Spec | None = None
+    # The YAML mapping as written (relative paths unresolved): what a sweep applies overrides to.
+    raw: dict[Any, Any] | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.spec is not None
+
+    def require(self) -> Spec:
+        """The spec, or a UsageError listing its errors (for commands past the gate)."""
+        if self.spec is None:
+            lines = [f"{f.place()} {f.code} {f.message}" for f in self.result.findings if f.severity == "error"]
+            raise UsageError(f"the spec {self.path} is invalid:\n  " + "\n  ".join(lines)
+                             + f"\nRun `tunegate check {self.path}` for the fixes.")
+        return self.spec
+
+
+def parse_spec(path: str | Path, cap: int = 20) -> ParsedSpec:
+    """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all."""
+    raw = _read_bytes(Path(path))
+    result, spec, data = _validate_text(Path(path), _decode(Path(path), raw), cap)
+    return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=result, spec=spec,
+                      raw=data if isinstance(data, dict) else None)
+
+
+# pydantic error type -> our code; every type not listed is a plain wrong-type error (TG102).
+_CODES = {
+    "extra_forbidden": "TG101",
+    "missing": "TG104",
+    "greater_than": "TG103", "greater_than_equal": "TG103",
+    "less_than": "TG103", "less_than_equal": "TG103",
+    "finite_number": "TG107",
+}
+
+
+def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None]:
+    """Validate the spec at `path`; return the stage result and the spec (None when invalid).
+
+    Raises UsageError only when the file cannot be read at all.
+    """
+    parsed = parse_spec(path, cap)
+    return parsed.result, parsed.spec
+
+
+def _validate_text(path: Path, text: str, cap: int) -> tuple[StageResult, Spec | None, Any]:
+    start = time.perf_counter()
+    out = FindingCollector(STAGE, cap)
+    shown = str(path)
+    try:
+        located = yaml_loader.load(text)
+    except yaml_loader.YamlSyntaxError as exc:
+        out.add("TG106", "error", f"the spec is not valid YAML: {exc}",
+                "Fix the YAML syntax at this place (indentation, an unclosed bracket or quote).",
+                file=shown, line=exc.line, column=exc.column)
+        return out.result(time.perf_counter() - start), None, None
+    for key, line, col, first in located.duplicates:
+        out.add("TG105", "error", f"key '{key}' is written twice (first on line {first}); YAML would "
+                "silently keep the last value", "Delete one of the two lines.",
+                file=shown, line=line, column=col, key=key)
+    if not isinstance(located.data, dict):
+        got = "empty" if located.data is None else f"a {type(located.data).__name__}"
+        out.add("TG113", "error", f"the spec must be a mapping of sections (model, data, lora, training, "
+                f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=shown, line=1, column=1)
+        return out.result(time.perf_counter() - start), None, located.data
+    spec, bad = _validate(located.data)
+    for err in bad:
+        _add_pydantic_error(out, err, located, shown)
+    if spec is None and bad:
+        # Report the cross-field rules too: validate again with the broken keys left at their
+        # defaults, and keep only rule findings about keys that were not themselves broken.
+        spec, _ = _validate(_without(located.data, [e["loc"] for e in bad]))
+    broken = {".".join(map(str, e["loc"])) for e in bad}
+    if spec is not None:
+        spec = spec.resolve_paths(path.resolve().parent)
+        out.extend([f for f in check_rules(spec, located, shown) if f.key not in broken])
+    out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
+    stats = {"keys_written": len(located.places)}
+    result = out.result(time.perf_counter() - start, stats)
+    return result, (spec if result.status == "passed" else None), located.data
+
+
+def _validate(data: dict[str, Any]) -> tuple[Spec | None, list[dict[str, Any]]]:
+    try:
+        return Spec.model_validate(data), []
+    except ValidationError as exc:
+        return None, exc.errors()
+
+
+def _without(data: dict[str, Any], locs: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """A deep copy of `data` with the values at `locs` removed (so defaults apply)."""
+    import copy
+
+    pruned = copy.deepcopy(data)
+    for loc in locs:
+        node: Any = pruned
+        for part in loc[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(loc[-1], None)
+    return pruned
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Load a spec that must be valid (for commands past the gate); raise UsageError listing the problems."""
+    return parse_spec(path).require()
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"spec file not found: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"spec path is a folder, not a file: {path}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read spec {path}: {exc.strerror}") from None
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"spec {path} is not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+def _add_pydantic_error(out: FindingCollector, err: dict[str, Any], located: yaml_loader.Located,
+                        shown: str) -> None:
+    loc = [str(p) for p in err["loc"]]
+    key = ".".join(loc)
+    line, col = located.place(key) or (None, None)
+    code = _CODES.get(err["type"], "TG102")
+    value = err.get("input")
+    if code == "TG101":
+        parent, name = loc[:-1], loc[-1]
+        allowed = sorted(_fields_at(parent))
+        close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+        where = ".".join(parent) or "the top level"
+        hint = (f"Did you mean '{close[0]}'? " if close else "") + f"Keys allowed in {where}: {', '.join(allowed)}."
+        out.add(code, "error", f"unknown key '{key}'", hint, file=shown, line=line, column=col, key=key)
+        return
+    if code == "TG104":
+        out.add(code, "error", f"required key '{key}' is missing",
+                f"Add '{key}' ({_description(loc)}).", file=shown, line=line, column=col, key=key)
+        return
+    if code == "TG107" or (isinstance(value, float) and not math.isfinite(value)):
+        code = "TG107"
+        msg = f"{key} must be a finite number, got {value!r}"
+    else:
+        msg = f"{key}: {err['msg'].lower()}, got {value!r}"
+    out.add(code, "error", msg, _fix(loc, key), file=shown, line=line, column=col, key=key)
+
+
+def _model_at(path: list[str]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = Spec
+    for name in path:
+        field = model.model_fields.get(name) if model else None
+        ann = getattr(field, "annotation", None)
+        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+    return model
+
+
+def _fields_at(path: list[str]) -> list[str]:
+    model = _model_at(path)
+    return list(model.model_fields) if model else []
+
+
+def _description(loc: list[str]) -> str:
+    model = _model_at(loc[:-1])
+    field = model.model_fields.get(loc[-1]) if model else None
+    return (field.description or "").rstrip(".") if field else ""
+
+
+def _fix(loc: list[str], key: str) -> str:
+    model = _model_at(loc[:-1])
+    field = model.model_fields.get(loc[-1]) if model else None
+    if field is None:
+        return "See `tunegate schema` for the allowed values."
+    default = field.get_default(call_default_factory=True)
+    example = f", e.g. {default!r}" if default is not None and not isinstance(default, BaseModel) else ""
+    return f"Set {key} to a valid value{example} ({(field.description or '').rstrip('.')})."

@@ -1,0 +1,176 @@
+"""The spec: one YAML file describing a fine-tuning run, validated by pydantic.
+
+Every field's description is written once here and reused by `tunegate schema`, the docs and
+Prefect's parameter forms. Structural rules (types, ranges) live in the fields; rules that need
+the GPU catalog or several fields together live in `tunegate.spec.rules`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tunegate.spec.search_space import NomadSpace
+
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class Section(BaseModel):
+    # forbid: a typo'd key must be an error, not a silently ignored setting;
+    # allow_inf_nan=False: pydantic accepts NaN/Inf for floats unless told otherwise.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True)
+
+
+class ModelSpec(Section):
+    id: str = Field("tunegate/tiny-llama",
+                    description="Hugging Face repo id or local folder of the base model. "
+                                "'tunegate/tiny-llama' is the built-in offline test model.")
+    revision: str | None = Field(None, description="Git revision (commit sha) of the model repo.")
+    trust_remote_code: bool = Field(False, description="Run the model repo's own Python code. "
+                                                       "Only with a pinned revision.")
+    quantization: Literal["none", "4bit"] = Field(
+        "none", description="'4bit' loads the frozen base in NF4 (QLoRA).")
+
+
+class DataSpec(Section):
+    train: Path = Field(description="Training set, chat JSONL (.jsonl or .jsonl.gz).")
+    validation: Path = Field(description="Validation set, chat JSONL; must be a different file, "
+                                         "frozen across every candidate run.")
+    version: str | None = Field(None, description="Your label for this dataset version, logged with every run.")
+
+
+class LoraSpec(Section):
+    r: PositiveInt = Field(16, description="LoRA rank.")
+    alpha: Positive = Field(32, description="LoRA alpha; the update is scaled by alpha / r.")
+    dropout: float = Field(0.05, ge=0, lt=1, allow_inf_nan=False, description="LoRA dropout, in [0, 1).")
+    target_modules: list[str] | Literal["all-linear"] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+        description="Module names (or 'all-linear') that get LoRA adapters.")
+
+
+class TrainingSpec(Section):
+    learning_rate: Positive = Field(2e-4, description="Peak learning rate of AdamW.")
+    micro_batch_size: PositiveInt = Field(4, description="Sequences per device per forward pass.")
+    grad_accum_steps: PositiveInt = Field(1, description="Micro batches accumulated per optimizer step.")
+    epochs: Positive | None = Field(None, description="Passes over the training set (or set max_steps).")
+    max_steps: PositiveInt | None = Field(None, description="Optimizer steps; overrides epochs.")
+    max_seq_len: PositiveInt = Field(2048, description="Tokens per sequence after truncation.")
+    precision: Literal["bf16", "fp16", "fp32"] = Field("bf16", description="Training precision.")
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass.")
+    attention: Literal["sdpa", "flash_attention_2", "eager"] = Field(
+        "sdpa", description="Attention kernel.")
+    compile: bool = Field(False, description="Wrap the model in torch.compile.")
+    sharding: Literal["none", "zero2", "zero3", "fsdp"] = Field(
+        "none", description="Optimizer/parameter sharding across data-parallel GPUs.")
+    seed: int = Field(0, description="Random seed for sampling, initialisation and data order.")
+
+    @model_validator(mode="after")
+    def _one_length(self) -> TrainingSpec:
+        if self.epochs is None and self.max_steps is None:
+            self.epochs = 1.0
+        return self
+
+
+class HardwareSpec(Section):
+    gpu: str = Field("A100-80GB", description="GPU model from the catalog (`tunegate gpus`).")
+    count: PositiveInt = Field(1, description="GPUs in the full run.")
+    hourly_usd: Positive | None = Field(None, description="Price of one GPU hour, for the cost estimate.")
+
+
+class EstimateSpec(Section):
+    wall_clock_hours: Positive | None = Field(None, description="Your own estimate of the full run's hours.")
+    dataset_tokens: PositiveInt | None = Field(
+        None, description="Tokens in the full training set, when the files here are a sample of it.")
+
+
+class MiniRunSpec(Section):
+    sample_size: PositiveInt = Field(8, description="Training records the mini-run uses.")
+    steps: PositiveInt = Field(4, description="Optimizer steps of the mini-run.")
+    device: Literal["auto", "cuda", "mps", "cpu"] = Field("auto", description="Device; auto tries cuda, mps, cpu.")
+
+
+class OverlapSpec(Section):
+    near_duplicates: bool = Field(True, description="Run the MinHash near-duplicate pass.")
+    threshold: float = Field(0.8, gt=0, le=1, description="Jaccard similarity above which records are near duplicates.")
+    shingle_size: PositiveInt = Field(5, description="Words per shingle for MinHash.")
+    num_perm: PositiveInt = Field(128, description="MinHash permutations.")
+    near_duplicate_severity: Literal["error", "warning"] = Field("warning", description="Severity of near duplicates.")
+    prompt_leakage_severity: Literal["error", "warning"] = Field("warning", description="Severity of prompt leakage.")
+
+
+class GateSpec(Section):
+    max_findings_per_code: PositiveInt = Field(20, description="Findings shown per code; all are counted.")
+    mini_run: MiniRunSpec = Field(default_factory=MiniRunSpec)
+    overlap: OverlapSpec = Field(default_factory=OverlapSpec)
+
+
+class AdvisorSpec(Section):
+    enabled: bool = Field(True, description="Run the advisor stage.")
+    base_url: str = Field("https://api.oxlo.ai/v1", description="OpenAI-compatible endpoint.")
+    model: str = Field("deepseek-v3.2", description="Model name at that endpoint.")
+    api_key_env: str = Field("OXLO_API_KEY", description="NAME of the environment variable holding the key "
+                                                         "(never the key itself).")
+    timeout_s: Positive = Field(60, description="Seconds per request.")
+    max_retries: int = Field(2, ge=0, description="Retries on 429/5xx/timeouts.")
+    max_tokens: PositiveInt = Field(2048, description="Completion tokens asked for; some providers default to 256.")
+
+
+class TrackingSpec(Section):
+    mlflow_uri: str | None = Field(None, description="MLflow tracking URI; default sqlite:///mlflow.db beside the spec.")
+    experiment: str = Field("tunegate", description="MLflow experiment name.")
+
+
+class SweepSpec(Section):
+    strategy: Literal["list", "grid", "nomad"] = Field("list", description="How candidates are proposed.")
+    candidates: list[dict[str, Any]] = Field(
+        default_factory=list, description="Explicit candidates: dotted-key overrides, e.g. {'lora.r': 8}.")
+    grid: dict[str, list[Any]] = Field(
+        default_factory=dict, description="Grid: dotted key -> values; every combination is a candidate.")
+    space: NomadSpace = Field(default_factory=NomadSpace,
+                              description="NOMAD search space (strategy nomad); see docs/nomad.md.")
+    max_evals: PositiveInt = Field(10, description="Most candidates evaluated.")
+    train_steps: PositiveInt = Field(20, description="Short training budget per candidate.")
+    max_parallel: PositiveInt = Field(1, description="Candidates evaluated at once.")
+    seed: int = Field(0, description="Seed of the proposal strategy.")
+
+
+class FullRunSpec(Section):
+    output_dir: Path = Field(Path("runs/full"), description="Where checkpoints and the adapter go.")
+    launcher: Literal["accelerate", "torchrun", "python"] = Field("accelerate", description="Process launcher.")
+    num_processes: PositiveInt | None = Field(None, description="Processes per node; default hardware.count.")
+    save_steps: PositiveInt = Field(500, description="Optimizer steps between checkpoints.")
+
+
+class Spec(Section):
+    """A whole tunegate spec."""
+
+    model: ModelSpec = Field(default_factory=ModelSpec)
+    data: DataSpec
+    lora: LoraSpec = Field(default_factory=LoraSpec)
+    training: TrainingSpec = Field(default_factory=TrainingSpec)
+    hardware: HardwareSpec = Field(default_factory=HardwareSpec)
+    estimate: EstimateSpec = Field(default_factory=EstimateSpec)
+    gate: GateSpec = Field(default_factory=GateSpec)
+    advisor: AdvisorSpec = Field(default_factory=AdvisorSpec)
+    tracking: TrackingSpec = Field(default_factory=TrackingSpec)
+    sweep: SweepSpec = Field(default_factory=SweepSpec)
+    full_run: FullRunSpec = Field(default_factory=FullRunSpec)
+
+    def resolve_paths(self, base: Path) -> Spec:
+        """Return a copy with relative data and output paths made absolute against `base`."""
+        def res(p: Path) -> Path:
+            return p if p.is_absolute() else (base / p).resolve()
+        data = self.data.model_copy(update={"train": res(self.data.train),
+                                            "validation": res(self.data.validation)})
+        full = self.full_run.model_copy(update={"output_dir": res(self.full_run.output_dir)})
+        return self.model_copy(update={"data": data, "full_run": full})
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the spec, for editors and `tunegate schema`."""
+    schema = Spec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "tunegate spec"
+    return schema

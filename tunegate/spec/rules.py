@@ -1,0 +1,114 @@
+"""Rules on a structurally valid spec that need several fields or the GPU catalog.
+
+These confirm the run is possible and sane, not that it is optimal: an error is a run that cannot
+work (bf16 on a V100), a warning a legal value that usually signals a mistake.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+
+from tunegate.report import Finding, Severity
+from tunegate.spec import gpus
+from tunegate.spec.model import Spec
+from tunegate.spec.yaml_loader import Located
+
+# A LoRA learning rate above this usually diverges; common recipes use 1e-4 .. 3e-4.
+HIGH_LR = 1e-2
+# Below this, LoRA weights barely move in a short run.
+LOW_LR = 1e-6
+# alpha / r: recipes use 1 or 2 (QLoRA's paper 16/64 = 0.25); far outside, updates are tiny or huge.
+ALPHA_RATIO = (0.25, 4.0)
+# What a pasted API key looks like: long, no spaces, with a provider prefix or mixed entropy.
+_KEY_LIKE = re.compile(r"^(sk-|sk_|pk-|key-|gsk_|xai-)|^[A-Za-z0-9_\-]{32,}$")
+
+
+def check_rules(spec: Spec, located: Located, file: str) -> list[Finding]:
+    return list(_rules(spec, located, file))
+
+
+def _finding(code: str, severity: Severity, key: str, message: str, hint: str,
+             located: Located, file: str) -> Finding:
+    line, col = located.place(key) or (None, None)
+    return Finding(code=code, severity=severity, stage="spec", message=message, hint=hint,
+                   file=file, line=line, column=col, key=key)
+
+
+def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
+    t, lora, hw = spec.training, spec.lora, spec.hardware
+    if _same_file(spec):
+        yield _finding("TG108", "error", "data.validation",
+                       f"data.validation is the same file as data.train ({spec.data.train.name})",
+                       "Hold out a separate validation file; scores on training data say nothing "
+                       "about generalisation.", loc, file)
+    gpu = gpus.lookup(hw.gpu)
+    if gpu is None:
+        close = difflib.get_close_matches(hw.gpu, list(gpus.CATALOG), n=1, cutoff=0.4)
+        yield _finding("TG109", "error", "hardware.gpu", f"unknown GPU '{hw.gpu}'",
+                       (f"Did you mean '{close[0]}'? " if close else "")
+                       + f"Known GPUs: {', '.join(gpus.CATALOG)}.", loc, file)
+    else:
+        yield from _gpu_rules(spec, gpu, loc, file)
+    if t.epochs is not None and t.max_steps is not None and "training.epochs" in loc.places:
+        yield _finding("TG112", "warning", "training.max_steps",
+                       f"both training.epochs ({t.epochs}) and training.max_steps ({t.max_steps}) are set; "
+                       "max_steps wins", "Remove one of them.", loc, file)
+    if spec.model.trust_remote_code and not spec.model.revision:
+        yield _finding("TG114", "error", "model.trust_remote_code",
+                       "model.trust_remote_code is true without a pinned model.revision",
+                       "Pin model.revision to the commit sha you reviewed: remote code runs with your "
+                       "credentials.", loc, file)
+    if t.sharding != "none" and hw.count == 1:
+        yield _finding("TG115", "warning", "training.sharding",
+                       f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
+                       "Set hardware.count above 1 or sharding to 'none'.", loc, file)
+    if _KEY_LIKE.search(spec.advisor.api_key_env) and not spec.advisor.api_key_env.isupper():
+        # Never echo the value: it may be the secret itself.
+        yield _finding("TG116", "error", "advisor.api_key_env",
+                       "advisor.api_key_env looks like an API key, not the name of an environment variable",
+                       "Put the key in an environment variable and write its NAME here (e.g. OXLO_API_KEY); "
+                       "rotate the key if this file was shared.", loc, file)
+    if t.learning_rate > HIGH_LR:
+        yield _finding("TG120", "warning", "training.learning_rate",
+                       f"training.learning_rate {t.learning_rate:g} is high for LoRA (above {HIGH_LR:g})",
+                       "LoRA recipes use 1e-4 to 3e-4; a high rate often gives a NaN loss.", loc, file)
+    elif t.learning_rate < LOW_LR:
+        yield _finding("TG123", "warning", "training.learning_rate",
+                       f"training.learning_rate {t.learning_rate:g} is so low the adapter will barely move",
+                       "LoRA recipes use 1e-4 to 3e-4.", loc, file)
+    ratio = lora.alpha / lora.r
+    if not ALPHA_RATIO[0] <= ratio <= ALPHA_RATIO[1]:
+        yield _finding("TG121", "warning", "lora.alpha",
+                       f"lora.alpha / lora.r = {lora.alpha:g} / {lora.r} = {ratio:.3g} is far from the usual 1-2",
+                       f"Set lora.alpha to {lora.r} or {2 * lora.r}; the update is scaled by alpha / r.", loc, file)
+
+
+def _gpu_rules(spec: Spec, gpu: gpus.GPU, loc: Located, file: str) -> Iterator[Finding]:
+    t = spec.training
+    if t.precision == "bf16" and not gpu.supports_bf16:
+        yield _finding("TG110", "error", "training.precision",
+                       f"training.precision is bf16 but the {gpu.name} has no bf16 support",
+                       "Use fp16 (with loss scaling) or fp32 on this GPU.", loc, file)
+    if t.precision == "fp16" and gpu.supports_bf16:
+        yield _finding("TG122", "warning", "training.precision",
+                       f"training.precision is fp16 on a {gpu.name}, which supports bf16",
+                       "Use bf16: same speed, and fp16's small range overflows to NaN losses.", loc, file)
+    if t.attention == "flash_attention_2":
+        if not gpu.flash_attention:
+            yield _finding("TG111", "error", "training.attention",
+                           f"flash_attention_2 needs an Ampere or newer GPU; the {gpu.name} is "
+                           f"compute capability {gpu.compute_capability}",
+                           "Use attention: sdpa.", loc, file)
+        elif t.precision == "fp32":
+            yield _finding("TG111", "error", "training.attention",
+                           "flash_attention_2 runs only in fp16 or bf16, not fp32",
+                           "Use precision: bf16, or attention: sdpa.", loc, file)
+
+
+def _same_file(spec: Spec) -> bool:
+    train, val = spec.data.train, spec.data.validation
+    try:
+        return train.samefile(val)
+    except OSError:
+        return train.resolve() == val.resolve()

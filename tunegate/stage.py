@@ -1,0 +1,69 @@
+"""The contract between the gate and its stages: what a stage reads, what it writes, its signature.
+
+Every stage's front door is `tunegate/<stage>/stage.py` with
+
+    def run_stage(ctx: GateContext) -> StageResult: ...
+
+and, for a stage that must see records while the dataset stage reads them (overlap, the
+fingerprints), an optional `prepare(ctx)` that registers its `RecordObserver`s first. A stage
+reads the spec, the files and the facts of the stages before it from `ctx`, and writes what later
+stages need into `ctx.facts` (typed: `tunegate.facts.GateFacts`). This module sits below every
+stage, so no stage imports the gate that runs it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from tunegate.facts import GateFacts
+from tunegate.report import StageResult
+from tunegate.spec.model import Spec
+
+
+@runtime_checkable
+class RecordObserver(Protocol):
+    """Sees every record of every file as the dataset stage reads it (so files are read once).
+
+    `observe` is called for each line holding a JSON object, valid against the contract or not,
+    in file order: `line` is the 1-based physical line, `index` the 0-based record index (blank
+    lines take no index; lines that are not JSON objects do, so indexes match the findings'
+    `record`). Records nested deeper than the dataset stage's MAX_DEPTH (64) are reported (TG224)
+    and withheld, so observers may serialise or recurse freely. `finish(role)` is called once per
+    role after its file has been read, also when the file could not be opened. Do not mutate
+    `record`.
+    """
+
+    def observe(self, role: str, line: int, index: int, record: dict) -> None: ...
+
+    def finish(self, role: str) -> None: ...
+
+
+@dataclass
+class GateContext:
+    """What the stages share: the inputs, and what earlier stages learned."""
+
+    spec_path: Path | None
+    spec: Spec | None
+    files: dict[str, Path]
+    cap: int
+    mini_run: bool = False
+    advisor: bool = False
+    observers: list[RecordObserver] = field(default_factory=list)
+    facts: GateFacts = field(default_factory=GateFacts)
+    # Content digests of the data, keyed by role; the dataset read fills them (see dataset.fingerprint).
+    fingerprints: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The spec's folder, against which a relative local model folder resolves."""
+        return self.spec_path.resolve().parent if self.spec_path else None
+
+    @property
+    def spec_file(self) -> str | None:
+        """The spec's path as findings name it."""
+        return str(self.spec_path) if self.spec_path else None
+
+
+Stage = Callable[[GateContext], StageResult]

@@ -1,0 +1,80 @@
+"""Sweep candidates: dotted-key overrides of a base spec, proposed from a list or a grid.
+
+Each candidate is written as a spec file of its own (data paths made absolute), so it passes
+through exactly the same gate as a hand-written spec.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from tunegate.errors import UsageError
+from tunegate.spec.check import ParsedSpec
+from tunegate.spec.model import Spec
+
+Overrides = dict[str, Any]
+
+
+def propose(spec: Spec, strategy: str | None = None) -> list[Overrides]:
+    """The candidates of a list or grid sweep, in order, capped at sweep.max_evals."""
+    sweep = spec.sweep
+    strategy = strategy or sweep.strategy
+    if strategy == "nomad":
+        raise UsageError("a NOMAD sweep proposes candidates as it goes; use tunegate.sweep.nomad_search")
+    if strategy == "grid":
+        keys = list(sweep.grid)
+        candidates = [dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())]
+    else:
+        candidates = [dict(c) for c in sweep.candidates]
+    if not candidates:
+        raise UsageError(f"sweep.strategy is '{strategy}' but the spec lists no candidates "
+                         f"(set sweep.{'grid' if strategy == 'grid' else 'candidates'})")
+    return candidates[: sweep.max_evals]
+
+
+def apply_overrides(data: dict[str, Any], overrides: Overrides) -> dict[str, Any]:
+    """A deep copy of raw spec data with each dotted key set (`{"lora.r": 8}`)."""
+    out = copy.deepcopy(data)
+    for dotted, value in overrides.items():
+        node = out
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise UsageError(f"sweep override '{dotted}': '{part}' is not a section")
+        node[leaf] = value
+    return out
+
+
+def candidate_key(overrides: Overrides) -> str:
+    """A short stable id for a candidate's overrides (the same on every machine and run)."""
+    return hashlib.sha256(orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
+
+
+def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
+    """Write the base spec with `overrides` applied beside it, in .tunegate/candidates/; return the path.
+
+    The overrides apply to the base spec's YAML as it was parsed (`base_spec.raw`): the base file is
+    not read again.
+    """
+    spec_path = Path(base_spec.path).resolve()
+    if base_spec.raw is None:
+        raise UsageError(f"{spec_path} is not a spec mapping")
+    data = apply_overrides(base_spec.raw, overrides)
+    base = spec_path.parent
+    for section, key in (("data", "train"), ("data", "validation"), ("full_run", "output_dir")):
+        value = data.get(section, {}).get(key)
+        if value is not None and not Path(value).is_absolute():
+            data[section][key] = str((base / value).resolve())
+    folder = base / ".tunegate" / "candidates"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{spec_path.stem}-{candidate_key(overrides)}.yaml"
+    header = f"# candidate of {spec_path.name}: {orjson.dumps(overrides).decode()}\n"
+    path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path

@@ -1,0 +1,75 @@
+"""The gate's stages as Prefect tasks, over a spec parsed once by the first of them.
+
+The static stages are cached on the content digests of the spec and its data files, so a re-run
+on unchanged inputs skips them; the advisor, the only network step, retries and times out.
+"""
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.context import TaskRunContext
+
+from tunegate.facts import GateFacts
+from tunegate.gate import check
+from tunegate.report import GateReport
+from tunegate.spec.check import ParsedSpec, parse_spec
+
+STATIC_STAGES = frozenset({"dataset", "overlap", "estimate"})
+
+
+@task(name="parse-spec", tags=["tunegate"])
+def parse_spec_task(spec_path: str) -> ParsedSpec:
+    """Read and validate the spec once; every later task of the flow takes this parsed value."""
+    return parse_spec(spec_path)
+
+
+def content_digest_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
+    """Cache key: where the spec and its data files are and what their bytes are (not their mtimes).
+
+    The place is part of the key because the report names the files it found problems in.
+    """
+    parsed: ParsedSpec = parameters["parsed"]
+    digest = hashlib.sha256(b"tunegate-static-v2")
+    digest.update(f"{Path(parsed.path).resolve()}\0{parsed.digest}".encode())
+    if parsed.spec is not None:
+        for path in (parsed.spec.data.train, parsed.spec.data.validation):
+            digest.update(f"{path}\0{_file_digest(path)}".encode())
+    return f"static-gate-{digest.hexdigest()}"
+
+
+def _file_digest(path: Path) -> str:
+    from tunegate.dataset.records import unreadable
+
+    if unreadable(path):  # a folder, FIFO or device is the dataset stage's finding, never a hang here
+        return "unreadable"
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:  # a missing file is the dataset stage's finding, not a cache crash
+        return f"unreadable:{type(exc).__name__}"
+    return h.hexdigest()
+
+
+@task(name="static-gate", cache_key_fn=content_digest_key, cache_expiration=timedelta(days=7),
+      persist_result=True, tags=["tunegate"])
+def static_gate_task(parsed: ParsedSpec) -> GateReport:
+    """Check the spec, the dataset contract, split overlap and the resource estimate."""
+    return check(parsed, only=STATIC_STAGES)
+
+
+@task(name="mini-run", tags=["tunegate", "gpu"])
+def mini_run_task(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
+    """Run a few real LoRA steps on a sample, with health checks, eval and adapter round trip."""
+    return check(parsed, only={"mini-run"}, facts=facts)
+
+
+@task(name="advisor", retries=2, retry_delay_seconds=5, timeout_seconds=300, tags=["tunegate", "network"])
+def advisor_task(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
+    """Re-estimate with the mini-run's measurements and advise faster settings for the same hardware."""
+    return check(parsed, only={"estimate", "advisor"}, facts=facts)

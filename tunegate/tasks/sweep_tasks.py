@@ -1,0 +1,25 @@
+"""Sweep steps as Prefect tasks: propose candidates, evaluate one (gate, short training, log)."""
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+
+from tunegate.report import GateReport
+from tunegate.spec.check import ParsedSpec
+from tunegate.sweep.candidates import propose
+from tunegate.sweep.evaluate import CandidateOutcome, evaluate_candidate
+from tunegate.tracking.session import TrackingSession
+
+
+@task(name="propose-candidates", tags=["tunegate"])
+def propose_task(parsed: ParsedSpec, strategy: str | None = None) -> list[dict[str, Any]]:
+    """List the sweep's candidates (explicit list or grid) as dotted-key overrides."""
+    return propose(parsed.require(), strategy)
+
+
+@task(name="evaluate-candidate", tags=["tunegate", "gpu"], task_run_name="candidate {overrides}")
+def evaluate_candidate_task(parsed: ParsedSpec, overrides: dict[str, Any], base: GateReport,
+                            session: TrackingSession | None, train_steps: int) -> CandidateOutcome:
+    """Gate one candidate (spec, estimate, mini-run), train it briefly, score it, log it."""
+    return evaluate_candidate(parsed, overrides, base, session, train_steps)

@@ -1,0 +1,49 @@
+"""MLflow tracking as Prefect tasks: open the flow run's parent, log candidates, close it."""
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+from prefect.runtime import flow_run
+
+from tunegate.report import GateReport
+from tunegate.spec.check import ParsedSpec
+from tunegate.tracking.session import TrackingSession, close_session, log_report, open_session
+
+
+def flow_run_state(flow_run_id: str) -> str | None:
+    """The Prefect state name of a flow run, or None when this API does not know it."""
+    from uuid import UUID
+
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    try:
+        with get_client(sync_client=True) as client:
+            state = client.read_flow_run(UUID(flow_run_id)).state
+    except (ObjectNotFound, ValueError):
+        return None
+    return state.type.value if state else None
+
+
+def current_flow_run_id() -> str:
+    return str(flow_run.get_id() or "local")
+
+
+@task(name="open-tracking", tags=["tunegate", "mlflow"])
+def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | None = None) -> TrackingSession:
+    """Make the MLflow store ready, reconcile crashed runs, open this flow run's parent run."""
+    return open_session(parsed.require(), parsed.path, current_flow_run_id(), kind, flow_run_state,
+                        validation_digest)
+
+
+@task(name="log-candidate", retries=1, tags=["tunegate", "mlflow"])
+def log_candidate_task(session: TrackingSession, report: GateReport, parsed: ParsedSpec, **measured: Any) -> str:
+    """Log one candidate (params, metrics, datasets, report, verdict) as a child run; return its id."""
+    return log_report(session, report, parsed.require(), **measured).run_id
+
+
+@task(name="close-tracking", tags=["tunegate", "mlflow"])
+def close_tracking_task(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
+    """End the parent run with its verdict, tag the best candidate, attach its spec."""
+    return close_session(session, failed_reason, best_spec)

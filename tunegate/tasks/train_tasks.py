@@ -1,0 +1,22 @@
+"""The full run's steps as Prefect tasks: verify the approval, then launch the training."""
+from __future__ import annotations
+
+from prefect import get_run_logger, task
+
+from tunegate.fullrun import approved_report, launch
+from tunegate.fullrun.result import TrainResult
+from tunegate.report import GateReport
+from tunegate.spec.check import ParsedSpec
+
+
+@task(name="verify-approval", tags=["tunegate"])
+def verify_approval_task(parsed: ParsedSpec, report_file: str | None = None) -> GateReport:
+    """Refuse unless a preflight approved this exact spec and data (digests match the files now)."""
+    return approved_report(parsed, report_file)
+
+
+@task(name="full-training", tags=["tunegate", "gpu"])
+def full_training_task(parsed: ParsedSpec) -> TrainResult:
+    """Launch tunegate.fullrun.trainer (HF Trainer + PEFT LoRA with the health callback) and wait for it."""
+    logger = get_run_logger()
+    return launch(parsed.require(), parsed.path, log=logger.info)

@@ -1,0 +1,53 @@
+"""MLflow tracking for tunegate, as plain Python (no Prefect): the one import the flows need.
+
+What a flow calls, in order:
+
+    uri = resolve_tracking_uri(spec, spec_path)           # sqlite:///<spec folder>/mlflow.db by default
+    ensure_store(uri)                                      # once, under a file lock, before any fan-out
+    client = open_client(uri)
+    reconcile_stale_runs(client, spec.tracking.experiment, is_alive)   # end runs of crashed flow runs
+    parent = start_parent(client, spec.tracking.experiment, flow_run_id, tags, validation_digest)
+    for each candidate (in any thread or process):
+        done = find_candidate_run(client, experiment_id, cid)   # optional: skip a complete one
+        if done is not None and is_complete(done): continue
+        record = record_from_report(report, candidate_spec, mini_run_steps=..., val_loss=...)
+        log_candidate(open_client(uri), parent, record)    # FINISHED / FAILED, never raises
+    finish_parent(client, parent)                          # tags the best run, ends the parent
+
+The modules behind it each hold one job: `tracking_store` (URI, store creation, experiment),
+`candidate_record` (the pydantic input and the param allowlist), `tracking_runs` (the run tree,
+idempotent), `candidate_log` (what a candidate logs), `run_reconcile` (stale runs),
+`runs_table` (grouping and ranking by validation digest).
+"""
+from __future__ import annotations
+
+from tunegate.errors import IncomparableRunsError
+from tunegate.tracking.candidate_log import CandidateLogResult, log_candidate
+from tunegate.tracking.reconcile import ReconcileResult, reconcile_stale_runs
+from tunegate.tracking.record import (
+                                       PARAM_ALLOWLIST,
+                                       CandidateRecord,
+                                       DatasetRef,
+                                       StepMetrics,
+                                       candidate_id,
+                                       params_from_spec,
+                                       record_from_report,
+)
+from tunegate.tracking.runs import CandidateRun, find_candidate_run, is_complete, open_candidate_run, start_parent
+from tunegate.tracking.runs_table import RunRow, candidate_rows, compare_runs, finish_parent, group_by_validation
+from tunegate.tracking.store import (
+                                       check_tracking_uri,
+                                       ensure_experiment,
+                                       ensure_store,
+                                       open_client,
+                                       resolve_tracking_uri,
+)
+
+__all__ = [
+    "CandidateLogResult", "CandidateRecord", "CandidateRun", "DatasetRef", "IncomparableRunsError",
+    "PARAM_ALLOWLIST", "ReconcileResult", "RunRow", "StepMetrics", "candidate_id", "candidate_rows",
+    "check_tracking_uri", "compare_runs", "ensure_experiment", "ensure_store", "find_candidate_run",
+    "finish_parent", "group_by_validation", "is_complete", "log_candidate", "open_candidate_run", "open_client",
+    "params_from_spec", "reconcile_stale_runs", "record_from_report", "resolve_tracking_uri",
+    "start_parent",
+]

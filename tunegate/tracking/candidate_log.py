@@ -1,0 +1,203 @@
+"""Log one candidate into its child run: params, metrics per step, datasets, tags, artifacts.
+
+    result = log_candidate(client, parent_run_id, record)
+    result.status   # "FINISHED" (approved) or "FAILED" (rejected, errored, or logging broke)
+
+A failing candidate ends FAILED with its reason, never FINISHED, and an exception while logging
+marks the run FAILED and is returned, not raised: one broken candidate never aborts a sweep.
+Logging is idempotent: a rerun of the same record adds no run, no param and no metric point.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from tunegate.tracking.record import CandidateRecord
+from tunegate.tracking.redaction import Redactor
+from tunegate.tracking.runs import (
+    CANDIDATE_ID,
+    COMPLETE,
+    FAILING_CODES,
+    VALIDATION_DIGEST,
+    VERDICT,
+    end_run,
+    open_candidate_run,
+)
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+
+log = logging.getLogger(__name__)
+# MLflow's log_batch limits per request (mlflow/utils/validation.py).
+MAX_METRICS, MAX_PARAMS = 1000, 100
+INPUT_ATTEMPTS = 3
+
+
+class CandidateLogResult(BaseModel):
+    """What happened to one candidate's run."""
+
+    run_id: str | None
+    candidate_id: str
+    status: str
+    reused: bool = False
+    error: str | None = None
+
+
+def log_candidate(client: MlflowClient, parent_run_id: str, record: CandidateRecord) -> CandidateLogResult:
+    """Log `record` into its candidate run under `parent_run_id` and end the run.
+
+    Returns the run's final status; never raises for a problem inside the candidate or its logging.
+    """
+    redact = Redactor.from_env(record.secret_env_names)
+    run_id = None
+    try:
+        run = open_candidate_run(client, parent_run_id, record.candidate_id, record.name)
+        run_id = run.run_id
+        if run.complete:
+            # Logged completely before (an at-least-once rerun): nothing to add.
+            return CandidateLogResult(run_id=run_id, candidate_id=record.candidate_id,
+                                      status=run.previous_status, reused=True)
+        status, reason = _verdict_status(client, parent_run_id, record)
+        _log_everything(client, run_id, record, redact, reused=run.reused)
+        end_run(client, run_id, status, redact.text(reason))
+        # Last, so a crash before this line leaves the run incomplete and a rerun finishes it.
+        client.set_tag(run_id, COMPLETE, "true")
+        return CandidateLogResult(run_id=run_id, candidate_id=record.candidate_id, status=status,
+                                  reused=run.reused)
+    except Exception as exc:  # the sweep must go on; the run says why it failed
+        error = redact.text(f"logging the candidate failed: {type(exc).__name__}: {exc}")
+        log.warning("candidate %s: %s", record.candidate_id[:12], error)
+        if run_id is not None:
+            _try_fail(client, run_id, error)
+        return CandidateLogResult(run_id=run_id, candidate_id=record.candidate_id, status="FAILED",
+                                  error=error)
+
+
+def _try_fail(client: MlflowClient, run_id: str, error: str) -> None:
+    try:
+        end_run(client, run_id, "FAILED", error)
+    except Exception as exc:  # the store itself is gone; the reconciler will end the run later
+        log.warning("could not mark run %s FAILED: %s", run_id, exc)
+
+
+def _verdict_status(client: MlflowClient, parent_run_id: str, record: CandidateRecord) -> tuple[str, str]:
+    """FINISHED only for an approved candidate whose validation set is the sweep's frozen one."""
+    frozen = client.get_run(parent_run_id).data.tags.get(VALIDATION_DIGEST)
+    mine = record.validation_digest
+    if frozen and mine and frozen != mine:
+        return "FAILED", (f"validation digest {mine} differs from this flow run's frozen validation "
+                          f"set {frozen}: its scores would not be comparable")
+    if record.verdict == "approved":
+        return "FINISHED", ""
+    return "FAILED", record.reason or f"{record.verdict}: {', '.join(record.failing_codes) or 'no code'}"
+
+
+def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, redact: Redactor,
+                    reused: bool) -> None:
+    from mlflow.entities import Param, RunTag
+
+    params = [Param(k, redact.text(str(v))) for k, v in sorted(record.params.items())]
+    for i in range(0, len(params), MAX_PARAMS):
+        client.log_batch(run_id, params=params[i:i + MAX_PARAMS])
+    _log_metrics(client, run_id, record, reused)
+    _log_datasets(client, run_id, record)
+    tags = {CANDIDATE_ID: record.candidate_id, VERDICT: record.verdict,
+            FAILING_CODES: ",".join(record.failing_codes)}
+    if record.validation_digest:
+        tags[VALIDATION_DIGEST] = record.validation_digest
+    client.log_batch(run_id, tags=[RunTag(k, redact.text(v)) for k, v in tags.items()])
+    _log_artifacts(client, run_id, record, redact)
+
+
+def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:
+    """(key, value, step) for every number in the record; scalars sit at step 0."""
+    points = []
+    for prefix, steps in (("mini_run", record.mini_run_steps), ("train", record.train_steps)):
+        for s in steps:
+            points += [(f"{prefix}/{attr}", v, s.step) for attr in ("loss", "grad_norm")
+                       if (v := getattr(s, attr)) is not None]
+    scalars = {"mini_run/tokens_per_s": record.tokens_per_s, "mini_run/peak_memory_gib": record.peak_memory_gib,
+               "estimate/hours": record.predicted_hours, "train/final_loss": record.final_train_loss,
+               "val/loss": record.val_loss}
+    points += [(k, v, 0) for k, v in scalars.items() if v is not None]
+    return points
+
+
+def _log_metrics(client: MlflowClient, run_id: str, record: CandidateRecord, reused: bool) -> None:
+    from mlflow.entities import Metric
+
+    points = metric_points(record)
+    if reused:  # a rerun: skip the points an earlier attempt already stored
+        done = {(m.key, m.step) for key in {k for k, _, _ in points}
+                for m in client.get_metric_history(run_id, key)}
+        points = [p for p in points if (p[0], p[2]) not in done]
+    now = int(time.time() * 1000)
+    metrics = [Metric(k, float(v), now, step) for k, v, step in points]
+    for i in range(0, len(metrics), MAX_METRICS):
+        client.log_batch(run_id, metrics=metrics[i:i + MAX_METRICS])
+
+
+def _log_datasets(client: MlflowClient, run_id: str, record: CandidateRecord) -> None:
+    """Datasets as MLflow inputs, carrying our content digest; MLflow's own hashes only the first
+    10,000 rows of string/number columns into 8 hex characters and collides on chat data."""
+    if not record.datasets:
+        return
+    from mlflow.data.dataset_source_registry import get_dataset_source_from_json
+    from mlflow.data.meta_dataset import MetaDataset
+    from mlflow.entities import DatasetInput, InputTag
+
+    inputs = []
+    for ref in record.datasets:
+        source = get_dataset_source_from_json(json.dumps({"uri": ref.path}), "local")
+        # MLflow's digest column holds 36 characters: keep 32 hex (128 bits) there, the full one in a tag.
+        short = ref.digest.split(":", 1)[-1][:32]
+        entity = MetaDataset(source, name=Path(ref.path).name, digest=short)._to_mlflow_entity()
+        tags = [InputTag("mlflow.data.context", "training" if ref.role == "train" else "validation"),
+                InputTag("tunegate.digest", ref.digest)]
+        if ref.records is not None:
+            tags.append(InputTag("tunegate.records", str(ref.records)))
+        if ref.version:
+            tags.append(InputTag("tunegate.version", ref.version))
+        inputs.append(DatasetInput(entity, tags))
+    # MLflow checks for the dataset row, then inserts it: two candidates logging the same dataset
+    # at once can both insert, and the loser gets a UNIQUE-constraint error. A second attempt finds
+    # the row the winner wrote (seen in the 4-thread test).
+    for attempt in range(INPUT_ATTEMPTS):
+        try:
+            client.log_inputs(run_id, inputs)
+            return
+        except Exception:
+            if attempt == INPUT_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
+def _log_artifacts(client: MlflowClient, run_id: str, record: CandidateRecord, redact: Redactor) -> None:
+    from tunegate.tracking.loss_plot import loss_curve_png
+
+    files: dict[str, bytes] = {}
+    if record.report is not None:
+        from tunegate.render import markdown
+
+        files["report.json"] = redact.text(record.report.model_dump_json(indent=2)).encode()
+        files["report.md"] = redact.text(record.report_markdown or markdown(record.report)).encode()
+    elif record.report_markdown:
+        files["report.md"] = redact.text(record.report_markdown).encode()
+    if record.advice is not None:
+        files["advice.json"] = json.dumps(redact.data(record.advice), indent=2, default=str).encode()
+    png = loss_curve_png({"mini-run": record.mini_run_steps, "training": record.train_steps},
+                         record.name or f"candidate {record.candidate_id[:12]}")
+    if png is not None:
+        files["loss_curve.png"] = png
+    if not files:
+        return
+    with tempfile.TemporaryDirectory(prefix="tunegate-artifacts-") as tmp:
+        for name, data in files.items():
+            (Path(tmp) / name).write_bytes(data)
+        client.log_artifacts(run_id, tmp)

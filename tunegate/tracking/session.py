@@ -1,0 +1,149 @@
+"""One flow run's MLflow session: the store made ready, stale runs reconciled, the parent opened.
+
+Plain Python: the flows pass their flow-run id and a liveness check, so this module imports no
+Prefect. A flow retry keeps its flow-run id and lands in the same parent run.
+"""
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from tunegate.report import GateReport
+from tunegate.spec.model import Spec
+from tunegate.tracking import (
+    CandidateLogResult,
+    ensure_store,
+    finish_parent,
+    log_candidate,
+    open_client,
+    reconcile_stale_runs,
+    record_from_report,
+    resolve_tracking_uri,
+    start_parent,
+)
+
+HOST_TAG, PID_TAG = "tunegate.host", "tunegate.pid"
+
+
+class TrackingSession(BaseModel):
+    """Where a flow run logs: the store, the experiment and its parent run."""
+
+    uri: str
+    experiment: str
+    parent_run_id: str
+
+
+# Orchestrator states in which a flow run may still write to its runs.
+LIVE_STATES = {"SCHEDULED", "PENDING", "RUNNING", "PAUSED", "CANCELLING"}
+
+
+def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
+                 flow_run_state: Callable[[str], str | None],
+                 validation_digest: str | None = None) -> TrackingSession:
+    """Create the store once, end runs that crashed flow runs left RUNNING, open the parent.
+
+    `flow_run_state(id)` returns the orchestrator's state name of a flow run, or None if unknown.
+    """
+    uri = resolve_tracking_uri(spec, spec_path)
+    ensure_store(uri)
+    client = open_client(uri)
+    experiment = spec.tracking.experiment
+    reconcile_stale_runs(client, experiment, liveness(client, experiment, flow_run_id, flow_run_state))
+    tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+    parent = start_parent(client, experiment, flow_run_id, tags, validation_digest=validation_digest)
+    return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent)
+
+
+def log_report(session: TrackingSession, report: GateReport, spec: Spec, **measured: Any) -> CandidateLogResult:
+    """Log one candidate's report and measurements as a child of the session's parent."""
+    from tunegate.tracking.report_metrics import report_measurements
+
+    fields = {**report_measurements(report), **measured}
+    record = record_from_report(report, spec, **fields)
+    return log_candidate(open_client(session.uri), session.parent_run_id, record)
+
+
+def finished_candidate(session: TrackingSession, report: GateReport, spec: Spec) -> dict[str, Any] | None:
+    """The logged outcome of this exact candidate (same params, same data) if a run of it completed.
+
+    Prefect runs a task at least once: a sweep rerun after a crash finds here what it need not redo.
+    """
+    from tunegate.tracking import find_candidate_run, is_complete
+    from tunegate.tracking.runs import FAILING_CODES, FAILURE_REASON, VERDICT
+
+    client = open_client(session.uri)
+    experiment_id = client.get_run(session.parent_run_id).info.experiment_id
+    run = find_candidate_run(client, experiment_id, record_from_report(report, spec).candidate_id)
+    if run is None or not is_complete(run):
+        return None
+    tags, metrics = run.data.tags, run.data.metrics
+    codes = [c for c in tags.get(FAILING_CODES, "").split(",") if c]
+    return {"run_id": run.info.run_id, "approved": tags.get(VERDICT) == "approved",
+            "reason": tags.get(FAILURE_REASON, ""), "codes": codes,
+            "val_loss": metrics.get("val/loss"), "final_train_loss": metrics.get("train/final_loss")}
+
+
+def close_session(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
+    """End the parent (FAILED with the reason, if any) and tag its best run; return that run id.
+
+    A sweep's best candidate spec is attached to the parent as `best_spec.yaml`, ready for
+    `tunegate preflight` and `tunegate launch`.
+    """
+    client = open_client(session.uri)
+    if best_spec:
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "best_spec.yaml"
+            shutil.copyfile(best_spec, copy)
+            client.log_artifact(session.parent_run_id, str(copy))
+    return finish_parent(client, session.parent_run_id, failed_reason)
+
+
+def liveness(client: Any, experiment: str, current: str,
+             flow_run_state: Callable[[str], str | None]) -> Callable[[str], bool]:
+    """Whether the flow run that opened a run still lives.
+
+    On this host the process itself answers: a SIGKILLed flow run stays RUNNING in Prefect (unless
+    heartbeats and zombie detection are set up), but its process is gone. Elsewhere the
+    orchestrator's state answers; unknown raises, and the reconciler then leaves the run alone.
+    """
+    from tunegate.tracking.runs import FLOW_RUN_ID, KIND, search_all
+
+    exp = client.get_experiment_by_name(experiment)
+    owners: dict[str, tuple[str, str]] = {}
+    if exp is not None:
+        for run in search_all(client, [exp.experiment_id], f"tags.`{KIND}` = 'parent'"):
+            tags = run.data.tags
+            if FLOW_RUN_ID in tags:
+                owners[tags[FLOW_RUN_ID]] = (tags.get(HOST_TAG, ""), tags.get(PID_TAG, ""))
+    here = socket.gethostname()
+
+    def is_alive(flow_run_id: str) -> bool:
+        if flow_run_id == current:
+            return True
+        host, pid = owners.get(flow_run_id, ("", ""))
+        if host == here and pid.isdigit():
+            return process_alive(int(pid))
+        state = flow_run_state(flow_run_id)
+        if state is None:
+            raise LookupError(f"the orchestrator does not know flow run {flow_run_id}")
+        return state.upper() in LIVE_STATES
+
+    return is_alive
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this pid runs on this host (a SIGKILLed flow leaves no other trace)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

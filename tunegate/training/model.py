@@ -1,0 +1,104 @@
+"""The model both trainers use: loading, and the LoRA adapter with its checks.
+
+A real model id, a local folder and the built-in `tunegate/tiny-llama` all load through the same
+`AutoModelForCausalLM` / `AutoTokenizer` calls the full run uses.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tunegate.report import FindingCollector
+from tunegate.spec.model import LoraSpec, Spec
+from tunegate.training.device import RunPlace
+
+
+def load_model(path: str, spec: Spec, place: RunPlace) -> Any:
+    """Load the base model in the run's precision onto its device (OSError/ValueError when it cannot)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(
+        path, revision=spec.model.revision, trust_remote_code=spec.model.trust_remote_code,
+        dtype=place.dtype, attn_implementation=place.attention)
+    model.config.use_cache = False  # the KV cache is for generation; in training it only costs memory
+    return model.to(place.device)
+
+
+def load_tokenizer(path: str, spec: Spec) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path, revision=spec.model.revision,
+                                         trust_remote_code=spec.model.trust_remote_code)
+
+
+def adaptable_module_names(model: Any) -> list[str]:
+    """Distinct leaf names of the modules LoRA can wrap (linear, embedding, conv), for hints."""
+    from torch import nn
+
+    kinds = (nn.Linear, nn.Embedding, nn.Conv1d, nn.Conv2d)
+    names = {name.rsplit(".", 1)[-1] for name, module in model.named_modules()
+             if name and (isinstance(module, kinds) or type(module).__name__ == "Conv1D")}
+    return sorted(names)
+
+
+def unmatched_targets(model: Any, lora: LoraSpec) -> list[str]:
+    """Target names that match no adaptable module (PEFT's rule: the full name or its last parts)."""
+    if lora.target_modules == "all-linear":
+        return []
+    real = set(adaptable_module_names(model))
+    full_names = [name for name, _ in model.named_modules()]
+    return [t for t in lora.target_modules
+            if t not in real and not any(n == t or n.endswith("." + t) for n in full_names)]
+
+
+def apply_lora(model: Any, spec: Spec, out: FindingCollector) -> Any | None:
+    """Wrap the model with the spec's LoRA adapter, checking targets, trainable count and frozen base."""
+    from peft import LoraConfig, get_peft_model
+
+    missing = unmatched_targets(model, spec.lora)
+    if missing:
+        out.add("TG506", "error", f"lora.target_modules {missing} match no module of this model; its linear "
+                f"modules are: {', '.join(adaptable_module_names(model))}",
+                "Use names from that list (e.g. q_proj, v_proj) or 'all-linear'.", key="lora.target_modules")
+        return None
+    if spec.training.gradient_checkpointing:
+        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+        enable({"use_reentrant": False})
+    config = LoraConfig(r=spec.lora.r, lora_alpha=spec.lora.alpha, lora_dropout=spec.lora.dropout,
+                        target_modules=spec.lora.target_modules, task_type="CAUSAL_LM")
+    try:
+        peft_model = get_peft_model(model, config)
+    except ValueError as exc:  # PEFT's NoMatchingPeftModuleError and unsupported module types
+        out.add("TG506", "error", f"PEFT cannot put LoRA on lora.target_modules {spec.lora.target_modules}: "
+                f"{exc}", f"Use names from: {', '.join(adaptable_module_names(model))}.", key="lora.target_modules")
+        return None
+    _check_trainable(peft_model, out)
+    return peft_model
+
+
+def _check_trainable(model: Any, out: FindingCollector) -> None:
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if not trainable:
+        out.add("TG507", "error", "the LoRA model has 0 trainable parameters",
+                "Check lora.target_modules and lora.r; a run with nothing to train changes nothing.",
+                key="lora.target_modules")
+    unfrozen = [n for n, _ in trainable if "lora_" not in n]
+    if unfrozen:
+        out.add("TG507", "error", f"{len(unfrozen)} base-model parameters are trainable (e.g. {unfrozen[0]}); "
+                "LoRA must keep the base frozen", "Do not unfreeze base weights; list extra trained "
+                "modules in PEFT's modules_to_save instead.", key="lora.target_modules")
+
+
+def vocab_fits(model: Any, batches: list[dict[str, Any] | None], out: FindingCollector) -> bool:
+    """Every token id the data uses has a row in the model's embedding (else: an index error mid-run)."""
+    rows = model.get_input_embeddings().num_embeddings
+    top = max(int(b["input_ids"].max()) for b in batches if b is not None)
+    if top < rows:
+        return True
+    out.add("TG534", "error", f"the tokenizer produces token id {top} but the model's embedding has only {rows} "
+            "rows: tokenizer and model do not match", "Use the tokenizer saved with this model; after adding "
+            "tokens, call model.resize_token_embeddings(len(tokenizer)) and save both.", key="model.id")
+    return False
+
+
+def lora_parameters(model: Any) -> dict[str, Any]:
+    return {n: p for n, p in model.named_parameters() if p.requires_grad}

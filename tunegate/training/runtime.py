@@ -1,0 +1,87 @@
+"""Process-level helpers the mini-run and the full run share: quiet libraries, memory, places.
+
+Nothing here imports torch or transformers at module level: callers reach these only once the
+training stack is known to be installed.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """No progress bars, load chatter or deprecation notices on the user's terminal; restored afterwards.
+
+    (PEFT 0.21 calls a method transformers 5 deprecated: the FutureWarning is for library authors.)
+    """
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def finite_or_text(value: float) -> float | str:
+    """Stats are JSON: NaN and Inf are written as text, finite numbers rounded."""
+    return round(value, 6) if math.isfinite(value) else str(value)
+
+
+def is_oom(exc: BaseException) -> bool:
+    import torch
+
+    if isinstance(exc, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and ("out of memory" in text or "can't allocate memory" in text)
+
+
+def free_memory() -> None:
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def scratch_dir() -> tempfile.TemporaryDirectory:
+    return tempfile.TemporaryDirectory(prefix="tunegate-minirun-")
+
+
+def peak_memory(device: str) -> dict[str, Any]:
+    """Peak memory of the run: the CUDA allocator's high-water mark, else the process's peak RSS."""
+    import sys
+
+    if device == "cuda":
+        import torch
+
+        return {"peak_memory_bytes": int(torch.cuda.max_memory_allocated()),
+                "peak_memory_source": "torch.cuda.max_memory_allocated"}
+    import resource
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss *= 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
+    return {"peak_memory_bytes": int(rss), "peak_memory_source": "process peak RSS (ru_maxrss)"}
+
+
+def shown_path(path: Path) -> str:
+    """A data path as findings show it: relative to the working folder (clickable), else absolute."""
+    with contextlib.suppress(ValueError):
+        return str(path.resolve().relative_to(Path.cwd()))
+    return str(path)

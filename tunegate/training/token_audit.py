@@ -1,0 +1,141 @@
+"""Token audit: tokenise a whole split as the full run will, and report what truncation does to it.
+
+Counts per record: tokens before truncation, trainable (assistant) tokens after it, and whether
+the final reply was cut. A record left with zero trainable tokens gives a NaN or a silent 0.0
+loss in the full run (huggingface/trl#6668), so it is an error naming its line.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tunegate.dataset.records import ChatRecord, read_chats
+from tunegate.facts import TokenFacts
+from tunegate.report import FindingCollector
+from tunegate.training.chat_tokens import EncodedChat, encode_chats
+
+# Records tokenised per file. Rendering and tokenising ~20k chats takes a few seconds on one core;
+# beyond that a uniform sample of this size gives percentiles within a fraction of a percent.
+AUDIT_LIMIT = 20_000
+BATCH = 256  # conversations per call of the fast tokenizer
+
+
+@dataclass(frozen=True)
+class AuditedRecord:
+    record: ChatRecord
+    encoded: EncodedChat | None  # None when the record is empty or the template rejects it
+
+    @property
+    def usable(self) -> bool:
+        return (self.encoded is not None and self.encoded.trainable_tokens > 0
+                and self.record.char_count() > 0)
+
+
+def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: FindingCollector,
+                limit: int = AUDIT_LIMIT, seed: int = 0) -> tuple[dict[str, Any], list[AuditedRecord]]:
+    """Audit one split; add findings to `out` and return its stats and the audited records."""
+    sample = read_chats(path, limit=limit, seed=seed)
+    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown)
+    for item in audited:
+        _record_findings(item, max_seq_len, out, shown)
+    if sample.sampled:
+        out.add("TG531", "info", f"{shown} has {sample.total} records; the token audit tokenised a uniform "
+                f"sample of {len(sample.records)}, so counts below are for the sample",
+                "Nothing to fix; findings name records of the sample only.", file=shown)
+    stats = _stats(audited, sample.total, sample.sampled, max_seq_len)
+    return stats, audited
+
+
+def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
+                shown: str) -> list[AuditedRecord]:
+    from jinja2 import TemplateError
+
+    audited: list[AuditedRecord] = []
+    for start in range(0, len(records), BATCH):
+        chunk = records[start:start + BATCH]
+        try:
+            encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk], max_seq_len))
+        except TemplateError:
+            encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown) for r in chunk]
+        audited.extend(AuditedRecord(r, e) for r, e in zip(chunk, encoded))
+    return audited
+
+
+def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: FindingCollector,
+                shown: str) -> EncodedChat | None:
+    from jinja2 import TemplateError
+
+    try:
+        return encode_chats(tokenizer, [record.messages], max_seq_len)[0]
+    except TemplateError as exc:
+        out.add("TG530", "error", f"the chat template cannot render this record: {exc}",
+                "Reorder or merge the messages the way the template expects (many templates reject a "
+                "system message or two turns of the same role in a row), or use a template that accepts them.",
+                file=shown, line=record.line, record=record.index)
+        return None
+
+
+def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollector, shown: str) -> None:
+    rec, enc = item.record, item.encoded
+    place = {"file": shown, "line": rec.line, "record": rec.index}
+    if rec.char_count() == 0:
+        out.add("TG502", "error", "every message of this record has zero characters of content",
+                "Remove the record or fill in its messages; an empty record trains on nothing.", **place)
+        return
+    if enc is None:
+        return
+    if enc.trainable_tokens == 0:
+        out.add("TG510", "error", _zero_trainable_message(enc, max_seq_len),
+                "Shorten the earlier turns, drop the record, or raise training.max_seq_len; a record with "
+                "no trainable tokens gives a NaN or a silent 0.0 loss.", **place)
+        return
+    if enc.full_length > max_seq_len:
+        out.add("TG511", "warning", f"record has {enc.full_length} tokens; truncation to max_seq_len "
+                f"{max_seq_len} drops {enc.full_length - max_seq_len}", "Raise training.max_seq_len or "
+                "shorten the record; the tokens past the limit are never trained on.", **place)
+    if enc.final_reply_cut:
+        out.add("TG512", "warning", f"the final assistant reply is cut by truncation to max_seq_len "
+                f"{max_seq_len}, so the model never sees how it ends (nor learns to stop there)",
+                "Raise training.max_seq_len or shorten the conversation before the last reply.", **place)
+
+
+def _zero_trainable_message(enc: EncodedChat, max_seq_len: int) -> str:
+    if enc.first_reply_token is None:
+        return "the chat template marks no token of this record as the assistant's: 0 trainable tokens"
+    return (f"0 trainable tokens after truncation: the record has {enc.full_length} tokens and the "
+            f"assistant's reply starts at token {enc.first_reply_token}, past max_seq_len {max_seq_len}")
+
+
+def _stats(audited: list[AuditedRecord], total: int, sampled: bool, max_seq_len: int) -> dict[str, Any]:
+    encoded = [a.encoded for a in audited if a.encoded is not None]
+    lengths = sorted(e.full_length for e in encoded)
+    kept = sum(len(e.input_ids) for e in encoded)
+    trainable = sum(e.trainable_tokens for e in encoded)
+    scale = total / len(audited) if audited else 0.0  # extrapolate a sample to the whole file
+    return {
+        "records": total, "audited": len(audited), "sampled": sampled, "max_seq_len": max_seq_len,
+        "tokens_min": lengths[0] if lengths else 0, "tokens_p50": _pct(lengths, 50),
+        "tokens_p90": _pct(lengths, 90), "tokens_p99": _pct(lengths, 99),
+        "tokens_max": lengths[-1] if lengths else 0,
+        "tokens_mean": round(sum(lengths) / len(lengths), 2) if lengths else 0.0,
+        "over_max_seq_len": sum(1 for n in lengths if n > max_seq_len),
+        "final_reply_cut": sum(1 for e in encoded if e.final_reply_cut),
+        "zero_trainable": sum(1 for e in encoded if e.trainable_tokens == 0),
+        "train_tokens": round(kept * scale), "trainable_tokens": round(trainable * scale),
+    }
+
+
+def _pct(sorted_values: list[int], q: float) -> int:
+    if not sorted_values:
+        return 0
+    return sorted_values[min(len(sorted_values) - 1, math.ceil(q / 100 * len(sorted_values)) - 1)]
+
+
+def token_facts(stats: dict[str, Any]) -> TokenFacts:
+    """The training split's real token counts, as the estimate stage reads them."""
+    records = stats["records"]
+    return TokenFacts(train_tokens=stats["train_tokens"], trainable_tokens=stats["trainable_tokens"],
+                      records=records, sampled=stats["sampled"], max_seq_len=stats["max_seq_len"],
+                      mean_tokens_per_record=round(stats["train_tokens"] / records, 2) if records else 0.0)
