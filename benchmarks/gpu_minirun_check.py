@@ -88,9 +88,9 @@ full_run: {{output_dir: "{folder / 'out'}"}}
 
 
 def run(args: argparse.Namespace) -> dict:
-    from tunegate.stage import GateContext
     from tunegate.minirun.stage import run_stage as minirun_stage
     from tunegate.spec.check import read_spec
+    from tunegate.stage import GateContext
 
     work = Path(tempfile.mkdtemp(prefix="tunegate-gpu-check-"))
     try:

@@ -29,11 +29,11 @@ import transformers  # noqa: E402,F401
 
 IMPORT_S = time.perf_counter() - start
 
-from tunegate.stage import GateContext  # noqa: E402
 from tunegate.minirun.stage import run_stage as minirun_stage  # noqa: E402
 from tunegate.minirun.steps import MAX_GRAD_NORM, autocast, to_device, train_steps  # noqa: E402
 from tunegate.report import FindingCollector  # noqa: E402
 from tunegate.spec.check import read_spec  # noqa: E402
+from tunegate.stage import GateContext  # noqa: E402
 from tunegate.training.chat_tokens import collate  # noqa: E402
 from tunegate.training.device import RunPlace
 from tunegate.training.model import apply_lora, load_model, load_tokenizer, lora_parameters  # noqa: E402

@@ -3,6 +3,7 @@
     TunegateError                 anything tunegate raises on purpose                      exit 1
     ├── UsageError                the command cannot run as asked: bad flags, an unreadable exit 2
     │   │                         spec, a missing environment variable, a missing extra
+    │   ├── YamlSyntaxError       the spec is not YAML (the spec stage reports it as TG106, with the place)
     │   ├── SpaceError            a sweep's search space cannot be used as given
     │   ├── LaunchConfigError     the launcher's environment is incomplete (NNODES > 1, no MASTER_ADDR)
     │   └── MissingDependency     an optional extra is not installed; the message has the install line
@@ -37,6 +38,15 @@ class UsageError(TunegateError):
     """The command line, the spec file or the environment cannot be used at all (exit code 2)."""
 
     exit_code: ClassVar[int] = EXIT_USAGE
+
+
+class YamlSyntaxError(UsageError):
+    """The spec's text is not valid YAML; `line` and `column` say where (1-based, when known)."""
+
+    def __init__(self, message: str, line: int | None, column: int | None):
+        super().__init__(message)
+        self.line = line
+        self.column = column
 
 
 class SpaceError(UsageError):

@@ -16,8 +16,8 @@ from tunegate.advisor.verify import verify
 from tunegate.estimate.run import estimate_run
 from tunegate.estimate.stage import run_stage as estimate_stage
 from tunegate.estimate.throughput import implied_mfu
-from tunegate.stage import GateContext
 from tunegate.spec.check import read_spec
+from tunegate.stage import GateContext
 
 EXAMPLE = ROOT / "examples" / "worked_case.yaml"
 

@@ -51,21 +51,3 @@ def test_rejected_data_fails_the_flow_run_with_the_stage_and_logs_a_failed_candi
     child = next(r for r in runs if r.data.tags.get("tunegate.kind") == "candidate")
     assert child.info.status == "FAILED"
     assert "TG204" in child.data.tags["tunegate.failing_codes"]
-
-
-def test_static_stages_are_cached_on_content_and_rerun_when_data_changes(prefect_api, workdir):
-    from prefect import flow
-
-    from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
-
-    @flow
-    def twice(spec: str):
-        parsed = parse_spec_task(spec)
-        return [static_gate_task(parsed, return_state=True) for _ in range(2)]
-
-    first, second = twice(str(workdir / "good.yaml"))
-    assert second.name == "Cached"
-    with open(workdir / "validation.jsonl", "a") as f:
-        f.write('{"messages": [{"role": "user", "content": "new"}, {"role": "assistant", "content": "row"}]}\n')
-    (third, _) = twice(str(workdir / "good.yaml"))
-    assert third.name != "Cached"

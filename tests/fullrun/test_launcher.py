@@ -10,9 +10,10 @@ import pytest
 
 from tests.support.minirun import DATA, load_spec
 from tests.support.paths import ROOT
-from tunegate.fullrun.publish import is_complete
 from tunegate.errors import LaunchConfigError
-from tunegate.fullrun.trainer import TrainResult, launch_command, run_launched, training_env
+from tunegate.fullrun.launcher import launch_command, run_launched, training_env
+from tunegate.fullrun.publish import is_complete
+from tunegate.fullrun.result import TrainResult
 
 SPEC = DATA / "good.yaml"
 OUT, RESULT = Path("/runs/full"), Path("/runs/full/result.json")
@@ -101,7 +102,8 @@ def test_the_training_environment_carries_no_api_key(monkeypatch):
 
 
 def test_the_flows_import_the_launcher_and_the_result_without_the_training_stack():
-    code = ("import sys; from tunegate.fullrun.trainer import TrainResult, launch_command, run_launched, train; "
+    code = ("import sys; from tunegate.fullrun.launcher import launch_command, run_launched; "
+            "from tunegate.fullrun.result import TrainResult; from tunegate.fullrun.trainer import train; "
             "print(sorted(m for m in ('torch', 'transformers', 'peft', 'accelerate') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=ROOT)

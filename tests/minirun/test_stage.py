@@ -156,8 +156,8 @@ def test_asking_for_a_device_the_machine_lacks_is_rejected(tiny_cache):
 
 
 def test_without_a_spec_the_stage_is_skipped():
-    from tunegate.stage import GateContext
     from tunegate.minirun.stage import run_stage as minirun_stage
+    from tunegate.stage import GateContext
 
     result = minirun_stage(GateContext(None, None, {}, cap=20, mini_run=True))
     assert result.status == "skipped" and "spec" in result.reason

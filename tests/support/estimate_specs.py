@@ -6,8 +6,8 @@ from typing import Any
 
 from tests.support.paths import DATA as TEST_DATA
 from tunegate.facts import GateFacts
-from tunegate.stage import GateContext
 from tunegate.spec.model import Spec
+from tunegate.stage import GateContext
 
 DATA = TEST_DATA / "estimate"
 BASE: dict[str, Any] = {

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from tests.support.paths import DATA as TEST_DATA
-from tunegate.stage import GateContext
 from tunegate.report import StageResult
 from tunegate.spec.check import read_spec
+from tunegate.stage import GateContext
 
 DATA = TEST_DATA / "minirun"
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.fullrun.args import is_main_process, world_size
-from tunegate.fullrun.launcher import launch_command, run_launched, training_env
 from tunegate.fullrun.result import (
     BAD_ADAPTER,
     CANNOT_START,
@@ -39,16 +38,13 @@ from tunegate.fullrun.result import (
     NONFINITE_VAL,
     OUT_OF_MEMORY,
     ZERO_GRAD,
-    EvalPoint,
     TrainProblem,
     TrainResult,
-    TrainStep,
     failed,
 )
 from tunegate.spec.model import Spec
 
-__all__ = ["EvalPoint", "TrainProblem", "TrainResult", "TrainStep", "launch_command", "main", "run_launched",
-           "train", "training_env"]
+__all__ = ["main", "train"]
 
 ZERO_GRAD_PATIENCE = 3  # steps in a row with a gradient norm of exactly 0 before the run is stopped
 FP16_SKIP_TOLERANCE = 16  # overflow-skipped fp16 steps in a row: the scaler's 2**16 start halved to 1

@@ -1,0 +1,10 @@
+"""Stage 4, the mini-run: real LoRA steps on a sample, exercising the full run's whole lifecycle.
+
+    result, facts = run_mini_lora(spec, {"train": spec.data.train, "validation": spec.data.validation})
+
+The steps are `session.py` (load, audit, train, evaluate, save and reload), `steps.py` (the
+optimizer and evaluation steps with their health checks) and `adapter_check.py` (the reload).
+"""
+from tunegate.minirun.stage import run_mini_lora
+
+__all__ = ["run_mini_lora"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tunegate.errors import UsageError
+from tunegate.errors import UsageError, YamlSyntaxError
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec import yaml_loader
 from tunegate.spec.digest import digest_bytes
@@ -90,7 +90,7 @@ def _validate_text(path: Path, text: str, cap: int) -> tuple[StageResult, Spec |
     shown = str(path)
     try:
         located = yaml_loader.load(text)
-    except yaml_loader.YamlSyntaxError as exc:
+    except YamlSyntaxError as exc:
         out.add("TG106", "error", f"the spec is not valid YAML: {exc}",
                 "Fix the YAML syntax at this place (indentation, an unclosed bracket or quote).",
                 file=shown, line=exc.line, column=exc.column)

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from tunegate.errors import YamlSyntaxError
+
 
 @dataclass
 class Located:
@@ -29,13 +31,6 @@ class Located:
                 return self.places[path]
             path = path.rpartition(".")[0]
         return None
-
-
-class YamlSyntaxError(Exception):
-    def __init__(self, message: str, line: int | None, column: int | None):
-        super().__init__(message)
-        self.line = line
-        self.column = column
 
 
 # YAML 1.2 core schema: floats may omit the dot (1e-4), and only true/false are booleans.

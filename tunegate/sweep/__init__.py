@@ -1,0 +1,12 @@
+"""Sweeps: many candidates of one spec, each gated before it may train, on one frozen validation set.
+
+    candidates = propose(spec)                                   # a list or a grid
+    outcome = evaluate_candidate(parsed, overrides, base, session, train_steps=20)
+
+`candidates.py` proposes and writes candidate specs; `evaluate.py` gates, trains and scores one;
+`summary.py` tabulates; `nomad_*.py` let NOMAD (PyNomadBBO) propose the candidates instead.
+"""
+from tunegate.sweep.candidates import propose
+from tunegate.sweep.evaluate import evaluate_candidate
+
+__all__ = ["evaluate_candidate", "propose"]

@@ -1,0 +1,176 @@
+"""The layout holds: no import circle, no import that runs back up, every module in a wing.
+
+Read from the source with `ast`, every import counted, including those inside functions (a lazy
+import that runs back up is still a dependency the wrong way).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import ROOT
+
+PACKAGE = ROOT / "tunegate"
+# Lower ranks are imported by higher ones, never the other way. Wings of the same rank do not
+# import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
+RANKS = {
+    "errors": 0, "facts": 1, "report": 2, "render": 3, "spec": 3, "stage": 4,
+    "dataset": 5, "tracking": 5,
+    "overlap": 6, "estimate": 6, "training": 6,
+    "minirun": 7, "advisor": 7,
+    "gate": 8, "": 8.5,  # "": the package's own __init__ (`from tunegate import check`)
+    "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
+}
+KERNEL = {"errors", "facts", "report", "render", "stage", "gate"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def wing(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def resolve(target: str) -> str | None:
+    """The tunegate module an import names (a submodule if it is one, else its package)."""
+    while target and target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def imports_of(module: str) -> set[str]:
+    """Every tunegate module this one imports, also by name for importlib (the gate's front doors)."""
+    tree = ast.parse(MODULES[module].read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value \
+                and node.value in MODULES:
+            found.add(node.value)
+            continue
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from tunegate.fullrun import args` imports the submodule; `from tunegate.spec import Spec`
+            # imports the package's front door.
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
+                     for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "tunegate" or name.startswith("tunegate."):
+                target = resolve(name)
+                if target is not None and target != module:
+                    found.add(target)
+    return found
+
+
+GRAPH = {m: imports_of(m) for m in MODULES}
+
+
+def cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def is_package_init(module: str, target: str) -> bool:
+    """A package's front door importing its own submodules is the wing's way in, not a circle."""
+    return MODULES[module].name == "__init__.py" and target.startswith(module + ".")
+
+
+def test_no_module_imports_itself_back_round_a_circle():
+    circles = [c for c in cycles()
+               if not all(is_package_init(a, b) or is_package_init(b, a) for a in c for b in c if a != b)]
+    assert circles == []
+
+
+def test_no_import_runs_back_up_the_layers():
+    upward = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() for t in targets
+                    if wing(m) != wing(t) and RANKS[wing(t)] >= RANKS[wing(m)])
+    assert upward == []
+
+
+def test_every_module_is_a_kernel_file_or_inside_a_wing():
+    flat = sorted(m for m, path in MODULES.items()
+                  if m.count(".") == 1 and path.name != "__init__.py" and wing(m) not in KERNEL | {"__main__"})
+    assert flat == []
+    assert {wing(m) for m in MODULES} <= set(RANKS)
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()))
+def test_every_stage_wing_has_one_front_door_with_run_stage(folder):
+    # The spec is read before there is a context to run in: its front door is check.parse_spec.
+    door = PACKAGE / folder / ("check.py" if folder == "spec" else "stage.py")
+    if folder not in {"spec", "dataset", "overlap", "estimate", "minirun", "advisor"}:
+        assert not door.exists(), f"{folder} is not a gate stage, so it has no stage.py"
+        return
+    functions = {n.name for n in ast.parse(door.read_text()).body if isinstance(n, ast.FunctionDef)}
+    assert ("parse_spec" if folder == "spec" else "run_stage") in functions
+
+
+def test_the_tests_mirror_the_wings():
+    wings = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    tests = {p.name for p in (ROOT / "tests").iterdir() if (p / "__init__.py").is_file()}
+    assert wings <= tests
+
+
+def test_only_the_cli_reaches_the_flows():
+    reaching = sorted({wing(m) for m, targets in GRAPH.items() for t in targets if wing(t) == "flows"})
+    assert reaching in ([], ["cli"])
+
+
+def test_every_exception_class_is_defined_in_errors_py():
+    """One tree (drawn in errors.py's docstring), each class with its exit code."""
+    import tunegate.errors as errors
+
+    outside = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and module != "tunegate.errors":
+                bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
+                if any(b.endswith(("Error", "Exception", "Failure")) for b in bases):
+                    outside.append(f"{module}.{node.name}")
+    assert outside == []
+    for name in dir(errors):
+        cls = getattr(errors, name)
+        if isinstance(cls, type) and issubclass(cls, errors.TunegateError):
+            assert cls.exit_code in (1, 2, 3) and name in errors.__doc__
