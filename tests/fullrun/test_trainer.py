@@ -9,7 +9,8 @@ import pytest
 
 from tests.support.minirun import DATA, load_spec
 from tunegate.fullrun.publish import COMPLETE, is_complete
-from tunegate.fullrun.trainer import TrainResult, TrainStep, main, train
+from tunegate.fullrun.result import TrainResult, TrainStep
+from tunegate.fullrun.trainer import main, train
 from tunegate.tracking.record import CandidateRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing.*:FutureWarning")
