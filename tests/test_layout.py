@@ -16,7 +16,7 @@ PACKAGE = ROOT / "tunegate"
 # Lower ranks are imported by higher ones, never the other way. Wings of the same rank do not
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
-    "errors": 0, "facts": 1, "report": 2, "render": 3, "spec": 3, "stage": 4,
+    "errors": 0, "progress": 0, "facts": 1, "report": 2, "render": 3, "spec": 3, "stage": 4,
     "dataset": 5, "tracking": 5,
     "overlap": 6, "estimate": 6, "training": 6,
     "minirun": 7, "advisor": 7,

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from tunegate import progress
 from tunegate.facts import GateFacts
 from tunegate.report import GateReport, StageResult
 from tunegate.spec.check import ParsedSpec, parse_spec
@@ -59,7 +60,11 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
             door.prepare(ctx)
     failed = results[0].status == "failed"
     for name, door in doors.items():
-        result = StageResult.skipped(name, "an earlier stage failed") if failed else door.run_stage(ctx)
+        if failed:
+            result = StageResult.skipped(name, "an earlier stage failed")
+        else:
+            with progress.step(name):
+                result = door.run_stage(ctx)
         results.append(result)
         failed = failed or result.status == "failed"
     fingerprints = dict(ctx.fingerprints)

@@ -21,7 +21,11 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]:
     """Call the flow; return (completed, the data its final state carries)."""
-    state = flow_fn(**parameters, return_state=True)
+    from tunegate import progress
+
+    start_local_api()
+    with progress.step(f"{flow_fn.name} flow"):
+        state = flow_fn(**parameters, return_state=True)
     data = state.result(raise_on_failure=False)
     if isinstance(data, BaseException):
         from tunegate.errors import TunegateError
@@ -30,3 +34,18 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
             raise data
         raise RuntimeError(f"flow run {state.name}: {data}") from data
     return state.is_completed(), data
+
+
+def start_local_api() -> None:
+    """Start Prefect's ephemeral API now, under its own progress line (10-20 s on a busy machine),
+    unless PREFECT_API_URL names a server. The flow then reuses it: Prefect keeps one per process."""
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        return
+    from prefect.client.orchestration import get_client
+
+    from tunegate import progress
+
+    with progress.step("starting Prefect's local API"):
+        get_client(sync_client=True)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tunegate import progress
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import deeper_than, repeated_key_columns, repeated_keys
@@ -62,14 +63,22 @@ def _check_file(role: str, path: Path, out: FindingCollector,
     reader = JsonlReader(path, out)
     check = RecordChecks(out, reader.file)
     observes = [o.observe for o in observers]
-    for line, index, raw, record in reader.records():
-        if check(line, index, raw, record):
-            for observe in observes:
-                observe(role, line, index, record)
+    with progress.step(f"reading {path.name}", total=_size(path), unit="bytes", poll=reader.bytes_read):
+        for line, index, raw, record in reader.records():
+            if check(line, index, raw, record):
+                for observe in observes:
+                    observe(role, line, index, record)
     for observer in observers:
         observer.finish(role)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
             "lines": reader.lines, "gzip": reader.gzip, **check.summary()}
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size or None
+    except OSError:  # the reader reports the missing file
+        return None
 
 
 class RecordChecks:

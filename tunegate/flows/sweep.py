@@ -12,6 +12,7 @@ from prefect.states import Completed, Failed
 
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.summary import summarise
+from tunegate.sweep.tally import CandidateTally
 from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
 from tunegate.tasks.report_tasks import publish_report_task
 from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
@@ -28,18 +29,21 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     settings = parsed.require().sweep
     session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"])
+    tally = CandidateTally(settings.max_evals)
 
     def evaluate_many(batch: list[dict]) -> list:
         futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
                                               unmapped(settings.train_steps))
-        return [f.result() for f in futures]
+        return [tally.record(f.result()) for f in futures]
 
-    if (strategy or settings.strategy) == "nomad":
-        outcomes, _ = nomad_sweep(parsed, evaluate_many)
-    else:
-        candidates = propose_task(parsed, strategy)
-        step = settings.max_parallel
-        outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
+    with tally:
+        if (strategy or settings.strategy) == "nomad":
+            outcomes, _ = nomad_sweep(parsed, evaluate_many)
+        else:
+            candidates = propose_task(parsed, strategy)
+            tally.plan(len(candidates))
+            step = settings.max_parallel
+            outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
     summary = summarise(outcomes, None)
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
     summary.best_run_id = best

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tunegate import progress
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
 from tunegate.training.device import RunPlace
@@ -68,6 +69,7 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
         micro = [batches[((step - 1) * accum + i) % len(batches)] for i in range(accum)]
         log = _one_step(model, micro, optimizer, scaler, params, place, step)
         result.steps.append(log)
+        progress.note(f"step {step}/{spec.gate.mini_run.steps} loss {log.loss:.4f}")
         if not _step_healthy(log, scaler is not None, out):
             result.healthy = False
             return result

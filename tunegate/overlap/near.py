@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tunegate import progress
 from tunegate.dataset.records import iter_records
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record
@@ -108,6 +109,7 @@ def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: 
     `index_role` names the split to index (the smaller one). Exact normalised duplicates are left
     out: the exact pass already reports them.
     """
+    progress.note("loading datasketch")
     from datasketch import MinHash, MinHashLSH  # imports scipy: only when this pass runs
 
     start = time.perf_counter()
@@ -121,6 +123,7 @@ def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: 
         minhashes = MinHash.bulk([s.shingles for s in batch], **kwargs)
         for sketch, minhash in zip(batch, minhashes):
             checked += _match(sketch, minhash, lsh, index, threshold, best, query_role)
+        progress.note(f"querying {query_role}", advance=len(batch))
     pairs = [NearPair(val, train, round(sim, 4), n) for sim, val, train, n in
              (best[k] for k in sorted(best))]
     return NearResult(pairs, index_role, checked, time.perf_counter() - start)
@@ -153,6 +156,7 @@ def _build_index(path: Path, lsh: Any, size: int, minhash_cls: Any, kwargs: dict
             signatures.append(minhash.hashvalues)
             places.append((sketch.line, sketch.index))
             exact.append(sketch.exact)
+        progress.note(f"indexing {path.name}", advance=len(batch))
     matrix = np.vstack(signatures) if signatures else np.empty((0, kwargs["num_perm"]), dtype=np.uint32)
     return _Index(matrix, places, exact)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tunegate import progress
 from tunegate.gate import check
 from tunegate.report import FindingCollector, GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
@@ -115,7 +116,13 @@ def _train(spec: Spec, path: Path, steps: int):
     from tunegate.fullrun.trainer import train
 
     output = path.parent / f"{path.stem}-train"
-    return train(spec, output_dir=output, max_steps=steps)
+
+    def log(line: str) -> None:  # the flow's log keeps every line; the terminal shows the latest
+        print(line)
+        progress.note(line)
+
+    with progress.step(f"training {path.stem}"):
+        return train(spec, output_dir=output, max_steps=steps, log=log)
 
 
 def _train_fields(result: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from prefect import get_run_logger, task
 
+from tunegate import progress
 from tunegate.fullrun import approved_report, launch
 from tunegate.fullrun.result import TrainResult
 from tunegate.report import GateReport
@@ -19,4 +20,10 @@ def verify_approval_task(parsed: ParsedSpec, report_file: str | None = None) -> 
 def full_training_task(parsed: ParsedSpec) -> TrainResult:
     """Launch tunegate.fullrun.trainer (HF Trainer + PEFT LoRA with the health callback) and wait for it."""
     logger = get_run_logger()
-    return launch(parsed.require(), parsed.path, log=logger.info)
+
+    def log(line: str) -> None:  # the flow's log keeps every line; the terminal shows the latest
+        logger.info(line)
+        progress.note(line)
+
+    with progress.step("full run"):
+        return launch(parsed.require(), parsed.path, log=log)
