@@ -150,3 +150,17 @@ def test_schema_carries_the_field_descriptions():
     text = json.dumps(schema)
     assert "Peak learning rate of AdamW." in text
     assert schema["title"] == "tunegate spec"
+
+
+def test_a_missing_section_is_named_with_the_keys_it_needs():
+    result, _, codes = findings("no_data.yaml")
+    assert ("TG104", "data") in codes
+    hint = next(f.hint for f in result.findings if f.key == "data")
+    assert "()" not in hint
+    assert hint == "Add the 'data' section with train, validation (and optionally version); `tunegate schema` lists every key."
+
+
+def test_a_missing_key_is_named_with_its_description():
+    result, _, _ = findings("no_validation.yaml")
+    hint = next(f.hint for f in result.findings if f.key == "data.validation")
+    assert hint.startswith("Add 'data.validation' (Validation set, chat JSONL;")

@@ -24,9 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.flows.sweep import sweep
-    from tunegate.spec.check import load_spec
+    from tunegate.spec.check import parse_spec
+    from tunegate.sweep.plan import check_sweep_plan
 
-    load_spec(args.spec)  # an invalid spec is a usage error before Prefect starts
+    # An invalid spec, no sweep section or nothing to try is a usage error before Prefect starts.
+    check_sweep_plan(parse_spec(args.spec), args.strategy)
     completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
