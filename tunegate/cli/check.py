@@ -3,12 +3,14 @@
     tunegate check examples/quickstart.yaml
     tunegate check --train data/train.jsonl --validation data/val.jsonl --json
     tunegate check examples/quickstart.yaml --mini-run     # stages 0-4: real LoRA steps on a sample
+    tunegate check examples/quickstart.yaml --output-format sarif > tunegate.sarif --html report.html
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
+from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
 from tunegate.errors import UsageError
 
 
@@ -26,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--advise", action="store_true",
                    help="also run the advisor (stage 5): rule-based advice, plus the LLM when its key is set")
     p.add_argument("--max-findings", type=_positive, metavar="N", help="findings shown per code (default 20)")
+    add_report_flags(p)
     p.set_defaults(run=run)
 
 
@@ -45,10 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
+    chosen_format(args)  # two formats for stdout is a usage error before any stage runs
     report = check(args.spec, train=args.train, validation=args.validation,
                    mini_run=args.mini_run, advisor=args.advise, max_findings=args.max_findings)
-    if args.json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
-    else:
-        sys.stdout.write(terminal(report, sys.stdout))
+    emit_report(report, args, lambda: terminal(report, sys.stdout))
     return 0 if report.approved_for_full_run else 1
