@@ -69,7 +69,8 @@ def test_the_approved_page_renders_in_chromium_with_its_chart_and_no_console_err
 def test_the_rejected_page_renders_its_findings_in_chromium(chromium, rejected_page):
     page = chromium.load(rejected_page.as_uri())
     assert page.errors == [] and "REJECTED" in page.text
-    assert "examples/broken.yaml:14:3 (training.grad_acum_steps)" in page.text and "Did you mean 'grad_accum_steps'" in page.text
+    assert "examples/broken.yaml:14:3 (training.grad_acum_steps)" in page.text
+    assert "Did you mean 'grad_accum_steps'" in page.text
 
 
 def test_the_browser_check_catches_a_script_error_and_a_broken_chart(chromium, tmp_path):

@@ -30,8 +30,8 @@ def test_the_log_is_valid_sarif_2_1_0(rejected):
 
 def test_an_invalid_log_is_caught_by_the_same_validator():
     with pytest.raises(jsonschema.ValidationError):  # the check can fail: a result without its message
-        jsonschema.Draft4Validator(SCHEMA).validate(
-            {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "tunegate"}}, "results": [{"ruleId": "TG204"}]}]})
+        run = {"tool": {"driver": {"name": "tunegate"}}, "results": [{"ruleId": "TG204"}]}
+        jsonschema.Draft4Validator(SCHEMA).validate({"version": "2.1.0", "runs": [run]})
 
 
 def test_each_finding_is_a_result_at_its_line_and_column_relative_to_the_checkout(rejected):

@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from prefect import flow, unmapped
@@ -14,15 +15,18 @@ from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.summary import summarise
 from tunegate.sweep.tally import CandidateTally
 from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
-from tunegate.tasks.report_tasks import publish_report_task
+from tunegate.tasks.names import flow_run_namer
+from tunegate.tasks.report_tasks import publish_report_task, publish_sweep_task
+from tunegate.tasks.run_tasks import tag_flow_run_task
 from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
-from tunegate.tasks.tracking_tasks import close_tracking_task, open_tracking_task
+from tunegate.tasks.tracking_tasks import chart_candidates_task, close_tracking_task, open_tracking_task
 
 
-@flow(name="sweep", log_prints=True)
+@flow(name="sweep", flow_run_name=flow_run_namer("sweep"), log_prints=True)
 def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
     """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
     parsed = parse_spec_task(spec_path)
+    tag_flow_run_task(parsed)
     base = static_gate_task(parsed)
     if not base.approved_for_full_run:
         publish_report_task(base, spec_path)
@@ -45,8 +49,10 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
             step = settings.max_parallel
             outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
     summary = summarise(outcomes, None)
+    charts = chart_candidates_task(session, Path(spec_path).stem)
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
     summary.best_run_id = best
+    publish_sweep_task(summary, spec_path, charts)
     print(summary.text())
     if not any(o.approved for o in outcomes):
         return Failed(message="every candidate was rejected", data=summary.model_dump(mode="json"))

@@ -10,5 +10,6 @@ turns into annotations).
 """
 from tunegate.output.formats import FORMATS, render_as
 from tunegate.output.html import html_page
+from tunegate.output.markdown import charts_section, markdown_with_charts
 
-__all__ = ["FORMATS", "html_page", "render_as"]
+__all__ = ["FORMATS", "charts_section", "html_page", "markdown_with_charts", "render_as"]

@@ -37,6 +37,8 @@ class CandidateOutcome(BaseModel):
     gpu_memory_gib: float | None = None
     run_id: str | None = None
     reused: bool = False
+    # The candidate's gate report, for its Prefect artifact; left out of the JSON (and NOMAD's history).
+    report: GateReport | None = Field(default=None, exclude=True)
 
 
 def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
@@ -52,7 +54,7 @@ def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateRe
     measured: dict[str, Any] = {}
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
-                               **_memory(report))
+                               report=report, **_memory(report))
     if outcome.approved:
         result = _train(spec, path, train_steps)
         measured = _train_fields(result)
