@@ -100,4 +100,4 @@ def test_verbose_shows_the_library_lines_on_stderr(tmp_path, tiny_cache):
     assert code == 0
     stderr = err.read_text()
     assert "Starting temporary server" in stderr and "Finished in state" in stderr
-    assert "APPROVED" not in stderr and "[1/" in out.read_text()  # the report itself stays on stdout
+    assert out.read_text().startswith("[1/")  # the report itself stays on stdout
