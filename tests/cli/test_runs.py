@@ -118,4 +118,5 @@ def test_the_table_ends_with_how_to_open_the_runs_in_the_mlflow_ui(client, store
     out = _tunegate("--tracking-uri", store_uri, "--experiment", EXPERIMENT)
     experiment_id = client.get_experiment_by_name(EXPERIMENT).experiment_id
     assert out.stdout.endswith(f"\nopen in the MLflow UI: mlflow ui --backend-store-uri {store_uri} --port 5000\n"
-                               f"  then http://127.0.0.1:5000/#/experiments/{experiment_id}\n")
+                               f"  then http://127.0.0.1:5000/#/experiments/{experiment_id}/runs"
+                               "?workflowType=machine_learning&compareRunsMode=CHART\n")

@@ -30,7 +30,7 @@ import pytest
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
          "--disable-dev-shm-usage", "--hide-scrollbars", "--remote-debugging-address=127.0.0.1",
-         "--remote-debugging-port=0", "--window-size=1280,900"]
+         "--remote-debugging-port=0"]
 _LISTENING = re.compile(rb"DevTools listening on (ws://\S+)")
 
 
@@ -51,8 +51,9 @@ class Page:
 class Chromium:
     """One browser process for the `with` block; each `load` opens a fresh tab."""
 
-    def __init__(self, binary: str | None = None):
+    def __init__(self, binary: str | None = None, window: str = "1280,900"):
         self.binary = binary or chromium_binary()
+        self.window = window
         if self.binary is None:
             raise FileNotFoundError("no Chromium: apt-get install chromium")
         self.profile = tempfile.mkdtemp(prefix="tunegate-chromium-")
@@ -62,7 +63,8 @@ class Chromium:
         self.tab: _Tab | None = None  # the open tab, which the events arriving now belong to
 
     def __enter__(self) -> Chromium:
-        self.proc = subprocess.Popen([self.binary, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+        self.proc = subprocess.Popen([self.binary, *FLAGS, f"--window-size={self.window}",
+                                      f"--user-data-dir={self.profile}", "about:blank"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         self.ws_url = self._wait_listening(60)
         return self
@@ -93,9 +95,9 @@ class Chromium:
         raise TimeoutError(f"chromium did not open its DevTools port: {seen.decode(errors='replace')[-2000:]}")
 
     def load(self, url: str, screenshot: Path | None = None, wait_s: float = 0.5,
-             settle: str | None = None, settle_timeout: float = 60) -> Page:
+             settle: str | None = None, settle_timeout: float = 60, script: str | None = None) -> Page:
         """Open `url` in a new tab, wait for the load event (and `settle`, a JS expression, to be true),
-        then read the page and optionally save a full-page PNG screenshot."""
+        run `script` (clicks for a screenshot), then read the page and optionally save a PNG screenshot."""
         from websockets.sync.client import connect
 
         with connect(self.ws_url, max_size=None, open_timeout=30) as browser:
@@ -109,6 +111,9 @@ class Chromium:
             if settle:
                 tab.wait_until(settle, settle_timeout)
             tab.pump(wait_s)
+            if script:
+                tab.evaluate(script)
+                tab.pump(2.0)
             page = tab.read()
             if screenshot is not None:
                 tab.screenshot(screenshot)

@@ -82,7 +82,10 @@ def ui_hint(uri: str, found) -> str:
     """How to open these runs in the MLflow UI: the exact command for a SQLite store, the URL for a server."""
     from tunegate.tracking.store import sqlite_path
 
-    page = f"#/experiments/{found.experiment_id}" if found is not None else ""
+    # MLflow 3's UI opens in its GenAI layout unless told otherwise; CHART shows the parents'
+    # candidates/val_loss without expanding them.
+    page = (f"#/experiments/{found.experiment_id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
+            if found is not None else "")
     if sqlite_path(uri) is None:
         return f"\nopen in the MLflow UI: {uri.rstrip('/')}/{page}\n"
     return (f"\nopen in the MLflow UI: mlflow ui --backend-store-uri {uri} --port 5000\n"

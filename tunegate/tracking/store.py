@@ -34,8 +34,10 @@ if TYPE_CHECKING:
 ALLOW_INSECURE_ENV = "TUNEGATE_ALLOW_INSECURE_TRACKING"
 DEFAULT_DB = "mlflow.db"
 ARTIFACTS_DIR = "mlartifacts"
-# MLflow 3 opens an experiment in its GenAI layout (traces, evaluations) unless this tag says the
-# experiment trains models; then the UI opens on the runs table and charts.
+# MLflow 3 types an experiment by this tag: GenAI (traces, evaluations) or model training (runs,
+# charts). MLflow's APIs and tools read it; the 3.17 UI takes its layout from its own "GenAI /
+# Model training" switch (the `workflowType=machine_learning` URL parameter, remembered in the
+# browser), so `tunegate runs` prints links that set it.
 KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = {KIND_TAG: "custom_model_development"}
 # A fresh store's migrations take ~2 s here; a minute covers a slow disk with room to spare.

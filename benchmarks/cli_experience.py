@@ -1,0 +1,105 @@
+"""What a user waits for: whole `tunegate check` commands, and what drawing progress costs.
+
+    python benchmarks/cli_experience.py                # 5 repeats, a 50 MB corpus for the progress pair
+    python benchmarks/cli_experience.py --repeat 3 --mb 20
+
+(a) Whole commands, each a fresh process as a user runs it: `check examples/quickstart.yaml`
+    (approved; the overlap stage imports datasketch and scipy), `check examples/broken.yaml`
+    (rejected at the spec stage), against the baseline of the same run: `python -c pass`, the
+    interpreter alone. (b) Progress: `check --train BIG --validation VAL` with stderr on a
+    pseudo-terminal (the board drawn ten times a second, TUNEGATE_PROGRESS_DELAY_S=0) against
+    the same command with stderr on a pipe (no progress), interleaved; the ratio is the cost of
+    the board (target <= 1.05).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import select
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+from chat_corpus import write_corpus  # noqa: E402
+
+PY = sys.executable
+
+
+def timed(cmd: list[str], tty: bool = False, env: dict[str, str] | None = None) -> float:
+    """Wall seconds of one run; stderr on a pty when `tty`, drained as a terminal would."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    start = time.perf_counter()
+    if not tty:
+        subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return time.perf_counter() - start
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                if not os.read(master, 65536):
+                    break
+            except OSError:
+                break
+        elif proc.poll() is not None:
+            break
+    proc.wait()
+    os.close(master)
+    return time.perf_counter() - start
+
+
+def whole_commands(repeat: int) -> None:
+    cases = {"python -c pass (baseline)": [PY, "-c", "pass"],
+             "tunegate check examples/broken.yaml": [PY, "-m", "tunegate", "check", "examples/broken.yaml"],
+             "tunegate check examples/quickstart.yaml": [PY, "-m", "tunegate", "check", "examples/quickstart.yaml"]}
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, cmd in cases.items():
+            times[name].append(timed(cmd))
+    base = min(times["python -c pass (baseline)"])
+    print(f"\n{'command':<42}{'best s':>8}{'median s':>10}{'best - baseline':>17}")
+    for name, ts in times.items():
+        print(f"{name:<42}{min(ts):>8.2f}{statistics.median(ts):>10.2f}{min(ts) - base:>17.2f}")
+
+
+def progress_cost(repeat: int, mb: int) -> None:
+    out = HERE / "out" / "experience"
+    out.mkdir(parents=True, exist_ok=True)
+    train, val = out / f"train-{mb}mb.jsonl", out / "validation-2mb.jsonl"
+    if not train.exists():
+        write_corpus(train, mb, seed=1)
+    if not val.exists():
+        write_corpus(val, 2, seed=2)
+    cmd = [PY, "-m", "tunegate", "check", "--train", str(train), "--validation", str(val)]
+    env = {"TUNEGATE_PROGRESS_DELAY_S": "0"}
+    drawn, plain = [], []
+    for _ in range(repeat):
+        drawn.append(timed(cmd, tty=True, env=env))
+        plain.append(timed(cmd, env=env))
+    print(f"\n{mb} MB train + 2 MB validation, `check --train --validation`, best of {repeat}:")
+    print(f"  progress drawn (stderr a pty): {min(drawn):.2f} s   no progress (stderr a pipe): {min(plain):.2f} s"
+          f"   ratio {min(drawn) / min(plain):.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--mb", type=int, default=50)
+    args = ap.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    whole_commands(args.repeat)
+    progress_cost(args.repeat, args.mb)
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
