@@ -8,19 +8,20 @@ import time
 import pytest
 
 from tunegate import progress
-from tunegate.progress.draw import PlainPainter
+from tunegate.progress.draw import LinePainter, visible
 
 
 @pytest.fixture
-def screen():
-    """A board drawing plain lines into a buffer, with no delay unless a test sets one."""
+def screen(monkeypatch):
+    """A board drawing into a buffer 200 columns wide, with no delay unless a test sets one."""
+    monkeypatch.setenv("COLUMNS", "200")  # lines are cut to the terminal's width
     stream = io.StringIO()
     yield stream
     progress.disable()
 
 
 def _board(stream: io.StringIO, delay_s: float = 0.0) -> None:
-    progress.enable(stream, delay_s=delay_s, painter=PlainPainter(stream))
+    progress.enable(stream, delay_s=delay_s, painter=LinePainter(stream))
 
 
 def test_a_step_shorter_than_the_delay_draws_nothing(screen):
@@ -36,8 +37,10 @@ def test_a_long_step_is_drawn_with_its_label_and_share_then_erased(screen):
         s.advance(50, note="indexing validation.jsonl")
         time.sleep(0.35)
     drawn = screen.getvalue()
-    assert "near duplicates 25% 50/200 records  indexing validation.jsonl" in drawn
-    assert drawn.endswith("\r\x1b[2K")  # the line is erased when the last step ends
+    line = visible(drawn).split("\r")[-2]  # the last frame before the erase
+    assert line.startswith(("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"))
+    assert "near duplicates  ━━━━━━──────────────────   25%  50/200 records  indexing validation.jsonl" in line
+    assert drawn.endswith("\r\x1b[J")  # the board is erased when the last step ends
 
 
 def test_a_poll_is_read_while_the_step_blocks(screen):
@@ -45,7 +48,7 @@ def test_a_poll_is_read_while_the_step_blocks(screen):
     position = {"bytes": 3 << 20}
     with progress.step("reading train.jsonl", total=6 << 20, unit="bytes", poll=lambda: position["bytes"]):
         time.sleep(0.35)
-    assert "reading train.jsonl 50% 3.0 MB/6.0 MB" in screen.getvalue()
+    assert "   50%  3.0 MB/6.0 MB  " in visible(screen.getvalue())
 
 
 def test_a_note_goes_to_the_innermost_step_of_its_own_thread(screen):

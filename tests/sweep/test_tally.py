@@ -5,7 +5,7 @@ import io
 import time
 
 from tunegate import progress
-from tunegate.progress.draw import PlainPainter
+from tunegate.progress.draw import LinePainter, visible
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.tally import CandidateTally, last_verdict
 
@@ -19,9 +19,10 @@ def test_the_last_verdict_names_the_candidate_and_its_code_or_its_validation_los
     assert last_verdict(APPROVED) == 'approved {"lora.r":8} val 6.6123'
 
 
-def test_the_board_counts_candidates_against_the_plan_and_shows_the_last_verdict():
+def test_the_board_counts_candidates_against_the_plan_and_shows_the_last_verdict(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # lines are cut to the terminal's width
     screen = io.StringIO()
-    progress.enable(screen, delay_s=0, painter=PlainPainter(screen))
+    progress.enable(screen, delay_s=0, painter=LinePainter(screen))
     try:
         with CandidateTally(total=10) as tally:
             tally.plan(3)
@@ -31,4 +32,4 @@ def test_the_board_counts_candidates_against_the_plan_and_shows_the_last_verdict
             time.sleep(0.35)  # a few redraws
     finally:
         progress.disable()
-    assert 'sweep 67% 2/3 candidates  last: approved {"lora.r":8} val 6.6123' in screen.getvalue()
+    assert '67%  2/3 candidates  last: approved {"lora.r":8} val 6.6123' in visible(screen.getvalue())

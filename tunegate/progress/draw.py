@@ -1,21 +1,27 @@
-"""How the board looks: rich's live display when rich is installed, one plain line otherwise.
+"""How the board looks: one line per running step, redrawn in place with ANSI cursor moves.
 
+    ⠹ reading train.jsonl  ━━━━━━━━━━──────────────  41%  1.4 MB/3.4 MB  2s
+    ⠹ near duplicates      ━━━━━━━━━━━━━━━━━━━━━━━─  96%  101/105 records  querying train  3s
+
+Drawn by hand rather than with rich's live display: a rich frame costs ~9 ms of Python, ten
+times a second, which the data stages' loops paid for through the GIL (`tunegate check` on a
+20 MB file ran 1.5x slower with it, benchmarks/cli_experience.py); a frame here costs ~0.05 ms.
+Lines are cut to the terminal's width, so none wraps and the cursor arithmetic stays exact.
 A painter gets the steps to show (`tunegate.progress.board.Step`: label, total, unit, done, note).
 """
 from __future__ import annotations
 
+import re
 import shutil
 from typing import Any, TextIO
 
 _SPIN = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+BAR = 24
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def make_painter(stream: TextIO) -> Any:
-    try:
-        import rich  # noqa: F401  (the orchestrate extra brings it; the static install may not)
-    except ImportError:
-        return PlainPainter(stream)
-    return RichPainter(stream)
+    return LinePainter(stream)
 
 
 def amount(value: float, unit: str) -> str:
@@ -42,60 +48,17 @@ def describe(s: Any, now: float) -> tuple[str, float | None, str]:
     return s.label, fraction, tail
 
 
-class RichPainter:
-    """A transient rich Live display: it vanishes when the last step ends, leaving the screen as it was."""
-
-    def __init__(self, stream: TextIO):
-        from rich.console import Console
-
-        self.console = Console(file=stream, highlight=False)
-        self.live: Any = None
-        self.frame = 0
-
-    def paint(self, steps: list[Any], now: float) -> None:
-        if not steps:
-            self.clear()
-            return
-        from rich.live import Live
-
-        if self.live is None:
-            # stdout is the report: never redirect it into this stream.
-            self.live = Live(console=self.console, auto_refresh=False, transient=True,
-                             redirect_stdout=False, redirect_stderr=False)
-            self.live.start()
-        self.frame += 1
-        self.live.update(self._table(steps, now), refresh=True)
-
-    def _table(self, steps: list[Any], now: float) -> Any:
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-        from rich.text import Text
-
-        table = Table.grid(padding=(0, 1))
-        table.add_column(width=1, no_wrap=True)
-        table.add_column(no_wrap=True, min_width=max(len(s.label) for s in steps))
-        table.add_column(width=24)
-        table.add_column(no_wrap=True, overflow="ellipsis")
-        for s in steps:
-            label, fraction, tail = describe(s, now)
-            bar = (ProgressBar(total=1.0, completed=fraction, width=24) if fraction is not None
-                   else Text(" " * 24))
-            spin = Text(_SPIN[self.frame % len(_SPIN)], style="cyan")
-            table.add_row(spin, Text(label, style="bold"), bar, Text(tail, style="dim", overflow="ellipsis"))
-        return table
-
-    def clear(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+def visible(text: str) -> str:
+    """The text a person sees (the escape sequences removed): what tests compare."""
+    return _ANSI.sub("", text)
 
 
-class PlainPainter:
-    """One line, redrawn in place with a carriage return (no rich on a static-only install)."""
+class LinePainter:
+    """Draws the steps as lines below the cursor and moves back up to redraw them."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
-        self.drawn = False
+        self.lines = 0  # lines drawn last time, to move back over
         self.frame = 0
 
     def paint(self, steps: list[Any], now: float) -> None:
@@ -103,19 +66,34 @@ class PlainPainter:
             self.clear()
             return
         self.frame += 1
-        parts = []
-        for s in steps:
-            label, fraction, tail = describe(s, now)
-            pct = f" {fraction:.0%}" if fraction is not None else ""
-            parts.append(f"{label}{pct} {tail}")
         width = shutil.get_terminal_size((80, 24)).columns - 1
-        line = f"{_SPIN[self.frame % len(_SPIN)]} " + " | ".join(parts)
-        self.stream.write("\r\x1b[2K" + line[:width])
+        label_width = max(len(s.label) for s in steps)
+        rows = [self._row(s, now, label_width, width) for s in steps]
+        self.stream.write(self._back() + "\n".join(rows) + "\x1b[J")
         self.stream.flush()
-        self.drawn = True
+        self.lines = len(rows)
+
+    def _row(self, s: Any, now: float, label_width: int, width: int) -> str:
+        label, fraction, tail = describe(s, now)
+        spin = _SPIN[self.frame % len(_SPIN)]
+        if fraction is None:
+            bar, pct = " " * BAR, "    "
+        else:
+            filled = round(fraction * BAR)
+            bar, pct = "━" * filled + "─" * (BAR - filled), f"{fraction:4.0%}"
+        plain = f"{spin} {label:<{label_width}}  {bar}  {pct}  {tail}"[:width]
+        # Colour only what fits: the cut above is on the visible text.
+        cut = len(plain)
+        head = len(spin) + 1 + label_width
+        return (f"\x1b[36m{plain[:1]}\x1b[0m{plain[1:head]}\x1b[2m{plain[head:cut]}\x1b[0m"
+                if cut > head else plain)
+
+    def _back(self) -> str:
+        """Carriage return, then up to the first line drawn last time."""
+        return "\r" + (f"\x1b[{self.lines - 1}A" if self.lines > 1 else "")
 
     def clear(self) -> None:
-        if self.drawn:
-            self.stream.write("\r\x1b[2K")
+        if self.lines:
+            self.stream.write(self._back() + "\x1b[J")
             self.stream.flush()
-            self.drawn = False
+            self.lines = 0
