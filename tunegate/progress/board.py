@@ -2,8 +2,7 @@
 
 Why a thread of our own: a step that blocks (a model loading, Prefect's API starting) must still
 tick, and a reader's position is read by polling (`poll`), so the hot loops it follows pay
-nothing per record. rich draws the board when it is installed (it comes with the orchestrate
-extra); the static-only install draws one plain line instead.
+nothing per record. How a frame looks is `tunegate.progress.draw`'s.
 """
 from __future__ import annotations
 
@@ -90,7 +89,7 @@ def _stack() -> list[Step]:
 def enable(stream: TextIO, delay_s: float | None = None, painter: Any = None) -> None:
     """Draw progress on `stream` from now on (the CLI passes stderr, and only when it is a terminal).
 
-    `painter` (tests) replaces the one chosen for the stream: rich's when installed, else plain.
+    `painter` (tests) replaces the one drawing on the stream (`tunegate.progress.draw.LinePainter`).
     """
     global _board
     disable()

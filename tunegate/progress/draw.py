@@ -5,7 +5,8 @@
 
 Drawn by hand rather than with rich's live display: a rich frame costs ~9 ms of Python, ten
 times a second, which the data stages' loops paid for through the GIL (`tunegate check` on a
-20 MB file ran 1.5x slower with it, benchmarks/cli_experience.py); a frame here costs ~0.05 ms.
+20 MB file ran 1.5x slower with it on a loaded machine, benchmarks/cli_experience.py); a frame
+here costs ~0.05-0.2 ms.
 Lines are cut to the terminal's width, so none wraps and the cursor arithmetic stays exact.
 A painter gets the steps to show (`tunegate.progress.board.Step`: label, total, unit, done, note).
 """
