@@ -1,0 +1,55 @@
+"""Library chatter goes to the log file (and to stderr only with --verbose), with credentials masked."""
+from __future__ import annotations
+
+import logging
+import warnings
+
+import pytest
+
+from tunegate.cli.logs import route_library_output
+
+
+@pytest.fixture
+def log_path(tmp_path, monkeypatch):
+    path = tmp_path / "logs" / "tunegate.log"
+    monkeypatch.setenv("TUNEGATE_LOG_FILE", str(path))
+    yield path
+    logging.captureWarnings(False)
+
+
+def _flush() -> None:
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
+def test_a_library_warning_lands_in_the_log_file_not_on_stderr(log_path, capsys):
+    route_library_output(verbose=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("`torch_dtype` is deprecated! Use `dtype` instead!", FutureWarning, stacklevel=1)
+    logging.getLogger("mlflow.store.db.utils").info("Creating initial MLflow database tables...")
+    _flush()
+    assert capsys.readouterr().err == ""
+    text = log_path.read_text()
+    assert "FutureWarning: `torch_dtype` is deprecated!" in text and "Creating initial MLflow database tables" in text
+
+
+def test_verbose_also_shows_them_on_stderr(log_path, capsys):
+    route_library_output(verbose=True)
+    logging.getLogger("prefect").info("Starting temporary server on http://127.0.0.1:8530")
+    assert "Starting temporary server" in capsys.readouterr().err
+
+
+def test_credential_values_from_the_environment_are_masked_in_the_log(log_path, monkeypatch):
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "sk-canary-logfile-0123456789")
+    route_library_output(verbose=False)
+    logging.getLogger("openai").warning("request failed with key %s", "sk-canary-logfile-0123456789")
+    _flush()
+    text = log_path.read_text()
+    assert "sk-canary-logfile" not in text and "request failed with key [REDACTED]" in text
+
+
+def test_nothing_is_written_when_nothing_is_logged(log_path):
+    route_library_output(verbose=False)
+    _flush()
+    assert not log_path.exists()  # the file opens on the first record, so a clean `check` leaves none
