@@ -28,6 +28,7 @@ class TrainData:
     train: list[EncodedChat]
     validation: list[EncodedChat]
     dropped: int  # records of either split left out as unusable
+    rows: list[list[EncodedChat]] | None = None  # the training records packed into rows, when the spec packs
 
     @property
     def max_token_id(self) -> int:
