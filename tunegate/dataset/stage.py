@@ -119,7 +119,9 @@ class RecordChecks:
         if deeper_than(record, MAX_DEPTH):
             self._too_deep(line, index)
             return None
-        if own is None:
+        if own is None and fmt is not None and formats.shares_keys(record, fmt):
+            self.explainer.explain(raw, record, line, index, fmt)  # its own format, a key missing
+        elif own is None:
             self.explainer.no_format(raw, record, line, index, fmt)
         elif own != fmt:
             self.explainer.mixed(raw, line, index, own, fmt, self.file_format)

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from tunegate.formats import alpaca, openai_chat, prompt_completion, sharegpt
-from tunegate.formats.detect import FORMATS, LABELS, FileFormat, Format, detect
+from tunegate.formats.detect import FORMATS, LABELS, FileFormat, Format, detect, shares_keys
 from tunegate.formats.problem import Problem
 
 __all__ = ["FORMATS", "LABELS", "FileFormat", "Format", "Problem", "detect", "problems", "to_messages",
-           "is_plain_text"]
+           "is_plain_text", "shares_keys"]
 
 _MODULES = {"messages": openai_chat, "sharegpt": sharegpt, "alpaca": alpaca, "prompt_completion": prompt_completion}
 

@@ -21,6 +21,11 @@ _SIGNATURES: tuple[tuple[Format, tuple[str, ...]], ...] = (
 )
 
 
+def shares_keys(record: dict[str, Any], fmt: str) -> bool:
+    """Whether the record has some of `fmt`'s keys (an Alpaca record missing its `output`)."""
+    return any(k in record for f, keys in _SIGNATURES if f == fmt for k in keys)
+
+
 def detect(record: dict[str, Any]) -> Format | None:
     """The format whose keys the record has, or None."""
     for fmt, keys in _SIGNATURES:

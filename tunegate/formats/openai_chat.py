@@ -81,7 +81,7 @@ def _turn(i: int, m: Any, earlier: list, field: str, out: list[Problem]) -> Turn
                            f"{', '.join(map(show, extra))}", "Drop them, or move metadata to the record's top "
                            "level (chat templates read only role, content, name, tool_calls, tool_call_id)."))
     return Turn(ROLES.get(role or ""), text, where + ("role",), where + ("content",), shown_role=str(role),
-                trained=trained, tool_calls=bool(calls))
+                trained=trained, tool_calls=bool(calls) or (role == "assistant" and "tool_calls" in m))
 
 
 def _role(where: tuple, m: dict, out: list[Problem]) -> str | None:
@@ -106,8 +106,8 @@ def _content(at: tuple, m: dict, role: str | None, calls: bool, out: list[Proble
     content = m.get("content")
     if type(content) is str:
         return content
-    if content is None and calls:
-        return ""
+    if content is None and (calls or ("tool_calls" in m and role == "assistant")):
+        return ""  # beside tool_calls (a broken call is reported there, once)
     where = at + ("content",)
     if "content" not in m:
         hint = ("An assistant turn may leave content out only when it has tool_calls." if role == "assistant" else

@@ -94,6 +94,10 @@ class TrainingSpec(Section):
     weight_decay: float = Field(0.0, ge=0, allow_inf_nan=False, description="AdamW weight decay.")
     max_grad_norm: float = Field(1.0, ge=0, allow_inf_nan=False,
                                  description="Gradient clipping norm; 0 turns clipping off.")
+    loss_on: Literal["replies", "all"] = Field(
+        "replies", description="Tokens a conversation trains: the model's replies only, or every token "
+                               "(axolotl's train_on_inputs, TRL's default without assistant_only_loss). "
+                               "Prompt-completion records always train the completion only.")
     packing: bool = Field(False, description="Pack several records into each max_seq_len row (attention kept "
                                              "within each record), as TRL's packing and axolotl's sample_packing.")
 
