@@ -232,6 +232,7 @@ class ChatRecord:
     index: int  # 0-based index among the file's records
     messages: list[dict[str, Any]]
     plain: bool = False  # plain prompt + completion text, trained without a chat template (TRL)
+    completion_only: bool = False  # a prompt-completion record: only the completion is ever trained
 
     def char_count(self) -> int:
         return sum(len(m["content"]) for m in self.messages)
@@ -253,7 +254,8 @@ def iter_chats(path: Path, fmt: str = "auto") -> Iterator[ChatRecord]:
         found = file_format.of(record, line)[0]
         messages = _messages(formats.canonical(record, found))
         if messages is not None:
-            yield ChatRecord(line, index, messages, plain=formats.is_plain_text(record, found))
+            yield ChatRecord(line, index, messages, plain=formats.is_plain_text(record, found),
+                             completion_only=found == "prompt_completion")
 
 
 def read_chats(path: Path, limit: int | None = None, seed: int = 0, fmt: str = "auto") -> RecordSample:

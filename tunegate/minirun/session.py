@@ -107,7 +107,8 @@ class MiniRun:
         for role in ("train", "validation"):
             path = self.ctx.files[role]
             audits[role], found[role] = audit_split(path, runtime.shown_path(path), self.tokenizer,
-                                                    max_len, self.out, seed=seed)
+                                                    max_len, self.out, seed=seed, fmt=self.spec.data.format,
+                                                    loss_on=self.spec.training.loss_on)
         self.stats["tokenize_s"] = round(time.perf_counter() - start, 3)
         self.stats["token_audit"] = audits
         self.ctx.facts.tokens = token_facts(audits["train"])

@@ -45,18 +45,27 @@ def has_generation_markers(template: str | None) -> bool:
     return bool(template) and bool(_GENERATION.search(template))
 
 
-def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_len: int) -> list[EncodedChat]:
-    """Encode a batch of conversations; raises jinja2's TemplateError when the template rejects one."""
+def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_len: int,
+                 train_all: Sequence[bool] = ()) -> list[EncodedChat]:
+    """Encode a batch of conversations; raises jinja2's TemplateError when the template rejects one.
+
+    `train_all[i]` trains every token of conversation i (training.loss_on: all), not its replies only.
+    """
     if not conversations:
         return []
+    every = list(train_all) + [False] * (len(conversations) - len(train_all))
+    return [_truncate(ids, [1] * len(ids) if all_tokens else mask, max_seq_len)
+            for (ids, mask), all_tokens in zip(_pairs(tokenizer, conversations), every)]
+
+
+def _pairs(tokenizer: Any, conversations: Sequence[Conversation]) -> Any:
+    """(token ids, 1 where a reply's token is trained) of each conversation."""
     weighted = any(m.get("weight") == 0 for conv in conversations for m in conv)
     if has_generation_markers(tokenizer.chat_template) and not weighted:
         out = tokenizer.apply_chat_template(list(conversations), return_dict=True,
                                             return_assistant_tokens_mask=True)
-        pairs = zip(out["input_ids"], out["assistant_masks"])
-    else:
-        pairs = _encode_by_prefix(tokenizer, conversations)
-    return [_truncate(ids, mask, max_seq_len) for ids, mask in pairs]
+        return zip(out["input_ids"], out["assistant_masks"])
+    return _encode_by_prefix(tokenizer, conversations)
 
 
 def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation]) -> list[tuple[list[int], list[int]]]:

@@ -38,11 +38,14 @@ class AuditedRecord:
 
 
 def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                limit: int = AUDIT_LIMIT, seed: int = 0,
-                fmt: str = "auto") -> tuple[dict[str, Any], list[AuditedRecord]]:
-    """Audit one split; add findings to `out` and return its stats and the audited records."""
+                limit: int = AUDIT_LIMIT, seed: int = 0, fmt: str = "auto",
+                loss_on: str = "replies") -> tuple[dict[str, Any], list[AuditedRecord]]:
+    """Audit one split; add findings to `out` and return its stats and the audited records.
+
+    `loss_on` is training.loss_on: "all" trains every token of a conversation (never of a
+    prompt-completion record, whose prompt stays masked)."""
     sample = read_chats(path, limit=limit, seed=seed, fmt=fmt)
-    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown)
+    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown, loss_on == "all")
     for item in audited:
         _record_findings(item, max_seq_len, out, shown)
     if sample.sampled:
@@ -54,16 +57,18 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
 
 
 def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                shown: str) -> list[AuditedRecord]:
+                shown: str, train_all: bool = False) -> list[AuditedRecord]:
     from jinja2 import TemplateError
 
     audited: list[AuditedRecord] = []
     for start in range(0, len(records), BATCH):
         chunk = [r for r in records[start:start + BATCH] if not r.plain]
+        every = [train_all and not r.completion_only for r in chunk]
         try:
-            encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk], max_seq_len))
+            encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
+                                                                  max_seq_len, every))
         except TemplateError:
-            encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown) for r in chunk]
+            encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown, e) for r, e in zip(chunk, every)]
         plain = [r for r in records[start:start + BATCH] if r.plain]
         pairs = [(r.messages[0]["content"], r.messages[1]["content"]) for r in plain]
         done = dict(zip((r.index for r in chunk + plain), encoded + list(encode_plain(tokenizer, pairs, max_seq_len))))
@@ -72,11 +77,11 @@ def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out
 
 
 def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: FindingCollector,
-                shown: str) -> EncodedChat | None:
+                shown: str, train_all: bool = False) -> EncodedChat | None:
     from jinja2 import TemplateError
 
     try:
-        return encode_chats(tokenizer, [record.messages], max_seq_len)[0]
+        return encode_chats(tokenizer, [record.messages], max_seq_len, [train_all])[0]
     except TemplateError as exc:
         out.add("TG530", "error", f"the chat template cannot render this record: {exc}",
                 "Reorder or merge the messages the way the template expects (many templates reject a "
