@@ -35,6 +35,7 @@ class EncodedChat:
     full_length: int  # tokens before truncation
     final_reply_cut: bool  # the last assistant reply lost tokens (or all of them) to truncation
     first_reply_token: int | None  # where the first assistant token sits before truncation
+    cut: tuple[int, ...] = ()  # the tokens truncation dropped (what `tunegate samples` shows)
 
     @property
     def trainable_tokens(self) -> int:
@@ -143,7 +144,7 @@ def _truncate(ids: list[int], mask: list[int], max_seq_len: int) -> EncodedChat:
     labels = [tok if m else IGNORE for tok, m in zip(ids[:max_seq_len], mask[:max_seq_len])]
     return EncodedChat(input_ids=list(ids[:max_seq_len]), labels=labels, full_length=len(ids),
                        final_reply_cut=bool(marked) and marked[-1] >= max_seq_len,
-                       first_reply_token=marked[0] if marked else None)
+                       first_reply_token=marked[0] if marked else None, cut=tuple(ids[max_seq_len:]))
 
 
 def substitute_pad_token(tokenizer: Any, wanted: str | None = None) -> str | None:
