@@ -27,8 +27,7 @@ _PLAIN = [("model_name_or_path", "model.id", None), ("trust_remote_code", "model
           ("output_dir", "full_run.output_dir", None), ("pad_token", "model.pad_token", None)]
 _NO_EFFECT = {"report_to", "logging_steps", "save_steps", "save_strategy", "eval_steps", "logging_dir", "run_name",
               "push_to_hub", "hub_model_id", "overwrite_output_dir", "save_total_limit", "logging_first_step",
-              "dataset_num_proc", "dataloader_num_workers", "dtype", "torch_dtype", "lora_task_type",
-              "bnb_4bit_quant_type", "use_bnb_nested_quant", "eval_packing"}
+              "dataset_num_proc", "dataloader_num_workers", "lora_task_type", "eval_packing"}
 
 
 def map_config(cmap: ConfigMap) -> None:
