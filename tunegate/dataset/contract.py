@@ -5,8 +5,8 @@ The contract itself, per format and in each format's own field names, lives in
 dataset stage needs around it:
 - `scan`, the hot path for the commonest case, `{"messages": [{"role", "content"}, ...]}`: one pass
   over the messages that both checks and gathers the per-role character counts, without raising
-  for any shape. A record it calls CLEAN meets the whole contract; anything it is not sure of
-  (another role, extra message keys, content parts, a `{{`) goes to the format's full check;
+  for any shape. Anything it is not sure of (another role, extra message keys, content parts,
+  a `{{`) goes to the format's full check;
 - `Explainer`, which turns a record's problems into findings with their line, column and fix.
 """
 from __future__ import annotations
@@ -26,9 +26,11 @@ BROKEN, SHAPED, ENDS_EARLY, CLEAN = 0, 1, 2, 3
 
 
 def scan(msgs: Any, lengths: dict[str, list[int]]) -> int:
-    """CLEAN when `msgs` surely meets the whole contract (warnings included); ENDS_EARLY when only
-    the last turn is wrong; SHAPED when every message is an object with a string role and content
-    but the full check must look; BROKEN otherwise.
+    """CLEAN when `msgs` meets the contract's rules on roles and text (warnings included) and has a
+    user turn; ENDS_EARLY when only the last turn is wrong; SHAPED when every message is an object
+    with a string role and content but the full check must look; BROKEN otherwise. The caller
+    sends a CLEAN record whose messages have other keys, or whose line holds a `{{`, to the full
+    check too (one count over the line instead of a test per message).
 
     Appends each system/user/assistant message's content length to `lengths[role]` either way.
     """
@@ -50,10 +52,10 @@ def scan(msgs: Any, lengths: dict[str, list[int]]) -> int:
             ok, prev = False, ""
             continue
         sink.append(len(content))
-        if (not content or content.isspace() or (role == "system" and prev) or role == prev == "assistant"
-                or len(m) != 2 or "{{" in content):
+        if not content or content.isspace() or (role == "system" and prev) or role == prev == "assistant":
             ok = False
-        user = user or role == "user"
+        elif role == "user":
+            user = True
         prev = role
     if ok and user and len(msgs) >= 2:
         return CLEAN if prev == "assistant" else ENDS_EARLY

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tunegate import formats
-from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, Explainer, scan
+from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import deeper_than, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
@@ -93,16 +93,22 @@ class RecordChecks:
 
     def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:
         """Check one record; the record as later stages see it, None when it is too deep to hand on."""
-        fmt, own = self.file_format.of(record, line)
-        if fmt != "messages" or own != "messages":
-            return self._other_format(line, index, raw, record, fmt, own)
+        if self.file_format.format != "messages" or "messages" not in record:  # the hot path skips this
+            fmt, own = self.file_format.of(record, line)
+            if fmt != "messages" or own != "messages":
+                return self._other_format(line, index, raw, record, fmt, own)
         msgs = record.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
+        extra_keys = bool(shape) and sum(map(len, msgs)) != 2 * len(msgs)
         # Only extra keys can nest (a message is role + content strings): look only then.
-        if (not shape or len(record) > 1 or sum(map(len, msgs)) != 2 * len(msgs)) \
-                and deeper_than(record, MAX_DEPTH):
+        if (not shape or len(record) > 1 or extra_keys) and deeper_than(record, MAX_DEPTH):
             self._too_deep(line, index)
             return None
+        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
+        # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
+        # braces in its text is searched.
+        if shape >= ENDS_EARLY and (extra_keys or (raw.count(b"{") > len(msgs) + 1 and b"{{" in raw)):
+            shape = SHAPED
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
         elif shape != CLEAN:
@@ -116,22 +122,25 @@ class RecordChecks:
     def _other_format(self, line: int, index: int, raw: bytes, record: dict, fmt: str | None,
                       own: str | None) -> dict | None:
         """A record the messages fast path does not cover: another format, a mix, or none."""
-        if deeper_than(record, MAX_DEPTH):
+        keys, strings, deep = _shape(record)
+        if deep:
             self._too_deep(line, index)
             return None
+        seen = formats.canonical(record, fmt, own)
+        msgs = seen.get("messages")
+        shape = self._scan(msgs) if type(msgs) is list else BROKEN
         if own is None and fmt is not None and formats.shares_keys(record, fmt):
             self.explainer.explain(raw, record, line, index, fmt)  # its own format, a key missing
         elif own is None:
             self.explainer.no_format(raw, record, line, index, fmt)
         elif own != fmt:
             self.explainer.mixed(raw, line, index, own, fmt, self.file_format)
-        else:
+        elif (seen is record or shape != CLEAN or b"{{" in raw
+              or sum(map(len, msgs)) != 2 * len(msgs) + formats.added_keys(record, fmt)):
+            # The chat form is not surely clean: the format's own check says what, in its own fields.
+            # (A clean chat form means the record meets its format's contract: the conversions
+            # refuse any record they cannot map, and keep every extra key for the check above.)
             self.explainer.explain(raw, record, line, index, fmt)
-        seen = formats.canonical(record, fmt if own == fmt else None)
-        msgs = seen.get("messages")
-        if type(msgs) is list:
-            self._scan(msgs)
-        keys, strings = _all_counts(record)
         return self._common(line, index, raw, seen, keys, strings)
 
     def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int) -> dict:
@@ -181,21 +190,26 @@ class RecordChecks:
                      file=self.file, line=line, column=1, record=index)
 
 
-def _all_counts(value: Any) -> tuple[int, int]:
-    """Keys and string values anywhere in a record (exact, so the repeated-key test stays cheap)."""
+def _shape(record: dict) -> tuple[int, int, bool]:
+    """Keys and string values anywhere in a record (exact, so the repeated-key test stays cheap),
+    and whether it nests deeper than MAX_DEPTH; one walk for all three."""
     keys = strings = 0
-    stack = [value]
+    stack = [(record, 1)]
+    push = stack.append
     while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return keys, strings, True
+        if type(item) is dict:
             keys += len(item)
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-        elif kind is str:
-            strings += 1
-    return keys, strings
+            item = item.values()
+        for v in item:
+            kind = type(v)
+            if kind is str:
+                strings += 1
+            elif kind is dict or kind is list:
+                push((v, depth + 1))
+    return keys, strings, False
 
 
 def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:

@@ -17,7 +17,7 @@ from tunegate.formats.detect import FORMATS, LABELS, FileFormat, Format, detect,
 from tunegate.formats.problem import Problem
 
 __all__ = ["FORMATS", "LABELS", "FileFormat", "Format", "Problem", "detect", "problems", "to_messages",
-           "is_plain_text", "shares_keys"]
+           "is_plain_text", "shares_keys", "added_keys"]
 
 _MODULES = {"messages": openai_chat, "sharegpt": sharegpt, "alpaca": alpaca, "prompt_completion": prompt_completion}
 
@@ -32,15 +32,23 @@ def to_messages(record: dict[str, Any], fmt: str) -> dict[str, Any]:
     return record if fmt == "messages" else _MODULES[fmt].to_messages(record)
 
 
-def canonical(record: dict[str, Any], fmt: str | None) -> dict[str, Any]:
+def canonical(record: dict[str, Any], fmt: str | None, own: str | None = "?") -> dict[str, Any]:
     """What every stage after the dataset stage sees: the chat form, or the record as read when it
-    cannot be converted (the dataset stage has reported why)."""
-    if fmt is None or fmt == "messages" or detect(record) != fmt:
+    cannot be converted (the dataset stage has reported why). `own` is the record's own format
+    when the caller has detected it already."""
+    if fmt is None or fmt == "messages" or (detect(record) if own == "?" else own) != fmt:
         return record
     try:
         return _MODULES[fmt].to_messages(record)
     except (KeyError, TypeError, ValueError, AttributeError):
         return record
+
+
+def added_keys(record: dict[str, Any], fmt: str) -> int:
+    """Message keys the chat form adds to a record of `fmt` (the weight 0 of a TRL prompt's replies)."""
+    if fmt != "prompt_completion" or type(record.get("prompt")) is not list:
+        return 0
+    return sum(1 for m in record["prompt"] if isinstance(m, dict) and m.get("role") == "assistant")
 
 
 def is_plain_text(record: dict[str, Any], fmt: str | None) -> bool:

@@ -35,7 +35,11 @@ def problems(record: dict[str, Any]) -> list[Problem]:
 
 def to_messages(record: dict[str, Any]) -> dict[str, Any]:
     """The record in OpenAI chat form; keys other than the Alpaca fields are kept."""
-    messages = [{"role": t.role, "content": t.text} for t in _turns(record, record.get("history") or [])]
+    messages = [{"role": "system", "content": record["system"]}] if record.get("system") else []
+    for question, answer in record.get("history") or []:
+        messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+    messages += [{"role": "user", "content": "\n".join(t for t in (record["instruction"], record.get("input") or "") if t)},
+                 {"role": "assistant", "content": record["output"]}]
     rest = {k: v for k, v in record.items() if k not in FIELDS}
     return {"messages": messages, **rest}
 

@@ -27,10 +27,16 @@ def shares_keys(record: dict[str, Any], fmt: str) -> bool:
 
 
 def detect(record: dict[str, Any]) -> Format | None:
-    """The format whose keys the record has, or None."""
-    for fmt, keys in _SIGNATURES:
-        if all(k in record for k in keys):
-            return fmt
+    """The format whose keys the record has (in _SIGNATURES' order), or None."""
+    # Written out: this runs once per record of every file that is not OpenAI chat.
+    if "messages" in record:
+        return "messages"
+    if "conversations" in record:
+        return "sharegpt"
+    if "prompt" in record and "completion" in record:
+        return "prompt_completion"
+    if "instruction" in record and "output" in record:
+        return "alpaca"
     return None
 
 

@@ -8,7 +8,6 @@ every token of the prompt is masked (so an assistant turn inside the prompt is c
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from tunegate.formats import openai_chat
@@ -42,7 +41,7 @@ def problems(record: dict[str, Any]) -> list[Problem]:
         out.append(Problem("TG270", "error", ("completion",), "the completion holds no assistant message, so "
                            "nothing is trained", "Put the model's reply in 'completion' as "
                            "[{\"role\": \"assistant\", \"content\": \"...\"}]."))
-    context = [replace(t, trained=False) if t.role == "assistant" else t for t in before]
+    context = [t._replace(trained=False) if t.role == "assistant" else t for t in before]
     out.extend(source_rules(context + after, NAMES, ("completion",), weighted=True))
     return out
 
@@ -54,6 +53,8 @@ def to_messages(record: dict[str, Any]) -> dict[str, Any]:
         messages = [{"role": "user", "content": record["prompt"]},
                     {"role": "assistant", "content": record["completion"]}]
     else:
+        if any(isinstance(m, dict) and "weight" in m for m in record["prompt"]):
+            raise ValueError("a prompt message has its own weight")  # TRL reads none: the check says so
         messages = [{**m, "weight": 0} if isinstance(m, dict) and m.get("role") == "assistant" else m
                     for m in record["prompt"]] + list(record["completion"])
     return {"messages": messages, **rest}

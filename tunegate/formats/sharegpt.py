@@ -33,7 +33,10 @@ def problems(record: dict[str, Any]) -> list[Problem]:
 
 def to_messages(record: dict[str, Any]) -> dict[str, Any]:
     """The record in OpenAI chat form: every key kept, `from`/`value` renamed, `system` the first turn."""
-    messages = [{"role": "system", "content": record["system"]}] if type(record.get("system")) is str else []
+    system = record.get("system")
+    if system is not None and type(system) is not str:
+        raise ValueError("'system' is not a string")  # the format's check reports it (TG206)
+    messages = [{"role": "system", "content": system}] if system else []
     for turn in record["conversations"]:
         extra = {k: v for k, v in turn.items() if k not in _TURN_KEYS}
         messages.append({"role": ROLES[turn["from"]], "content": turn["value"], **extra})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tunegate.formats.problem import Path, Problem, dotted
 
@@ -22,8 +23,7 @@ _PLACEHOLDER = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}")
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):  # a NamedTuple: built for every turn of every record, so cheap to make
     """One turn of a conversation as a trainer sees it."""
 
     role: str | None  # system, user, assistant or tool; None when the record's role is unusable
