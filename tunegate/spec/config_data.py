@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tunegate.spec.data_source import hub_cache, resolve
-from tunegate.spec.imported import ConfigMap
+from tunegate.spec.config_map import ConfigMap
 
 
 def map_data_file(cmap: ConfigMap, role: str, ref: Any, key: str, split: str = "train") -> bool:

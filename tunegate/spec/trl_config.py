@@ -11,7 +11,7 @@ docs/trl.md lists what is mapped.
 from __future__ import annotations
 
 from tunegate.spec.config_data import map_data_file
-from tunegate.spec.imported import ConfigMap
+from tunegate.spec.config_map import ConfigMap
 from tunegate.spec.model import Optimizer, Scheduler
 
 _OPTIMIZERS = set(Optimizer.__args__)  # type: ignore[attr-defined]
