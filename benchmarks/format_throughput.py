@@ -96,7 +96,8 @@ def as_messages(fmt: str, rec: dict) -> dict:
         for q, a in rec.get("history") or []:
             msgs += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
         prompt = "\n".join(t for t in (rec.get("instruction"), rec.get("input")) if t)
-        return {"messages": msgs + [{"role": "user", "content": prompt}, {"role": "assistant", "content": rec.get("output")}]}
+        return {"messages": msgs + [{"role": "user", "content": prompt},
+                                    {"role": "assistant", "content": rec.get("output")}]}
     if fmt == "prompt_completion":
         return {"messages": list(rec.get("prompt", [])) + list(rec.get("completion", []))}
     return rec

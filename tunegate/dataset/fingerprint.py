@@ -8,7 +8,8 @@ lines, line endings (CRLF/LF), JSON whitespace and key order, and changes with a
 content and with the order of records (order changes what a run sees, so it is a different data
 version). Records of any format are hashed in the chat form every stage reads
 (`tunegate.formats.canonical`; an OpenAI chat record is hashed as it is), so a ShareGPT file and
-its `tunegate convert` output have the same digest. MLflow's own dataset digest hashes only the first 10,000 rows of string and number
+its `tunegate convert` output have the same digest. MLflow's own dataset digest hashes only the
+first 10,000 rows of string and number
 columns (mlflow/mlflow#11560), so the frozen-validation rule relies on this one instead.
 """
 from __future__ import annotations

@@ -47,8 +47,8 @@ class _Text:
             self.buf += self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as exc:
             line, column = self.place(len(self.buf))
-            raise BrokenContainer("utf8", f"invalid UTF-8 (bytes {data[exc.start:exc.start + 4].hex(' ')}): {exc.reason}",
-                             line, column) from None
+            bad = data[exc.start:exc.start + 4].hex(" ")
+            raise BrokenContainer("utf8", f"invalid UTF-8 (bytes {bad}): {exc.reason}", line, column) from None
         self.eof = not data
         return True
 
@@ -115,7 +115,8 @@ def _element_end(text: _Text, pos: int, max_chars: int) -> int:
             # Incomplete only because the buffer ends: read more (doubling, so a big element costs
             # a few retries) and try again; at the end of the file it is a real error.
             if len(text.buf) - pos > max_chars:
-                raise BrokenContainer("size", f"the element is over {max_chars:,} characters", *text.place(pos)) from None
+                raise BrokenContainer("size", f"the element is over {max_chars:,} characters",
+                                      *text.place(pos)) from None
             if not text.more(max(CHUNK, len(text.buf) - pos)):
                 raise BrokenContainer("json", f"invalid JSON in the element: {exc.msg}", *text.place(exc.pos)) from None
 

@@ -15,6 +15,7 @@ from tunegate.formats.turns import Names, Turn, source_rules
 
 NAMES = Names(turns="record", role="field", text="field", turn="field")
 FIELDS = ("system", "history", "instruction", "input", "output")
+_ROLE_OF = {"instruction": "the task", "output": "the reply"}
 
 
 def problems(record: dict[str, Any]) -> list[Problem]:
@@ -26,7 +27,7 @@ def problems(record: dict[str, Any]) -> list[Problem]:
                                f"Write '{key}' as text."))
         elif required and key not in record:
             out.append(Problem("TG206", "error", (), f"record has no '{key}'",
-                               f"Give every Alpaca record its '{key}' (the {'task' if key == 'instruction' else 'reply'})."))
+                               f"Give every Alpaca record its '{key}' ({_ROLE_OF[key]})."))
     history = _history(record.get("history"), out)
     if out:
         return out
@@ -38,8 +39,8 @@ def to_messages(record: dict[str, Any]) -> dict[str, Any]:
     messages = [{"role": "system", "content": record["system"]}] if record.get("system") else []
     for question, answer in record.get("history") or []:
         messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-    messages += [{"role": "user", "content": "\n".join(t for t in (record["instruction"], record.get("input") or "") if t)},
-                 {"role": "assistant", "content": record["output"]}]
+    prompt = "\n".join(t for t in (record["instruction"], record.get("input") or "") if t)
+    messages += [{"role": "user", "content": prompt}, {"role": "assistant", "content": record["output"]}]
     rest = {k: v for k, v in record.items() if k not in FIELDS}
     return {"messages": messages, **rest}
 
@@ -60,7 +61,8 @@ def _history(history: Any, out: list[Problem]) -> list:
         return []
     if type(history) is not list:
         out.append(Problem("TG201", "error", ("history",), f"'history' is {kind(history)}, not a list of "
-                           "[question, answer] pairs", "Write history as [[\"question\", \"answer\"], ...], or drop it."))
+                           "[question, answer] pairs", "Write history as [[\"question\", \"answer\"], ...], "
+                           "or drop it."))
         return []
     for i, pair in enumerate(history):
         if type(pair) is not list or len(pair) != 2 or not all(type(t) is str for t in pair):

@@ -98,7 +98,8 @@ def _role(where: tuple, m: dict, out: list[Problem]) -> str | None:
             "'tool' turn carrying its tool_call_id." if role in ("function", "ipython") else
             "Use one of: system, developer, user, assistant, tool.")
     out.append(Problem("TG205", "error", where + ("role",),
-                       f"{dotted(where)}.role is {show(role)}; expected system, developer, user, assistant or tool", hint))
+                       f"{dotted(where)}.role is {show(role)}; expected system, developer, user, assistant or tool",
+                       hint))
     return None
 
 

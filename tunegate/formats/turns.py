@@ -95,7 +95,7 @@ def _record_rules(turns: list[Turn], names: Names, weighted: bool) -> list[Probl
                            f"drop the trailing {last.shown_role!r} turn (the model only learns from its replies)."))
     replies = [t for t in turns if t.role == "assistant"]
     if weighted and replies and not any(t.trained for t in replies):
-        out.append(Problem("TG265", "error", replies[-1].role_path, f"every reply of this record has weight 0, so "
+        out.append(Problem("TG265", "error", replies[-1].role_path, "every reply of this record has weight 0, so "
                            "nothing of it is trained", "Set weight: 1 on the replies the model should learn, or "
                            "drop the record (a record with nothing trained gives a NaN or silent 0.0 loss)."))
     return out

@@ -102,7 +102,8 @@ def _unsupported(spec: Spec) -> str:
         import torch
 
         if not torch.cuda.is_available():
-            return f"model.quantization {spec.model.quantization} loads the base with bitsandbytes, which needs a CUDA GPU"
+            return (f"model.quantization {spec.model.quantization} loads the base with bitsandbytes, "
+                    "which needs a CUDA GPU")
     return ""
 
 

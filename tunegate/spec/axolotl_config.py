@@ -56,7 +56,8 @@ def map_config(cmap: ConfigMap) -> None:
     _precision(cmap)
     _training(cmap)
     _data(cmap)
-    pad = (cmap.get("special_tokens") or {}).get("pad_token") if isinstance(cmap.source.get("special_tokens"), dict) else None
+    tokens = cmap.get("special_tokens")
+    pad = tokens.get("pad_token") if isinstance(tokens, dict) else None
     if pad is not None:
         cmap.set("model.pad_token", pad, "special_tokens.pad_token")
 
@@ -170,8 +171,9 @@ def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     entries = cmap.get(key)
     if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
         cmap.explained.add(f"data.{role}")
-        cmap.note("TG145", "error", key if cmap.has(key) else None, f"{key} is {'not set' if entries is None else repr(entries)}: no "
-                  f"{role} data", f"List the {role} file: {key}: [{{path: data/{role}.jsonl, type: chat_template}}].")
+        what = "not set" if entries is None else repr(entries)
+        cmap.note("TG145", "error", key if cmap.has(key) else None, f"{key} is {what}: no {role} data",
+                  f"List the {role} file: {key}: [{{path: data/{role}.jsonl, type: chat_template}}].")
         return None
     if len(entries) > 1:
         cmap.explained.add(f"data.{role}")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.spec.data_source import hub_cache, resolve
 from tunegate.spec.config_map import ConfigMap
+from tunegate.spec.data_source import hub_cache, resolve
 
 
 def map_data_file(cmap: ConfigMap, role: str, ref: Any, key: str, split: str = "train") -> bool:

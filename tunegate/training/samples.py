@@ -27,7 +27,8 @@ class Sample:
 
 def representative(audited: list[AuditedRecord], n: int = 5, seed: int = 0) -> list[Sample]:
     """The shortest, median and longest record by tokens, then a seeded random draw of the rest."""
-    usable = sorted((a for a in audited if a.encoded is not None), key=lambda a: (a.encoded.full_length, a.record.index))
+    usable = sorted((a for a in audited if a.encoded is not None),
+                    key=lambda a: (a.encoded.full_length, a.record.index))
     if not usable or n <= 0:
         return []
     picks = [("shortest", usable[0]), ("median", usable[(len(usable) - 1) // 2]), ("longest", usable[-1])]

@@ -81,7 +81,8 @@ FILES: dict[str, bytes] = {
             {"id": "c1", "type": "function", "function": {"name": "get_forecast", "arguments": "{city: Lisbon}"}}]}]}),
     "bad/openai_all_weights_zero.jsonl": jsonl(PLAIN, {"messages": [
         PLAIN["messages"][0], {**PLAIN["messages"][1], "weight": 0}]}),
-    "bad/openai_weight_two.jsonl": jsonl(PLAIN, {"messages": [PLAIN["messages"][0], {**PLAIN["messages"][1], "weight": 2}]}),
+    "bad/openai_weight_two.jsonl": jsonl(PLAIN, {"messages": [PLAIN["messages"][0],
+                                                             {**PLAIN["messages"][1], "weight": 2}]}),
     "bad/openai_no_user_turn.jsonl": jsonl(PLAIN, PLAIN | {"id": "b"}, {"messages": [
         {"role": "system", "content": "You are Acme's support agent."},
         {"role": "assistant", "content": "Thanks for contacting Acme! Your ticket is closed."}]}),
@@ -106,7 +107,8 @@ FILES: dict[str, bytes] = {
         {"from": "human", "value": "Hi!"}, {"from": "gpt", "value": "Hello!"}, {"from": "human", "value": "Bye"}]}),
     "bad/mixed_sharegpt_alpaca.jsonl": jsonl(sharegpt("Hi!", "Hello!"), sharegpt("Yo", "Hey"), ALPACA[1]),
     "good/alpaca.json": json.dumps(ALPACA, indent=2, ensure_ascii=False).encode() + b"\n",
-    "bad/alpaca_missing_comma.json": json.dumps(ALPACA, indent=2, ensure_ascii=False).encode().replace(b"},\n  {", b"}\n  {", 1),
+    "bad/alpaca_missing_comma.json": json.dumps(ALPACA, indent=2, ensure_ascii=False).encode().replace(
+        b"},\n  {", b"}\n  {", 1),
     "bad/identity_placeholders.json": json.dumps(IDENTITY[:1], indent=2).encode() + b"\n",
     "bad/alpaca_no_output.jsonl": jsonl(ALPACA[0], {"instruction": "Name a colour.", "input": ""}),
     "good/prompt_completion.jsonl": jsonl(*PROMPT_COMPLETION),
@@ -124,7 +126,7 @@ def parquet_files() -> None:
 
     good = [sharegpt(f"Question {i}: what is {i} squared?", f"{i * i}.") for i in range(1, 6)]
     pq.write_table(pa.Table.from_pylist(good), HERE / "good" / "sharegpt.parquet")
-    rows = [dict(ALPACA[0]), dict(ALPACA[1]), dict(ALPACA[2]), {"instruction": "Say nothing.", "input": "", "output": ""}]
+    rows = [*map(dict, ALPACA), {"instruction": "Say nothing.", "input": "", "output": ""}]
     pq.write_table(pa.Table.from_pylist(rows), HERE / "bad" / "alpaca_empty_output.parquet")
 
 
