@@ -18,7 +18,8 @@ from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, TunegateError
 
 # Subcommand modules under tunegate.cli, in the order `--help` lists them.
-COMMANDS = ["check", "lint", "fingerprint", "preflight", "sweep", "launch", "estimate", "advise", "runs", "schema",
+COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
+            "advise", "runs", "schema",
             "gpus"]
 
 
