@@ -4,7 +4,7 @@ does not exist (`--advisor` for `--advise`) or a tag that was never made fail he
 
 Commands are taken from fenced code blocks, inline code spans and the workflow's `run:` lines.
 Usage lines are expanded: `[--json]` is included, `[--spec SPEC | --tracking-uri URI]` gives one
-command per alternative, and placeholders (SPEC, FILE..., N) become the repository's examples.
+command per alternative, and placeholders (SPEC, CONFIG, FILE..., N) become the repository's examples.
 The flow commands (preflight, sweep, launch, runs) are parsed here and run by the demo test.
 """
 from __future__ import annotations
@@ -24,13 +24,16 @@ from tunegate.cli.main import build_parser
 
 SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deployments" / "README.md",
            *sorted((ROOT / ".github" / "workflows").glob("*.yml"))]
-PLACEHOLDERS = {"SPEC": "examples/quickstart.yaml", "FILE": "examples/data/validation.jsonl",
+PLACEHOLDERS = {"SPEC": "examples/quickstart.yaml", "SPEC|CONFIG": "examples/quickstart.yaml",
+                "CONFIG": "tests/data/configs/axolotl/lora-1b.yml", "FILE": "examples/data/validation.jsonl",
                 "FILE...": "examples/data/validation.jsonl", "N": "5", "NAME": "tunegate",
                 "URI": "sqlite:///mlflow.db", "RUN_ID": "0" * 32, "RUN_A": "0" * 32, "RUN_B": "1" * 32,
                 "PATH": "examples/data/validation.jsonl"}
 RUN = {"check", "lint", "fingerprint", "estimate", "advise", "schema", "gpus"}
 _ENV = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+")
 _INLINE = re.compile(r"`(tunegate [^`]+)`")
+_ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)=(\S+)$")
+_DATA = (".jsonl", ".jsonl.gz", ".json", ".parquet")
 
 
 def _segments(line: str) -> list[str]:
@@ -50,12 +53,17 @@ def documented() -> list[tuple[str, str]]:
     """(source:line, command) for every tunegate command the docs name."""
     found = []
     for source in SOURCES:
-        fenced = False
+        fenced, names = False, {}
         for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
             where = f"{source.relative_to(ROOT)}:{n}"
             if line.strip().startswith("```"):
                 fenced = not fenced
                 continue
+            assigned = _ASSIGN.match(line.strip())
+            if fenced and assigned:  # `F=tests/data/formats/good` and then `$F/alpaca.json`
+                names[assigned.group(1)] = assigned.group(2)
+                continue
+            line = re.sub(r"\$(\w+)", lambda m: names.get(m.group(1), m.group(0)), line)
             if source.suffix == ".yml":
                 found += [(where, c) for c in _segments(line.strip().removeprefix("- ").removeprefix("run: "))]
             elif fenced:
@@ -81,15 +89,23 @@ def _real(token: str) -> str:
     """A placeholder or a path the docs use as an example, as a file of this repository."""
     if token in PLACEHOLDERS:
         return PLACEHOLDERS[token]
-    if token.endswith((".jsonl", ".jsonl.gz")) or "*" in token:
-        for candidate in (token, f"examples/{token}"):
-            matches = sorted(glob.glob(str(ROOT / candidate)))
-            if matches:
-                return str(Path(matches[0]).relative_to(ROOT))
-        return PLACEHOLDERS["FILE"]
-    if token.endswith(".yaml") and not (ROOT / token).is_file():
-        return PLACEHOLDERS["SPEC"]
-    return token
+    if not token.endswith((*_DATA, ".yaml", ".yml")) and "*" not in token:
+        return token
+    for candidate in (token, f"examples/{token}"):
+        matches = sorted(glob.glob(str(ROOT / candidate)))
+        if matches:
+            return str(Path(matches[0]).relative_to(ROOT))
+    same_name = _tracked(Path(token).name)  # `lora-1b.yml` in prose is tests/data/configs/axolotl/lora-1b.yml
+    if same_name:
+        return same_name
+    return PLACEHOLDERS["FILE"] if token.endswith(_DATA) else PLACEHOLDERS["SPEC"]
+
+
+def _tracked(name: str) -> str | None:
+    """The repository's file of that name (examples/ first), if there is exactly one place to look."""
+    files = subprocess.run(["git", "ls-files", f"*{name}"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    files = [f for f in files if Path(f).name == name]
+    return sorted(files, key=lambda f: (not f.startswith("examples/"), f))[0] if files else None
 
 
 DOCUMENTED = documented()
