@@ -53,3 +53,13 @@ def test_nothing_is_written_when_nothing_is_logged(log_path):
     route_library_output(verbose=False)
     _flush()
     assert not log_path.exists()  # the file opens on the first record, so a clean `check` leaves none
+
+
+def test_a_second_routing_captures_warnings_again_after_they_were_swapped(log_path):
+    route_library_output(verbose=False)  # an earlier main() in the same process
+    with warnings.catch_warnings(record=True) as displaced:  # swaps showwarning, as pytest does per test
+        route_library_output(verbose=False)
+        warnings.simplefilter("always")
+        warnings.warn("canary FutureWarning", FutureWarning, stacklevel=1)
+    _flush()
+    assert displaced == [] and "FutureWarning: canary FutureWarning" in log_path.read_text()

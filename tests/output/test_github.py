@@ -14,7 +14,7 @@ def test_a_dataset_error_is_an_error_command_at_its_file_line_and_column():
     lines = workflow_commands(report, ROOT).splitlines()
     error = next(line for line in lines if line.startswith("::error "))
     assert error.startswith("::error file=tests/data/dataset/bad/last_from_user.jsonl,line=2,col=")
-    assert ",title=TG204 (dataset)::last message is from 'user'" in error and "%0Afix: " in error
+    assert ",title=TG204 (dataset)::the last message is from 'user'" in error and "%0Afix: " in error
     assert any(line.startswith("::warning file=tests/data/dataset/bad/system_not_first.jsonl,line=2")
                for line in lines)
     assert lines[-1] == "::notice title=tunegate::rejected: 1 error(s), 1 warning(s)"

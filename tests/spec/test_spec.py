@@ -157,11 +157,11 @@ def test_a_missing_section_is_named_with_the_keys_it_needs():
     assert ("TG104", "data") in codes
     hint = next(f.hint for f in result.findings if f.key == "data")
     assert "()" not in hint
-    assert hint == ("Add the 'data' section with train, validation (and optionally version); "
+    assert hint == ("Add the 'data' section with train, validation (and optionally version, format); "
                     "`tunegate schema` lists every key.")
 
 
 def test_a_missing_key_is_named_with_its_description():
     result, _, _ = findings("no_validation.yaml")
     hint = next(f.hint for f in result.findings if f.key == "data.validation")
-    assert hint.startswith("Add 'data.validation' (Validation set, chat JSONL;")
+    assert hint.startswith("Add 'data.validation' (Validation set, same kinds; must be a different file")

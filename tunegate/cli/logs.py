@@ -78,6 +78,9 @@ def route_library_output(verbose: bool) -> Path:
     root.setLevel(os.environ.get(LOG_LEVEL_ENV, "INFO").upper())
     for name in QUIET_LOGGERS:  # a line per HTTP request to Prefect's API would bury everything else
         logging.getLogger(name).setLevel(logging.WARNING if root.level > logging.DEBUG else logging.NOTSET)
+    # Re-arm: a first call's capture may have been displaced since (warnings.catch_warnings swaps
+    # showwarning), and captureWarnings(True) alone does nothing while it believes it is on.
+    logging.captureWarnings(False)
     logging.captureWarnings(True)
     return path
 
