@@ -23,7 +23,7 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
     parsed = parse_spec_task(spec_path)
     base = static_gate_task(parsed)
-    if not base.approved_for_full_run:
+    if not base.gates_passed:
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     settings = parsed.require().sweep

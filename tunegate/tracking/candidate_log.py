@@ -21,9 +21,12 @@ from pydantic import BaseModel
 from tunegate.tracking.record import CandidateRecord
 from tunegate.tracking.redaction import Redactor
 from tunegate.tracking.runs import (
+    APPROVED,
     CANDIDATE_ID,
+    CAVEATS,
     COMPLETE,
     FAILING_CODES,
+    NOT_RUN,
     VALIDATION_DIGEST,
     VERDICT,
     end_run,
@@ -93,7 +96,7 @@ def _verdict_status(client: MlflowClient, parent_run_id: str, record: CandidateR
     if frozen and mine and frozen != mine:
         return "FAILED", (f"validation digest {mine} differs from this flow run's frozen validation "
                           f"set {frozen}: its scores would not be comparable")
-    if record.verdict == "approved":
+    if record.verdict in ("approved", "passed"):
         return "FINISHED", ""
     return "FAILED", record.reason or f"{record.verdict}: {', '.join(record.failing_codes) or 'no code'}"
 
@@ -111,8 +114,19 @@ def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, 
             FAILING_CODES: ",".join(record.failing_codes)}
     if record.validation_digest:
         tags[VALIDATION_DIGEST] = record.validation_digest
+    tags.update(verdict_tags(record))
     client.log_batch(run_id, tags=[RunTag(k, redact.text(v)) for k, v in tags.items()])
     _log_artifacts(client, run_id, record, redact)
+
+
+def verdict_tags(record: CandidateRecord) -> dict[str, str]:
+    """What the verdict covers: approved for a full run or not, the gates that did not run, the caveats."""
+    report = record.report
+    if report is None:
+        return {}
+    return {APPROVED: str(report.approved_for_full_run).lower(),
+            NOT_RUN: "; ".join(f"{g} {why}" for g, why in report.not_run.items()) or "none",
+            CAVEATS: "; ".join(report.caveats)[:5000]}
 
 
 def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:

@@ -21,7 +21,8 @@ from tunegate.report import GateReport
 from tunegate.spec.model import Spec
 
 Scalar = str | int | float | bool
-Verdict = Literal["approved", "rejected", "error"]
+# approved: every required gate passed; passed: every gate that ran passed, some required did not run.
+Verdict = Literal["approved", "passed", "rejected", "error"]
 
 # Spec fields logged as MLflow params, as "<section>.<field>". An allowlist, never a dump of the
 # spec: a dumped config is how keys end up in tracking stores (everycure-org/matrix#407).
@@ -166,9 +167,8 @@ def record_from_report(report: GateReport, spec: Spec, *, salt: str = "", **meas
     digests = {d.role: d.digest for d in datasets}
     codes = sorted({f.code for f in report.findings if f.severity == "error"})
     fields: dict[str, Any] = {
-        "verdict": "approved" if report.approved_for_full_run else "rejected",
-        "failing_codes": codes, "report": report,
-        "reason": "" if report.approved_for_full_run else _reason(report, codes),
+        "verdict": _verdict(report), "failing_codes": codes, "report": report,
+        "reason": "" if report.gates_passed else _reason(report, codes),
     }
     fields.update(measured)
     return CandidateRecord(candidate_id=candidate_id(params, digests, salt), params=params,
@@ -183,6 +183,13 @@ def _datasets(report: GateReport, spec: Spec) -> list[DatasetRef]:
             refs.append(DatasetRef(role=role, path=str(path), digest=str(fp["digest"]),
                                    records=fp.get("records"), version=spec.data.version))
     return refs
+
+
+def _verdict(report: GateReport) -> Verdict:
+    """approved: a full run may start; passed: every gate that ran passed, but not all required ran."""
+    if report.approved_for_full_run:
+        return "approved"
+    return "passed" if report.gates_passed else "rejected"
 
 
 def _reason(report: GateReport, codes: list[str]) -> str:
