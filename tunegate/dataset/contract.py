@@ -5,7 +5,8 @@ A record is `{"messages": [{"role": ..., "content": ...}, ...], ...extra keys al
 - every message has `role` in system/user/assistant (TG205) and `content` a string (TG206) that is
   not empty or whitespace (TG207);
 - the last message is the assistant's (TG204): it is the reply the model learns to write.
-Warnings: a system message anywhere but first (TG208), two assistant turns in a row (TG209).
+Warnings: a system message anywhere but first (TG208), two assistant turns in a row (TG209), a
+message key no trainer reads (TG211: it is silently ignored, as the OpenAI cookbook's checker warns).
 
 `scan` is the hot path: one pass over the messages that both checks and gathers the per-role
 character counts, without raising for any shape. Only records it rejects reach `Explainer`, which
@@ -30,6 +31,19 @@ _FORMATS = [("conversations", "ShareGPT ('conversations' with 'from'/'value'): r
                        "{role: assistant, content: completion}]"),
             ("instruction", "Alpaca (instruction/input/output): the user turn is instruction + input, "
                             "the assistant turn is output")]
+
+
+# Message keys some trainer or chat template reads: ours read role and content; OpenAI's fine-tuning
+# format adds name, weight and the tool-call keys; reasoning templates (Qwen3, DeepSeek-R1) read
+# reasoning_content. Any other key is dropped without a word by every one of them.
+READ_MESSAGE_KEYS = frozenset({"role", "content", "name", "weight", "tool_calls", "tool_call_id",
+                               "function_call", "reasoning_content"})
+
+
+def unread_keys(msgs: list) -> list[tuple[int, str]]:
+    """(message index, key) for every key of a message object that no trainer reads."""
+    return [(i, k) for i, m in enumerate(msgs) if type(m) is dict
+            for k in m if k not in READ_MESSAGE_KEYS]
 
 
 # What `scan` concludes about a record's messages, worst first. ENDS_EARLY: the only problem is
@@ -108,6 +122,16 @@ class Explainer:
                      "end with the assistant's reply", "Append the assistant's answer, or drop the trailing "
                      f"'{last['role']}' turn (the model only learns from assistant turns).",
                      file=self.file, line=line, column=self._column("TG204", raw, where), record=index)
+
+    def unread(self, raw: bytes, msgs: list, line: int, index: int) -> None:
+        """Report TG211 for each message key that no trainer reads (a typo'd or foreign key)."""
+        for i, key in unread_keys(msgs):
+            self.out.add("TG211", "warning", f"message {i} has key {_show(key)}, which no trainer reads: it is "
+                         "silently dropped (trainers and chat templates read role and content; OpenAI's format "
+                         "also name, weight and tool calls)", "Rename it if it is a typo (e.g. 'contents' for "
+                         "'content'), or move metadata to the record, beside 'messages'.",
+                         file=self.file, line=line, column=self._column("TG211", raw, ("messages", i, key)),
+                         record=index)
 
     def _column(self, code: str, raw: bytes, path: tuple) -> int:
         # Locating a column re-scans the line: only for findings that will be shown.

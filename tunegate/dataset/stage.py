@@ -11,7 +11,7 @@ the contract: `tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dat
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,8 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20,
 def _check_file(role: str, path: Path, out: FindingCollector,
                 observers: Sequence[RecordObserver]) -> dict[str, Any]:
     reader = JsonlReader(path, out)
-    check = RecordChecks(out, reader.file)
+    repeat_hooks = [getattr(o, "exact_repeat") for o in observers if hasattr(o, "exact_repeat")]
+    check = RecordChecks(out, reader.file, lambda line: [hook(role, line) for hook in repeat_hooks])
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
         if check(line, index, raw, record):
@@ -75,8 +76,9 @@ def _check_file(role: str, path: Path, out: FindingCollector,
 class RecordChecks:
     """Per-record checks of one file: the contract, repeated keys, repeated records, and stats."""
 
-    def __init__(self, out: FindingCollector, file: str):
+    def __init__(self, out: FindingCollector, file: str, on_repeat: Callable[[int], Any] | None = None):
         self.out, self.file = out, file
+        self.on_repeat = on_repeat  # told the line of every exact repeat reported here (TG210)
         self.explainer = Explainer(out, file)
         self.stats = SplitStats()
         self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
@@ -95,6 +97,8 @@ class RecordChecks:
             self.explainer.last_turn(raw, msgs, line, index)
         elif shape != CLEAN:
             self.explainer.explain(raw, record, line, index)
+        if shape and sum(map(len, msgs)) != 2 * len(msgs):  # some message holds more than role and content
+            self.explainer.unread(raw, msgs, line, index)
         if shape:  # every message has a string role and content: >= 2n keys and 2n strings
             keys, strings = len(record) + 2 * len(msgs), 2 * len(msgs)
         else:
@@ -139,6 +143,8 @@ class RecordChecks:
 
     def _duplicate_record(self, line: int, index: int, first: int) -> None:
         self.duplicates += 1
+        if self.on_repeat is not None:
+            self.on_repeat(line)
         self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
                      "Drop the repeat: duplicates weigh those examples double in training.",
                      file=self.file, line=line, column=1, record=index)
