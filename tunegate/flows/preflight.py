@@ -30,8 +30,8 @@ def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
     if report.gates_passed and advisor:
         report = GateReport.merge([report, advisor_task(parsed, report.facts)])
     if parsed.valid:
-        session = open_tracking_task(parsed, "preflight", _validation_digest(report))
-        log_candidate_task(session, report, parsed, name=f"preflight {Path(spec_path).stem}")
+        session = open_tracking_task(parsed, "preflight", _digest(report, "validation"), _digest(report, "train"))
+        log_candidate_task(session, report, parsed, name=f"preflight {Path(spec_path).stem}", kind="preflight")
         close_tracking_task(session, "" if report.gates_passed else "gate rejected the spec")
     publish_report_task(report, spec_path)
     data = report.model_dump(mode="json")
@@ -51,5 +51,5 @@ def _mini_run(parsed: ParsedSpec, facts: GateFacts, deployment: str | None) -> G
     return GateReport.model_validate(run.state.result())
 
 
-def _validation_digest(report: GateReport) -> str | None:
-    return (report.fingerprints.get("validation") or {}).get("digest")
+def _digest(report: GateReport, role: str) -> str | None:
+    return (report.fingerprints.get(role) or {}).get("digest")
