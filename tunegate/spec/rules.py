@@ -69,14 +69,8 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
         yield _finding("TG115", "warning", "training.sharding",
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
                        "Set hardware.count above 1 or sharding to 'none'.", loc, file)
-    if _KEY_LIKE.search(spec.advisor.api_key_env) and not spec.advisor.api_key_env.isupper():
-        # Never echo the value: it may be the secret itself.
-        yield _finding("TG116", "error", "advisor.api_key_env",
-                       "advisor.api_key_env looks like an API key, not the name of an environment variable",
-                       "Put the key in an environment variable and write its NAME here (e.g. OXLO_API_KEY); "
-                       "rotate the key if this file was shared.", loc, file)
     yield from _learning_rate(spec, loc, file)
-    yield from _pasted_keys(loc, file)
+    yield from _pasted_keys(spec, loc, file)
     ratio = lora.alpha / lora.r
     if not ALPHA_RATIO[0] <= ratio <= ALPHA_RATIO[1]:
         yield _finding("TG121", "warning", "lora.alpha",
@@ -101,7 +95,13 @@ def _learning_rate(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
                        "LoRA recipes use 1e-4 to 3e-4.", loc, file)
 
 
-def _pasted_keys(loc: Located, file: str) -> Iterator[Finding]:
+def _pasted_keys(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
+    if _KEY_LIKE.search(spec.advisor.api_key_env) and not spec.advisor.api_key_env.isupper():
+        # Never echo the value: it may be the secret itself.
+        yield _finding("TG116", "error", "advisor.api_key_env",
+                       "advisor.api_key_env looks like an API key, not the name of an environment variable",
+                       "Put the key in an environment variable and write its NAME here (e.g. OXLO_API_KEY); "
+                       "rotate the key if this file was shared.", loc, file)
     for key, why in key_like_values(loc.data):
         # Never echo the value: it may be the secret itself.
         yield _finding("TG124", "error", key, f"the value of {key} looks like an API key ({why})",

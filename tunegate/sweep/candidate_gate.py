@@ -14,6 +14,7 @@ validation data is never trained.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tunegate.report import FindingCollector, GateReport, StageResult
@@ -67,7 +68,7 @@ def frozen_validation(spec: Spec, base: GateReport, own: GateReport | None) -> S
     if frozen is None or now is None or now == frozen:
         return out.result(0.0, {"digest": (frozen or "")[:12], "summary": "the sweep's frozen validation set"})
     base_file = (base.fingerprints.get("validation") or {}).get("file")
-    if base_file is None or spec.data.validation.resolve() == _resolved(base_file):
+    if base_file is None or spec.data.validation.resolve() == Path(base_file).resolve():
         out.add("TG390", "error", f"the validation set {spec.data.validation.name} changed during the sweep "
                 f"(digest {frozen[:12]} -> {now[:12]})",
                 "Restore the validation file and rerun the sweep: scores on different validation data "
@@ -79,12 +80,6 @@ def frozen_validation(spec: Spec, base: GateReport, own: GateReport | None) -> S
                 "frozen validation set, or its score is not comparable.", file=str(spec.data.validation),
                 key="data.validation")
     return out.result(0.0, {"digest": now[:12]})
-
-
-def _resolved(path: str) -> Any:
-    from pathlib import Path
-
-    return Path(path).resolve()
 
 
 def _with(report: GateReport, *stages: StageResult) -> GateReport:
