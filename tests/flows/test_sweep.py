@@ -47,14 +47,15 @@ def test_nomad_sweep_treats_the_diverging_region_as_infeasible_and_finds_a_feasi
     summary = state.result()
     rejected = [o for o in summary["outcomes"] if not o["approved"]]
     assert len(summary["outcomes"]) == 5
-    assert rejected and all("TG516" in o["codes"] for o in rejected)
+    # out of scale (TG535), NaN in fp16 (TG516), or, at lr 1, rejected by the spec stage (TG125)
+    assert rejected and all(set(o["codes"]) & {"TG125", "TG516", "TG535"} for o in rejected)
     best = summary["best"]["overrides"]["training.learning_rate"]
     assert best < 1.0 and summary["best"]["val_loss"] > 0
     client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
     exp = client.get_experiment_by_name("tunegate").experiment_id
     failed = client.search_runs([exp], "tags.`tunegate.kind` = 'candidate' and attributes.status = 'FAILED'")
     assert len(failed) == len(rejected)
-    assert "TG516" in failed[0].data.tags["tunegate.failure_reason"]
+    assert any(code in failed[0].data.tags["tunegate.failure_reason"] for code in ("TG125", "TG516", "TG535"))
 
 
 @pytest.fixture(scope="module")
