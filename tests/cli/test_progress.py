@@ -21,13 +21,13 @@ def test_progress_reaches_the_terminal_on_stderr_and_stdout_holds_only_the_repor
     assert run.code == 0, run.stderr
     assert "reading train.jsonl" in run.stderr and "overlap" in run.stderr
     assert "\r" not in run.stdout and "\x1b" not in run.stdout
-    assert run.stdout.startswith("[1/4] ✓ spec") and "APPROVED" in run.stdout
+    assert run.stdout.startswith("[1/4] ✓ spec") and "NOT APPROVED for a full run" in run.stdout
 
 
 def test_with_json_stdout_is_one_json_document_while_progress_draws():
     run = run_on_terminal(["check", QUICKSTART, "--json"], env=EVERY_STEP)
     assert run.code == 0
-    assert json.loads(run.stdout)["approved_for_full_run"] is True
+    assert json.loads(run.stdout)["gates_passed"] is True
     assert "reading validation.jsonl" in run.stderr
 
 

@@ -76,4 +76,4 @@ def test_the_findings_are_in_the_flow_runs_log_one_line_each(prefect_api, workdi
     errors = [m for level, m in lines if level == logging.ERROR and " TG204 error: " in m]
     assert errors and errors[0].startswith(f"{workdir / 'bad_train.jsonl'}:") and "(fix: " in errors[0]
     assert "\n" not in errors[0]
-    assert any(m.startswith("REJECTED: ") for _, m in lines)
+    assert any(m.startswith("rejected at stage 'dataset': 1 error(s)") for _, m in lines)

@@ -17,7 +17,7 @@ def test_a_dataset_error_is_an_error_command_at_its_file_line_and_column():
     assert ",title=TG204 (dataset)::the last message is from 'user'" in error and "%0Afix: " in error
     assert any(line.startswith("::warning file=tests/data/dataset/bad/system_not_first.jsonl,line=2")
                for line in lines)
-    assert lines[-1] == "::notice title=tunegate::rejected: 1 error(s), 1 warning(s)"
+    assert lines[-1] == "::notice title=tunegate::rejected at stage 'dataset': 1 error(s), 1 warning(s)"
 
 
 def test_newlines_percent_signs_colons_and_commas_are_escaped():

@@ -28,11 +28,12 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     parsed = parse_spec_task(spec_path)
     tag_flow_run_task(parsed)
     base = static_gate_task(parsed)
-    if not base.approved_for_full_run:
+    if not base.gates_passed:
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     settings = parsed.require().sweep
-    session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"])
+    session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],
+                                 base.fingerprints["train"]["digest"])
     tally = CandidateTally(settings.max_evals)
 
     def evaluate_many(batch: list[dict]) -> list:
@@ -48,7 +49,7 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
             tally.plan(len(candidates))
             step = settings.max_parallel
             outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
-    summary = summarise(outcomes, None)
+    summary = summarise(outcomes, None, base.fingerprints["train"]["digest"])
     charts = chart_candidates_task(session, Path(spec_path).stem)
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
     summary.best_run_id = best

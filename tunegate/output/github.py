@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tunegate.output.places import file_of, relative_uri
+from tunegate.render import verdict_text
 from tunegate.report import GateReport
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -38,7 +39,6 @@ def workflow_commands(report: GateReport, root: Path | None = None) -> str:
         message = f.message + (f"\nfix: {f.hint}" if f.hint else "")
         lines.append(f"::{COMMANDS[f.severity]} {','.join(props)}::{_data(message)}")
     c = report.counts
-    verdict = "approved for a full run" if report.approved_for_full_run else "rejected"
-    tally = f"{verdict}: {c['error']} error(s), {c['warning']} warning(s)"
+    tally = f"{verdict_text(report)}: {c['error']} error(s), {c['warning']} warning(s)"
     lines.append(f"::notice title=tunegate::{_data(tally)}")
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ import datetime as dt
 from html import escape
 
 from tunegate.charts import charts_available, report_charts
-from tunegate.render import MARKS, stage_summary
+from tunegate.render import MARKS, stage_summary, verdict_text
 from tunegate.report import GateReport
 
 CAPTIONS = {
@@ -24,7 +24,7 @@ body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2r
 padding:0 1rem;color:#1f2328}
 h1{font-size:1.5rem;margin:0 0 .3rem} h2{font-size:1.15rem;margin:2rem 0 .6rem;border-bottom:1px solid #d0d7de}
 .verdict{display:inline-block;padding:.15rem .6rem;border-radius:.4rem;color:#fff;font-weight:600}
-.approved{background:#1a7f37} .rejected{background:#cf222e}
+.approved{background:#1a7f37} .rejected{background:#cf222e} .not-approved{background:#9a6700}
 table{border-collapse:collapse;width:100%;font-size:.9rem} th,td{border:1px solid #d0d7de;padding:.35rem .5rem;
 text-align:left;vertical-align:top} th{background:#f6f8fa}
 code{font:.85rem ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.05rem .25rem}
@@ -37,17 +37,32 @@ figure{margin:1rem 0} figure img{max-width:100%;border:1px solid #d0d7de} figcap
 def html_page(report: GateReport, version: str) -> str:
     """The whole page as one string."""
     title = f"tunegate: {report.spec or 'data files'}"
-    verdict = "approved" if report.approved_for_full_run else "rejected"
+    verdict = _verdict_class(report)
     c = report.counts
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-             f"<title>{escape(title)}: {verdict}</title><style>{STYLE}</style></head><body>",
+             f"<title>{escape(title)}: {verdict.replace('-', ' ')}</title><style>{STYLE}</style></head><body>",
              f"<h1>{escape(title)}</h1>",
-             f"<p><span class=\"verdict {verdict}\" id=\"verdict\">{verdict.upper()}</span> "
-             f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} note(s)</p>",
+             f"<p><span class=\"verdict {verdict}\" id=\"verdict\">{verdict.replace('-', ' ').upper()}</span> "
+             f"{escape(verdict_text(report))}; {c['error']} error(s), {c['warning']} warning(s), "
+             f"{c['info']} note(s)</p>", _caveats(report),
              _meta(report, version), _stages(report), _findings(report), _charts(report),
              "</body></html>\n"]
     return "\n".join(parts)
+
+
+def _verdict_class(report: GateReport) -> str:
+    """approved (for a full run), not-approved (every gate that ran passed, a required one did not run), rejected."""
+    if report.approved_for_full_run:
+        return "approved"
+    return "not-approved" if report.gates_passed else "rejected"
+
+
+def _caveats(report: GateReport) -> str:
+    if not report.gates_passed or not report.caveats:
+        return ""
+    items = "".join(f"<li>{escape(c)}</li>" for c in report.caveats)
+    return f"<p>What this verdict does not prove:</p><ul id=\"caveats\">{items}</ul>"
 
 
 def _meta(report: GateReport, version: str) -> str:

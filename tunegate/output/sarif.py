@@ -27,7 +27,7 @@ def sarif_log(report: GateReport, version: str, root: Path | None = None) -> dic
            "results": results,
            "invocations": [{"executionSuccessful": True,
                             "properties": {"approved_for_full_run": report.approved_for_full_run,
-                                           "counts": report.counts}}]}
+                                           "gates_passed": report.gates_passed, "counts": report.counts}}]}
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

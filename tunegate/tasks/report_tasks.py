@@ -10,6 +10,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from tunegate.fullrun.approval import save_report
 from tunegate.output import markdown_with_charts
+from tunegate.render import verdict_text
 from tunegate.report import Finding, GateReport
 from tunegate.sweep.candidates import candidate_key
 from tunegate.sweep.evaluate import CandidateOutcome
@@ -28,8 +29,8 @@ def finding_line(f: Finding) -> str:
 def log_findings(logger: logging.Logger | logging.LoggerAdapter, report: GateReport, prefix: str = "") -> None:
     for f in report.findings:
         logger.log(LEVELS[f.severity], prefix + finding_line(f))
-    verdict = "APPROVED for a full run" if report.approved_for_full_run else "REJECTED"
-    logger.info(f"{prefix}{verdict}: {report.counts['error']} error(s), {report.counts['warning']} warning(s)")
+    logger.info(f"{prefix}{verdict_text(report)}: {report.counts['error']} error(s), "
+                f"{report.counts['warning']} warning(s)")
 
 
 @task(name="publish-report", tags=["tunegate"])
