@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tunegate.estimate.architecture import load_architecture  # noqa: E402
+from tunegate.estimate.families import load_architecture  # noqa: E402
 from tunegate.estimate.memory import FRAGMENTATION, GIB, estimate_memory, memory_terms  # noqa: E402
 from tunegate.estimate.setup import TrainSetup  # noqa: E402
 from tunegate.estimate.throughput import estimate_throughput  # noqa: E402

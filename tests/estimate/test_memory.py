@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tunegate.estimate.activations import activation_bytes, layer_bytes_per_token, logits_bytes
-from tunegate.estimate.architecture import load_architecture
+from tunegate.estimate.families import load_architecture
 from tunegate.estimate.memory import (
     CUDA_CONTEXT_GIB,
     FRAGMENTATION,
@@ -75,9 +75,19 @@ def test_qlora_stores_the_layers_linear_weights_in_nf4_with_double_quantised_con
     assert terms["weights"] == pytest.approx(linear * NF4_BYTES_PER_PARAM + (PARAMS - linear) * 2)
 
 
-def test_full_fine_tuning_costs_16_bytes_per_parameter_with_fp32_master_weights():
+def test_unsharded_full_fine_tuning_is_the_hf_trainer_on_fp32_weights_under_autocast():
+    # fp32 weights, gradients and both moments (16 bytes) plus autocast's bf16 copy of every cast
+    # weight (the decoder's linears and the lm_head), which each matmul saves for the backward pass
     terms = memory_terms(ARCH, BASE.model_copy(update={"method": "full"}))
-    assert sum(terms[k] for k in ("weights", "master_weights", "gradients", "optimizer_states")) == 16 * PARAMS
+    assert terms["weights"] + terms["gradients"] + terms["optimizer_states"] == 16 * PARAMS
+    assert terms["autocast_weight_copies"] == 2 * (16 * (60_821_504 - 2 * 2048) + 128_256 * 2048)
+
+
+def test_sharded_full_fine_tuning_keeps_16_bit_weights_and_an_fp32_master_copy():
+    terms = memory_terms(ARCH, BASE.model_copy(update={"method": "full", "gpu_count": 2, "sharding": "zero2"}))
+    # ZeRO's 2 + 2 + 12 bytes per parameter, of which gradients, master and moments are halved
+    assert terms["weights"] == 2 * PARAMS
+    assert terms["master_weights"] + terms["gradients"] + terms["optimizer_states"] == 14 * PARAMS / 2
 
 
 def test_pure_bf16_full_fine_tuning_costs_8_bytes_per_parameter():
@@ -89,7 +99,7 @@ def test_pure_bf16_full_fine_tuning_costs_8_bytes_per_parameter():
 def test_zero3_shards_weights_and_states_across_gpus():
     full = BASE.model_copy(update={"method": "full", "gpu_count": 4})
     ddp, zero3 = memory_terms(ARCH, full), memory_terms(ARCH, full.model_copy(update={"sharding": "zero3"}))
-    assert zero3["weights"] == ddp["weights"] / 4
+    assert zero3["weights"] == 2 * PARAMS / 4
     assert zero3["optimizer_states"] == ddp["optimizer_states"] / 4
     assert ddp["ddp_buckets"] == ddp["gradients"]  # DDP's bucket copy of the gradients
     assert "ddp_buckets" not in zero3

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.support.paths import DATA
-from tunegate.estimate.architecture import from_config
+from tunegate.estimate.families import from_config
 from tunegate.gate import check
 
 CONFIGS = DATA / "estimate" / "configs"

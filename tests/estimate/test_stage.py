@@ -47,12 +47,14 @@ def test_a_run_too_big_even_at_micro_batch_1_with_checkpointing_is_impossible():
     assert "even at micro batch 1 with gradient checkpointing" in result.findings[0].message
 
 
-def test_an_unknown_model_without_config_is_a_warning_not_a_failure(monkeypatch):
+def test_an_unknown_model_without_config_is_an_error_saying_what_to_provide(monkeypatch):
+    # without an estimate, memory was never checked: nothing may be approved for a full run
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     result = estimate_stage(context(make_spec(model={"id": "acme/never-published-7b"})))
-    assert result.status == "passed"
-    assert codes(result) == {"TG404": "warning"}
+    assert result.status == "failed"
+    assert codes(result) == {"TG404": "error"}
     assert "no config.json" in result.findings[0].message
+    assert "config.json" in result.findings[0].hint and "model.id" in result.findings[0].hint
 
 
 def test_a_malformed_config_is_an_error():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tunegate.estimate.architecture import load_architecture
+from tunegate.estimate.families import load_architecture
 from tunegate.estimate.setup import TrainSetup
 from tunegate.estimate.throughput import (
     ASSUMPTIONS,

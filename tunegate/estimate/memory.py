@@ -1,12 +1,17 @@
-"""Peak GPU memory of a fine-tuning run, as a breakdown of named terms per GPU.
+"""Peak GPU memory of a fine-tuning run, as a breakdown of named terms per GPU, with a band.
 
     mem = estimate_memory(arch, setup, gpu)
-    mem.peak_gib, mem.verdict, mem.biggest
+    mem.peak_gib, (mem.low_gib, mem.high_gib), mem.verdict, mem.biggest
 
-Weights, trainable parameters with gradients and AdamW moments, activations
-(`tunegate.estimate.activations`), the logits, the CUDA context; data-parallel replicas hold a full copy
-each unless ZeRO/FSDP shards it. The peak is the start of the backward pass: everything static,
-all activations and the loss buffers, plus the gradients when accumulation keeps them alive.
+Weights (every expert of a mixture of experts), trainable parameters with gradients and AdamW
+moments in the dtypes the recipe keeps them in, activations (`tunegate.estimate.activations`), the
+logits, the allocator's reserve and the CUDA context; data-parallel replicas hold a full copy each
+unless ZeRO/FSDP shards it. The peak is the start of the backward pass: everything static, all
+activations and the loss buffers, plus the gradients when accumulation keeps them alive.
+
+The band comes from `tunegate.estimate.calibration` (measured against published peaks); the
+verdict is read on its top: "fits" only when the upper bound fits, "tight" when the point
+estimate fits but the upper bound does not, "does not fit" when the point estimate does not.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tunegate.estimate import calibration
 from tunegate.estimate.activations import activation_bytes, logits_bytes
 from tunegate.estimate.architecture import Architecture, lora_param_count
 from tunegate.estimate.setup import TrainSetup
@@ -27,22 +33,24 @@ NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
 # CUDA context, cuBLAS/cuDNN workspaces: outside PyTorch's allocator, about 0.5 GiB on
 # Ampere/Hopper with CUDA 12 (nvidia-smi minus torch.cuda.memory_reserved on an idle process).
 CUDA_CONTEXT_GIB = 0.5
-# The caching allocator rounds and splits blocks; reserved memory runs a few % over allocated.
-FRAGMENTATION = 0.05
-# Verdict: above this share of the GPU the run is "tight" (a longer batch or a new kernel OOMs).
-TIGHT_SHARE = 0.90
+# Kept for the benchmark's older rows: the caching allocator's reserve over allocated memory now
+# lives in calibration.RESERVE (fitted on published reserved-vs-allocated pairs).
+FRAGMENTATION = calibration.RESERVE
 
 Verdict = Literal["fits", "tight", "does not fit"]
+_DYNAMIC = ("gradients", "activations", "logits")
 
 
 class MemoryEstimate(BaseModel):
-    """Per-GPU memory, term by term, and the verdict against the GPU's capacity."""
+    """Per-GPU memory, term by term, its band and the verdict against the GPU's capacity."""
 
     model_config = ConfigDict(extra="forbid")
 
     breakdown_gib: dict[str, float]
     peak_allocated_gib: float
     peak_gib: float
+    low_gib: float
+    high_gib: float
     capacity_gib: float
     verdict: Verdict
     biggest: str
@@ -54,12 +62,17 @@ def _bytes(precision: str) -> int:
     return 4 if precision == "fp32" else 2
 
 
+def quantised_params(arch: Architecture) -> int:
+    """Weights bitsandbytes stores in 4 bit: nn.Linear modules only (experts are 3-D parameters)."""
+    return arch.num_layers * sum(m.params for m in arch.attention) + arch.dense_layers * sum(m.params for m in arch.mlp)
+
+
 def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
-    """The (frozen or trained) base weights at their storage precision."""
+    """The frozen base weights at their storage precision (full fine-tuning: `_full_terms`)."""
     total = arch.param_count()
     if setup.method != "qlora":
         return total * _bytes(setup.precision)
-    linear = arch.num_layers * arch.layer_linear_params()  # bitsandbytes quantises these only
+    linear = quantised_params(arch)
     return linear * NF4_BYTES_PER_PARAM + (total - linear) * _bytes(setup.precision)
 
 
@@ -69,17 +82,35 @@ def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
     return lora_param_count(arch, setup.lora_targets, setup.lora_r)
 
 
-def _trainable_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
-    """Bytes of the trainable parameters' own copies, gradients and AdamW moments."""
-    n = trainable_params(arch, setup)
-    if setup.method != "full":
-        # PEFT keeps adapters in fp32 (autocast_adapter_dtype): weights, grads, m and v.
-        return {"lora_weights": n * FP32, "gradients": n * FP32, "optimizer_states": 2 * n * FP32}
-    p = _bytes(setup.precision)
+def _full_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
+    """Full fine-tuning: weights, gradients and AdamW moments, in the dtypes the recipe keeps them.
+
+    "param_dtype" (pure bf16: torchtune, a model loaded in bf16 under the HF Trainer): 2 + 2 + 4
+    bytes per parameter. "fp32" unsharded is the HF Trainer on an fp32-loaded model: fp32 weights
+    and gradients, fp32 moments, and autocast's bf16 copy of each weight, saved for the backward
+    pass (4 + 4 + 8 + 2). "fp32" under ZeRO/FSDP: 16-bit weights and gradients, an fp32 master
+    copy and fp32 moments (the ZeRO paper's 2 + 2 + 12).
+    """
+    n, p = arch.param_count(), _bytes(setup.precision)
     if setup.optimizer_state == "param_dtype" or setup.precision == "fp32":
-        state = p if setup.optimizer_state == "param_dtype" else FP32
-        return {"gradients": n * p, "optimizer_states": 2 * n * state}
-    return {"master_weights": n * FP32, "gradients": n * p, "optimizer_states": 2 * n * FP32}
+        return {"weights": n * p, "gradients": n * p, "optimizer_states": 2 * n * p}
+    if setup.sharding == "none":
+        terms = {"weights": n * FP32, "gradients": n * FP32, "optimizer_states": 2 * n * FP32}
+        if setup.autocast:
+            # with checkpointing only the layer being recomputed holds its casts
+            cast = arch.decoder_linear_params() + arch.vocab_size * arch.hidden_size  # embeddings are not cast
+            copies = arch.decoder_linear_params() / arch.num_layers if setup.gradient_checkpointing else cast
+            terms["autocast_weight_copies"] = copies * p
+        return terms
+    return {"weights": n * p, "master_weights": n * FP32, "gradients": n * p, "optimizer_states": 2 * n * FP32}
+
+
+def _lora_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
+    """The frozen base and the adapters: PEFT keeps adapters in fp32 (weights, grads, m and v)."""
+    n = trainable_params(arch, setup)
+    b = FP32 if setup.adapter_dtype == "fp32" else _bytes(setup.precision)
+    return {"weights": weights_bytes(arch, setup), "lora_weights": n * b, "gradients": n * b,
+            "optimizer_states": 2 * n * b}
 
 
 def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> dict[str, float]:
@@ -93,7 +124,8 @@ def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> 
     if n > 1 and setup.sharding in ("zero3", "fsdp"):
         out["weights"] /= n
         # One layer's full weights are gathered at a time, the next one prefetched.
-        out["gathered_layer"] = 2 * arch.layer_linear_params() * _bytes(setup.precision)
+        largest = max(arch.decoder_linear_params() / arch.num_layers, arch.layer_linear_params())
+        out["gathered_layer"] = 2 * largest * _bytes(setup.precision)
     if n > 1 and setup.sharding == "none":
         # DDP's default (gradient_as_bucket_view=False) keeps a second copy of the gradients.
         out["ddp_buckets"] = terms["gradients"]
@@ -102,15 +134,15 @@ def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> 
 
 def memory_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
     """Every term in bytes per GPU, before the peak is assembled."""
-    terms: dict[str, float] = {"weights": weights_bytes(arch, setup)}
-    terms.update(_trainable_terms(arch, setup))
+    terms = _full_terms(arch, setup) if setup.method == "full" else _lora_terms(arch, setup)
     terms = _sharded(terms, arch, setup)
     if setup.method == "qlora":
         # bitsandbytes dequantises one weight matrix to 16 bit for each matmul.
         shapes = arch.linear_shapes().values()
         terms["dequant_buffer"] = max(a * b for a, b, _ in shapes) * 2
-    terms["activations"] = activation_bytes(arch, setup)
-    terms["logits"] = logits_bytes(arch, setup)
+    scale = calibration.COMPILE_ACTIVATIONS if setup.compile else 1.0
+    terms["activations"] = activation_bytes(arch, setup) * scale
+    terms["logits"] = logits_bytes(arch, setup) * scale
     return terms
 
 
@@ -120,25 +152,32 @@ def peak_allocated_bytes(terms: dict[str, float], setup: TrainSetup) -> float:
     Gradients are freed by zero_grad(set_to_none) after each step, so with no accumulation they
     grow while activations are freed; with accumulation they live through every micro batch.
     """
-    static = sum(v for k, v in terms.items() if k not in ("gradients", "activations", "logits"))
+    static = sum(v for k, v in terms.items() if k not in _DYNAMIC)
     dynamic = terms["activations"] + terms["logits"]
     if setup.grad_accum_steps > 1:
         return static + dynamic + terms["gradients"]
     return static + max(dynamic, terms["gradients"])
 
 
+def verdict_of(peak_gib: float, high_gib: float, capacity_gib: float) -> Verdict:
+    """'fits' only when the band's top fits; 'tight' when only the point estimate does."""
+    if high_gib <= capacity_gib:
+        return "fits"
+    return "tight" if peak_gib <= capacity_gib else "does not fit"
+
+
 def estimate_memory(arch: Architecture, setup: TrainSetup, gpu: GPU) -> MemoryEstimate:
-    """The per-GPU memory breakdown, peak and verdict for `setup` on `gpu`."""
+    """The per-GPU memory breakdown, peak, band and verdict for `setup` on `gpu`."""
     terms = memory_terms(arch, setup)
     allocated = peak_allocated_bytes(terms, setup) / GIB
-    overhead = {"fragmentation": allocated * FRAGMENTATION, "cuda_context": CUDA_CONTEXT_GIB}
+    overhead = {"allocator_reserve": allocated * calibration.RESERVE, "cuda_context": CUDA_CONTEXT_GIB}
     breakdown = {k: round(v / GIB, 3) for k, v in terms.items()}
     breakdown.update({k: round(v, 3) for k, v in overhead.items()})
     peak = allocated + sum(overhead.values())
-    verdict: Verdict = ("fits" if peak <= TIGHT_SHARE * gpu.memory_gib
-                        else "tight" if peak <= gpu.memory_gib else "does not fit")
+    low, high = calibration.band(peak, setup, exact=arch.exact)
     biggest = max(terms, key=lambda k: terms[k])
     return MemoryEstimate(
         breakdown_gib=breakdown, peak_allocated_gib=round(allocated, 3), peak_gib=round(peak, 3),
-        capacity_gib=gpu.memory_gib, verdict=verdict, biggest=biggest,
+        low_gib=round(low, 3), high_gib=round(high, 3), capacity_gib=gpu.memory_gib,
+        verdict=verdict_of(peak, high, gpu.memory_gib), biggest=biggest,
         trainable_params=trainable_params(arch, setup), total_params=arch.param_count())

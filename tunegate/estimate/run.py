@@ -13,7 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from tunegate.errors import EstimateError
-from tunegate.estimate.architecture import Architecture, load_architecture
+from tunegate.estimate.architecture import Architecture
+from tunegate.estimate.config_files import find_config
+from tunegate.estimate.families import from_config
 from tunegate.estimate.memory import MemoryEstimate, estimate_memory
 from tunegate.estimate.setup import TrainSetup, setup_from_spec
 from tunegate.estimate.throughput import Throughput, estimate_throughput, implied_mfu
@@ -87,27 +89,55 @@ def model_reference(spec: Spec, base_dir: Path | None) -> str:
     return spec.model.id
 
 
-def resolve_architecture(spec: Spec, base_dir: Path | None = None) -> Architecture:
-    """The model's Architecture, or an EstimateError naming why it cannot be had."""
+def resolve_architecture(spec: Spec, base_dir: Path | None = None, meta: bool = False) -> Architecture:
+    """The model's Architecture, or an EstimateError naming why it cannot be had.
+
+    With `meta`, transformers builds the model on the meta device in this process and its count is
+    the one used (`tunegate estimate --meta`). Without it, only an architecture the config-only
+    counter does not know is counted that way, in a child process, so torch never enters the gate.
+    """
+    reference = model_reference(spec, base_dir)
     try:
-        arch = load_architecture(model_reference(spec, base_dir), spec.model.revision)
+        found = find_config(reference, spec.model.revision)
+        arch = from_config(*found) if found is not None else None
     except ValueError as exc:
         raise EstimateError("TG405", f"model config for '{spec.model.id}' is unusable: {exc}",
-                            "Point model.id at a folder whose config.json has hidden_size, "
-                            "num_hidden_layers, num_attention_heads, intermediate_size and vocab_size.",
-                            key="model.id") from None
+                            "Point model.id at a folder holding the model's own config.json (hidden_size "
+                            "or n_embd, the layer and head counts, vocab_size).", key="model.id") from None
     if arch is None:
-        raise EstimateError("TG404", f"cannot estimate: no config.json found for '{spec.model.id}'",
-                            "Use a local model folder (a config.json alone is enough), a model whose "
-                            "config ships with tunegate, or a reachable Hugging Face hub.", key="model.id")
+        raise EstimateError("TG404", f"cannot estimate: no config.json found for '{spec.model.id}', so "
+                            "memory and time were never checked and the run cannot be approved",
+                            "Download the model's config.json (hf download ID config.json) into a folder and "
+                            "point model.id at it: the config alone is enough, no weights needed.",
+                            key="model.id")
+    if meta or not arch.exact:
+        counted = _meta_count(found[0], in_process=meta)
+        if counted is not None:
+            arch = arch.model_copy(update={"meta_params": counted})
     return arch
 
 
+def _meta_count(config: dict, in_process: bool) -> int | None:
+    from tunegate.estimate import meta_count
+
+    if in_process:
+        try:
+            return meta_count.meta_count(config).total_params
+        except (ImportError, ValueError):
+            return None
+    found = meta_count.count_in_subprocess(config)
+    return found.total_params if found is not None else None
+
+
 def resolve_gpu(spec: Spec) -> gpus.GPU:
-    gpu = gpus.lookup(spec.hardware.gpu)
-    if gpu is None:  # the spec stage reports this as TG109; here it only stops the estimate
-        raise EstimateError("TG404", f"cannot estimate: unknown GPU '{spec.hardware.gpu}'",
-                            "Use a name from `tunegate gpus`.", key="hardware.gpu")
+    gpu = gpus.for_hardware(spec.hardware)
+    if gpu is None:  # the spec stage reports this as TG109/TG117; here it only stops the estimate
+        choices = gpus.ambiguous(spec.hardware.gpu)
+        why = f"ambiguous GPU '{spec.hardware.gpu}'" if choices else f"unknown GPU '{spec.hardware.gpu}'"
+        raise EstimateError("TG404", f"cannot estimate: {why}",
+                            f"Write one of {', '.join(choices)}." if choices else
+                            "Use a name from `tunegate gpus`, or give the GPU's figures in hardware.custom.",
+                            key="hardware.gpu")
     return gpu
 
 

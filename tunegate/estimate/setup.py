@@ -1,8 +1,9 @@
 """What the estimate needs to know about a training run, independent of the spec's layout.
 
-The spec always describes a LoRA (or QLoRA) run; the accuracy benchmark also models full
-fine-tunes and other frameworks' recipes, so the few knobs the spec does not expose (method,
-optimizer-state dtype, chunked loss) live here with the defaults tunegate's own trainer uses.
+A spec describes a LoRA, QLoRA or full fine-tune (`training.method`); the accuracy benchmark also
+models other frameworks' recipes, so the few knobs the spec does not expose (chunked loss,
+autocast, adapter dtype) live here with the defaults tunegate's own trainer uses. A new knob is a
+field here with its default, plus one line in `setup_from_spec` when the spec gains it.
 """
 from __future__ import annotations
 
@@ -59,11 +60,18 @@ class TrainSetup(BaseModel):
         return self.micro_batch_size * self.grad_accum_steps * self.gpu_count
 
 
+def method_of(spec: Spec) -> str:
+    """lora, qlora or full: a 4-bit base (model.quantization: 4bit) makes LoRA QLoRA."""
+    method = spec.training.method
+    return "qlora" if method == "lora" and spec.model.quantization == "4bit" else method
+
+
 def setup_from_spec(spec: Spec) -> TrainSetup:
-    """The TrainSetup a spec describes (always LoRA; QLoRA when the base is loaded in 4 bit)."""
+    """The TrainSetup a spec describes."""
     t = spec.training
     return TrainSetup(
-        method="qlora" if spec.model.quantization == "4bit" else "lora",
+        method=method_of(spec),
+        optimizer_state="fp32" if t.master_weights == "fp32" else "param_dtype",
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,
         attention=t.attention, compile=t.compile, lora_r=spec.lora.r,

@@ -41,8 +41,8 @@ def run_stage(ctx: GateContext) -> StageResult:
     try:
         est = estimate_run(spec, ctx.facts, base)
     except EstimateError as exc:
-        severity = "error" if exc.code == "TG405" else "warning"
-        out.add(exc.code, severity, str(exc), exc.hint, file=file, key=exc.key)
+        # without an estimate nothing may be approved for a full run: every such stop is an error
+        out.add(exc.code, "error", str(exc), exc.hint, file=file, key=exc.key)
         return out.result(time.perf_counter() - start, {"summary": "not estimated"})
     summary = est.summary()
     ctx.facts.estimate = summary
