@@ -5,13 +5,14 @@ import pytest
 
 from tunegate.estimate.activations import activation_bytes, layer_bytes_per_token, logits_bytes
 from tunegate.estimate.families import load_architecture
+from tunegate.estimate import calibration
 from tunegate.estimate.memory import (
     CUDA_CONTEXT_GIB,
-    FRAGMENTATION,
     GIB,
     NF4_BYTES_PER_PARAM,
     estimate_memory,
     memory_terms,
+    verdict_of,
 )
 from tunegate.estimate.setup import TrainSetup
 from tunegate.spec.gpus import lookup
@@ -111,7 +112,7 @@ def test_peak_adds_context_and_fragmentation_to_the_allocated_peak():
     static = sum(v for k, v in terms.items() if k not in ("gradients", "activations", "logits"))
     allocated = (static + terms["activations"] + terms["logits"]) / GIB
     assert mem.peak_allocated_gib == pytest.approx(allocated, abs=1e-3)
-    assert mem.peak_gib == pytest.approx(allocated * (1 + FRAGMENTATION) + CUDA_CONTEXT_GIB, abs=2e-3)
+    assert mem.peak_gib == pytest.approx(allocated * (1 + calibration.RESERVE) + CUDA_CONTEXT_GIB, abs=2e-3)
     assert mem.verdict == "fits"
 
 
@@ -122,12 +123,19 @@ def test_accumulation_keeps_gradients_alive_through_the_backward_pass():
     assert diff == pytest.approx(memory_terms(ARCH, BASE)["gradients"] / GIB, abs=1e-3)
 
 
-@pytest.mark.parametrize("batch, verdict", [(2, "fits"), (3, "tight"), (4, "does not fit")])
-def test_verdict_names_fit_tight_or_not_against_the_gpu(batch, verdict):
-    # On a 22.5 GiB L4 at 2048 tokens per sequence: 15.7, 22.0 (over 90 %) and 28.4 GiB.
-    setup = BASE.model_copy(update={"micro_batch_size": batch, "seq_len": 2048})
-    mem = estimate_memory(ARCH, setup, lookup("L4"))
-    assert mem.verdict == verdict, mem.peak_gib
+@pytest.mark.parametrize("peak, high, verdict", [(18.0, 19.9, "fits"), (19.0, 21.0, "tight"),
+                                                 (20.5, 22.0, "does not fit")])
+def test_the_verdict_is_read_on_the_bands_top(peak, high, verdict):
+    # on a 20 GiB GPU: "fits" only when the upper bound fits, "tight" when only the point estimate does
+    assert verdict_of(peak, high, 20.0) == verdict
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 4])
+def test_the_band_brackets_the_point_estimate_with_the_calibrated_shares(batch):
+    mem = estimate_memory(ARCH, BASE.model_copy(update={"micro_batch_size": batch, "seq_len": 2048}), lookup("L4"))
+    assert mem.low_gib == pytest.approx(mem.peak_gib * calibration.BAND_LOW, abs=2e-3)
+    assert mem.high_gib == pytest.approx(mem.peak_gib * calibration.BAND_HIGH, abs=2e-3)
+    assert mem.verdict == verdict_of(mem.peak_gib, mem.high_gib, mem.capacity_gib)
 
 
 def test_the_biggest_term_is_named():

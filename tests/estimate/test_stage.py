@@ -35,9 +35,14 @@ def test_a_run_that_does_not_fit_is_an_error_naming_the_biggest_term():
     assert "micro_batch_size" in finding.hint
 
 
-def test_a_tight_run_is_a_warning():
-    result = estimate_stage(context(make_spec(training={"micro_batch_size": 3}, hardware={"gpu": "L4"})))
+def test_a_run_whose_band_top_does_not_fit_is_tight_a_warning():
+    # 3 x 1920 tokens on an L4: the point estimate fits its 22 GiB, the band's top does not
+    result = estimate_stage(context(make_spec(training={"micro_batch_size": 3, "max_seq_len": 1920},
+                                              hardware={"gpu": "L4"})))
     assert codes(result) == {"TG402": "warning"}
+    m = result.stats["memory"]
+    assert m["peak_gib"] <= m["capacity_gib"] < m["high_gib"]
+    assert "upper bound" in result.findings[0].message
 
 
 def test_a_run_too_big_even_at_micro_batch_1_with_checkpointing_is_impossible():
@@ -92,7 +97,8 @@ def test_mini_run_tokens_per_second_on_the_same_gpu_replace_the_model():
 
 
 def _user_hours_finding(hours):
-    result = estimate_stage(context(make_spec(estimate={"wall_clock_hours": hours})))
+    # the spec says LoRA, so only that reading is judged
+    result = estimate_stage(context(make_spec(estimate={"wall_clock_hours": hours}, training={"method": "lora"})))
     return codes(result), result
 
 
@@ -111,6 +117,21 @@ def test_a_user_estimate_above_60_percent_mfu_is_optimistic():
 
 def test_a_user_estimate_below_10_percent_mfu_is_probably_misconfigured():
     assert _user_hours_finding(10_000)[0] == {"TG408": "warning"}
+
+
+def test_a_claimed_time_for_a_run_of_unstated_method_is_also_read_as_a_full_fine_tune():
+    result = estimate_stage(context(make_spec(estimate={"wall_clock_hours": 5.0})))
+    other = next(f for f in result.findings if f.code == "TG412")
+    assert other.severity == "info" and other.key == "training.method"
+    assert "read as full" in other.message and "MFU" in other.message
+    assert [r["method"] for r in result.stats["readings"]] == ["lora", "full"]
+
+
+def test_an_advised_time_is_judged_like_the_users_own():
+    spec = make_spec(estimate={"advised_hours": 0.01}, training={"method": "lora"})
+    result = estimate_stage(context(spec))
+    finding = next(f for f in result.findings if f.code == "TG406")
+    assert finding.key == "estimate.advised_hours" and "physically impossible" in finding.message
 
 
 def test_a_plausible_user_estimate_shows_its_implied_mfu_without_a_finding():

@@ -17,6 +17,7 @@ from typing import Any
 from tunegate.advisor.advice import Advice, Suggestion
 from tunegate.advisor.verify import apply_changes, verify
 from tunegate.errors import EstimateError
+from tunegate.estimate.readings import readings
 from tunegate.estimate.run import Estimate, estimate_run
 from tunegate.estimate.stage import fits_at_minimum
 from tunegate.estimate.throughput import ASSUMPTIONS
@@ -208,7 +209,9 @@ def advise_with_rules(spec: Spec, facts: GateFacts | None = None,
         out.append(checked)
         if new_spec is not None:
             current, current_est = new_spec, estimate_run(new_spec, ctx.facts, base_dir)
+    found = readings(spec, ctx.facts, base_dir, first=before)
     advice = Advice(source="rules", suggestions=out, hours_before=round(before.hours, 2),
+                    readings=[r.model_dump() for r in found],
                     hours_after=round(current_est.hours, 2), peak_gib_before=before.memory.peak_gib,
                     peak_gib_after=current_est.memory.peak_gib,
                     summary=f"{len([s for s in out if s.verified])} verified change(s): "

@@ -53,9 +53,10 @@ def _input_copy(modules: list[Linear], width: int, adapted: set[str], setup: Tra
     if not modules:
         return 0
     a = act_bytes(setup)
-    trained = setup.method == "full"
-    lora = [m for m in modules if not trained and m.name in adapted]
-    total = a * width if trained else 0  # one shared copy for the weight gradients
+    # a trained weight needs its input for its gradient; old bitsandbytes kept 4-bit layers' inputs
+    kept = a if setup.method == "full" else setup.qlora_input_bytes if setup.method == "qlora" else 0
+    lora = [m for m in modules if setup.method != "full" and m.name in adapted]
+    total = kept * width  # one shared copy
     if not lora:
         return total
     ab = _adapter_bytes(setup)
@@ -64,12 +65,16 @@ def _input_copy(modules: list[Linear], width: int, adapted: set[str], setup: Tra
         return total + len(lora) * (ab + 1) * width  # each module's own dropout output + mask
     if ab != a:
         return total + len(lora) * ab * width  # each module's own cast copy
-    return total + a * width  # lora_A keeps the shared input
+    return total + (0 if kept == a else a * width)  # lora_A keeps the shared input
 
 
 def attention_bytes(arch: Architecture, setup: TrainSetup) -> int:
     """Bytes per token one layer's attention core keeps (no projections' inputs)."""
     a = act_bytes(setup)
+    if setup.qkv_fused_saved:
+        # the fused q/k/v output, roped copies of q and k, SDPA's output and log-sum-exp
+        fused = arch.q_dim + 2 * arch.kv_dim
+        return a * (fused + 2 * arch.q_dim + arch.kv_dim) + FP32 * arch.num_heads
     if setup.attention == "flash_attention_2":
         kv = 2 * arch.kv_dim  # GQA handled inside the kernel
     else:

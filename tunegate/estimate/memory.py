@@ -33,9 +33,6 @@ NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
 # CUDA context, cuBLAS/cuDNN workspaces: outside PyTorch's allocator, about 0.5 GiB on
 # Ampere/Hopper with CUDA 12 (nvidia-smi minus torch.cuda.memory_reserved on an idle process).
 CUDA_CONTEXT_GIB = 0.5
-# Kept for the benchmark's older rows: the caching allocator's reserve over allocated memory now
-# lives in calibration.RESERVE (fitted on published reserved-vs-allocated pairs).
-FRAGMENTATION = calibration.RESERVE
 
 Verdict = Literal["fits", "tight", "does not fit"]
 _DYNAMIC = ("gradients", "activations", "logits")
@@ -62,9 +59,15 @@ def _bytes(precision: str) -> int:
     return 4 if precision == "fp32" else 2
 
 
-def quantised_params(arch: Architecture) -> int:
+# NF4 without double quantisation: one fp32 constant per block of 64 weights.
+NF4_SINGLE_BYTES_PER_PARAM = (4 + 32 / 64) / 8
+
+
+def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
     """Weights bitsandbytes stores in 4 bit: nn.Linear modules only (experts are 3-D parameters)."""
-    return arch.num_layers * sum(m.params for m in arch.attention) + arch.dense_layers * sum(m.params for m in arch.mlp)
+    linear = arch.num_layers * sum(m.params for m in arch.attention) + arch.dense_layers * sum(m.params for m in arch.mlp)
+    head = arch.vocab_size * arch.hidden_size if setup.quantized_head and not arch.tie_embeddings else 0
+    return linear + head
 
 
 def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
@@ -72,8 +75,9 @@ def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
     total = arch.param_count()
     if setup.method != "qlora":
         return total * _bytes(setup.precision)
-    linear = quantised_params(arch)
-    return linear * NF4_BYTES_PER_PARAM + (total - linear) * _bytes(setup.precision)
+    linear = quantised_params(arch, setup)
+    nf4 = NF4_BYTES_PER_PARAM if setup.nf4_double_quant else NF4_SINGLE_BYTES_PER_PARAM
+    return linear * nf4 + (total - linear) * _bytes(setup.precision)
 
 
 def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
@@ -118,14 +122,17 @@ def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> 
     n = setup.gpu_count
     out = dict(terms)
     if n > 1 and setup.sharding != "none":
+        unsharded_grads = setup.fsdp_no_sync and setup.grad_accum_steps > 1
         for key in ("master_weights", "gradients", "optimizer_states", "lora_weights"):
-            if key in out:
+            if key in out and not (key == "gradients" and unsharded_grads):
                 out[key] /= n
     if n > 1 and setup.sharding in ("zero3", "fsdp"):
         out["weights"] /= n
-        # One layer's full weights are gathered at a time, the next one prefetched.
+        # One layer's full weights are gathered at a time, the next one prefetched; wrapping the
+        # decoder layers leaves the embedding and lm_head in the root unit, gathered throughout.
         largest = max(arch.decoder_linear_params() / arch.num_layers, arch.layer_linear_params())
         out["gathered_layer"] = 2 * largest * _bytes(setup.precision)
+        out["gathered_root"] = (arch.embedding_params() + arch.lm_head_params()) * _bytes(setup.precision)
     if n > 1 and setup.sharding == "none":
         # DDP's default (gradient_as_bucket_view=False) keeps a second copy of the gradients.
         out["ddp_buckets"] = terms["gradients"]
@@ -137,9 +144,13 @@ def memory_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
     terms = _full_terms(arch, setup) if setup.method == "full" else _lora_terms(arch, setup)
     terms = _sharded(terms, arch, setup)
     if setup.method == "qlora":
-        # bitsandbytes dequantises one weight matrix to 16 bit for each matmul.
-        shapes = arch.linear_shapes().values()
-        terms["dequant_buffer"] = max(a * b for a, b, _ in shapes) * 2
+        # bitsandbytes dequantises one weight matrix to 16 bit for each matmul; the first one of the
+        # backward pass is the lm_head's when it is quantised too
+        largest = max(a * b for a, b, _ in arch.linear_shapes().values())
+        head = arch.vocab_size * arch.hidden_size if setup.quantized_head else 0
+        terms["dequant_buffer"] = max(largest, head) * _bytes(setup.precision)
+    if setup.optimizer_impl == "foreach":
+        terms["optimizer_temporaries"] = terms["optimizer_states"] / 2  # sqrt(v): one moment's size
     scale = calibration.COMPILE_ACTIVATIONS if setup.compile else 1.0
     terms["activations"] = activation_bytes(arch, setup) * scale
     terms["logits"] = logits_bytes(arch, setup) * scale
@@ -147,16 +158,17 @@ def memory_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
 
 
 def peak_allocated_bytes(terms: dict[str, float], setup: TrainSetup) -> float:
-    """Bytes PyTorch has allocated at the peak, the start of the backward pass.
+    """Bytes PyTorch has allocated at the peak: the start of the backward pass, or the optimizer step.
 
     Gradients are freed by zero_grad(set_to_none) after each step, so with no accumulation they
-    grow while activations are freed; with accumulation they live through every micro batch.
+    grow while activations are freed; with accumulation they live through every micro batch. The
+    step holds every gradient and, with foreach AdamW, its temporary sqrt(v).
     """
-    static = sum(v for k, v in terms.items() if k not in _DYNAMIC)
+    static = sum(v for k, v in terms.items() if k not in _DYNAMIC and k != "optimizer_temporaries")
     dynamic = terms["activations"] + terms["logits"]
-    if setup.grad_accum_steps > 1:
-        return static + dynamic + terms["gradients"]
-    return static + max(dynamic, terms["gradients"])
+    backward = static + dynamic + (terms["gradients"] if setup.grad_accum_steps > 1 else 0.0)
+    step = static + terms["gradients"] + terms.get("optimizer_temporaries", 0.0)
+    return max(backward, step)
 
 
 def verdict_of(peak_gib: float, high_gib: float, capacity_gib: float) -> Verdict:

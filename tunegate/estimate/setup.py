@@ -37,11 +37,18 @@ class TrainSetup(BaseModel):
     lora_dropout: float = 0.0
     gpu_count: int = Field(1, gt=0)
     sharding: Sharding = "none"
+    # FSDP under no_sync (LitGPT's no_backward_sync, while accumulating) keeps the gradients
+    # unsharded until the last micro batch; without it they are reduce-scattered each time.
+    fsdp_no_sync: bool = False
     # Full fine-tuning only. "fp32": mixed precision with fp32 master weights and fp32 AdamW
     # moments (ZeRO paper accounting: 2 + 2 + 12 bytes per parameter). "param_dtype": weights,
     # gradients and moments all in the training precision (torchtune's and PEFT's benchmark
     # recipes: 2 + 2 + 4 bytes per parameter in bf16).
     optimizer_state: Literal["fp32", "param_dtype"] = "fp32"
+    # AdamW's implementation: torch's foreach AdamW (torch.optim.AdamW's default) allocates
+    # sqrt(v) for every parameter at once during the step; the fused kernel (the HF Trainer's
+    # default optimizer with torch >= 2.8) allocates nothing.
+    optimizer_impl: Literal["fused", "foreach"] = "fused"
     # "chunked": cross-entropy computed over output chunks (torchtune's CEWithChunkedOutputLoss).
     loss: Literal["full", "chunked"] = "full"
     # Hugging Face Trainer runs bf16/fp16 under torch.autocast; scripts that load the model in
@@ -49,6 +56,19 @@ class TrainSetup(BaseModel):
     autocast: bool = True
     # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True); torchtune keeps them in bf16.
     adapter_dtype: Literal["fp32", "param"] = "fp32"
+    # QLoRA's storage: NF4 with double-quantised constants (bitsandbytes' bnb_4bit_use_double_quant,
+    # the QLoRA recipe) or without; whether the lm_head is quantised too (Lightning's
+    # BitsandbytesPrecision converts every linear layer; transformers skips the lm_head).
+    nf4_double_quant: bool = True
+    quantized_head: bool = False
+    # Bytes per value of every 4-bit layer's input kept for the backward pass: 0 with bitsandbytes
+    # >= 0.43.2 (PR #1270: the frozen weight needs no gradient, so the input is not kept); before
+    # it the input was kept, as a 16-bit tensor (2) or, where the layer computes in fp32 (LitGPT's
+    # quantised layers), as an fp32 copy (4).
+    qlora_input_bytes: Literal[0, 2, 4] = 0
+    # LitGPT computes q, k and v in one fused projection and slices v out of it: the fused output
+    # stays alive through that view, and SDPA gets k/v at their grouped width (no repeat).
+    qkv_fused_saved: bool = False
 
     @property
     def tokens_per_micro_batch(self) -> int:

@@ -100,6 +100,9 @@ class HardwareSpec(Section):
 
 class EstimateSpec(Section):
     wall_clock_hours: Positive | None = Field(None, description="Your own estimate of the full run's hours.")
+    advised_hours: Positive | None = Field(
+        None, description="Hours someone else projected for the run (an LLM advisor, a colleague); "
+                          "checked against the GPUs' peak like wall_clock_hours.")
     dataset_tokens: PositiveInt | None = Field(
         None, description="Tokens in the full training set, when the files here are a sample of it.")
 
