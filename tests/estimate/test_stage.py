@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import subprocess
+
+import pytest
 import sys
 
 from tests.support.estimate_specs import DATA, context, make_spec
@@ -151,3 +153,27 @@ def test_the_estimate_stage_imports_neither_torch_nor_transformers():
     done = subprocess.run([sys.executable, "-c", code], cwd=DATA.parent.parent, capture_output=True, text=True,
                           env={"PYTHONPATH": f"{DATA.parent.parent}:{DATA.parent.parent.parent}", "PATH": ""})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_full_fine_tune_is_estimated_but_never_approved_by_tunegate(monkeypatch):
+    result = estimate_stage(context(make_spec(training={"method": "full"})))
+    assert codes(result)["TG410"] == "error" and result.status == "failed"
+    model, memory = result.stats["model"], result.stats["memory"]
+    assert model["method"] == "full" and model["trainable_params"] == model["total_params"] == 1_235_814_400
+    # unsharded fp32 master weights: fp32 weights, gradients and moments of every parameter
+    assert memory["breakdown"]["optimizer_states"] == pytest.approx(8 * 1_235_814_400 / 2**30, abs=1e-2)
+
+
+def test_pure_bf16_full_fine_tuning_keeps_moments_in_bf16():
+    result = estimate_stage(context(make_spec(training={"method": "full", "master_weights": "none"})))
+    assert result.stats["memory"]["breakdown"]["optimizer_states"] == pytest.approx(4 * 1_235_814_400 / 2**30, abs=1e-2)
+
+
+def test_qlora_stores_the_base_in_nf4_and_full_on_a_4_bit_base_is_an_error():
+    qlora = estimate_stage(context(make_spec(training={"method": "qlora"})))
+    lora = estimate_stage(context(make_spec()))
+    assert qlora.stats["memory"]["breakdown"]["weights"] < 0.5 * lora.stats["memory"]["breakdown"]["weights"]
+    assert codes(qlora)["TG410"] == "error"
+    both = estimate_stage(context(make_spec(training={"method": "full"}, model={"quantization": "4bit"})))
+    finding = next(f for f in both.findings if f.code == "TG410")
+    assert "cannot be trained" in finding.message
