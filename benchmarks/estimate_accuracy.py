@@ -164,7 +164,8 @@ def print_report(result: dict[str, Any], rows: bool) -> None:
         for i in result["rows"]:
             measured = f"{i['measured_gib']:>7.2f}" if "measured_gib" in i else "    OOM"
             err = f"{i['err_pct']:>7.1f}" if "err_pct" in i else f"{'flagged' if i['flagged'] else 'MISSED':>7}"
-            print(f"{i['id']:<34}{i['split']:>8}{measured}{i['ours_gib']:>8.2f}{i['high_gib']:>8.2f}{err}  {i['verdict']}")
+            print(f"{i['id']:<34}{i['split']:>8}{measured}{i['ours_gib']:>8.2f}{i['high_gib']:>8.2f}{err}  "
+                  f"{i['verdict']}")
         print()
     print(f"split: {result['split']}")
     print(_line("all rows", result["overall"]))

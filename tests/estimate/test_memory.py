@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from tunegate.estimate import calibration
 from tunegate.estimate.activations import activation_bytes, layer_bytes_per_token, logits_bytes
 from tunegate.estimate.families import load_architecture
-from tunegate.estimate import calibration
 from tunegate.estimate.memory import (
     CUDA_CONTEXT_GIB,
     GIB,

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
-import sys
 
 from tests.support.estimate_specs import DATA, context, make_spec
 from tunegate.estimate.stage import run_stage as estimate_stage

@@ -7,10 +7,10 @@ flash attention, watching gradient norms; projected 120 h -> ~75 h. It never say
 """
 from __future__ import annotations
 
-import pytest
-
 import subprocess
 import sys
+
+import pytest
 
 from tests.support.paths import ROOT
 from tunegate.advisor.advice import Suggestion

@@ -184,7 +184,7 @@ def _falcon(cfg: dict[str, Any], kind: str) -> Architecture:
 def _moe(cfg: dict[str, Any], kind: str) -> Architecture:
     """Mixtral, Qwen2-MoE, Qwen3-MoE: Llama-style attention, experts in (some) layers."""
     dense = _llama_like(cfg, "qwen2" if kind == "qwen2_moe" else "qwen3" if kind == "qwen3_moe" else "mistral")
-    h, layers = dense.hidden_size, dense.num_layers
+    layers = dense.num_layers
     if kind == "mixtral":
         experts = Experts(num_experts=_positive(cfg, "num_local_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
                           intermediate_size=dense.intermediate_size, layers=layers)

@@ -65,7 +65,8 @@ NF4_SINGLE_BYTES_PER_PARAM = (4 + 32 / 64) / 8
 
 def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
     """Weights bitsandbytes stores in 4 bit: nn.Linear modules only (experts are 3-D parameters)."""
-    linear = arch.num_layers * sum(m.params for m in arch.attention) + arch.dense_layers * sum(m.params for m in arch.mlp)
+    attention = arch.num_layers * sum(m.params for m in arch.attention)
+    linear = attention + arch.dense_layers * sum(m.params for m in arch.mlp)
     head = arch.vocab_size * arch.hidden_size if setup.quantized_head and not arch.tie_embeddings else 0
     return linear + head
 

@@ -4,9 +4,10 @@
 
 A spec that claims a wall-clock time but does not say `training.method` (the advisor source's
 worked case does not) is read both as LoRA and as a full fine-tune: a claimed time may be
-plausible under one and physically impossible under the other, and a full fine-tune may not fit. A claim is judged by the MFU
-it implies on the declared GPUs (PaLM's convention, `throughput.implied_mfu`): above 100 % it is
-impossible, above 60 % optimistic, below 10 % a sign of misconfiguration.
+plausible under one and physically impossible under the other, and a full fine-tune may not fit.
+A claim is judged by the MFU it implies on the declared GPUs (PaLM's convention,
+`throughput.implied_mfu`): above 100 % it is impossible, above 60 % optimistic, below 10 % a sign
+of misconfiguration.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from tunegate.errors import EstimateError
 from tunegate.estimate.architecture import Architecture
 from tunegate.estimate.config_files import find_config
 from tunegate.estimate.families import from_config
-from tunegate.estimate.measured import MemoryCheck, calibrated, memory_check, measured_tokens_per_s
+from tunegate.estimate.measured import MemoryCheck, calibrated, measured_tokens_per_s, memory_check
 from tunegate.estimate.memory import MemoryEstimate, estimate_memory
 from tunegate.estimate.setup import TrainSetup, setup_from_spec
 from tunegate.estimate.throughput import Throughput, estimate_throughput, implied_mfu

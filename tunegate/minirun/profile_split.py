@@ -1,7 +1,7 @@
 """Where the mini-run's steady steps spend their time: torch.profiler's split by kind of work.
 
     profiler = StepProfiler(place)          # the mini-run's device
-    with profiler.step(n):                  # steps after the first (warm-up) are recorded
+    with profiler.step(n):                  # steps 2 and 3 are recorded (step 1 is warm-up)
         ...one optimizer step...
     facts = profiler.split()                # ProfileFacts: matmul, attention, optimizer, data, other, idle
 
@@ -22,6 +22,9 @@ from tunegate.facts import ProfileFacts
 from tunegate.training.device import RunPlace
 
 DATA_RANGE, OPTIMIZER_RANGE = "tunegate.data", "tunegate.optimizer"
+# Steps profiled after the warm-up step: enough for a steady split, few enough that the profiler's
+# own cost (large for the tiny model's small CPU ops) stays a small part of the mini-run.
+PROFILED_STEPS = 2
 # Substrings of op and kernel names, by kind (PyTorch's aten ops; cuBLAS/CUTLASS and flash kernels).
 _MATMUL = ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::baddbmm",
            "gemm", "cutlass", "cublas", "sm80_xmma", "sm90_xmma", "wgmma")
@@ -86,8 +89,9 @@ class StepProfiler:
 
     @contextlib.contextmanager
     def step(self, number: int) -> Iterator[None]:
-        """Profile this step unless it is the first (kernel selection and allocator warm-up)."""
-        if number == 1 or self.failed:
+        """Profile this step unless it is the first (kernel selection and allocator warm-up) or the
+        PROFILED_STEPS steps after it are already profiled."""
+        if number == 1 or self.failed or self.steps >= PROFILED_STEPS:
             yield
             return
         import torch

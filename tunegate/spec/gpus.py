@@ -86,7 +86,8 @@ CATALOG: dict[str, GPU] = {g.name: g for g in [
     _gpu("L40S", 44.40, 362.0, 362.0, 91.6, 864.0, True, "8.9", "ada", "NVIDIA L40S datasheet (2023)"),
     # Ada whitepaper, RTX 6000 Ada: FP16/BF16 tensor with FP32 accumulate 364.2 dense, FP32 91.1,
     # 48 GB GDDR6 (ECC), 960 GB/s.
-    _gpu("RTX-6000-Ada", 47.50, 364.2, 364.2, 91.1, 960.0, True, "8.9", "ada", "NVIDIA Ada GPU architecture whitepaper"),
+    _gpu("RTX-6000-Ada", 47.50, 364.2, 364.2, 91.1, 960.0, True, "8.9", "ada",
+         "NVIDIA Ada GPU architecture whitepaper"),
     # Ada whitepaper, RTX 4090: FP16/BF16 tensor with FP32 accumulate 165.2 dense, FP32 82.6, 1,008 GB/s.
     _gpu("RTX-4090", 23.55, 165.2, 165.2, 82.6, 1008.0, True, "8.9", "ada", "NVIDIA Ada GPU architecture whitepaper"),
     # RTX Blackwell whitepaper, RTX 5090: FP16/BF16 tensor with FP32 accumulate 209.5 dense,
@@ -107,7 +108,8 @@ CATALOG: dict[str, GPU] = {g.name: g for g in [
     _gpu("B200", 178.4, 2250.0, 2250.0, 75.0, 8000.0, True, "10.0", "blackwell", "NVIDIA HGX B200 datasheet (2024)"),
     # GB200 NVL72 datasheet: 360 PFLOPS FP16/BF16 sparse over 72 GPUs, i.e. 2.5 dense per GPU;
     # 13.4 TB HBM3e over 72 (186 GB each) at 8 TB/s.
-    _gpu("GB200", 172.5, 2500.0, 2500.0, 80.0, 8000.0, True, "10.0", "blackwell", "NVIDIA GB200 NVL72 datasheet (2024)"),
+    _gpu("GB200", 172.5, 2500.0, 2500.0, 80.0, 8000.0, True, "10.0", "blackwell",
+         "NVIDIA GB200 NVL72 datasheet (2024)"),
     # V100 datasheet: FP16 tensor 125 (SXM2), FP32 15.7, HBM2 900 GB/s. Volta has no BF16 and
     # FlashAttention-2 does not support it.
     _gpu("V100-16GB", 15.77, None, 125.0, 15.7, 900.0, False, "7.0", "volta", "NVIDIA V100 datasheet (2020), SXM2"),
@@ -120,9 +122,11 @@ CATALOG: dict[str, GPU] = {g.name: g for g in [
          "AMD Instinct MI250X datasheet (2021), per GCD"),
     # AMD Instinct MI300X datasheet: BF16/FP16 1,307.4 dense (2,614.9 sparse), FP32 163.4,
     # 192 GB HBM3 at 5.3 TB/s.
-    _gpu("MI300X", 191.5, 1307.4, 1307.4, 163.4, 5300.0, True, "gfx942", "cdna3", "AMD Instinct MI300X datasheet (2023)"),
+    _gpu("MI300X", 191.5, 1307.4, 1307.4, 163.4, 5300.0, True, "gfx942", "cdna3",
+         "AMD Instinct MI300X datasheet (2023)"),
     # AMD Instinct MI325X datasheet: MI300X's compute, 256 GB HBM3E at 6 TB/s.
-    _gpu("MI325X", 255.5, 1307.4, 1307.4, 163.4, 6000.0, True, "gfx942", "cdna3", "AMD Instinct MI325X datasheet (2024)"),
+    _gpu("MI325X", 255.5, 1307.4, 1307.4, 163.4, 6000.0, True, "gfx942", "cdna3",
+         "AMD Instinct MI325X datasheet (2024)"),
 ]}
 
 # Spellings users write, mapped to catalog names.
@@ -149,7 +153,8 @@ _DEVICE_NAMES = [
     ("GB200", "GB200"), ("B200", "B200"), ("H200", "H200"), ("H20", "H20"), ("H100 NVL", "H100-NVL"),
     ("H100 PCIE", "H100-PCIe"), ("H100", "H100-SXM"), ("A100-SXM4-40GB", "A100-40GB"),
     ("A100-PCIE-40GB", "A100-40GB-PCIe"), ("A100 80GB PCIE", "A100-80GB-PCIe"), ("A100", "A100-80GB"),
-    ("L40S", "L40S"), ("L40", "L40"), ("L4", "L4"), ("A10G", "A10G"), ("A10", "A10"), ("A30", "A30"), ("A40", "A40"), ("RTX A6000", "RTX-A6000"),
+    ("L40S", "L40S"), ("L40", "L40"), ("L4", "L4"), ("A10G", "A10G"), ("A10", "A10"), ("A30", "A30"),
+    ("A40", "A40"), ("RTX A6000", "RTX-A6000"),
     ("RTX 6000 ADA", "RTX-6000-Ada"), ("5090", "RTX-5090"), ("4090", "RTX-4090"), ("3090", "RTX-3090"),
     ("V100-SXM2-16GB", "V100-16GB"), ("V100-PCIE-16GB", "V100-16GB"), ("V100", "V100-32GB"), ("T4", "T4"),
     ("MI250X", "MI250X"), ("MI300X", "MI300X"), ("MI325X", "MI325X"),
