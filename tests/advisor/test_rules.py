@@ -79,3 +79,12 @@ def test_hours_before_and_after_come_from_the_estimate():
     advice, _ = advise_with_rules(make_spec())
     assert advice.hours_after < advice.hours_before
     assert advice.hours_after == min(s.predicted_hours for s in advice.suggestions if s.verified)
+
+
+def test_a_custom_gpu_gets_verified_advice_from_its_own_figures():
+    custom = {"memory_gib": 80.0, "bf16_tflops": 900.0, "fp32_tflops": 60.0, "bandwidth_gbs": 3000.0}
+    advice, final = advise_with_rules(make_spec(training={"precision": "fp16"},
+                                                hardware={"gpu": "Lab-accelerator", "custom": custom}))
+    s = by_setting(advice)["training.precision"]
+    assert (s.proposed, s.verified) == ("bf16", True)
+    assert final.training.precision == "bf16"

@@ -177,3 +177,13 @@ def test_qlora_stores_the_base_in_nf4_and_full_on_a_4_bit_base_is_an_error():
     both = estimate_stage(context(make_spec(training={"method": "full"}, model={"quantization": "4bit"})))
     finding = next(f for f in both.findings if f.code == "TG410")
     assert "cannot be trained" in finding.message
+
+
+def test_a_custom_gpu_is_estimated_with_its_own_figures_and_the_generic_prior():
+    custom = {"memory_gib": 120.0, "bf16_tflops": 1000.0, "fp32_tflops": 100.0, "bandwidth_gbs": 4000.0}
+    ctx = context(make_spec(hardware={"gpu": "Lab-accelerator", "custom": custom}))
+    result = estimate_stage(ctx)
+    assert result.status == "passed"
+    assert ctx.facts.estimate["hardware"]["gpu"] == "Lab-accelerator"
+    assert ctx.facts.estimate["memory"]["capacity_gib"] == 120.0
+    assert ctx.facts.estimate["throughput"]["peak_tflops"] == 1000.0

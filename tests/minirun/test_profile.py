@@ -27,6 +27,7 @@ def test_the_steps_after_the_first_are_profiled_and_split_by_kind_of_work(good):
     assert all(0.0 <= split[k] <= 1.0 for k in KEYS)
     assert sum(split[k] for k in KEYS) == pytest.approx(1.0, abs=1e-3)
     assert split["matmul"] > 0 and split["optimizer"] > 0 and split["attention"] > 0
+    assert split["peak_memory_bytes"] > 0  # the process's peak RSS here, a CUDA peak on a GPU
 
 
 def test_the_mini_run_hands_on_its_batch_shape_loss_and_norms_with_its_device(good):

@@ -44,7 +44,7 @@ class _Ctx:
 
 
 def _precision(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
-    gpu = gpus.lookup(spec.hardware.gpu)
+    gpu = gpus.for_hardware(spec.hardware)
     if spec.training.precision == "bf16" or gpu is None or not gpu.supports_bf16:
         return None
     return Suggestion(setting="training.precision", current=spec.training.precision, proposed="bf16",
@@ -55,7 +55,7 @@ def _precision(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
 
 
 def _attention(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
-    t, gpu = spec.training, gpus.lookup(spec.hardware.gpu)
+    t, gpu = spec.training, gpus.for_hardware(spec.hardware)
     flash_ok = gpu is not None and gpu.flash_attention and t.precision != "fp32"
     if t.attention == "eager":
         proposed = "flash_attention_2" if flash_ok else "sdpa"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tunegate.errors import EstimateError
 from tunegate.estimate.memory import estimate_memory
-from tunegate.estimate.readings import OPTIMISTIC_MFU, Reading, summary_with_readings
+from tunegate.estimate.readings import METHOD_NAMES, OPTIMISTIC_MFU, Reading, summary_with_readings
 from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, resolve_gpu
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.report import FindingCollector, StageResult
@@ -125,7 +125,7 @@ def _claim_findings(out: FindingCollector, reading: Reading, est: Estimate, file
         name = f"{c.key} {c.hours:g}"
         if c.verdict == "impossible":
             out.add("TG406", "warning", f"{name} is physically impossible: it needs {c.implied_mfu:.0%} of the "
-                    f"GPUs' peak FLOP/s for {est.total_tokens:.3g} tokens as {reading.method}; {ours}",
+                    f"GPUs' peak FLOP/s for {est.total_tokens:.3g} tokens as {METHOD_NAMES[reading.method]}; {ours}",
                     "Recheck the dataset size and epochs, or plan with our estimate.", file=file, key=c.key)
         elif c.verdict == "optimistic":
             out.add("TG407", "warning", f"{name} is optimistic: it implies {c.implied_mfu:.0%} MFU, above the "
@@ -142,7 +142,8 @@ def _other_reading_finding(out: FindingCollector, r: Reading, file: str | None) 
     claims = "; ".join(f"{c.label} {c.hours:g} h needs {c.implied_mfu:.0%} MFU ({c.verdict})" for c in r.claims)
     fit = (f"{r.peak_gib:.0f} GiB per GPU of {r.capacity_gib:g} ({r.memory_verdict}"
            f"{', unsharded' if r.sharding == 'none' else ''})")
-    out.add("TG412", "info", f"the spec does not set training.method: read as {r.method}, the run would take "
+    out.add("TG412", "info", f"the spec does not set training.method: read as {METHOD_NAMES[r.method]}, the "
+            f"run would take "
             f"{r.hours:,.0f} h by our estimate, memory {fit}" + (f"; {claims}" if claims else ""),
             f"Set training.method ({r.method} or lora) to say which run this is.", file=file, key="training.method")
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from tunegate.facts import ProfileFacts
+from tunegate.training import runtime
 from tunegate.training.device import RunPlace
 
 DATA_RANGE, OPTIMIZER_RANGE = "tunegate.data", "tunegate.optimizer"
@@ -132,11 +133,8 @@ class StepProfiler:
 
 
 def _peak_memory(device: str) -> int | None:
-    if device != "cuda":
-        return None
-    import torch
-
-    return int(torch.cuda.max_memory_allocated())
+    """The CUDA allocator's high-water mark on a GPU, the process's peak RSS on a CPU (labelled by device)."""
+    return runtime.peak_memory(device)["peak_memory_bytes"]
 
 
 def data_range() -> Any:
