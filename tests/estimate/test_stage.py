@@ -169,14 +169,24 @@ def test_pure_bf16_full_fine_tuning_keeps_moments_in_bf16():
     assert result.stats["memory"]["breakdown"]["optimizer_states"] == pytest.approx(4 * 1_235_814_400 / 2**30, abs=1e-2)
 
 
-def test_qlora_stores_the_base_in_nf4_and_full_on_a_4_bit_base_is_an_error():
-    qlora = estimate_stage(context(make_spec(training={"method": "qlora"})))
+def test_qlora_stores_the_base_in_nf4_and_is_checked_when_the_base_is_loaded_in_4_bit():
+    qlora = estimate_stage(context(make_spec(training={"method": "qlora"}, model={"quantization": "4bit"})))
     lora = estimate_stage(context(make_spec()))
     assert qlora.stats["memory"]["breakdown"]["weights"] < 0.5 * lora.stats["memory"]["breakdown"]["weights"]
-    assert codes(qlora)["TG410"] == "error"
-    both = estimate_stage(context(make_spec(training={"method": "full"}, model={"quantization": "4bit"})))
-    finding = next(f for f in both.findings if f.code == "TG410")
-    assert "cannot be trained" in finding.message
+    assert "TG410" not in codes(qlora) and qlora.status == "passed"
+
+
+def test_qlora_without_a_4_bit_base_is_an_error_naming_the_quantization_key():
+    result = estimate_stage(context(make_spec(training={"method": "qlora"})))
+    finding = next(f for f in result.findings if f.code == "TG410")
+    assert finding.severity == "error" and finding.key == "model.quantization"
+
+
+def test_full_fine_tuning_of_a_quantized_base_is_an_error():
+    for quant in ("4bit", "8bit"):
+        both = estimate_stage(context(make_spec(training={"method": "full"}, model={"quantization": quant})))
+        finding = next(f for f in both.findings if f.code == "TG410")
+        assert "cannot be trained" in finding.message
 
 
 def test_a_custom_gpu_is_estimated_with_its_own_figures_and_the_generic_prior():

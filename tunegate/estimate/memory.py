@@ -74,6 +74,9 @@ def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
 def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
     """The frozen base weights at their storage precision (full fine-tuning: `_full_terms`)."""
     total = arch.param_count()
+    if setup.int8_base and setup.method == "lora":  # bitsandbytes int8 holds nn.Linear layers in 1 byte
+        linear = quantised_params(arch, setup)
+        return linear * 1 + (total - linear) * _bytes(setup.precision)
     if setup.method != "qlora":
         return total * _bytes(setup.precision)
     linear = quantised_params(arch, setup)
@@ -84,7 +87,7 @@ def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
 def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
     if setup.method == "full":
         return arch.param_count()
-    return lora_param_count(arch, setup.lora_targets, setup.lora_r)
+    return lora_param_count(arch, setup.lora_targets, setup.lora_r) + setup.saved_module_params
 
 
 def _full_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
@@ -94,28 +97,42 @@ def _full_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
     bytes per parameter. "fp32" unsharded is the HF Trainer on an fp32-loaded model: fp32 weights
     and gradients, fp32 moments, and autocast's bf16 copy of each weight, saved for the backward
     pass (4 + 4 + 8 + 2). "fp32" under ZeRO/FSDP: 16-bit weights and gradients, an fp32 master
-    copy and fp32 moments (the ZeRO paper's 2 + 2 + 12).
+    copy and fp32 moments (the ZeRO paper's 2 + 2 + 12). An 8-bit optimizer keeps each moment in
+    one byte.
     """
     n, p = arch.param_count(), _bytes(setup.precision)
+
+    def moments(per_value: int) -> float:
+        return 2 * n * min(per_value, setup.optimizer_state_bytes)
+
     if setup.optimizer_state == "param_dtype" or setup.precision == "fp32":
-        return {"weights": n * p, "gradients": n * p, "optimizer_states": 2 * n * p}
+        return {"weights": n * p, "gradients": n * p, "optimizer_states": moments(p)}
     if setup.sharding == "none":
-        terms = {"weights": n * FP32, "gradients": n * FP32, "optimizer_states": 2 * n * FP32}
+        terms = {"weights": n * FP32, "gradients": n * FP32, "optimizer_states": moments(FP32)}
         if setup.autocast:
             # with checkpointing only the layer being recomputed holds its casts
             cast = arch.decoder_linear_params() + arch.vocab_size * arch.hidden_size  # embeddings are not cast
             copies = arch.decoder_linear_params() / arch.num_layers if setup.gradient_checkpointing else cast
             terms["autocast_weight_copies"] = copies * p
         return terms
-    return {"weights": n * p, "master_weights": n * FP32, "gradients": n * p, "optimizer_states": 2 * n * FP32}
+    return {"weights": n * p, "master_weights": n * FP32, "gradients": n * p, "optimizer_states": moments(FP32)}
 
 
 def _lora_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
-    """The frozen base and the adapters: PEFT keeps adapters in fp32 (weights, grads, m and v)."""
-    n = trainable_params(arch, setup)
-    b = FP32 if setup.adapter_dtype == "fp32" else _bytes(setup.precision)
-    return {"weights": weights_bytes(arch, setup), "lora_weights": n * b, "gradients": n * b,
-            "optimizer_states": 2 * n * b}
+    """The frozen base and the adapters: PEFT keeps adapters in fp32 (weights, grads, m and v).
+
+    An 8-bit optimizer keeps m and v in one byte each. lora.modules_to_save are trained copies of
+    base modules in the base precision, with their gradients and moments.
+    """
+    saved, p = setup.saved_module_params, _bytes(setup.precision)
+    n = trainable_params(arch, setup) - saved
+    b = FP32 if setup.adapter_dtype == "fp32" else p
+    moments = 2 * (n * min(b, setup.optimizer_state_bytes) + saved * min(p, setup.optimizer_state_bytes))
+    terms = {"weights": weights_bytes(arch, setup), "lora_weights": n * b, "gradients": n * b + saved * p,
+             "optimizer_states": moments}
+    if saved:
+        terms["saved_modules"] = saved * p
+    return terms
 
 
 def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> dict[str, float]:
@@ -124,7 +141,8 @@ def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> 
     out = dict(terms)
     if n > 1 and setup.sharding != "none":
         unsharded_grads = setup.fsdp_no_sync and setup.grad_accum_steps > 1
-        for key in ("master_weights", "gradients", "optimizer_states", "lora_weights"):
+        for key in ("master_weights", "gradients", "optimizer_states", "lora_weights",
+                    "saved_modules"):
             if key in out and not (key == "gradients" and unsharded_grads):
                 out[key] /= n
     if n > 1 and setup.sharding in ("zero3", "fsdp"):

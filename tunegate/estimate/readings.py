@@ -16,7 +16,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tunegate.estimate.run import Estimate, dataset_tokens, estimate_setup, resolve_architecture, resolve_gpu
+from tunegate.estimate.run import (
+    Estimate,
+    dataset_tokens,
+    estimate_setup,
+    resolve_architecture,
+    resolve_gpu,
+    saved_params,
+)
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.estimate.throughput import implied_mfu
 from tunegate.facts import GateFacts
@@ -107,7 +114,8 @@ def readings(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None =
         if i == 0 and first is not None:
             est = first
         else:
-            setup = setup_from_spec(spec).model_copy(update={"method": method})
+            saved = 0 if method == "full" else saved_params(arch, spec)
+            setup = setup_from_spec(spec).model_copy(update={"method": method, "saved_module_params": saved})
             # the mini-run measured the stated method: its speed and memory say nothing of the other
             est = estimate_setup(spec, arch, gpu, setup, tokens, facts if i == 0 else None)
         out.append(reading_of(spec, est, stated="method" in spec.training.model_fields_set))

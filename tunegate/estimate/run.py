@@ -36,6 +36,7 @@ class TokenCount(BaseModel):
 
     tokens: int
     source: Literal["spec", "token audit", "characters", "max_steps"]
+    records: int | None = None  # records those tokens are in, when known (the mean record length)
 
 
 class Estimate(BaseModel):
@@ -155,10 +156,11 @@ def dataset_tokens(spec: Spec, facts: GateFacts) -> TokenCount:
         # The user declares the FULL set's size (the files here may be a sample of it).
         return TokenCount(tokens=spec.estimate.dataset_tokens, source="spec")
     if facts.tokens is not None and facts.tokens.train_tokens > 0:
-        return TokenCount(tokens=facts.tokens.train_tokens, source="token audit")
+        return TokenCount(tokens=facts.tokens.train_tokens, source="token audit", records=facts.tokens.records)
     counted = facts.content.get("train")
     chars = counted.content_chars if counted is not None else content_chars(spec.data.train)
-    return TokenCount(tokens=int(chars / CHARS_PER_TOKEN), source="characters")
+    return TokenCount(tokens=int(chars / CHARS_PER_TOKEN), source="characters",
+                      records=counted.records if counted is not None else None)
 
 
 def content_chars(path: Path) -> int:
@@ -182,7 +184,11 @@ def _total_tokens(spec: Spec, setup: TrainSetup, tokens: TokenCount) -> tuple[fl
     """(training tokens of the whole run, epochs)."""
     t = spec.training
     if t.max_steps:
-        total = float(t.max_steps * setup.global_batch * setup.seq_len)
+        # A step trains global_batch rows: full ones when packing, else one record each (at most seq_len).
+        per_row = float(setup.seq_len)
+        if not setup.packing and tokens.records:
+            per_row = min(per_row, tokens.tokens / tokens.records)
+        total = float(t.max_steps * setup.global_batch * per_row)
         return total, total / max(tokens.tokens, 1)
     epochs = float(t.epochs or 1.0)
     return tokens.tokens * epochs, epochs
@@ -227,4 +233,10 @@ def estimate_run(spec: Spec, facts: GateFacts | None = None, base_dir: Path | No
     facts = facts or GateFacts()
     arch, gpu = resolve_architecture(spec, base_dir, meta=meta), resolve_gpu(spec)
     tokens = dataset_tokens(spec, facts)
-    return estimate_setup(spec, arch, gpu, setup_from_spec(spec), tokens, facts)
+    return estimate_setup(spec, arch, gpu, setup_from_spec(spec, saved_params(arch, spec)), tokens, facts)
+
+
+def saved_params(arch: Architecture, spec: Spec) -> int:
+    """Parameters of lora.modules_to_save: the embeddings and the output head, the modules configs save."""
+    sizes = {"embed_tokens": arch.embedding_params(), "lm_head": arch.lm_head_params() or arch.embedding_params()}
+    return sum(sizes.get(name, 0) for name in spec.lora.modules_to_save)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tunegate.spec.model import Spec
+from tunegate.spec.model import EIGHT_BIT_OPTIMIZERS, Spec
 
 Precision = Literal["bf16", "fp16", "fp32"]
 Attention = Literal["sdpa", "flash_attention_2", "eager"]
@@ -69,6 +69,13 @@ class TrainSetup(BaseModel):
     # LitGPT computes q, k and v in one fused projection and slices v out of it: the fused output
     # stays alive through that view, and SDPA gets k/v at their grouped width (no repeat).
     qkv_fused_saved: bool = False
+    # Bytes per optimizer moment of a trained parameter: 4 for AdamW in fp32, 1 for bitsandbytes'
+    # 8-bit AdamW (block-wise quantised states, Dettmers et al. 2022; paged ones too: paging moves
+    # states to the CPU only under memory pressure).
+    optimizer_state_bytes: float = 4.0
+    int8_base: bool = False  # the frozen base's linear layers held in 8 bit (LLM.int8, load_in_8bit)
+    packing: bool = False  # rows full of records (training.packing): a step trains batch x seq_len tokens
+    saved_module_params: int = 0  # parameters of lora.modules_to_save, trained in full beside the adapter
 
     @property
     def tokens_per_micro_batch(self) -> int:
@@ -86,12 +93,15 @@ def method_of(spec: Spec) -> str:
     return "qlora" if method == "lora" and spec.model.quantization == "4bit" else method
 
 
-def setup_from_spec(spec: Spec) -> TrainSetup:
-    """The TrainSetup a spec describes."""
+def setup_from_spec(spec: Spec, saved_module_params: int = 0) -> TrainSetup:
+    """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save)."""
     t = spec.training
     return TrainSetup(
         method=method_of(spec),
         optimizer_state="fp32" if t.master_weights == "fp32" else "param_dtype",
+        optimizer_state_bytes=1.0 if t.optimizer in EIGHT_BIT_OPTIMIZERS else 4.0,
+        int8_base=spec.model.quantization == "8bit", packing=t.packing,
+        saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,
         attention=t.attention, compile=t.compile, lora_r=spec.lora.r,

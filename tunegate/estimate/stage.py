@@ -89,18 +89,24 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
 
 
 def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
-    """What tunegate's own mini-run and trainer cannot run (they train LoRA on a 16-bit base)."""
-    method = est.setup.method
-    if method == "full" and spec.model.quantization == "4bit":
-        out.add("TG410", "error", "training.method is full but model.quantization is 4bit: a 4-bit base "
-                "cannot be trained", "Set model.quantization: none for full fine-tuning, or "
+    """What tunegate's own mini-run and trainer cannot run: they train LoRA adapters on a 16-bit base
+    or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight."""
+    method, quant = est.setup.method, spec.model.quantization
+    if method == "full" and quant != "none":
+        out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
+                "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "
                 "training.method: qlora to train adapters on the 4-bit base.", file=file, key="training.method")
-    elif method != "lora":
-        out.add("TG410", "error", f"training.method {method}: the estimate above is for it, but tunegate's "
-                "mini-run and full-run trainer train LoRA adapters on a 16-bit base only, so this run "
-                "cannot be checked or approved here", "Run it with your own trainer using these figures, "
-                "or set training.method: lora (and model.quantization: none) for tunegate to check and "
-                "launch it.", file=file, key="training.method")
+    elif method == "full":
+        out.add("TG410", "error", "training.method full: the estimate above is for it, but tunegate's "
+                "mini-run and full-run trainer train LoRA adapters only, so this run cannot be checked or "
+                "approved here", "Run it with your own trainer using these figures, or set "
+                "training.method: lora (or qlora) for tunegate to check and launch it.", file=file,
+                key="training.method")
+    elif spec.training.method == "qlora" and quant != "4bit":
+        out.add("TG410", "error", f"training.method qlora, but model.quantization is {quant}: the estimate "
+                "is for a 4-bit base, and tunegate's trainer loads the base as model.quantization says",
+                "Set model.quantization: 4bit (QLoRA), or training.method: lora.", file=file,
+                key="model.quantization")
     if est.count == "llama-style guess":
         out.add("TG411", "warning", f"'{spec.model.id}' is a model type tunegate's config-only counter does "
                 "not know and transformers could not count: read as a Llama-style decoder, band widened",
