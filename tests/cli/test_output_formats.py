@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 import jsonschema
 
 from tests.support.paths import DATA, ROOT
+from tunegate import check
 
 BAD = "tests/data/dataset/bad/last_from_user.jsonl"
 SCHEMA = json.loads((DATA / "output" / "sarif-schema-2.1.0.json").read_text())
@@ -25,7 +26,8 @@ def test_github_format_prints_only_workflow_commands():
     run = tunegate("check", "examples/broken.yaml", "--output-format", "github")
     assert run.returncode == 1
     lines = run.stdout.splitlines()
-    assert len(lines) == 7 and all(line.startswith("::") for line in lines)
+    findings = check(ROOT / "examples" / "broken.yaml").findings
+    assert len(lines) == len(findings) + 1 and all(line.startswith("::") for line in lines)  # + the verdict notice
     assert lines[0].startswith("::error file=examples/broken.yaml,line=")
 
 

@@ -17,7 +17,7 @@ BAD = DATA / "dataset" / "bad"
 
 @pytest.fixture(scope="module")
 def rejected():
-    """A spec with six errors, and a dataset with an error and a warning, each at its line."""
+    """A spec with seven errors, and a dataset with an error and a warning, each at its line."""
     spec = check(ROOT / "examples" / "broken.yaml")
     data = check(train=BAD / "last_from_user.jsonl", validation=BAD / "system_not_first.jsonl")
     return spec, data
@@ -50,7 +50,7 @@ def test_spec_findings_point_at_the_spec_line_and_every_rule_is_declared_once(re
     spec, _ = rejected
     run = sarif_log(spec, "0.1.0", ROOT)["runs"][0]
     rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
-    assert rules == sorted(set(rules)) and set(rules) == {"TG101", "TG102", "TG103", "TG107", "TG108"}
+    assert rules == sorted(set(rules)) and set(rules) == {"TG101", "TG102", "TG103", "TG107", "TG108", "TG117"}
     for result in run["results"]:
         assert rules[result["ruleIndex"]] == result["ruleId"]
         loc = result["locations"][0]["physicalLocation"]
