@@ -63,3 +63,21 @@ def test_a_second_routing_captures_warnings_again_after_they_were_swapped(log_pa
         warnings.warn("canary FutureWarning", FutureWarning, stacklevel=1)
     _flush()
     assert displaced == [] and "FutureWarning: canary FutureWarning" in log_path.read_text()
+
+
+def test_torch_profiler_lines_stay_off_stderr_unless_verbose(log_path, monkeypatch, tmp_path):
+    """Kineto prints `USDT: ... profiler_start` from C++ past logging; routing sets its level before torch loads."""
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)
+    probe = ("import sys\nfrom tunegate.cli.logs import route_library_output\n"
+             "route_library_output(verbose=sys.argv[1] == 'verbose')\n"
+             "import torch\nfrom torch.profiler import profile, ProfilerActivity\n"
+             "with profile(activities=[ProfilerActivity.CPU]):\n    torch.ones(3) * 2\n")
+    runs = {mode: subprocess.run([sys.executable, "-c", probe, mode], capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
+            for mode in ("quiet", "verbose")}
+    assert "profiler_start" not in runs["quiet"].stderr
+    assert "profiler_start" in runs["verbose"].stderr  # the probe does reach the profiler's output

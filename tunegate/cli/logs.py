@@ -28,6 +28,7 @@ LOG_LEVEL_ENV = "TUNEGATE_LOG_LEVEL"  # INFO unless set (the secrets test turns 
 MAX_BYTES, BACKUPS = 5 << 20, 2  # enough for dozens of runs; old chatter is not worth more disk
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 QUIET_LOGGERS = ("httpx", "httpcore")
+KINETO_LEVEL_ENV = "KINETO_LOG_LEVEL"
 _FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 _installed: list[logging.Handler] = []
 
@@ -60,6 +61,11 @@ def route_library_output(verbose: bool) -> Path:
     """Send every logging record (and captured warning) to the log file, and to stderr if `verbose`."""
     # Without this MLflow gives its loggers a stderr handler of their own when first imported.
     os.environ.setdefault("MLFLOW_CONFIGURE_LOGGING", "false")
+    if not verbose:
+        # torch's profiler (Kineto, which the mini-run's profiled steps use) writes "USDT: ...
+        # profiler_start/stop" lines from C++ straight to stderr, past logging; only its own
+        # level hides them: 6 is above every level it has (5 still shows them).
+        os.environ.setdefault(KINETO_LEVEL_ENV, "6")
     path = log_file()
     root = logging.getLogger()
     for handler in _installed:  # a second call (tests call main() repeatedly) replaces the first
