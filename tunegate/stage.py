@@ -33,6 +33,10 @@ class RecordObserver(Protocol):
     and withheld, so observers may serialise or recurse freely. `finish(role)` is called once per
     role after its file has been read, also when the file could not be opened. Do not mutate
     `record`.
+
+    An observer that must see one role's file before the others (the near-duplicate pass indexes
+    the smaller split first) says so with an attribute `read_first` naming that role; the dataset
+    stage then reads that file first, and still reports the files in their given order.
     """
 
     def observe(self, role: str, line: int, index: int, record: dict) -> None: ...

@@ -37,6 +37,8 @@ def run_stage(ctx: GateContext) -> StageResult:
     """Stage 1 in the gate: every file read once, its fingerprint and content counts into the context."""
     prints = FingerprintObserver(ctx.fingerprints, ctx.files)
     result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers])
+    for role in [r for r in ctx.files if r in ctx.fingerprints]:  # the files' order, whatever was read first
+        ctx.fingerprints[role] = ctx.fingerprints.pop(role)
     for role, stats in result.stats.items():
         ctx.facts.content[role] = SplitContent(records=stats["records"], content_chars=stats["content_chars"])
     return result
@@ -52,9 +54,14 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20,
     start = time.perf_counter()
     if not files:
         return StageResult.skipped(STAGE, "no data files given")
+    first = {getattr(o, "read_first", None) for o in observers}
+    order = sorted(files, key=lambda role: role not in first)  # stable: the files' order otherwise
+    found = {role: FindingCollector(STAGE, cap) for role in order}
+    checked = {role: _check_file(role, Path(files[role]), found[role], observers) for role in order}
     out = FindingCollector(STAGE, cap)
-    stats = {role: _check_file(role, Path(path), out, observers) for role, path in files.items()}
-    return out.result(time.perf_counter() - start, stats)
+    for role in files:  # reported in the files' order, as if read in it
+        out.absorb(found[role])
+    return out.result(time.perf_counter() - start, {role: checked[role] for role in files})
 
 
 def _check_file(role: str, path: Path, out: FindingCollector,

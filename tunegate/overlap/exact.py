@@ -39,13 +39,15 @@ class SplitHashes:
     def __len__(self) -> int:
         return len(self.lines)
 
-    def add(self, line: int, index: int, norm: NormalRecord) -> None:
+    def add(self, line: int, index: int, norm: NormalRecord) -> bytes:
+        """Hash one normalised record and keep its hashes and place; return its whole-record hash."""
         full, prompt, answer = record_hashes(norm)
         self.full += full
         self.prompt += prompt if norm.prompt and norm.answer is not None else NO_HASH
         self.answer += answer
         self.lines.append(line)
         self.indexes.append(index)
+        return full
 
 
 def record_hashes(norm: NormalRecord) -> tuple[bytes, bytes, bytes]:
@@ -67,12 +69,22 @@ def hash_at(column: bytearray, position: int) -> bytes:
 
 
 class OverlapObserver:
-    """A dataset-stage observer that hashes every record for the overlap stage."""
+    """A dataset-stage observer that hashes every record for the overlap stage.
 
-    def __init__(self) -> None:
+    Given a `NearPass` (tunegate.overlap.near) it also feeds it each normalised record, so the
+    near-duplicate pass needs no second read; that pass indexes one split before it streams the
+    other, so the observer asks the dataset stage to read that split first (`read_first`).
+    """
+
+    def __init__(self, near: Any = None) -> None:
         self.splits: dict[str, SplitHashes] = {}
         self.finished: set[str] = set()  # roles whose file was read to the end
         self.seconds = 0.0  # time spent hashing, the exact pass's share of the dataset read
+        self.near = near
+
+    @property
+    def read_first(self) -> str | None:
+        return self.near.index_role if self.near is not None else None
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         start = time.perf_counter()
@@ -81,13 +93,18 @@ class OverlapObserver:
         norm = normalise_record(record)
         if norm is None:
             split.skipped += 1
-        else:
-            split.add(line, index, norm)
+            self.seconds += time.perf_counter() - start
+            return
+        full = split.add(line, index, norm)
         self.seconds += time.perf_counter() - start
+        if self.near is not None:  # its own clock: `near.seconds`
+            self.near.add(role, line, index, full, norm.text.encode("utf-8", "surrogatepass"))
 
     def finish(self, role: str) -> None:
         self.split(role)  # a file without records is still a split that was read
         self.finished.add(role)
+        if self.near is not None:
+            self.near.finish(role)
 
     def split(self, role: str) -> SplitHashes:
         found = self.splits.get(role)
