@@ -1,7 +1,6 @@
 """The vectorised MinHash and LSH bands: the shingles they hash, how well they estimate Jaccard, recall."""
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import subprocess
@@ -9,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from xxhash import xxh3_64_intdigest
 
 from tests.support.paths import ROOT
 from tunegate.overlap import minhash
@@ -30,7 +30,7 @@ def word_hash(word: bytes) -> int:
     """The word hash written plainly, one word at a time."""
     length = len(word)
     if length > minhash.LONG_WORD:
-        h = int.from_bytes(hashlib.blake2b(word, digest_size=8).digest(), "little")
+        h = xxh3_64_intdigest(word)
     else:
         h = int.from_bytes(word[:8], "little")
         for at in range(8, length, 8):

@@ -1,27 +1,30 @@
 """Exact overlap between splits, from hashes taken during the dataset stage's single read.
 
-`OverlapObserver` rides along the dataset stage: for every record it keeps three 16-byte BLAKE2b
+`OverlapObserver` rides along the dataset stage: for every record it keeps three 16-byte XXH3
 hashes of the normalised record (whole record, prompt, answer; see tunegate.overlap.normalize) and the
-record's line and index: 64 bytes a record, never its text. After the read, the functions below
+record's line and index: 64 bytes a record, never its text. The hashes only ever live in this
+process's memory, so a fast non-cryptographic hash is enough (XXH3-128 is ~15x faster than BLAKE2b
+on these short texts); the fingerprints that are published stay SHA-256 (tunegate.dataset.fingerprint). After the read, the functions below
 match the hashes: train/validation duplicates, prompt leakage and duplicates inside train.
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from array import array
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from xxhash import xxh3_128_digest
+
 from tunegate.overlap.normalize import NormalRecord, normalise_record
 
-NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; BLAKE2b never yields 16 zero bytes in practice
+NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; a 128-bit hash is all zeros with probability 2**-128
 _WIDTH = 16
 
 
 def text_hash(text: str) -> bytes:
-    """16-byte BLAKE2b of a normalised text (lone surrogates pass through rather than raise)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_WIDTH).digest()
+    """16-byte XXH3 of a normalised text (lone surrogates pass through rather than raise)."""
+    return xxh3_128_digest(text.encode("utf-8", "surrogatepass"))
 
 
 class SplitHashes:
@@ -55,7 +58,7 @@ def record_hashes(norm: NormalRecord) -> tuple[bytes, bytes, bytes]:
     character is hashed once. A record without an answer gets NO_HASH as its answer."""
     prompt = text_hash(norm.prompt)
     answer = NO_HASH if norm.answer is None else text_hash(norm.answer)
-    return hashlib.blake2b(prompt + answer, digest_size=_WIDTH).digest(), prompt, answer
+    return xxh3_128_digest(prompt + answer), prompt, answer
 
 
 def hashes(column: bytearray) -> Iterator[bytes]:

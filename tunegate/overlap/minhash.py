@@ -11,7 +11,7 @@ Two texts' estimated Jaccard similarity is the share of columns where their rows
 Why it is fast: every step works on whole arrays, never on one word or one shingle in Python.
 - A word is hashed from 8-byte loads at its start (a strided uint64 view of the bytes), a few
   multiply-adds for words up to 64 bytes; longer words (URLs, encoded blobs) are rare and hashed
-  one by one with BLAKE2b. Either way the hash depends on the word's bytes alone.
+  one by one with XXH3. Either way the hash depends on the word's bytes alone.
 - A shingle's hash is the polynomial of its words' hashes (shingle_size multiply-adds per word).
 - One permutation hashing (Li, Owen and Zhang, NIPS 2012): each shingle picks one of `num_perm`
   bins and keeps its minimum there, so a text costs O(shingles), not O(shingles x num_perm) as
@@ -27,11 +27,11 @@ the same row for the same text.
 """
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
+from xxhash import xxh3_64_intdigest
 
 SEED = 1  # fixed: the same data gives the same rows on every run and in every process
 WINDOW = 1 << 20  # bytes hashed per numpy pass
@@ -81,8 +81,7 @@ def _words(buf: bytes) -> tuple[Any, Any]:
         more, chunk = more[rest > 8], chunk + 1
     for at in np.flatnonzero(lengths > LONG_WORD).tolist():
         start, end = int(starts[at]), int(ends[at])
-        digest = int.from_bytes(hashlib.blake2b(buf[start:end], digest_size=8).digest(), "little")
-        hashes[at] = digest
+        hashes[at] = xxh3_64_intdigest(buf[start:end])
     hashes += lengths.astype(np.uint64) * _LENGTH_MUL  # "a" and "a\x00" differ in length, not in their loads
     return _mix(hashes), starts
 
