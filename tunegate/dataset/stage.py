@@ -10,15 +10,22 @@ the contract: `tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dat
 """
 from __future__ import annotations
 
+import heapq
+import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from xxhash import xxh3_64_intdigest
+
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import deeper_than, repeated_key_columns, repeated_keys
-from tunegate.dataset.jsonl_reader import JsonlReader
+from tunegate.dataset.jsonl_reader import JsonlReader, _foreign_format, _starts_document  # the same start checks
+from tunegate.dataset.parallel import Workers, worker_count
+from tunegate.dataset.records import BOM, GZIP_MAGIC, unreadable
+from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, cut
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
@@ -30,6 +37,7 @@ _BLANK = b" \t\r\n"
 # metadata while staying far below what observers' tools handle (orjson.dumps stops at 254
 # levels, recursive Python code near 1000).
 MAX_DEPTH = 64
+PART_BYTES = 8 << 20  # a part per worker task: big enough to amortise a task, small enough to merge in step
 
 
 
@@ -44,12 +52,14 @@ def run_stage(ctx: GateContext) -> StageResult:
     return result
 
 
-def validate_dataset(files: Mapping[str, Path], cap: int = 20,
-                     observers: Sequence[RecordObserver] = ()) -> StageResult:
+def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequence[RecordObserver] = (),
+                     workers: int | None = None, part_bytes: int | None = None) -> StageResult:
     """Check each file (role -> path, e.g. {"train": ..., "validation": ...}) and return the stage result.
 
     Never raises for any file content; every problem is a finding (at most `cap` kept per code,
-    all counted). Stats are keyed by role.
+    all counted). Stats are keyed by role. A plain file of at least 4 x `part_bytes` is read in
+    parts of about `part_bytes` by `workers` processes (default: tunegate.dataset.parallel's
+    count) when every observer can ride along in parts; the result is the same as one read.
     """
     start = time.perf_counter()
     if not files:
@@ -57,15 +67,23 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20,
     first = {getattr(o, "read_first", None) for o in observers}
     order = sorted(files, key=lambda role: role not in first)  # stable: the files' order otherwise
     found = {role: FindingCollector(STAGE, cap) for role in order}
-    checked = {role: _check_file(role, Path(files[role]), found[role], observers) for role in order}
+    part_bytes = part_bytes or PART_BYTES
+    with Workers(worker_count() if workers is None else workers) as pool:
+        checked = {role: _check_file(role, Path(files[role]), found[role], observers, pool, part_bytes)
+                   for role in order}
     out = FindingCollector(STAGE, cap)
     for role in files:  # reported in the files' order, as if read in it
         out.absorb(found[role])
     return out.result(time.perf_counter() - start, {role: checked[role] for role in files})
 
 
-def _check_file(role: str, path: Path, out: FindingCollector,
-                observers: Sequence[RecordObserver]) -> dict[str, Any]:
+def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequence[RecordObserver],
+                pool: Workers, part_bytes: int) -> dict[str, Any]:
+    if pool.count > 1 and _splittable(path, observers, 4 * part_bytes):
+        stats = _check_in_parts(role, path, out, observers, pool, part_bytes)
+        for observer in observers:
+            observer.finish(role)
+        return stats
     reader = JsonlReader(path, out)
     check = RecordChecks(out, reader.file)
     observes = [o.observe for o in observers]
@@ -79,15 +97,35 @@ def _check_file(role: str, path: Path, out: FindingCollector,
             "lines": reader.lines, "gzip": reader.gzip, **check.summary()}
 
 
-class RecordChecks:
-    """Per-record checks of one file: the contract, repeated keys, repeated records, and stats."""
+class RepeatedRecords:
+    """Records whose bytes (surrounding whitespace aside) repeat an earlier record of the file (TG210)."""
 
     def __init__(self, out: FindingCollector, file: str):
         self.out, self.file = out, file
-        self.explainer = Explainer(out, file)
-        self.stats = SplitStats()
         self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
         self.duplicates = 0
+
+    def see(self, key: int, line: int, index: int) -> None:
+        first = self.first_line.setdefault(key, line)
+        if first != line:
+            self.duplicates += 1
+            self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
+                         "Drop the repeat: duplicates weigh those examples double in training.",
+                         file=self.file, line=line, column=1, record=index)
+
+
+class RecordChecks:
+    """Per-record checks of one file: the contract, repeated keys, repeated records, and stats.
+
+    `repeats` sees each record's key (a hash of its bytes): a `RepeatedRecords`, or for a part of a
+    file read elsewhere, a log the whole file's `RepeatedRecords` replays in order.
+    """
+
+    def __init__(self, out: FindingCollector, file: str, repeats: Any = None):
+        self.out, self.file = out, file
+        self.explainer = Explainer(out, file)
+        self.stats = SplitStats()
+        self.repeats = repeats if repeats is not None else RepeatedRecords(out, file)
 
     def __call__(self, line: int, index: int, raw: bytes, record: dict) -> bool:
         """Check one record; False when it is too deep to hand to observers."""
@@ -111,11 +149,10 @@ class RecordChecks:
         # counts the keys as writers emit them, and only a mismatch costs the exact look.
         if raw.count(b'"') > 2 * (keys + strings) and raw.count(b'":') != keys:
             self._duplicate_keys(raw, line, index)
-        # Exact duplicates: the same bytes once surrounding whitespace and the line ending go.
+        # Exact duplicates: the same bytes once surrounding whitespace and the line ending go. XXH3,
+        # not hash(): every process must give a record the same key.
         key = raw if raw[0] == 123 and raw.endswith(b"}\n") else raw.strip(_BLANK) + b"\n"
-        first = self.first_line.setdefault(hash(key), line)
-        if first != line:
-            self._duplicate_record(line, index, first)
+        self.repeats.see(xxh3_64_intdigest(key), line, index)
         if not index % FOLD_EVERY:
             self.stats.fold()
         return True
@@ -125,7 +162,7 @@ class RecordChecks:
         return scan(msgs, self.stats.lengths)
 
     def summary(self) -> dict[str, Any]:
-        return {"duplicates": self.duplicates, **self.stats.summary()}
+        return {"duplicates": self.repeats.duplicates, **self.stats.summary()}
 
     def _duplicate_keys(self, raw: bytes, line: int, index: int) -> None:
         names = repeated_keys(raw)
@@ -144,12 +181,6 @@ class RecordChecks:
                      "or drop it. It is not passed to later checks.", file=self.file, line=line, column=1,
                      record=index)
 
-    def _duplicate_record(self, line: int, index: int, first: int) -> None:
-        self.duplicates += 1
-        self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
-                     "Drop the repeat: duplicates weigh those examples double in training.",
-                     file=self.file, line=line, column=1, record=index)
-
 
 def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:
     """Keys and string values of the record and its message objects (lower bounds of the totals)."""
@@ -160,3 +191,80 @@ def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:
                 keys += len(m)
                 strings += (type(m.get("role")) is str) + (type(m.get("content")) is str)
     return keys, strings
+
+
+# -- one file in parts, each read in a worker process, merged in file order ---------------------
+
+
+def _splittable(path: Path, observers: Sequence[RecordObserver], least: int) -> bool:
+    """A plain JSONL file large enough to pay for workers, whose every observer rides along in parts.
+
+    Anything unusual at its start (gzip, another encoding, a JSON document) is left to one read.
+    """
+    if not all(hasattr(o, "part") for o in observers) or unreadable(path):
+        return False
+    try:
+        if os.path.getsize(path) < least:
+            return False
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    first = head.removeprefix(BOM).split(b"\n", 1)[0]
+    return not (head.startswith(GZIP_MAGIC) or _foreign_format(head[:6]) or _starts_document(first))
+
+
+def read_part(part: Part) -> PartResult:
+    """Read and check one byte range of a file (the work of one worker process)."""
+    out = FindingCollector(STAGE, part.cap)
+    reader = PartReader(Path(part.path), out, part.start, part.end)
+    log = KeyLog()
+    check = RecordChecks(out, reader.file, repeats=log)
+    observes = [o.observe for o in part.observers]
+    for line, index, raw, record in reader.records():
+        if check(line, index, raw, record):
+            for observe in observes:
+                observe(part.role, line, index, record)
+    check.stats.fold()
+    return PartResult(out, check.stats, log, reader.lines, reader.records_seen, reader.blank_lines,
+                      reader.failure, [o.payload() for o in part.observers])
+
+
+def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
+                    part_bytes: int) -> dict[str, Any]:
+    templates = [o.part(role) for o in observers]
+    parts = (Part(role, str(path), a, b, out.cap, templates) for a, b in cut(path, part_bytes))
+    stats, repeats = SplitStats(), RepeatedRecords(out, str(path))
+    lines = records = blank = 0
+    for got in pool.in_order(read_part, parts):
+        out.absorb(_shifted(got, repeats, lines, records))
+        stats.absorb(got.stats)
+        for observer, payload in zip(observers, got.payloads):
+            observer.join(role, payload, lines, records)
+        if got.failure is not None:  # reading stopped there, as one read would have
+            JsonlReader(path, out).read_failed(lines + got.failure[0], got.failure[1])  # type: ignore[arg-type]
+        lines, records, blank = lines + got.lines, records + got.records, blank + got.blank_lines
+        if got.failure is not None:
+            break
+    if not records:  # the file-level findings one read makes at its end (TG241, TG242)
+        whole = JsonlReader(path, out)
+        whole.lines = lines
+        whole._report_emptiness()
+    return {"file": str(path), "records": records, "blank_lines": blank, "lines": lines, "gzip": False,
+            "duplicates": repeats.duplicates, **stats.summary()}
+
+
+def _shifted(got: PartResult, repeats: RepeatedRecords, lines: int, records: int) -> FindingCollector:
+    """A part's findings placed in the whole file, with the repeats of earlier records it holds (TG210)."""
+    repeated = FindingCollector(STAGE, got.out.cap)
+    repeats.out = repeated
+    for key, line, index in zip(got.keys.keys, got.keys.lines, got.keys.indexes):
+        repeats.see(key, line + lines, index + records)
+    moved = [f.model_copy(update={"line": f.line + lines, "record": None if f.record is None else f.record + records})
+             if f.line is not None else f for f in got.out.kept]
+    merged = FindingCollector(STAGE, got.out.cap)
+    # In one read a record's repeat (TG210) is reported after its other findings: a stable merge by line.
+    merged.kept = list(heapq.merge(moved, repeated.kept, key=lambda f: f.line or 0))
+    merged.totals = got.out.totals + repeated.totals
+    merged.severities = {**got.out.severities, **repeated.severities}
+    return merged

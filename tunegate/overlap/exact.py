@@ -52,6 +52,16 @@ class SplitHashes:
         self.indexes.append(index)
         return full
 
+    def extend(self, later: SplitHashes, lines: int, records: int) -> None:
+        """Append a later part of the same file, whose places count from `lines` and `records`."""
+        self.full += later.full
+        self.prompt += later.prompt
+        self.answer += later.answer
+        self.lines.extend(line + lines for line in later.lines)
+        self.indexes.extend(index + records for index in later.indexes)
+        self.seen += later.seen
+        self.skipped += later.skipped
+
 
 def record_hashes(norm: NormalRecord) -> tuple[bytes, bytes, bytes]:
     """(whole record, prompt, answer) hashes; the whole is hashed from the two parts, so each
@@ -108,6 +118,24 @@ class OverlapObserver:
         self.finished.add(role)
         if self.near is not None:
             self.near.finish(role)
+
+    # -- a file read in parts by worker processes (tunegate.dataset.segments) ------------------
+
+    def part(self, role: str) -> OverlapObserver:
+        """A fresh observer for one part of `role`'s file (it runs in a worker process)."""
+        return OverlapObserver(self.near.part(role) if self.near is not None else None)
+
+    def payload(self) -> tuple[dict[str, SplitHashes], float, Any]:
+        return self.splits, self.seconds, self.near.payload() if self.near is not None else None
+
+    def join(self, role: str, payload: tuple[dict[str, SplitHashes], float, Any], lines: int, records: int) -> None:
+        """Take a part's hashes (and near-duplicate payload), parts in file order."""
+        splits, seconds, near = payload
+        if role in splits:
+            self.split(role).extend(splits[role], lines, records)
+        self.seconds += seconds
+        if self.near is not None:
+            self.near.join(role, near, lines, records)
 
     def split(self, role: str) -> SplitHashes:
         found = self.splits.get(role)

@@ -14,12 +14,14 @@ is not at hand.
 from __future__ import annotations
 
 import time
+import weakref
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tunegate.dataset.records import iter_records
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record
+from tunegate.overlap.shared_index import drop_index, load_index, share_index
 
 BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
 
@@ -64,14 +66,19 @@ class NearPass:
         self._best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
         self.candidates = 0
         self._done: set[str] = set()
+        self._role: str | None = None  # the role being fed
+        self._shared: str | None = None  # a folder holding the index for workers (tunegate.overlap.shared_index)
 
     def add(self, role: str, line: int, index: int, exact: bytes, text: bytes) -> None:
         if not self.usable:
             return
         if role != self.index_role and self._index is None:
-            self.usable = False  # the split to stream came first: its records would have to be kept
-            self._texts, self._places = [], []
-            return
+            if self._shared is None:
+                self.usable = False  # the split to stream came first: its records would have to be kept
+                self._texts, self._places = [], []
+                return
+            self._index, self._index_places = load_index(self._shared, self.settings)
+        self._role = role
         self._texts.append(text)
         self._places.append((line, index, exact))
         self._size += len(text) + 1
@@ -85,6 +92,53 @@ class NearPass:
         self._done.add(role)
         if role == self.index_role:
             self._build_index()
+        elif self._shared is not None:
+            drop_index(self._shared)
+
+    # -- a file read in parts by worker processes (tunegate.dataset.segments) ------------------
+
+    def part(self, role: str) -> NearPass:
+        """A fresh pass for one part of `role`'s file; a part of the streamed split reads the index
+        from a folder this pass writes once (worker processes share it through the page cache)."""
+        fresh = NearPass(self.index_role, self.settings)
+        if role != self.index_role:
+            if self._index is None or not self.usable:
+                fresh.usable = False
+            else:
+                if self._shared is None:
+                    self._shared = share_index(self._index, self._index_places)
+                    weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
+                fresh._shared = self._shared
+        return fresh
+
+    def payload(self) -> Any:
+        """What a part found: the rows it indexed, or its matches (None when it gave up)."""
+        if not self.usable:
+            return None
+        if self._role is not None:
+            self._flush(self._role)
+        if self._role != self.index_role and self._role is not None:
+            return ("matches", list(self._best.values()), self.candidates, self.seconds)
+        return ("rows", self._index_parts, self.seconds)
+
+    def join(self, role: str, payload: Any, lines: int, records: int) -> None:
+        """Take a part's payload, parts in file order; its places count from the part's start."""
+        if payload is None or not self.usable:
+            self.usable = False
+            return
+        if payload[0] == "rows":
+            for matrix, places in payload[1]:
+                self._index_parts.append((matrix, [(line + lines, index + records, exact)
+                                                   for line, index, exact in places]))
+        else:
+            for sim, val, train, count in payload[1]:
+                if role == "validation":
+                    val = (val[0] + lines, val[1] + records)
+                else:
+                    train = (train[0] + lines, train[1] + records)
+                self._record(val, train, sim, count)
+            self.candidates += payload[2]
+        self.seconds += payload[-1]
 
     @property
     def complete(self) -> bool:
@@ -140,12 +194,12 @@ class NearPass:
                 here, there = places[q][:2], self._index_places[h][:2]
                 self._record(*((here, there) if role == "validation" else (there, here)), sim)
 
-    def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float) -> None:
+    def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float, count: int = 1) -> None:
         entry = self._best.get(val[1])
         if entry is None:
-            self._best[val[1]] = [sim, val, train, 1]
+            self._best[val[1]] = [sim, val, train, count]
             return
-        entry[3] += 1
+        entry[3] += count
         if sim > entry[0] or (sim == entry[0] and train[1] < entry[2][1]):  # ties: the earliest train record
             entry[0], entry[2] = sim, train
 
