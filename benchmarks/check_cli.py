@@ -90,15 +90,40 @@ def contract_problems(record: object) -> list[str]:
 
 
 def launch(command: list[str], stdout: str) -> dict:
-    """Run `command` (its stdout to a file) and return wall, CPU and peak RSS; called in the launcher."""
-    with open(stdout, "wb") as out:
+    """Run `command` (its stdout to a file); return wall, CPU (its worker processes included), the
+    peak RSS of its largest process and the peak, sampled every 20 ms, of the PSS summed over its
+    process tree (the memory the command holds when it reads with several processes)."""
+    with open(stdout, "wb") as out, open(f"{stdout}.err", "wb") as err:
         start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, cwd=ROOT)
-        _, status, usage = os.wait4(child.pid, 0)
+        child = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT)
+        tree_peak = 0.0
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            tree_peak = max(tree_peak, tree_pss_mb(child.pid))
+            time.sleep(0.02)
         wall = time.perf_counter() - start
-    err = child.stderr.read().decode(errors="replace") if child.stderr else ""
+    text = Path(f"{stdout}.err").read_text(errors="replace")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
-            "rc": os.waitstatus_to_exitcode(status), "stderr": err[-2000:]}
+            "tree_mb": tree_peak, "rc": os.waitstatus_to_exitcode(status), "stderr": text[-2000:]}
+
+
+def tree_pss_mb(pid: int) -> float:
+    """PSS (shared pages split between their sharers) of a process and all its descendants, in MB."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) / 1024
+                    break
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue  # the process ended between two reads
+    return total
 
 
 def measure(command: list[str], stdout: Path) -> dict:
@@ -187,7 +212,7 @@ def compare(train_mb: float, rounds: int, which: tuple[str, ...]) -> dict:
             runs[name].append(run)
     row = {"mb": (train.stat().st_size + val.stat().st_size) / 1e6, "train_mb": train_mb}
     for name, got in runs.items():
-        row[name] = {key: statistics.median(r[key] for r in got) for key in ("wall", "cpu", "rss_mb")}
+        row[name] = {key: statistics.median(r[key] for r in got) for key in ("wall", "cpu", "rss_mb", "tree_mb")}
         row[name]["rc"] = got[-1]["rc"]
         if name != "baseline":
             row[name]["report"] = json.loads((OUT / f"{name}.out").read_text(encoding="utf-8"))
@@ -219,13 +244,14 @@ def verdict(report: dict) -> str:
 def show(row: dict) -> None:
     base = row["baseline"]
     print(f"\n{row['mb']:.0f} MB (train {row['train_mb']:g} MB + validation)")
-    print(f"  {'command':<9} {'wall s':>7} {'CPU s':>7} {'wall x':>7} {'CPU x':>6} {'MB/s':>6} {'RSS MB':>7}")
+    print(f"  {'command':<9} {'wall s':>7} {'CPU s':>7} {'wall x':>7} {'CPU x':>6} {'MB/s':>6} {'RSS MB':>7} "
+          f"{'PSS all MB':>10}")
     for name in ("baseline", "check", "no-near"):
         if name not in row:
             continue
         r = row[name]
         print(f"  {name:<9} {r['wall']:>7.2f} {r['cpu']:>7.2f} {r['wall'] / base['wall']:>7.2f} "
-              f"{r['cpu'] / base['cpu']:>6.2f} {row['mb'] / r['wall']:>6.0f} {r['rss_mb']:>7.0f}")
+              f"{r['cpu'] / base['cpu']:>6.2f} {row['mb'] / r['wall']:>6.0f} {r['rss_mb']:>7.0f} {r['tree_mb']:>10.0f}")
     for name in ("check", "no-near"):
         if name in row:
             print(f"  {name} stages: {split(row[name]['report'])}")
@@ -239,8 +265,24 @@ def rss_only(train_mb: float) -> None:
     mb = (train.stat().st_size + val.stat().st_size) / 1e6
     for name in ("baseline", "check"):
         run = measure(cmds[name], OUT / f"{name}.out")
-        print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB (one run: {run['wall']:.1f} s wall, "
-              f"{run['cpu']:.1f} s CPU, exit {run['rc']})")
+        print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, all processes' PSS {run['tree_mb']:>5.0f} MB "
+              f"(one run: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
+
+
+def long_line(gigabytes: float) -> None:
+    """A file that is one line of `gigabytes` GB (a missing newline glued it together): TG228, in bounded time and memory."""
+    path = OUT / f"one_line_{gigabytes:g}gb.jsonl"
+    if not path.exists():
+        chunk = b"x" * (1 << 24)
+        with open(path, "wb") as f:
+            f.write(b'{"messages": "')
+            for _ in range(int(gigabytes * (1 << 30)) // len(chunk)):
+                f.write(chunk)
+            f.write(b'"}\n')
+    run = measure([*TUNEGATE, "check", "--train", str(path), "--json"], OUT / "long_line.out")
+    codes = verdict(json.loads((OUT / "long_line.out").read_text(encoding="utf-8")))
+    print(f"  one {path.stat().st_size / 1e9:.2f} GB line: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU, peak RSS "
+          f"{run['rss_mb']:.0f} MB, all processes' PSS {run['tree_mb']:.0f} MB, exit {run['rc']}: {codes}")
 
 
 def quickstart(rounds: int) -> None:
@@ -265,11 +307,15 @@ def main() -> None:
     ap.add_argument("--rss-mb", type=float, default=1000, help="also peak RSS at this train size (0: skip)")
     ap.add_argument("--only", default="baseline,check,no-near", help="which commands to time")
     ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and rejection")
+    ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     if args.quickstart:
         quickstart(max(args.rounds, 5))
+        return
+    if args.long_line_gb:
+        long_line(args.long_line_gb)
         return
     which = tuple(args.only.split(","))
     for mb in (float(x) for x in args.mb.split(",")):

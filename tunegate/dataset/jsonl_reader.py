@@ -93,6 +93,7 @@ class JsonlReader:
                 n += 1
                 budget -= len(raw)
                 if raw[-1] != 10 and len(raw) == limit:
+                    del raw  # up to 64 MiB: let it go before draining the rest of the line
                     budget -= self._skip_long_line(readline, limit, n, index)
                     index += 1
                     continue
@@ -129,8 +130,8 @@ class JsonlReader:
 
     def _skip_long_line(self, readline, limit: int, n: int, index: int) -> int:
         size = limit
-        while True:  # drain the rest of the line in bounded pieces
-            piece = readline(limit)
+        while True:  # drain the rest of the line in 1 MiB pieces: time, but no memory, for a huge line
+            piece = readline(_BUFFER)
             size += len(piece)
             if not piece or piece[-1] == 10:
                 break

@@ -112,7 +112,8 @@ def iter_records(path: Path, *, strict: bool = False,
                     return
                 line += 1
                 if raw[-1] != 10 and len(raw) == limit:
-                    _skip_rest(readline, limit)
+                    del raw  # up to 64 MiB: let it go before draining the rest of the line
+                    _skip_rest(readline)
                     if strict:
                         raise UnreadableRecord(f"{path}:{line}: the line is over {max_line_bytes:,} bytes")
                     index += 1
@@ -128,9 +129,9 @@ def iter_records(path: Path, *, strict: bool = False,
                 raise UnreadableRecord(f"{path}:{line + 1}: cannot read further: {exc}") from None
 
 
-def _skip_rest(readline: Any, limit: int) -> None:
-    while True:
-        piece = readline(limit)
+def _skip_rest(readline: Any) -> None:
+    while True:  # 1 MiB pieces: a huge line costs time to drain, never memory
+        piece = readline(_BUFFER)
         if not piece or piece[-1] == 10:
             return
 

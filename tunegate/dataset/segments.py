@@ -11,7 +11,6 @@ file's record index, so a repeat across parts is found at the same place as in o
 """
 from __future__ import annotations
 
-import mmap
 import os
 from array import array
 from pathlib import Path
@@ -30,14 +29,28 @@ def cut(path: Path, size: int) -> list[tuple[int, int]]:
     if total <= size:
         return [(0, total)]
     bounds = [0]
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+    with open(path, "rb", buffering=0) as f:
         while bounds[-1] + size < total:
-            newline = view.find(b"\n", bounds[-1] + size - 1)  # scans at memchr speed, even past a huge line
+            newline = _next_newline(f, bounds[-1] + size - 1)
             if newline < 0 or newline + 1 >= total:
                 break
             bounds.append(newline + 1)
     bounds.append(total)
     return list(zip(bounds, bounds[1:]))
+
+
+def _next_newline(f: BinaryIO, at: int) -> int:
+    """Offset of the first newline at or after `at`, -1 if none: read in blocks, so a huge line costs
+    time to scan (memchr speed) but no memory (a memory map would count every page in RSS)."""
+    f.seek(at)
+    while True:
+        block = f.read(_BUFFER)
+        if not block:
+            return -1
+        found = block.find(b"\n")
+        if found >= 0:
+            return at + found
+        at += len(block)
 
 
 class KeyLog:
