@@ -10,7 +10,8 @@ quickstart data, CPU, one torch thread:
             train_steps) on the same batch size and length, one evaluation of the validation set;
   sweep-1   `tunegate sweep` with one candidate (static gate, candidate gate, mini-run, short
             training, scoring, MLflow parent and child runs, Prefect ephemeral API);
-  sweep-3   the same with three candidates: (sweep-3 - sweep-1) / 2 is the cost of one more candidate.
+  sweep-3   the same with three candidates: (sweep-3 - sweep-1) / 2 is the cost of one more candidate;
+  script-1  the 1-candidate sweep's flow called from a plain script (no CLI), for comparison.
 Then the fixed parts, each timed in a fresh process: the imports, the ephemeral Prefect API (a
 flow with one task), an MLflow store created on a fresh SQLite file and opened again, and a parent
 run opened and closed. Prefect's home and the tiny model cache are warmed first, so first-use
@@ -71,6 +72,13 @@ model.eval()
 with torch.no_grad():
     val_loss = sum(model(input_ids=i, attention_mask=m, labels=i).loss.item() for i, m in batches(val, 4))
 print(round(time.perf_counter() - start, 3), val_loss)
+'''
+
+SCRIPT = r'''
+import sys
+from tunegate.cli.flow_runner import run_flow
+from tunegate.flows.sweep import sweep
+run_flow(sweep, spec_path=sys.argv[1], strategy=None)
 '''
 
 PREFECT_PROBE = r'''
@@ -156,7 +164,7 @@ def main() -> None:
     data = ROOT / "examples" / "data"
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     timed([py, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"])  # warm Prefect home, model
-    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "sweep-1": [], "sweep-3": []}
+    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "sweep-1": [], "script-1": [], "sweep-3": []}
     for _ in range(args.rounds):
         wall, cpu, _ = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
                               str(4 + args.steps)])
@@ -164,6 +172,8 @@ def main() -> None:
         for n in (1, 3):
             wall, cpu, _ = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, args.steps)), "--json"])
             runs[f"sweep-{n}"].append((wall, cpu))
+        wall, cpu, _ = timed([py, "-c", SCRIPT, str(sweep_spec(1, args.steps))])
+        runs["script-1"].append((wall, cpu))
     med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
     for name, (wall, cpu) in med.items():
         print(f"  {name:<8} {wall:6.1f} s wall {cpu:6.1f} s CPU   x{wall / med['bare'][0]:.2f} the bare loop's wall")

@@ -22,12 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tunegate.cli.flow_runner import run_flow, start_api_early  # first: it sets Prefect defaults
+    from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.flows.sweep import sweep
     from tunegate.spec.check import load_spec
 
     load_spec(args.spec)  # an invalid spec is a usage error before Prefect starts
-    start_api_early(training=True)
     completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
