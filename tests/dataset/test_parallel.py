@@ -145,9 +145,10 @@ def test_the_gate_reports_the_same_whether_it_reads_in_parts_or_not(tmp_path, mo
     reports, cuts = [], []
     real_cut = stage.cut
     monkeypatch.setattr(stage, "cut", lambda path, size: cuts.append(path) or real_cut(path, size))
-    for workers, part_bytes in (("1", stage.PART_BYTES), ("2", 512)):
+    for workers in ("1", "2"):
         monkeypatch.setenv(WORKERS_ENV, workers)
-        monkeypatch.setattr(stage, "PART_BYTES", part_bytes)
+        for name in ("SPLIT_FORKED", "SPLIT_SPAWNED", "MIN_PART", "PART_BYTES"):  # gate sizes scaled to test files
+            monkeypatch.setattr(stage, name, 512)
         report = check(train=train, validation=val).model_dump(mode="json")
         for s in report["stages"]:
             s.pop("duration_s")

@@ -48,6 +48,12 @@ class Workers:
     def __init__(self, count: int):
         self.count = count
         self._pool: ProcessPoolExecutor | None = None
+        self._context = _context()
+
+    @property
+    def forks(self) -> bool:
+        """Whether workers start by fork (cheap) rather than spawn (each imports tunegate anew)."""
+        return self._context.get_start_method() == "fork"
 
     @classmethod
     def start(cls, count: int) -> Workers:
@@ -66,7 +72,7 @@ class Workers:
         A worker's exception is raised here; the pool is started on first use.
         """
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=_context())
+            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=self._context)
         pending: deque[Future] = deque()
         work = iter(items)
         for item in work:

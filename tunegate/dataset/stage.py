@@ -37,7 +37,12 @@ _BLANK = b" \t\r\n"
 # metadata while staying far below what observers' tools handle (orjson.dumps stops at 254
 # levels, recursive Python code near 1000).
 MAX_DEPTH = 64
-PART_BYTES = 8 << 20  # a part per worker task: big enough to amortise a task, small enough to merge in step
+PART_BYTES = 8 << 20  # the largest part per worker task: amortises a task, keeps the results waiting small
+# Smallest file read in parts: forking a worker costs ~20 ms, so from 8 MB (~0.1 s of work) it pays;
+# where workers must be spawned (the process runs threads, or not on Linux) each one imports for
+# ~0.5 s, so only from 64 MB.
+SPLIT_FORKED, SPLIT_SPAWNED = 8 << 20, 64 << 20
+MIN_PART = 1 << 20  # below this a task's overhead shows
 
 
 
@@ -57,9 +62,11 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequen
     """Check each file (role -> path, e.g. {"train": ..., "validation": ...}) and return the stage result.
 
     Never raises for any file content; every problem is a finding (at most `cap` kept per code,
-    all counted). Stats are keyed by role. A plain file of at least 4 x `part_bytes` is read in
-    parts of about `part_bytes` by `workers` processes (default: tunegate.dataset.parallel's
-    count) when every observer can ride along in parts; the result is the same as one read.
+    all counted). Stats are keyed by role. A large plain file is read in parts by `workers`
+    processes (default: tunegate.dataset.parallel's count) when every observer can ride along in
+    parts; the result is the same as one read. `part_bytes` fixes the part size (and reads in parts
+    every file of at least 4 parts); by default parts are a quarter of a file's share per worker,
+    1-8 MiB.
     """
     start = time.perf_counter()
     if not files:
@@ -67,7 +74,6 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequen
     first = {getattr(o, "read_first", None) for o in observers}
     order = sorted(files, key=lambda role: role not in first)  # stable: the files' order otherwise
     found = {role: FindingCollector(STAGE, cap) for role in order}
-    part_bytes = part_bytes or PART_BYTES
     with Workers(worker_count() if workers is None else workers) as pool:
         checked = {role: _check_file(role, Path(files[role]), found[role], observers, pool, part_bytes)
                    for role in order}
@@ -78,9 +84,12 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequen
 
 
 def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequence[RecordObserver],
-                pool: Workers, part_bytes: int) -> dict[str, Any]:
-    if pool.count > 1 and _splittable(path, observers, 4 * part_bytes):
-        stats = _check_in_parts(role, path, out, observers, pool, part_bytes)
+                pool: Workers, part_bytes: int | None) -> dict[str, Any]:
+    size = _size(path)
+    least = 4 * part_bytes if part_bytes else (SPLIT_FORKED if pool.forks else SPLIT_SPAWNED)
+    if pool.count > 1 and size >= least and _splittable(path, observers):
+        part = part_bytes or max(MIN_PART, min(PART_BYTES, size // (4 * pool.count)))
+        stats = _check_in_parts(role, path, out, observers, pool, part)
         for observer in observers:
             observer.finish(role)
         return stats
@@ -196,16 +205,21 @@ def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:
 # -- one file in parts, each read in a worker process, merged in file order ---------------------
 
 
-def _splittable(path: Path, observers: Sequence[RecordObserver], least: int) -> bool:
-    """A plain JSONL file large enough to pay for workers, whose every observer rides along in parts.
+def _size(path: Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _splittable(path: Path, observers: Sequence[RecordObserver]) -> bool:
+    """A plain JSONL file whose every observer rides along in parts.
 
     Anything unusual at its start (gzip, another encoding, a JSON document) is left to one read.
     """
     if not all(hasattr(o, "part") for o in observers) or unreadable(path):
         return False
     try:
-        if os.path.getsize(path) < least:
-            return False
         with open(path, "rb") as f:
             head = f.read(1 << 16)
     except OSError:
