@@ -9,7 +9,8 @@
     │   └── MissingDependency     an optional extra is not installed; the message has the install line
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
-    │   └── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
+    │   ├── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
+    │   └── BrokenContainer       a .json array or parquet file breaks off; nothing after it can be trusted
     ├── ApprovalError             no approval for this spec, or it no longer matches the files
     ├── EstimateError             the estimate cannot be made; carries the finding code to report
     └── StageError                a stage could not run at all: not a verdict on the config   exit 3
@@ -76,6 +77,14 @@ class DataError(TunegateError):
 
 class UnreadableRecord(DataError):
     """A line of the file is not one JSON object (strict reading only)."""
+
+
+class BrokenContainer(DataError):
+    """A `.json` array or a parquet file breaks at a place; `kind` says how (json, utf8, depth, size, parquet)."""
+
+    def __init__(self, kind: str, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.kind, self.line, self.column = kind, line, column
 
 
 class ApprovalError(TunegateError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from tunegate.facts import GateFacts
 
@@ -32,8 +32,13 @@ class Finding(BaseModel):
     record: int | None = Field(default=None, description="0-based index of the record among the file's records.")
     key: str | None = Field(default=None, description="Spec key path, e.g. training.learning_rate.")
 
+    @field_validator("line")
+    @classmethod
+    def _no_line_zero(cls, line: int | None) -> int | None:
+        return line or None  # line 0 is how readers mark a record without lines (a parquet row)
+
     def place(self) -> str:
-        """`file:line:col` (or `file:key`), as much of it as is known."""
+        """`file:line:col` (or `file:key`, or `file:row N` for a parquet row), as much of it as is known."""
         parts = [self.file or ("spec" if self.key else "")]
         if self.line is not None:
             parts.append(str(self.line))
@@ -41,6 +46,8 @@ class Finding(BaseModel):
                 parts.append(str(self.column))
         elif self.key and self.file:
             parts.append(self.key)
+        elif self.record is not None and self.file:
+            parts.append(f"row {self.record}")
         place = ":".join(p for p in parts if p)
         if self.key and self.line is not None:
             place += f" ({self.key})"

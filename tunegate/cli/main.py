@@ -16,7 +16,8 @@ import traceback
 from tunegate.errors import EXIT_INTERNAL, TunegateError
 
 # Subcommand modules under tunegate.cli, in the order `--help` lists them.
-COMMANDS = ["check", "lint", "fingerprint", "preflight", "sweep", "launch", "estimate", "advise", "runs", "schema",
+COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
+            "advise", "runs", "schema",
             "gpus"]
 
 

@@ -1,6 +1,8 @@
 """The one lenient reader of data files: every stage after the dataset stage reads records here.
 
-    for line, index, record in iter_records(Path("data/train.jsonl")):
+    for line, index, record in iter_records(Path("data/train.jsonl")):   # .jsonl(.gz), .json, .parquet
+        ...
+    for chat in iter_chats(Path("data/train.json"), fmt="auto"):           # any format, as chat messages
         ...
 
 The dataset stage reads each file strictly and reports every defect (`tunegate.dataset.jsonl_reader`).
@@ -10,7 +12,12 @@ the trainer) reads it here, so all of them see the same records at the same plac
 - lines are split on b"\\n" only; line numbers count every physical line, blank lines included;
 - every non-blank line takes a record index, also a line that does not parse (as in the strict
   reader, so `record` in a finding means the same everywhere);
-- a line over MAX_LINE_BYTES is skipped in bounded pieces, so memory stays bounded.
+- a line over MAX_LINE_BYTES is skipped in bounded pieces, so memory stays bounded;
+- a `.json` (or `.json.gz`) file that holds one array is read element by element, each at the line
+  where it starts (`tunegate.dataset.json_array`); a parquet file (magic `PAR1`, any name) row by
+  row, with line 0 and the row index as the record index (`tunegate.dataset.parquet_rows`).
+Records of any format (`tunegate.formats`) are seen as chats through `iter_chats`, the one
+conversion every later stage shares.
 Lines that are not one JSON object are skipped (the dataset stage has reported them) or, when
 `strict`, raise UnreadableRecord: a digest of half a file must never stand for all of it.
 """
@@ -29,7 +36,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from tunegate.errors import UnreadableRecord, UsageError
+from tunegate import formats
+from tunegate.dataset import json_array, parquet_rows
+from tunegate.errors import BrokenContainer, UnreadableRecord, UsageError
 
 # 64 MiB: a 1M-token record is 4-8 MB of UTF-8 and real long documents run past 4 MiB, so this
 # leaves 8x headroom over the longest contexts while bounding memory (a parsed line takes about 3x
@@ -101,32 +110,74 @@ def iter_records(path: Path, *, strict: bool = False,
     Raises UsageError when the file cannot be opened; when `strict`, UnreadableRecord at the first
     line that is not one JSON object, is too long, or where a gzip stream breaks off.
     """
+    with open_stream(Path(path)) as stream:
+        if stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+            yield from _parquet_records(Path(path), strict)
+        elif is_json_name(Path(path)) and json_array.starts_array(stream):
+            yield from _array_records(stream, Path(path), strict, max_line_bytes)
+        else:
+            yield from _jsonl_records(stream, Path(path), strict, max_line_bytes)
+
+
+def is_json_name(path: Path) -> bool:
+    """A `.json` or `.json.gz` name: such a file may hold one array of records."""
+    name = path.name.lower()
+    return name.endswith(".json") or name.endswith(".json.gz")
+
+
+def _parquet_records(path: Path, strict: bool) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    try:
+        for index, row in parquet_rows.rows(path):
+            yield 0, index, row
+    except BrokenContainer as exc:
+        if strict:
+            raise UnreadableRecord(f"{path}: not a readable parquet file: {exc}") from None
+
+
+def _array_records(stream: BinaryIO, path: Path, strict: bool,
+                   max_chars: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    index = 0
+    try:
+        for line, _, text in json_array.elements(stream, max_chars):
+            record = _parse(text.encode("utf-8", "surrogatepass"), path, line, strict)
+            if record is not None:
+                yield line, index, record
+            index += 1
+    except BrokenContainer as exc:
+        if strict:
+            raise UnreadableRecord(f"{path}:{exc.line}: {exc}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        if strict:
+            raise UnreadableRecord(f"{path}: cannot read further: {exc}") from None
+
+
+def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
+                   max_line_bytes: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
     limit = max_line_bytes + 1
     line = index = 0
-    with open_stream(Path(path)) as stream:
-        readline = stream.readline
-        try:
-            while True:
-                raw = readline(limit)
-                if not raw:
-                    return
-                line += 1
-                if raw[-1] != 10 and len(raw) == limit:
-                    del raw  # up to 64 MiB: let it go before draining the rest of the line
-                    _skip_rest(readline)
-                    if strict:
-                        raise UnreadableRecord(f"{path}:{line}: the line is over {max_line_bytes:,} bytes")
-                    index += 1
-                    continue
-                if not raw.strip(_BLANK):
-                    continue
-                record = _parse(raw, path, line, strict)
-                if record is not None:
-                    yield line, index, record
+    readline = stream.readline
+    try:
+        while True:
+            raw = readline(limit)
+            if not raw:
+                return
+            line += 1
+            if raw[-1] != 10 and len(raw) == limit:
+                del raw  # up to 64 MiB: let it go before draining the rest of the line
+                _skip_rest(readline)
+                if strict:
+                    raise UnreadableRecord(f"{path}:{line}: the line is over {max_line_bytes:,} bytes")
                 index += 1
-        except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
-            if strict:
-                raise UnreadableRecord(f"{path}:{line + 1}: cannot read further: {exc}") from None
+                continue
+            if not raw.strip(_BLANK):
+                continue
+            record = _parse(raw, path, line, strict)
+            if record is not None:
+                yield line, index, record
+            index += 1
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
+        if strict:
+            raise UnreadableRecord(f"{path}:{line + 1}: cannot read further: {exc}") from None
 
 
 def _skip_rest(readline: Any) -> None:
@@ -150,13 +201,22 @@ def _parse(raw: bytes, path: Path, line: int, strict: bool) -> dict[str, Any] | 
     return record
 
 
-def feed_observers(files: dict[str, Path], observers: Sequence[Any]) -> None:
+def iter_canonical(path: Path, fmt: str = "auto", *,
+                   strict: bool = False) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """`iter_records`, each record as every stage after the dataset stage sees it: in chat form
+    (`tunegate.formats.canonical`), in the file's one format (given, or fixed by its first record)."""
+    file_format = formats.FileFormat(fmt)
+    for line, index, record in iter_records(path, strict=strict):
+        yield line, index, formats.canonical(record, file_format.of(record, line)[0])
+
+
+def feed_observers(files: dict[str, Path], observers: Sequence[Any], fmt: str = "auto") -> None:
     """Read each split once and feed every record to the observers, as the dataset stage does.
 
     For a stage whose dataset read ran in another step, and for benchmarks of the observers alone.
     """
     for role, path in files.items():
-        for line, index, record in iter_records(path):
+        for line, index, record in iter_canonical(path, fmt):
             for observer in observers:
                 observer.observe(role, line, index, record)
         for observer in observers:
@@ -170,9 +230,11 @@ def feed_observers(files: dict[str, Path], observers: Sequence[Any]) -> None:
 class ChatRecord:
     """One conversation and where it came from."""
 
-    line: int  # 1-based physical line in the file
+    line: int  # 1-based physical line in the file (0 for a parquet row)
     index: int  # 0-based index among the file's records
     messages: list[dict[str, Any]]
+    plain: bool = False  # plain prompt + completion text, trained without a chat template (TRL)
+    completion_only: bool = False  # a prompt-completion record: only the completion is ever trained
 
     def char_count(self) -> int:
         return sum(len(m["content"]) for m in self.messages)
@@ -187,15 +249,18 @@ class RecordSample:
     sampled: bool
 
 
-def iter_chats(path: Path) -> Iterator[ChatRecord]:
-    """The file's records that hold a `messages` list of role-tagged objects, with text content."""
+def iter_chats(path: Path, fmt: str = "auto") -> Iterator[ChatRecord]:
+    """The file's records, in any format, that hold a list of role-tagged messages, with text content."""
+    file_format = formats.FileFormat(fmt)
     for line, index, record in iter_records(path):
-        messages = _messages(record)
+        found = file_format.of(record, line)[0]
+        messages = _messages(formats.canonical(record, found))
         if messages is not None:
-            yield ChatRecord(line, index, messages)
+            yield ChatRecord(line, index, messages, plain=formats.is_plain_text(record, found),
+                             completion_only=found == "prompt_completion")
 
 
-def read_chats(path: Path, limit: int | None = None, seed: int = 0) -> RecordSample:
+def read_chats(path: Path, limit: int | None = None, seed: int = 0, fmt: str = "auto") -> RecordSample:
     """The usable chat records of a file, keeping a uniform sample of `limit` of them.
 
     Reservoir sampling keeps memory bounded by `limit` however large the file is, and the fixed
@@ -204,7 +269,7 @@ def read_chats(path: Path, limit: int | None = None, seed: int = 0) -> RecordSam
     rng = random.Random(seed)
     kept: list[ChatRecord] = []
     total = 0
-    for record in iter_chats(path):
+    for record in iter_chats(path, fmt):
         total += 1
         if limit is None or len(kept) < limit:
             kept.append(record)
@@ -216,10 +281,10 @@ def read_chats(path: Path, limit: int | None = None, seed: int = 0) -> RecordSam
     return RecordSample(kept, total, sampled=limit is not None and total > limit)
 
 
-def message_chars(path: Path) -> int:
+def message_chars(path: Path, fmt: str = "auto") -> int:
     """Characters of message content in a data file (0 when it cannot be read)."""
     try:
-        return sum(record.char_count() for record in iter_chats(path))
+        return sum(record.char_count() for record in iter_chats(path, fmt))
     except UsageError:
         return 0
 

@@ -11,16 +11,57 @@ file's record index, so a repeat across parts is found at the same place as in o
 """
 from __future__ import annotations
 
+import heapq
 import os
 from array import array
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from tunegate.dataset.jsonl_reader import JsonlReader
-from tunegate.dataset.records import BOM
+import orjson
+
+from tunegate import formats
+from tunegate.dataset import parquet_rows
+from tunegate.dataset.jsonl_reader import JsonlReader, _foreign_format, _starts_document  # the same start checks
+from tunegate.dataset.records import BOM, GZIP_MAGIC, is_json_name, unreadable
 from tunegate.report import FindingCollector
 
 _BUFFER = 1 << 20
+_HEAD = 1 << 20  # how far the file's first record is looked for
+_BLANK = b" \t\r\n"
+
+
+def splittable(path: Path, observers: list[Any] | Any, fmt: str) -> formats.FileFormat | None:
+    """The file's format as its first record fixes it, when the file can be read in parts; else None.
+
+    Parts need a plain JSONL file (not gzip, another encoding, a JSON document or array, parquet),
+    observers that ride along in parts, and a first record whose format is known (or a declared
+    format): each part then checks its records against the format one read would have fixed.
+    """
+    if not all(hasattr(o, "part") for o in observers) or unreadable(path) or is_json_name(path):
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD)
+    except OSError:
+        return None
+    if head.startswith(GZIP_MAGIC) or head.startswith(parquet_rows.MAGIC) or _foreign_format(head[:6]):
+        return None
+    file_format = formats.FileFormat(fmt)
+    for line, raw in enumerate(head.removeprefix(BOM).split(b"\n")[:-1], 1):
+        if not raw.strip(_BLANK):
+            continue
+        if _starts_document(raw):
+            return None
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None
+        if type(record) is not dict:
+            return None
+        if file_format.format is None:
+            file_format.of(record, line)  # what the first record fixes in one read
+        return file_format if file_format.format is not None else None
+    return None
 
 
 def cut(path: Path, size: int) -> list[tuple[int, int]]:
@@ -53,6 +94,23 @@ def _next_newline(f: BinaryIO, at: int) -> int:
         at += len(block)
 
 
+class RepeatedRecords:
+    """Records whose bytes (surrounding whitespace aside) repeat an earlier record of the file (TG210)."""
+
+    def __init__(self, out: FindingCollector, file: str):
+        self.out, self.file = out, file
+        self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
+        self.duplicates = 0
+
+    def see(self, key: int, line: int, index: int) -> None:
+        first = self.first_line.setdefault(key, line)
+        if first != line:
+            self.duplicates += 1
+            self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
+                         "Drop the repeat: duplicates weigh those examples double in training.",
+                         file=self.file, line=line, column=1, record=index)
+
+
 class KeyLog:
     """Stands in for the file's RepeatedRecords inside a part: keeps every record's key and place."""
 
@@ -75,6 +133,7 @@ class Part(NamedTuple):
     end: int
     cap: int
     observers: list[Any]  # each observer's `part(role)`: observe() like it, then payload()
+    file_format: formats.FileFormat  # as the file's first record fixed it (see splittable)
 
 
 class PartResult(NamedTuple):
@@ -114,3 +173,19 @@ class PartReader(JsonlReader):
 
     def _report_emptiness(self) -> None:
         pass  # a part may hold no record; whether the file holds none is the merge's to say
+
+
+def shifted(got: PartResult, repeats: RepeatedRecords, lines: int, records: int) -> FindingCollector:
+    """A part's findings placed in the whole file, with the repeats of earlier records it holds (TG210)."""
+    repeated = FindingCollector(got.out.stage, got.out.cap)
+    repeats.out = repeated
+    for key, line, index in zip(got.keys.keys, got.keys.lines, got.keys.indexes):
+        repeats.see(key, line + lines, index + records)
+    moved = [f.model_copy(update={"line": f.line + lines, "record": None if f.record is None else f.record + records})
+             if f.line is not None else f for f in got.out.kept]
+    merged = FindingCollector(got.out.stage, got.out.cap)
+    # In one read a record's repeat (TG210) is reported after its other findings: a stable merge by line.
+    merged.kept = list(heapq.merge(moved, repeated.kept, key=lambda f: f.line or 0))
+    merged.totals = got.out.totals + repeated.totals
+    merged.severities = {**got.out.severities, **repeated.severities}
+    return merged

@@ -2,6 +2,11 @@
 
     from tunegate.dataset import validate_dataset
     result = validate_dataset({"train": Path("train.jsonl"), "validation": Path("val.jsonl")}, cap=20)
+    result = validate_dataset({"train": Path("train.json")}, fmt="sharegpt")   # any format, any container
+
+Records in any format (`tunegate.formats`: OpenAI chat, ShareGPT, Alpaca, TRL prompt-completion;
+`auto` fixes each file's format from its first record) are checked against that format's contract
+and handed to observers in chat form, the form every later stage reads.
 
 Each file is streamed once (constant memory apart from the exact-duplicate index, about 130 bytes
 per record); later stages that need every record (overlap, fingerprints) plug in as
@@ -10,7 +15,6 @@ the contract: `tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dat
 """
 from __future__ import annotations
 
-import heapq
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -19,13 +23,13 @@ from typing import Any
 
 from xxhash import xxh3_64_intdigest
 
-from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, Explainer, scan
+from tunegate import formats
+from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import deeper_than, repeated_key_columns, repeated_keys
-from tunegate.dataset.jsonl_reader import JsonlReader, _foreign_format, _starts_document  # the same start checks
+from tunegate.dataset.jsonl_reader import JsonlReader
 from tunegate.dataset.parallel import Workers, worker_count
-from tunegate.dataset.records import BOM, GZIP_MAGIC, unreadable
-from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, cut
+from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
@@ -49,7 +53,8 @@ MIN_PART = 1 << 20  # below this a task's overhead shows
 def run_stage(ctx: GateContext) -> StageResult:
     """Stage 1 in the gate: every file read once, its fingerprint and content counts into the context."""
     prints = FingerprintObserver(ctx.fingerprints, ctx.files)
-    result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers])
+    fmt = ctx.spec.data.format if ctx.spec is not None else ctx.data_format
+    result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers], fmt=fmt)
     for role in [r for r in ctx.files if r in ctx.fingerprints]:  # the files' order, whatever was read first
         ctx.fingerprints[role] = ctx.fingerprints.pop(role)
     for role, stats in result.stats.items():
@@ -58,15 +63,15 @@ def run_stage(ctx: GateContext) -> StageResult:
 
 
 def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequence[RecordObserver] = (),
-                     workers: int | None = None, part_bytes: int | None = None) -> StageResult:
+                     fmt: str = "auto", workers: int | None = None, part_bytes: int | None = None) -> StageResult:
     """Check each file (role -> path, e.g. {"train": ..., "validation": ...}) and return the stage result.
 
     Never raises for any file content; every problem is a finding (at most `cap` kept per code,
-    all counted). Stats are keyed by role. A large plain file is read in parts by `workers`
-    processes (default: tunegate.dataset.parallel's count) when every observer can ride along in
-    parts; the result is the same as one read. `part_bytes` fixes the part size (and reads in parts
-    every file of at least 4 parts); by default parts are a quarter of a file's share per worker,
-    1-8 MiB.
+    all counted). Stats are keyed by role. `fmt` is the records' format, or "auto". A large plain
+    JSONL file is read in parts by `workers` processes (default: tunegate.dataset.parallel's count)
+    when every observer can ride along in parts; the result is the same as one read. `part_bytes`
+    fixes the part size (and reads in parts every file of at least 4 parts); by default parts are a
+    quarter of a file's share per worker, 1-8 MiB.
     """
     start = time.perf_counter()
     if not files:
@@ -75,7 +80,7 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequen
     order = sorted(files, key=lambda role: role not in first)  # stable: the files' order otherwise
     found = {role: FindingCollector(STAGE, cap) for role in order}
     with Workers(worker_count() if workers is None else workers) as pool:
-        checked = {role: _check_file(role, Path(files[role]), found[role], observers, pool, part_bytes)
+        checked = {role: _check_file(role, Path(files[role]), found[role], observers, fmt, pool, part_bytes)
                    for role in order}
     out = FindingCollector(STAGE, cap)
     for role in files:  # reported in the files' order, as if read in it
@@ -83,44 +88,29 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequen
     return out.result(time.perf_counter() - start, {role: checked[role] for role in files})
 
 
-def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequence[RecordObserver],
+def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequence[RecordObserver], fmt: str,
                 pool: Workers, part_bytes: int | None) -> dict[str, Any]:
     size = _size(path)
     least = 4 * part_bytes if part_bytes else (SPLIT_FORKED if pool.forks else SPLIT_SPAWNED)
-    if pool.count > 1 and size >= least and _splittable(path, observers):
+    file_format = splittable(path, observers, fmt) if pool.count > 1 and size >= least else None
+    if file_format is not None:
         part = part_bytes or max(MIN_PART, min(PART_BYTES, size // (4 * pool.count)))
-        stats = _check_in_parts(role, path, out, observers, pool, part)
+        stats = _check_in_parts(role, path, out, observers, pool, part, file_format)
         for observer in observers:
             observer.finish(role)
         return stats
     reader = JsonlReader(path, out)
-    check = RecordChecks(out, reader.file)
+    check = RecordChecks(out, reader.file, fmt)
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
-        if check(line, index, raw, record):
+        seen = check(line, index, raw, record)
+        if seen is not None:
             for observe in observes:
-                observe(role, line, index, record)
+                observe(role, line, index, seen)
     for observer in observers:
         observer.finish(role)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
-            "lines": reader.lines, "gzip": reader.gzip, **check.summary()}
-
-
-class RepeatedRecords:
-    """Records whose bytes (surrounding whitespace aside) repeat an earlier record of the file (TG210)."""
-
-    def __init__(self, out: FindingCollector, file: str):
-        self.out, self.file = out, file
-        self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
-        self.duplicates = 0
-
-    def see(self, key: int, line: int, index: int) -> None:
-        first = self.first_line.setdefault(key, line)
-        if first != line:
-            self.duplicates += 1
-            self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
-                         "Drop the repeat: duplicates weigh those examples double in training.",
-                         file=self.file, line=line, column=1, record=index)
+            "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}
 
 
 class RecordChecks:
@@ -130,29 +120,67 @@ class RecordChecks:
     file read elsewhere, a log the whole file's `RepeatedRecords` replays in order.
     """
 
-    def __init__(self, out: FindingCollector, file: str, repeats: Any = None):
+    def __init__(self, out: FindingCollector, file: str, fmt: str = "auto", repeats: Any = None):
         self.out, self.file = out, file
         self.explainer = Explainer(out, file)
+        self.file_format = formats.FileFormat(fmt)
         self.stats = SplitStats()
         self.repeats = repeats if repeats is not None else RepeatedRecords(out, file)
 
-    def __call__(self, line: int, index: int, raw: bytes, record: dict) -> bool:
-        """Check one record; False when it is too deep to hand to observers."""
+    def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:
+        """Check one record; the record as later stages see it, None when it is too deep to hand on."""
+        if self.file_format.format != "messages" or "messages" not in record:  # the hot path skips this
+            fmt, own = self.file_format.of(record, line)
+            if fmt != "messages" or own != "messages":
+                return self._other_format(line, index, raw, record, fmt, own)
         msgs = record.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
+        extra_keys = bool(shape) and sum(map(len, msgs)) != 2 * len(msgs)
         # Only extra keys can nest (a message is role + content strings): look only then.
-        if (not shape or len(record) > 1 or sum(map(len, msgs)) != 2 * len(msgs)) \
-                and deeper_than(record, MAX_DEPTH):
+        if (not shape or len(record) > 1 or extra_keys) and deeper_than(record, MAX_DEPTH):
             self._too_deep(line, index)
-            return False
+            return None
+        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
+        # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
+        # braces in its text is searched.
+        if shape >= ENDS_EARLY and (extra_keys or (raw.count(b"{") > len(msgs) + 1 and b"{{" in raw)):
+            shape = SHAPED
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
         elif shape != CLEAN:
-            self.explainer.explain(raw, record, line, index)
+            self.explainer.explain(raw, record, line, index, "messages")
         if shape:  # every message has a string role and content: >= 2n keys and 2n strings
             keys, strings = len(record) + 2 * len(msgs), 2 * len(msgs)
         else:
             keys, strings = _shallow_counts(record, msgs)
+        return self._common(line, index, raw, record, keys, strings)
+
+    def _other_format(self, line: int, index: int, raw: bytes, record: dict, fmt: str | None,
+                      own: str | None) -> dict | None:
+        """A record the messages fast path does not cover: another format, a mix, or none."""
+        keys, strings, deep = _shape(record)
+        if deep:
+            self._too_deep(line, index)
+            return None
+        seen = formats.canonical(record, fmt, own)
+        msgs = seen.get("messages")
+        shape = self._scan(msgs) if type(msgs) is list else BROKEN
+        if own is None and fmt is not None and formats.shares_keys(record, fmt):
+            self.explainer.explain(raw, record, line, index, fmt)  # its own format, a key missing
+        elif own is None:
+            self.explainer.no_format(raw, record, line, index, fmt)
+        elif own != fmt:
+            self.explainer.mixed(raw, line, index, own, fmt, self.file_format)
+        elif (seen is record or shape != CLEAN or b"{{" in raw
+              or sum(map(len, msgs)) != 2 * len(msgs) + formats.added_keys(record, fmt)):
+            # The chat form is not surely clean: the format's own check says what, in its own fields.
+            # (A clean chat form means the record meets its format's contract: the conversions
+            # refuse any record they cannot map, and keep every extra key for the check above.)
+            self.explainer.explain(raw, record, line, index, fmt)
+        return self._common(line, index, raw, seen, keys, strings)
+
+    def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int) -> dict:
+        """The checks of every record, whatever its format: repeated keys and records, stats folding."""
         # A repeated key vanishes in parsing, so the text holds more strings than the record: at
         # most 2 * (keys + strings) quotes proves there is none (one fast byte count). Else '":'
         # counts the keys as writers emit them, and only a mismatch costs the exact look.
@@ -164,14 +192,14 @@ class RecordChecks:
         self.repeats.see(xxh3_64_intdigest(key), line, index)
         if not index % FOLD_EVERY:
             self.stats.fold()
-        return True
+        return record
 
     def _scan(self, msgs: list) -> int:
         self.stats.turns.append(len(msgs))
         return scan(msgs, self.stats.lengths)
 
     def summary(self) -> dict[str, Any]:
-        return {"duplicates": self.repeats.duplicates, **self.stats.summary()}
+        return {"duplicates": self.repeats.duplicates, "format": self.file_format.format, **self.stats.summary()}
 
     def _duplicate_keys(self, raw: bytes, line: int, index: int) -> None:
         names = repeated_keys(raw)
@@ -189,6 +217,28 @@ class RecordChecks:
                      "nests that deep (a message is 3 levels); the line is corrupt or adversarial. Flatten "
                      "or drop it. It is not passed to later checks.", file=self.file, line=line, column=1,
                      record=index)
+
+
+def _shape(record: dict) -> tuple[int, int, bool]:
+    """Keys and string values anywhere in a record (exact, so the repeated-key test stays cheap),
+    and whether it nests deeper than MAX_DEPTH; one walk for all three."""
+    keys = strings = 0
+    stack = [(record, 1)]
+    push = stack.append
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return keys, strings, True
+        if type(item) is dict:
+            keys += len(item)
+            item = item.values()
+        for v in item:
+            kind = type(v)
+            if kind is str:
+                strings += 1
+            elif kind is dict or kind is list:
+                push((v, depth + 1))
+    return keys, strings, False
 
 
 def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:
@@ -212,46 +262,32 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _splittable(path: Path, observers: Sequence[RecordObserver]) -> bool:
-    """A plain JSONL file whose every observer rides along in parts.
-
-    Anything unusual at its start (gzip, another encoding, a JSON document) is left to one read.
-    """
-    if not all(hasattr(o, "part") for o in observers) or unreadable(path):
-        return False
-    try:
-        with open(path, "rb") as f:
-            head = f.read(1 << 16)
-    except OSError:
-        return False
-    first = head.removeprefix(BOM).split(b"\n", 1)[0]
-    return not (head.startswith(GZIP_MAGIC) or _foreign_format(head[:6]) or _starts_document(first))
-
-
 def read_part(part: Part) -> PartResult:
     """Read and check one byte range of a file (the work of one worker process)."""
     out = FindingCollector(STAGE, part.cap)
     reader = PartReader(Path(part.path), out, part.start, part.end)
     log = KeyLog()
     check = RecordChecks(out, reader.file, repeats=log)
+    check.file_format = part.file_format  # fixed by the file's first record, as in one read
     observes = [o.observe for o in part.observers]
     for line, index, raw, record in reader.records():
-        if check(line, index, raw, record):
+        seen = check(line, index, raw, record)
+        if seen is not None:
             for observe in observes:
-                observe(part.role, line, index, record)
+                observe(part.role, line, index, seen)
     check.stats.fold()
     return PartResult(out, check.stats, log, reader.lines, reader.records_seen, reader.blank_lines,
                       reader.failure, [o.payload() for o in part.observers])
 
 
 def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
-                    part_bytes: int) -> dict[str, Any]:
+                    part_bytes: int, file_format: formats.FileFormat) -> dict[str, Any]:
     templates = [o.part(role) for o in observers]
-    parts = (Part(role, str(path), a, b, out.cap, templates) for a, b in cut(path, part_bytes))
+    parts = (Part(role, str(path), a, b, out.cap, templates, file_format) for a, b in cut(path, part_bytes))
     stats, repeats = SplitStats(), RepeatedRecords(out, str(path))
     lines = records = blank = 0
     for got in pool.in_order(read_part, parts):
-        out.absorb(_shifted(got, repeats, lines, records))
+        out.absorb(shifted(got, repeats, lines, records))
         stats.absorb(got.stats)
         for observer, payload in zip(observers, got.payloads):
             observer.join(role, payload, lines, records)
@@ -265,20 +301,5 @@ def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Seq
         whole.lines = lines
         whole._report_emptiness()
     return {"file": str(path), "records": records, "blank_lines": blank, "lines": lines, "gzip": False,
-            "duplicates": repeats.duplicates, **stats.summary()}
-
-
-def _shifted(got: PartResult, repeats: RepeatedRecords, lines: int, records: int) -> FindingCollector:
-    """A part's findings placed in the whole file, with the repeats of earlier records it holds (TG210)."""
-    repeated = FindingCollector(STAGE, got.out.cap)
-    repeats.out = repeated
-    for key, line, index in zip(got.keys.keys, got.keys.lines, got.keys.indexes):
-        repeats.see(key, line + lines, index + records)
-    moved = [f.model_copy(update={"line": f.line + lines, "record": None if f.record is None else f.record + records})
-             if f.line is not None else f for f in got.out.kept]
-    merged = FindingCollector(STAGE, got.out.cap)
-    # In one read a record's repeat (TG210) is reported after its other findings: a stable merge by line.
-    merged.kept = list(heapq.merge(moved, repeated.kept, key=lambda f: f.line or 0))
-    merged.totals = got.out.totals + repeated.totals
-    merged.severities = {**got.out.severities, **repeated.severities}
-    return merged
+            "container": "jsonl", "duplicates": repeats.duplicates, "format": file_format.format,
+            **stats.summary()}

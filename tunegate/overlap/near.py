@@ -18,7 +18,7 @@ import weakref
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tunegate.dataset.records import iter_records
+from tunegate.dataset.records import iter_canonical
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record
 from tunegate.overlap.shared_index import drop_index, load_index, share_index
@@ -222,7 +222,7 @@ def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: 
     near = NearPass(index_role, NearSettings(threshold, shingle_size, num_perm))
     query_role = "train" if index_role == "validation" else "validation"
     for role in (index_role, query_role):
-        for line, index, record in iter_records(files[role]):
+        for line, index, record in iter_canonical(files[role]):  # any format, as the dataset stage hands it on
             feed(near, role, line, index, record)
         near.finish(role)
     found = near.result()

@@ -34,14 +34,15 @@ def msgs(*pairs: tuple[str, object]) -> dict:
 
 
 BAD_FILES: dict[str, bytes] = {
-    "missing_messages.jsonl": good(1) + line({"conversations": [{"from": "human", "value": "hi"}]}),
+    "missing_messages.jsonl": good(1) + line({"question": "hi", "answer": "hello"}),
+    "mixed_formats.jsonl": good(1) + line({"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}),
     "messages_not_list.jsonl": good(1) + b'{"messages": "user: hi / assistant: hello"}\n',
     "one_message.jsonl": good(1) + good(2) + line(msgs(("assistant", "Hello!"))),
     "message_not_object.jsonl": b'{"messages": [{"role": "user", "content": "hi"}, "hello"]}\n' + good(1),
     "last_from_user.jsonl": good(1) + line(msgs(("user", "hi"), ("assistant", "hello"), ("user", "thanks"))),
     "unknown_role.jsonl": good(1) + line(msgs(("human", "hi"), ("assistant", "hello"))),
     "missing_role.jsonl": good(1) + b'{"messages": [{"content": "hi"}, {"role": "assistant", "content": "hello"}]}\n',
-    "content_not_string.jsonl": good(1) + line(msgs(("user", [{"type": "text", "text": "hi"}]), ("assistant", "hello"))),
+    "content_not_string.jsonl": good(1) + line(msgs(("user", {"text": "hi"}), ("assistant", "hello"))),
     "missing_content.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"}]}\n',
     "empty_content.jsonl": good(1) + line(msgs(("user", "hi"), ("assistant", ""))),
     "whitespace_content.jsonl": good(1) + line(msgs(("user", " \n\t "), ("assistant", "hello"))),
@@ -88,6 +89,8 @@ GOOD_FILES: dict[str, bytes] = {
     "no_final_newline.jsonl": good(1) + good(2).rstrip(b"\n"),
     "escaped_quotes.jsonl": line(msgs(("user", 'Click "Save" then type {"a": 1}'), ("assistant", 'Done: "Saved" \\ path C:\\'))),
     "compressed.jsonl.gz": gzip.compress(good(1) + good(2), mtime=0),
+    "text_parts.jsonl": line(msgs(("user", [{"type": "text", "text": "hi, "}, {"type": "text", "text": "help?"}]),
+                                  ("assistant", "hello"))),
 }
 
 
