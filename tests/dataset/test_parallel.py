@@ -13,6 +13,7 @@ import pytest
 from tests.support.paths import DATA, ROOT
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.parallel import WORKERS_ENV, worker_count
+from tunegate.dataset.segments import splittable
 from tunegate.dataset.stage import validate_dataset
 from tunegate.overlap.exact import OverlapObserver
 from tunegate.overlap.near import NearPass, NearSettings
@@ -100,6 +101,43 @@ def test_a_blank_file_in_parts_is_still_a_file_without_records(tmp_path):
     path.write_bytes(b"   \n\n\t\n" * 400)
     (one, _, _), (parts, _, _) = read_both_ways({"train": path}, 128)
     assert parts == one and [f["code"] for f in one["findings"]] == ["TG242"]
+
+
+FORMATS = DATA / "formats"
+
+
+def lines_of(*paths: Path) -> bytes:
+    return b"".join(line if line.endswith(b"\n") else line + b"\n"
+                    for path in paths for line in path.read_bytes().splitlines(keepends=True))
+
+
+def test_a_sharegpt_file_with_records_of_other_formats_reads_the_same_in_parts(tmp_path):
+    path = tmp_path / "sharegpt.jsonl"
+    odd = [FORMATS / "bad" / name for name in ("mixed_sharegpt_alpaca.jsonl", "sharegpt_robot.jsonl",
+                                               "sharegpt_ends_with_human.jsonl", "alpaca_no_output.jsonl")]
+    path.write_bytes(lines_of(FORMATS / "good" / "sharegpt.jsonl") * 6 + lines_of(*odd) * 3)
+    assert splittable(path, [], "auto").format == "sharegpt"  # so it is read in parts, fixed as one read fixes it
+    (one, one_prints, _), (parts, part_prints, _) = read_both_ways({"train": path}, 700)
+    assert parts == one and part_prints == one_prints
+    assert one["stats"]["train"]["format"] == "sharegpt"
+    assert "TG260" in one["totals_by_code"]  # a record of another format, placed after the file's first record
+
+
+def test_openai_records_with_tools_and_weights_read_the_same_in_parts(tmp_path):
+    path = tmp_path / "openai.jsonl"
+    bad = sorted(p for p in (FORMATS / "bad").glob("openai_*.jsonl"))
+    path.write_bytes(lines_of(FORMATS / "good" / "openai_tools.jsonl", *bad) * 5)
+    assert splittable(path, [], "auto").format == "messages"
+    (one, one_prints, _), (parts, part_prints, _) = read_both_ways({"train": path}, 500)
+    assert parts == one and part_prints == one_prints
+    assert sum(one["totals_by_code"].values()) > 5
+
+
+def test_a_json_array_file_is_read_in_one_process_with_the_same_report(tmp_path):
+    path = FORMATS / "good" / "alpaca.json"
+    assert splittable(path, [], "auto") is None
+    (one, _, _), (parts, _, _) = read_both_ways({"train": path}, 97)
+    assert parts == one and one["stats"]["train"]["container"] == "json"
 
 
 class Exploding:
