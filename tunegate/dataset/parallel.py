@@ -12,14 +12,15 @@ may use, up to 8.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 WORKERS_ENV = "TUNEGATE_WORKERS"
 MOST = 8  # beyond this the in-order merge in the parent becomes the limit
@@ -34,12 +35,10 @@ def worker_count() -> int:
     return max(1, min(usable, MOST))
 
 
-def _context() -> Any:
+def _can_fork() -> bool:
     """fork when this process runs one thread on Linux (nothing to re-import, ~10 ms a worker);
     spawn otherwise: forking a process with other threads (a Prefect task's) can deadlock the child."""
-    if sys.platform == "linux" and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
+    return sys.platform == "linux" and threading.active_count() == 1
 
 
 class Workers:
@@ -48,12 +47,7 @@ class Workers:
     def __init__(self, count: int):
         self.count = count
         self._pool: ProcessPoolExecutor | None = None
-        self._context = _context()
-
-    @property
-    def forks(self) -> bool:
-        """Whether workers start by fork (cheap) rather than spawn (each imports tunegate anew)."""
-        return self._context.get_start_method() == "fork"
+        self.forks = _can_fork()  # whether workers start by fork (cheap) or spawn (each imports tunegate anew)
 
     @classmethod
     def start(cls, count: int) -> Workers:
@@ -71,8 +65,12 @@ class Workers:
 
         A worker's exception is raised here; the pool is started on first use.
         """
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=self._context)
+        if self._pool is None:  # imported here: a small file never needs the pool's ~60 ms of imports
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("fork" if self.forks else "spawn")
+            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=context)
         pending: deque[Future] = deque()
         work = iter(items)
         for item in work:
