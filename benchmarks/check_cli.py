@@ -3,6 +3,8 @@
     python benchmarks/check_cli.py                          # 50, 200, 400 MB; RSS at 1 GB; 3 rounds
     python benchmarks/check_cli.py --mb 20 --rounds 1 --rss-mb 0    # a quick look
     python benchmarks/check_cli.py --quickstart             # the small spec: approval and rejection
+    python benchmarks/check_cli.py --against /tmp/old       # also old-check, old-no-near: another checkout's
+                                                            # tunegate (e.g. `git archive main | tar -x -C /tmp/old`)
 
 For each size it generates (once, into benchmarks/out/check_cli/, gitignored) a multilingual chat
 train file (benchmarks/chat_corpus.py) and a validation file of a tenth of its size, which holds
@@ -89,13 +91,13 @@ def contract_problems(record: object) -> list[str]:
 # -- measuring one command in a fresh process ---------------------------------------------------
 
 
-def launch(command: list[str], stdout: str) -> dict:
+def launch(command: list[str], stdout: str, cwd: Path = ROOT) -> dict:
     """Run `command` (its stdout to a file); return wall, CPU (its worker processes included), the
     peak RSS of its largest process and the peak, sampled every 20 ms, of the PSS summed over its
     process tree (the memory the command holds when it reads with several processes)."""
     with open(stdout, "wb") as out, open(f"{stdout}.err", "wb") as err:
         start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT)
+        child = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd)
         tree_peak = 0.0
         while True:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
@@ -126,9 +128,10 @@ def tree_pss_mb(pid: int) -> float:
     return total
 
 
-def measure(command: list[str], stdout: Path) -> dict:
-    """`launch` in a small fresh interpreter, so the child's peak RSS is its own."""
-    probe = [sys.executable, __file__, "--launch", str(stdout), *command]
+def measure(command: list[str], stdout: Path, cwd: Path = ROOT) -> dict:
+    """`launch` in a small fresh interpreter, so the child's peak RSS is its own. `python -m tunegate`
+    imports the tunegate of `cwd` (the working directory comes first on sys.path)."""
+    probe = [sys.executable, __file__, "--launch", str(stdout), str(cwd), *command]
     done = subprocess.run(probe, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(done.stdout)
 
@@ -193,10 +196,20 @@ def no_near_spec(train: Path, val: Path) -> Path:
 # -- the comparison -----------------------------------------------------------------------------
 
 
+AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs as old-check and old-no-near
+
+
 def commands(train: Path, val: Path) -> dict[str, list[str]]:
-    return {"baseline": [sys.executable, __file__, "--baseline", str(train), str(val)],
-            "check": [*TUNEGATE, "check", "--train", str(train), "--validation", str(val), "--json"],
-            "no-near": [*TUNEGATE, "check", str(no_near_spec(train, val)), "--json"]}
+    found = {"baseline": [sys.executable, __file__, "--baseline", str(train), str(val)],
+             "check": [*TUNEGATE, "check", "--train", str(train), "--validation", str(val), "--json"],
+             "no-near": [*TUNEGATE, "check", str(no_near_spec(train, val)), "--json"]}
+    if AGAINST:
+        found["old-check"], found["old-no-near"] = found["check"], found["no-near"]
+    return found
+
+
+def workdir(name: str) -> Path:
+    return AGAINST[0] if name.startswith("old-") else ROOT
 
 
 def compare(train_mb: float, rounds: int, which: tuple[str, ...]) -> dict:
@@ -206,7 +219,7 @@ def compare(train_mb: float, rounds: int, which: tuple[str, ...]) -> dict:
     cmds = commands(train, val)
     for _ in range(rounds):
         for name in which:
-            run = measure(cmds[name], OUT / f"{name}.out")
+            run = measure(cmds[name], OUT / f"{name}.out", workdir(name))
             if run["rc"] not in (0, 1):
                 raise SystemExit(f"{name} failed (exit {run['rc']}): {run['stderr']}")
             runs[name].append(run)
@@ -244,15 +257,15 @@ def verdict(report: dict) -> str:
 def show(row: dict) -> None:
     base = row["baseline"]
     print(f"\n{row['mb']:.0f} MB (train {row['train_mb']:g} MB + validation)")
-    print(f"  {'command':<9} {'wall s':>7} {'CPU s':>7} {'wall x':>7} {'CPU x':>6} {'MB/s':>6} {'RSS MB':>7} "
+    print(f"  {'command':<11} {'wall s':>7} {'CPU s':>7} {'wall x':>7} {'CPU x':>6} {'MB/s':>6} {'RSS MB':>7} "
           f"{'PSS all MB':>10}")
-    for name in ("baseline", "check", "no-near"):
+    for name in ("baseline", "check", "no-near", "old-check", "old-no-near"):
         if name not in row:
             continue
         r = row[name]
-        print(f"  {name:<9} {r['wall']:>7.2f} {r['cpu']:>7.2f} {r['wall'] / base['wall']:>7.2f} "
+        print(f"  {name:<11} {r['wall']:>7.2f} {r['cpu']:>7.2f} {r['wall'] / base['wall']:>7.2f} "
               f"{r['cpu'] / base['cpu']:>6.2f} {row['mb'] / r['wall']:>6.0f} {r['rss_mb']:>7.0f} {r['tree_mb']:>10.0f}")
-    for name in ("check", "no-near"):
+    for name in ("check", "no-near", "old-check", "old-no-near"):
         if name in row:
             print(f"  {name} stages: {split(row[name]['report'])}")
             print(f"  {name} verdict: {verdict(row[name]['report'])}")
@@ -308,7 +321,12 @@ def main() -> None:
     ap.add_argument("--only", default="baseline,check,no-near", help="which commands to time")
     ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and rejection")
     ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
+    ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-check, old-no-near")
     args = ap.parse_args()
+    if args.against:
+        AGAINST.append(args.against.resolve())
+        if args.only == ap.get_default("only"):
+            args.only += ",old-check,old-no-near"
     OUT.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     if args.quickstart:
@@ -331,6 +349,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--baseline"]:
         raise SystemExit(baseline(sys.argv[2:]))
     if sys.argv[1:2] == ["--launch"]:
-        print(json.dumps(launch(sys.argv[3:], sys.argv[2])))
+        print(json.dumps(launch(sys.argv[4:], sys.argv[2], Path(sys.argv[3]))))
         raise SystemExit(0)
     main()
