@@ -178,7 +178,9 @@ def test_the_gate_reports_the_same_whether_it_reads_in_parts_or_not(tmp_path, mo
 
     records = (ROOT / "examples" / "data" / "train.jsonl").read_bytes().splitlines(keepends=True)
     train, val = tmp_path / "train.jsonl", tmp_path / "validation.jsonl"
-    train.write_bytes(b"".join(records) * 4)  # repeats: warnings, so the overlap stage runs too
+    # Byte-identical repeats (TG210) and copies that differ in case only (TG304): warnings, so the
+    # overlap stage runs too.
+    train.write_bytes(b"".join(records) * 4 + b"".join(r.replace(b" the ", b" THE ", 1) for r in records[:10]))
     val.write_bytes(b"".join(records[:5] + [r.replace(b" the ", b" one ", 1) for r in records[5:40]]))
     reports, cuts = [], []
     real_cut = stage.cut

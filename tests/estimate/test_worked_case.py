@@ -56,12 +56,14 @@ def test_the_sources_batch_change_does_not_fit_without_checkpointing(spec):
     assert checked.verified and checked.predicted_hours > estimate_run(spec).hours  # recompute costs time
 
 
-def test_our_rules_reproduce_compile_and_flash_attention_and_watch_gradient_norms(spec):
+def test_our_rules_reproduce_compile_and_watch_gradient_norms_but_claim_nothing_unverified(spec):
     advice, final = advise_with_rules(spec, base_dir=EXAMPLE.parent)
     settings = {s.setting: s for s in advice.suggestions if s.verified}
     assert settings["training.compile"].expected_time_saving == pytest.approx(0.2, abs=0.01)
     assert "max-autotune" in settings["training.compile"].rationale
-    assert settings["training.attention"].proposed == "flash_attention_2"
+    # The source's flash attention at 4096 tokens: our estimate gives it no speed-up once the run
+    # fits (sdpa is fused too), so it is not offered as advice (issue 11).
+    assert "training.attention" not in settings
     batch = settings["training.micro_batch_size"]  # micro-batching down, not up: 2 -> 1, accum 16
     assert (batch.proposed, batch.companions["training.grad_accum_steps"]) == (1, 16)
     assert "Gradient norms" in batch.monitor

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import re
 from typing import Any
@@ -139,18 +140,35 @@ def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
         try:
             kept.append(_suggestion(item))
         except (ValidationError, ValueError, TypeError) as exc:
-            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            dropped.append(f"suggestion {i + 1} dropped: {clean_text(first, 200)}")
+            dropped.append(f"suggestion {i + 1}{_named(item)} dropped: {clean_text(_what_failed(exc), 200)}")
     return clean_text(data.get("summary", ""), 1500), kept, dropped
+
+
+def _named(item: Any) -> str:
+    """' (training.compile)' when the dropped item names an allowed setting, so the user can find it."""
+    setting = item.get("setting") if isinstance(item, dict) else None
+    return f" ({setting})" if isinstance(setting, str) and setting in ALLOWED_SETTINGS else ""
+
+
+def _what_failed(exc: Exception) -> str:
+    """The field that failed and why ('proposed: Field required'), not pydantic's message alone."""
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def _suggestion(item: Any) -> Suggestion:
     if not isinstance(item, dict):
         raise ValueError("not an object")
     fields = ("setting", "current", "proposed", "companions", "changes_global_batch", "rationale",
-              "expected_time_saving", "risks", "monitor")
+              "risks", "monitor")
     data = {k: item[k] for k in fields if k in item and item[k] is not None}
     for text_key in ("rationale", "risks", "monitor"):
         if text_key in data and not isinstance(data[text_key], str):
             data[text_key] = json.dumps(data[text_key])[:800]
+    claimed = item.get("expected_time_saving")  # the LLM's claim; the saving shown is ours
+    if isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and math.isfinite(claimed):
+        data["claimed_time_saving"] = float(claimed)
     return Suggestion(source="llm", **data)

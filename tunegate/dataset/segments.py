@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import os
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -97,8 +98,9 @@ def _next_newline(f: BinaryIO, at: int) -> int:
 class RepeatedRecords:
     """Records whose bytes (surrounding whitespace aside) repeat an earlier record of the file (TG210)."""
 
-    def __init__(self, out: FindingCollector, file: str):
+    def __init__(self, out: FindingCollector, file: str, on_repeat: Callable[[int], Any] | None = None):
         self.out, self.file = out, file
+        self.on_repeat = on_repeat  # told the line of every exact repeat reported here
         self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
         self.duplicates = 0
 
@@ -106,6 +108,8 @@ class RepeatedRecords:
         first = self.first_line.setdefault(key, line)
         if first != line:
             self.duplicates += 1
+            if self.on_repeat is not None:
+                self.on_repeat(line)
             self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
                          "Drop the repeat: duplicates weigh those examples double in training.",
                          file=self.file, line=line, column=1, record=index)

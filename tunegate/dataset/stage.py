@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +100,7 @@ def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequenc
             observer.finish(role)
         return stats
     reader = JsonlReader(path, out)
-    check = RecordChecks(out, reader.file, fmt)
+    check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers))
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
         seen = check(line, index, raw, record)
@@ -113,19 +113,27 @@ def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequenc
             "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}
 
 
+def _repeat_hook(role: str, observers: Sequence[Any]) -> Callable[[int], Any]:
+    """Tells every observer with `exact_repeat` the line of each exact repeat reported (TG210)."""
+    hooks = [o.exact_repeat for o in observers if hasattr(o, "exact_repeat")]
+    return lambda line: [hook(role, line) for hook in hooks]
+
+
 class RecordChecks:
     """Per-record checks of one file: the contract, repeated keys, repeated records, and stats.
 
     `repeats` sees each record's key (a hash of its bytes): a `RepeatedRecords`, or for a part of a
-    file read elsewhere, a log the whole file's `RepeatedRecords` replays in order.
+    file read elsewhere, a log the whole file's `RepeatedRecords` replays in order. `on_repeat` is
+    told the line of every exact repeat reported here (TG210).
     """
 
-    def __init__(self, out: FindingCollector, file: str, fmt: str = "auto", repeats: Any = None):
+    def __init__(self, out: FindingCollector, file: str, fmt: str = "auto",
+                 on_repeat: Callable[[int], Any] | None = None, repeats: Any = None):
         self.out, self.file = out, file
         self.explainer = Explainer(out, file)
         self.file_format = formats.FileFormat(fmt)
         self.stats = SplitStats()
-        self.repeats = repeats if repeats is not None else RepeatedRecords(out, file)
+        self.repeats = repeats if repeats is not None else RepeatedRecords(out, file, on_repeat)
 
     def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:
         """Check one record; the record as later stages see it, None when it is too deep to hand on."""
@@ -284,7 +292,7 @@ def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Seq
                     part_bytes: int, file_format: formats.FileFormat) -> dict[str, Any]:
     templates = [o.part(role) for o in observers]
     parts = (Part(role, str(path), a, b, out.cap, templates, file_format) for a, b in cut(path, part_bytes))
-    stats, repeats = SplitStats(), RepeatedRecords(out, str(path))
+    stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers))
     lines = records = blank = 0
     for got in pool.in_order(read_part, parts):
         out.absorb(shifted(got, repeats, lines, records))

@@ -21,7 +21,7 @@ from tunegate.training import device, runtime
 from tunegate.training import model as base_model
 from tunegate.training.adapter_io import save_adapter
 from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad, substitute_pad_token
-from tunegate.training.tiny_model import resolve_model_id
+from tunegate.training.tiny_model import TINY_ID, resolve_model_id
 from tunegate.training.token_audit import AuditedRecord, audit_split, token_facts
 
 
@@ -63,6 +63,8 @@ class MiniRun:
     def _load_tokenizer(self) -> bool:
         start = time.perf_counter()
         model_id = self.spec.model.id
+        if model_id == TINY_ID:
+            self._tiny_model_caveat()
         try:
             self.path = resolve_model_id(model_id)  # builds the tiny model on first use
             self.stats["resolve_s"] = round(time.perf_counter() - start, 3)
@@ -93,6 +95,17 @@ class MiniRun:
                          key="model.id")
         self._pad_is_own_eos = original_pad is not None and self.tokenizer.pad_token_id == self.tokenizer.eos_token_id
         return True
+
+    def _tiny_model_caveat(self) -> None:
+        """Say what a mini-run on the built-in random model proves about the real one, and what not."""
+        caveat = (f"the mini-run ran on the built-in random tiny model ({TINY_ID}): it proves the data, chat "
+                  "template, token audit, LoRA wiring, eval, adapter save and reload work end to end, and that "
+                  "the learning rate keeps the LoRA update in scale; it cannot prove that your model's loss "
+                  "stays finite or falls, nor its memory or speed")
+        self.stats["caveats"] = [caveat]
+        self.out.add("TG536", "info", caveat[0].upper() + caveat[1:],
+                     "Point model.id at the real model (or a smaller one of its family) for a mini-run that "
+                     "measures it.", key="model.id")
 
     def _load_failed(self, exc: BaseException) -> None:
         self.out.add("TG508", "error", f"model.id {self.spec.model.id!r} cannot be loaded: "
@@ -222,6 +235,9 @@ class MiniRun:
             # without step 1, which pays one-time kernel selection and allocator warm-up on a GPU
             tokens_per_s_steady=_rate(steps[1:]),
             probe_loss_before=_maybe(outcome.probe_before), probe_loss_after=_maybe(outcome.probe_after))
+        if outcome.update_ratio is not None:
+            module, ratio = outcome.update_ratio
+            self.stats["update_ratio"] = {"module": module, "ratio": runtime.finite_or_text(float(f"{ratio:.4g}"))}
 
     def _save_and_reload(self, probe_batch: dict[str, Any], probe_logits: Any) -> None:
         start = time.perf_counter()

@@ -15,6 +15,7 @@ from typing import Any
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
 from tunegate.training.device import RunPlace
+from tunegate.minirun.update_ratio import MAX_UPDATE_RATIO, largest, update_ratios
 from tunegate.training.model import lora_parameters
 
 # The HF Trainer's default max_grad_norm; the full run clips at the same value, so the mini-run
@@ -39,6 +40,7 @@ class TrainOutcome:
     probe_after: float | None = None
     probe_logits: Any = None  # logits of the probe batch after training, float32 on the CPU
     healthy: bool = True  # False once a step went non-finite: later checks would be meaningless
+    update_ratio: tuple[str, float] | None = None  # the module whose LoRA update is largest against its weight
 
 
 def autocast(place: RunPlace) -> Any:
@@ -76,6 +78,10 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
             compared = True
     del before
     _check_all_skipped(result.steps, out)
+    result.update_ratio = largest(update_ratios(model))
+    if not _update_in_scale(result, out):
+        result.healthy = False
+        return result
     result.probe_after, result.probe_logits = probe_loss(model, batches[0], place, keep_logits=True)
     _check_loss_went_down(result, out)
     return result
@@ -140,6 +146,20 @@ def _check_weights_changed(before: dict[str, Any], params: dict[str, Any], out: 
                 f"({len(params)} trainable tensors)", "Check training.learning_rate and that the optimizer "
                 "receives the LoRA parameters; with fp16 the loss scaler may be skipping every step.",
                 key="training.learning_rate")
+
+
+def _update_in_scale(result: TrainOutcome, out: FindingCollector) -> bool:
+    """False (and TG535) when the LoRA update outgrew the weight it adapts: the rate is out of scale."""
+    if result.update_ratio is None:
+        return True
+    module, ratio = result.update_ratio
+    if ratio <= MAX_UPDATE_RATIO:
+        return True
+    out.add("TG535", "error", f"after {len(result.steps)} mini-run step(s) the LoRA update of {module} is "
+            f"{ratio:.3g} times the weight it adapts (||ΔW|| / ||W||; a whole fine-tune ends near 0.1)",
+            "Lower training.learning_rate (LoRA recipes use 1e-4 to 3e-4) or lora.alpha: at this scale "
+            "the adapter overwrites the base model, whatever the loss shows.", key="training.learning_rate")
+    return False
 
 
 def _check_all_skipped(steps: list[StepLog], out: FindingCollector) -> None:

@@ -92,6 +92,8 @@ class OverlapObserver:
     def __init__(self, near: Any = None) -> None:
         self.splits: dict[str, SplitHashes] = {}
         self.finished: set[str] = set()  # roles whose file was read to the end
+        # Lines the dataset stage already reported as byte-identical repeats (TG210), per role.
+        self.exact_repeats: dict[str, set[int]] = {}
         self.seconds = 0.0  # time spent hashing, the exact pass's share of the dataset read
         self.near = near
 
@@ -112,6 +114,9 @@ class OverlapObserver:
         self.seconds += time.perf_counter() - start
         if self.near is not None:  # its own clock: `near.seconds`
             self.near.add(role, line, index, full, norm.text.encode("utf-8", "surrogatepass"))
+
+    def exact_repeat(self, role: str, line: int) -> None:
+        self.exact_repeats.setdefault(role, set()).add(line)
 
     def finish(self, role: str) -> None:
         self.split(role)  # a file without records is still a split that was read
@@ -201,11 +206,13 @@ class Repeat(NamedTuple):
     count: int  # all later copies
 
 
-def repeats(split: SplitHashes, keep: int = 5) -> list[Repeat]:
+def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[int] = frozenset()) -> list[Repeat]:
     """Groups of identical normalised records inside one split, in order of first appearance.
 
-    Sorted in numpy rather than through a dict of every record's hash: ~40 bytes a record for a
-    moment instead of ~150 (a dict entry and a bytes object each), which set the peak at 1 GB.
+    Copies on a line in `reported` (already reported as byte-identical repeats) are left out, and
+    a group with no other copy with them. Sorted in numpy rather than through a dict of every
+    record's hash: ~40 bytes a record for a moment instead of ~150 (a dict entry and a bytes object
+    each), which set the peak at 1 GB.
     """
     import numpy as np
 
@@ -215,6 +222,9 @@ def repeats(split: SplitHashes, keep: int = 5) -> list[Repeat]:
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     origin = first[inverse.reshape(-1)]  # each record's first copy
     later = np.flatnonzero(origin != np.arange(len(keys)))
+    if len(later) and reported:
+        lines = np.frombuffer(split.lines, dtype=np.int64)
+        later = later[~np.isin(lines[later], np.fromiter(reported, dtype=np.int64, count=len(reported)))]
     if not len(later):
         return []
     by_origin = later[np.argsort(origin[later], kind="stable")]  # grouped, positions in file order

@@ -9,18 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from tunegate.spec.search_space import NomadSpace
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
+# A path is written as a string in YAML: the one coercion strict mode must still allow.
+FilePath = Annotated[Path, Strict(False)]
 
 
 class Section(BaseModel):
     # forbid: a typo'd key must be an error, not a silently ignored setting;
-    # allow_inf_nan=False: pydantic accepts NaN/Inf for floats unless told otherwise.
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True)
+    # allow_inf_nan=False: pydantic accepts NaN/Inf for floats unless told otherwise;
+    # strict: `r: true` is not rank 1 and `alpha: "32"` is not 32 (an int still counts as a float).
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, strict=True)
 
 
 class ModelSpec(Section):
@@ -40,8 +43,8 @@ DataFormat = Literal["auto", "messages", "sharegpt", "alpaca", "prompt_completio
 
 
 class DataSpec(Section):
-    train: Path = Field(description="Training set: .jsonl, .jsonl.gz, a .json array or .parquet.")
-    validation: Path = Field(description="Validation set, same kinds; must be a different file, "
+    train: FilePath = Field(description="Training set: .jsonl, .jsonl.gz, a .json array or .parquet.")
+    validation: FilePath = Field(description="Validation set, same kinds; must be a different file, "
                                          "frozen across every candidate run.")
     version: str | None = Field(None, description="Your label for this dataset version, logged with every run.")
     format: DataFormat = Field(
@@ -133,6 +136,9 @@ class OverlapSpec(Section):
     num_perm: PositiveInt = Field(128, description="MinHash permutations.")
     near_duplicate_severity: Literal["error", "warning"] = Field("warning", description="Severity of near duplicates.")
     prompt_leakage_severity: Literal["error", "warning"] = Field("warning", description="Severity of prompt leakage.")
+    max_contaminated_share: float = Field(
+        0.05, ge=0, le=1, description="Share of validation records with a near duplicate or their prompt in train "
+                                      "above which the overlap stage rejects, whatever the severities (TG308).")
 
 
 class GateSpec(Section):
@@ -172,7 +178,7 @@ class SweepSpec(Section):
 
 
 class FullRunSpec(Section):
-    output_dir: Path = Field(Path("runs/full"), description="Where checkpoints and the adapter go.")
+    output_dir: FilePath = Field(Path("runs/full"), description="Where checkpoints and the adapter go.")
     launcher: Literal["accelerate", "torchrun", "python"] = Field("accelerate", description="Process launcher.")
     num_processes: PositiveInt | None = Field(None, description="Processes per node; default hardware.count.")
     save_steps: PositiveInt = Field(500, description="Optimizer steps between checkpoints.")
