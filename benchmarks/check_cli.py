@@ -278,12 +278,14 @@ def rss_only(train_mb: float) -> None:
     mb = (train.stat().st_size + val.stat().st_size) / 1e6
     for name in ("baseline", "check"):
         run = measure(cmds[name], OUT / f"{name}.out")
-        print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, all processes' PSS {run['tree_mb']:>5.0f} MB "
+        print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, "
+              f"all processes' PSS {run['tree_mb']:>5.0f} MB "
               f"(one run: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
 
 
 def long_line(gigabytes: float) -> None:
-    """A file that is one line of `gigabytes` GB (a missing newline glued it together): TG228, in bounded time and memory."""
+    """A file that is one line of `gigabytes` GB (a missing newline glued it together): TG228, in
+    bounded time and memory."""
     path = OUT / f"one_line_{gigabytes:g}gb.jsonl"
     if not path.exists():
         chunk = b"x" * (1 << 24)

@@ -36,3 +36,11 @@ def test_approving_the_quickstart_imports_neither_scipy_nor_the_training_stack()
             "assert main(['check', 'examples/quickstart.yaml']) == 0")
     loaded = {m.split(".")[0] for m in modules_after(code)}
     assert not loaded & {*HEAVY, "scipy", "datasketch"}
+
+
+def test_rejecting_the_broken_spec_imports_neither_scipy_numpy_nor_the_training_stack():
+    # A rejection stops before the overlap stage, so not even numpy (the near pass's) is loaded.
+    code = ("import sys\nfrom tunegate.cli.main import main\n"
+            "assert main(['check', 'examples/broken.yaml']) == 1")
+    loaded = {m.split(".")[0] for m in modules_after(code)}
+    assert not loaded & {*HEAVY, "scipy", "datasketch", "numpy"}

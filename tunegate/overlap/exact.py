@@ -4,8 +4,9 @@
 hashes of the normalised record (whole record, prompt, answer; see tunegate.overlap.normalize) and the
 record's line and index: 64 bytes a record, never its text. The hashes only ever live in this
 process's memory, so a fast non-cryptographic hash is enough (XXH3-128 is ~15x faster than BLAKE2b
-on these short texts); the fingerprints that are published stay SHA-256 (tunegate.dataset.fingerprint). After the read, the functions below
-match the hashes: train/validation duplicates, prompt leakage and duplicates inside train.
+on these short texts); the fingerprints that are published stay SHA-256
+(tunegate.dataset.fingerprint). After the read, the functions below match the hashes:
+train/validation duplicates, prompt leakage and duplicates inside train.
 """
 from __future__ import annotations
 
