@@ -167,8 +167,8 @@ def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, s
         train, val = observer.split("train"), observer.split("validation")
         index_role = "validation" if len(val) <= len(train) else "train"
         with progress.step("near duplicates", total=len(train) + len(val), unit="records"):
-        found = find_near_duplicates(files, index_role, threshold=settings.threshold,
-                                     shingle_size=settings.shingle_size, num_perm=settings.num_perm)
+            found = find_near_duplicates(files, index_role, threshold=settings.threshold,
+                                         shingle_size=settings.shingle_size, num_perm=settings.num_perm)
     for p in found.pairs:
         more = f"; {p.count} train records in all" if p.count > 1 else ""
         out.add("TG303", settings.near_duplicate_severity,
