@@ -3,13 +3,14 @@
     TunegateError                 anything tunegate raises on purpose                      exit 1
     ├── UsageError                the command cannot run as asked: bad flags, an unreadable exit 2
     │   │                         spec, a missing environment variable, a missing extra
-    │   ├── YamlSyntaxError       the spec is not YAML (the spec stage reports it as TG106, with the place)
+    │   ├── YamlSyntaxError       the spec is not YAML, or past the loader's bounds (TG106, TG131, TG132)
     │   ├── SpaceError            a sweep's search space cannot be used as given
     │   ├── LaunchConfigError     the launcher's environment is incomplete (NNODES > 1, no MASTER_ADDR)
     │   └── MissingDependency     an optional extra is not installed; the message has the install line
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
-    │   └── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
+    │   ├── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
+    │   └── DecompressionBomb     a gzip stream inflates past any real dataset's ratio: reading stops
     ├── ApprovalError             no approval for this spec, or it no longer matches the files
     ├── EstimateError             the estimate cannot be made; carries the finding code to report
     └── StageError                a stage could not run at all: not a verdict on the config   exit 3
@@ -41,12 +42,17 @@ class UsageError(TunegateError):
 
 
 class YamlSyntaxError(UsageError):
-    """The spec's text is not valid YAML; `line` and `column` say where (1-based, when known)."""
+    """The spec's text is not valid YAML; `line` and `column` say where (1-based, when known).
 
-    def __init__(self, message: str, line: int | None, column: int | None):
+    `code` is the finding the spec stage reports: TG106 for text that is not YAML, TG131/TG132
+    for YAML past the loader's bounds (too deep, too many values).
+    """
+
+    def __init__(self, message: str, line: int | None, column: int | None, code: str = "TG106"):
         super().__init__(message)
         self.line = line
         self.column = column
+        self.code = code
 
 
 class SpaceError(UsageError):
@@ -76,6 +82,14 @@ class DataError(TunegateError):
 
 class UnreadableRecord(DataError):
     """A line of the file is not one JSON object (strict reading only)."""
+
+
+class DecompressionBomb(DataError):
+    """A gzip stream inflates far more than data does; `inflated` bytes were read before it stopped."""
+
+    def __init__(self, message: str, inflated: int = 0):
+        super().__init__(message)
+        self.inflated = inflated
 
 
 class ApprovalError(TunegateError):
