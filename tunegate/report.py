@@ -68,6 +68,19 @@ class FindingCollector:
             self.kept.append(Finding(code=code, severity=severity, stage=self.stage,
                                      message=message, hint=hint, **place))
 
+    def full(self, code: str) -> bool:
+        """Whether `code` is at its cap: a caller may then skip building the message and `count` it.
+
+        Explaining costs far more than counting; 10 million broken lines must not be explained
+        10 million times when 20 are shown.
+        """
+        return self.totals[code] >= self.cap
+
+    def count(self, code: str, severity: Severity) -> None:
+        """Count one more `code` past its cap, without a message (see `full`)."""
+        self.totals[code] += 1
+        self.severities[code] = severity
+
     def extend(self, findings: list[Finding]) -> None:
         for f in findings:
             self.totals[f.code] += 1

@@ -79,6 +79,10 @@ class Explainer:
 
     def explain(self, raw: bytes, record: dict, line: int, index: int) -> None:
         """Report every contract problem of one record."""
+        if "messages" not in record and self.out.full("TG200"):  # past the cap: count, do not explain
+            self.out.count("TG200", "error")
+            return
+
         def add(code: str, severity: Severity, path: tuple, message: str, hint: str) -> None:
             self.out.add(code, severity, message, hint, file=self.file, line=line,
                          column=self._column(code, raw, path), record=index)

@@ -17,8 +17,9 @@ from typing import Any
 
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
-from tunegate.dataset.json_line import deeper_than, repeated_key_columns, repeated_keys
+from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
+from tunegate.dataset.records import exact_record
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
@@ -63,9 +64,10 @@ def _check_file(role: str, path: Path, out: FindingCollector,
     check = RecordChecks(out, reader.file)
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
-        if check(line, index, raw, record):
+        checked = check(line, index, raw, record)
+        if checked is not None:
             for observe in observes:
-                observe(role, line, index, record)
+                observe(role, line, index, checked)
     for observer in observers:
         observer.finish(role)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
@@ -82,15 +84,18 @@ class RecordChecks:
         self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
         self.duplicates = 0
 
-    def __call__(self, line: int, index: int, raw: bytes, record: dict) -> bool:
-        """Check one record; False when it is too deep to hand to observers."""
+    def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:
+        """Check one record; the record for observers (numbers exact), None when it is too deep."""
         msgs = record.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
-        # Only extra keys can nest (a message is role + content strings): look only then.
-        if (not shape or len(record) > 1 or sum(map(len, msgs)) != 2 * len(msgs)) \
-                and deeper_than(record, MAX_DEPTH):
-            self._too_deep(line, index)
-            return False
+        # Only extra keys can nest or hold numbers (a message is role + content strings): look only then.
+        if not shape or len(record) > 1 or sum(map(len, msgs)) != 2 * len(msgs):
+            too_deep, floats = nesting(record, MAX_DEPTH)
+            if too_deep:
+                self._too_deep(line, index)
+                return None
+            if floats:  # orjson may have rounded a number the digest must see exactly
+                record = exact_record(raw, record)
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
         elif shape != CLEAN:
@@ -111,7 +116,7 @@ class RecordChecks:
             self._duplicate_record(line, index, first)
         if not index % FOLD_EVERY:
             self.stats.fold()
-        return True
+        return record
 
     def _scan(self, msgs: list) -> int:
         self.stats.turns.append(len(msgs))
@@ -139,6 +144,9 @@ class RecordChecks:
 
     def _duplicate_record(self, line: int, index: int, first: int) -> None:
         self.duplicates += 1
+        if self.out.full("TG210"):
+            self.out.count("TG210", "warning")
+            return
         self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
                      "Drop the repeat: duplicates weigh those examples double in training.",
                      file=self.file, line=line, column=1, record=index)

@@ -69,6 +69,7 @@ BAD_FILES: dict[str, bytes] = {
     "utf16.jsonl": (good(1) + good(2)).decode().encode("utf-16"),
     "bzip2.jsonl": bz2.compress(good(1) + good(2)),
     "truncated.jsonl.gz": gzip.compress(good(1) + good(2) + good(3), mtime=0)[:-12],
+    "blank_run.jsonl": good(1) + b"\n" * 10_001 + good(2),
 }
 
 LONG = "This paragraph explains the refund policy in detail. " * 400  # ~21 kB per turn
@@ -88,6 +89,9 @@ GOOD_FILES: dict[str, bytes] = {
     "no_final_newline.jsonl": good(1) + good(2).rstrip(b"\n"),
     "escaped_quotes.jsonl": line(msgs(("user", 'Click "Save" then type {"a": 1}'), ("assistant", 'Done: "Saved" \\ path C:\\'))),
     "compressed.jsonl.gz": gzip.compress(good(1) + good(2), mtime=0),
+    "exact_numbers.jsonl": line(rec("hi", "hello", id=123456789012345678901234567890, weight=0.1)) +
+    b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], '
+    b'"score": 0.10000000000000000000001, "tiny": 1e-400, "neg": -9223372036854775809}\n',
 }
 
 
