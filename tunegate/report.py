@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from tunegate.facts import GateFacts
+from tunegate.pathguard import shown
 
 Severity = Literal["error", "warning", "info"]
 Status = Literal["passed", "failed", "skipped"]
@@ -31,6 +32,12 @@ class Finding(BaseModel):
     column: int | None = Field(default=None, description="1-based column.")
     record: int | None = Field(default=None, description="0-based index of the record among the file's records.")
     key: str | None = Field(default=None, description="Spec key path, e.g. training.learning_rate.")
+
+    @field_validator("file")
+    @classmethod
+    def _printable(cls, file: str | None) -> str | None:
+        # A file name need not be UTF-8 nor free of newlines; the report is JSON and terminal lines.
+        return None if file is None else shown(file)
 
     def place(self) -> str:
         """`file:line:col` (or `file:key`), as much of it as is known."""
@@ -135,6 +142,11 @@ class GateReport(BaseModel):
         default_factory=dict, description="Content digests of spec and data, keyed by role.")
     facts: GateFacts = Field(
         default_factory=GateFacts, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
+
+    @field_validator("spec")
+    @classmethod
+    def _printable_spec(cls, spec: str | None) -> str | None:
+        return None if spec is None else shown(spec)
 
     @field_serializer("facts")
     def _facts_json(self, facts: GateFacts) -> dict[str, Any]:
