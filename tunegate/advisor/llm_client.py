@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from tunegate.advisor.advice import ALLOWED_SETTINGS, Suggestion, clean_text
 from tunegate.errors import AdvisorFailure
 from tunegate.facts import GateFacts
+from tunegate.render import quoted
 from tunegate.spec.model import Spec
 
 # The source's four rules, verbatim in spirit, plus the answer format.
@@ -140,7 +141,7 @@ def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
             kept.append(_suggestion(item))
         except (ValidationError, ValueError, TypeError) as exc:
             first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            dropped.append(f"suggestion {i + 1} dropped: {clean_text(first, 200)}")
+            dropped.append(f"suggestion {i + 1} dropped: {quoted(first, 200)}")
     return clean_text(data.get("summary", ""), 1500), kept, dropped
 
 

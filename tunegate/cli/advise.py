@@ -37,29 +37,38 @@ def run(args: argparse.Namespace) -> int:
                "findings": [f.model_dump(mode="json", exclude_none=True) for f in findings]}
         print(json.dumps(doc, indent=2))
     else:
+        from tunegate.render import one_line
+
         for f in findings:
-            print(f"{f.code} {f.severity}: {f.message}", file=sys.stderr)
+            print(f"{f.code} {f.severity}: {one_line(f.message)}", file=sys.stderr)
         if advice is not None:
             print(render_advice(advice.model_dump(mode="json")))
     return 0 if advice is not None else 1
 
 
 def render_advice(a: dict[str, Any]) -> str:
-    """The advice as plain text: hours before and after, then each suggestion and its check."""
+    """The advice as plain text: hours before and after, then each suggestion and its check.
+
+    What an LLM wrote is shown quoted, one line each (`tunegate.render.quoted`): its answer can
+    neither break a line nor print something that looks like our output.
+    """
+    from tunegate.render import one_line, quoted
+
     lines = [f"predicted hours: {a['hours_before']:,.1f} -> {a['hours_after']:,.1f}   "
              f"peak memory per GPU: {a['peak_gib_before']:.1f} -> {a['peak_gib_after']:.1f} GiB   "
              f"(advice from {a['source']})"]
     if a["summary"]:
-        lines.append(a["summary"])
+        lines.append(f"summary: {quoted(a['summary'], 1500)}")
     for i, s in enumerate(a["suggestions"], 1):
+        text = quoted if s["source"] == "llm" else one_line
         extra = "".join(f", {k} -> {v}" for k, v in s["companions"].items())
-        mark = "verified" if s["verified"] else f"REJECTED: {s['rejected_reason']}"
+        mark = "verified" if s["verified"] else f"REJECTED: {one_line(s['rejected_reason'])}"
         saving = "" if s["expected_time_saving"] is None else f", time saved {s['expected_time_saving']:.0%}"
         hours = "" if s["predicted_hours"] is None else f", {s['predicted_hours']:,.1f} h"
         lines += ["", f"{i}. {s['setting']}: {s['current']} -> {s['proposed']}{extra}  [{mark}{hours}{saving}]",
-                  f"   why: {s['rationale']}"]
+                  f"   why ({s['source']}): {text(s['rationale'])}"]
         if s["risks"]:
-            lines.append(f"   risks: {s['risks']}")
+            lines.append(f"   risks: {text(s['risks'])}")
         if s["monitor"]:
-            lines.append(f"   monitor: {s['monitor']}")
+            lines.append(f"   monitor: {text(s['monitor'])}")
     return "\n".join(lines)
