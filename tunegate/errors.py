@@ -17,6 +17,9 @@
         ├── AdvisorFailure        the LLM could not be used; carries the TG6xx code (the rules' advice stands)
         └── NomadError            NOMAD stopped without a result; carries what it evaluated
 
+    Terminated (a KeyboardInterrupt)  SIGTERM, raised where the process was, so it unwinds as a
+                                  Ctrl-C does: runs ended KILLED, servers stopped   exit 143
+
 Problems found in the user's files are never exceptions: they are `Finding`s in the report. The
 CLI is the single place that turns these into exit codes, reading `exit_code` from the class:
 0 approved or done, 1 rejected (the source's SystemExit(1)), 2 usage, 3 could not run (an
@@ -102,6 +105,14 @@ class EstimateError(TunegateError):
     def __init__(self, code: str, message: str, hint: str, key: str | None = None):
         super().__init__(message)
         self.code, self.hint, self.key = code, hint, key
+
+
+class Terminated(KeyboardInterrupt):
+    """The process got SIGTERM (`tunegate.cli.main` turns the signal into this exception).
+
+    A KeyboardInterrupt, so Prefect, MLflow and our own code unwind exactly as they do for Ctrl-C,
+    then the CLI ends its runs KILLED and exits 143 (128 + SIGTERM), as the default handler would.
+    """
 
 
 class StageError(TunegateError):
