@@ -14,7 +14,6 @@ from tests.support.fuzz import SPEC_SEEDS, spec_input
 from tests.support.mutate import YAML_HAZARDS, mutate
 
 
-
 def fuzz(examples: int) -> settings:
     return settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
