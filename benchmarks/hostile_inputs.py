@@ -55,7 +55,8 @@ def inputs(lines: int) -> list[tuple[str, list[str], list[str]]]:
     py = [sys.executable, "-c"]
     return [
         (f"{lines:,} `{{}}` lines", [*tg, "lint", str(empty)], [*py, JSON_LOOP, str(empty)]),
-        *[(f"gzip bomb: {b.name}", [*tg, "lint", str(b)], [*py, GZIP_LOOP, str(b)]) for b in sorted(BOMBS.glob("*.gz"))],
+        *[(f"gzip bomb: {b.name}", [*tg, "lint", str(b)], [*py, GZIP_LOOP, str(b)])
+          for b in sorted(BOMBS.glob("*.gz"))],
         ("billion laughs (10^6 values)", [*tg, "check", str(laughs)], [*py, YAML_USE, str(laughs)]),
         ("10 MB spec", [*tg, "check", str(big)], [*py, YAML_LOAD, str(big)]),
     ]
