@@ -2,6 +2,7 @@
 
     python benchmarks/store_kill_scan.py               # every 25th statement (~70 points each)
     python benchmarks/store_kill_scan.py --every 1     # every statement (~1,700 points, hours)
+    python benchmarks/store_kill_scan.py --times-only --repeat 5
 
 (a) baseline: the store created as tunegate used to create it, by MLflow's first open of a fresh
     `sqlite:///mlflow.db`; (b) tunegate: `ensure_store` (built aside, renamed into place). Each
@@ -73,6 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--every", type=int, default=25)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--times-only", action="store_true", help="time the creations, scan nothing")
     args = parser.parse_args()
     import mlflow  # noqa: F401  (imported once, before the children fork)
 
@@ -81,6 +83,8 @@ def main() -> None:
         times = creation_times(folder, args.repeat)
         print(f"uninterrupted creation, best of {args.repeat}: baseline {times['baseline']:.2f} s, "
               f"tunegate {times['tunegate']:.2f} s, ratio {times['tunegate'] / times['baseline']:.2f}")
+        if args.times_only:
+            return
         for name, alone in (("baseline (MLflow's own creation)", True), ("tunegate (ensure_store)", False)):
             outcomes = scan(folder / name.split()[0], args.every, alone)
             total = outcomes.pop("statements")
