@@ -100,10 +100,14 @@ def test_deploy_all_registers_every_deployment_of_prefect_yaml_with_its_pool_and
 
 def test_the_worker_environment_imports_this_checkout_not_an_installed_copy(stack, tmp_path):
     # The same interpreter and environment the worker hands its flow runs, from a foreign folder.
-    code = "import flows, tasks, tunegate; print('\\n'.join(m.__path__[0] for m in (flows, tasks, tunegate)))"
+    code = ("import importlib.util, tunegate, tunegate.flows\n"
+            "print(tunegate.__path__[0]); print(tunegate.flows.__path__[0])\n"
+            "print(importlib.util.find_spec('tasks'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=stack.env, capture_output=True,
-                         text=True, timeout=60, check=True).stdout.split()
-    assert out == [str(ROOT / "flows"), str(ROOT / "tasks"), str(ROOT / "tunegate")]
+                         text=True, timeout=60, check=True).stdout.splitlines()
+    # tunegate's own tasks travel inside the package: no top-level `tasks` package is installed to
+    # shadow (or be shadowed by) a user's module of that name.
+    assert out == [str(ROOT / "tunegate"), str(ROOT / "tunegate" / "flows"), "None"]
 
 
 def test_triggered_preflight_on_an_approved_spec_completes_on_the_cpu_worker(stack, runs):
