@@ -17,6 +17,7 @@ PACKAGE = ROOT / "tunegate"
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
     "errors": 0, "pathguard": 0.5, "facts": 1, "report": 2, "render": 3, "spec": 3, "stage": 4,
+    "formats": 4.5,  # dataset formats and config import: below every stage that reads records
     "dataset": 5, "tracking": 5,
     "overlap": 6, "estimate": 6, "training": 6,
     "minirun": 7, "advisor": 7,

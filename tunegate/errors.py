@@ -10,7 +10,8 @@
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
     │   ├── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
-    │   └── DecompressionBomb     a gzip stream inflates past any real dataset's ratio: reading stops
+    │   ├── DecompressionBomb     a gzip stream inflates past any real dataset's ratio: reading stops
+    │   └── BrokenContainer       a .json array or parquet file breaks off; nothing after it can be trusted
     ├── ApprovalError             no approval for this spec, or it no longer matches the files
     ├── EstimateError             the estimate cannot be made; carries the finding code to report
     └── StageError                a stage could not run at all: not a verdict on the config   exit 3
@@ -93,6 +94,14 @@ class DecompressionBomb(DataError):
     def __init__(self, message: str, inflated: int = 0):
         super().__init__(message)
         self.inflated = inflated
+
+
+class BrokenContainer(DataError):
+    """A `.json` array or a parquet file breaks at a place; `kind` says how (json, utf8, depth, size, parquet)."""
+
+    def __init__(self, kind: str, message: str, line: int | None = None, column: int | None = None):
+        super().__init__(message)
+        self.kind, self.line, self.column = kind, line, column
 
 
 class ApprovalError(TunegateError):

@@ -35,11 +35,12 @@ DEFAULT_CAP = 20  # findings kept per code when neither the caller nor the spec 
 def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | None = None,
           validation: str | Path | None = None, mini_run: bool = False, advisor: bool = False,
           max_findings: int | None = None, only: Collection[str] | None = None,
-          facts: GateFacts | None = None) -> GateReport:
+          facts: GateFacts | None = None, data_format: str | None = None) -> GateReport:
     """Run the gate on a spec (a path, or one already parsed) or on bare data files; return the report.
 
     `only` runs a subset of the stages after the spec (a Prefect flow runs each as its own task),
     and `facts` seeds what earlier runs learned (token counts, the estimate, mini-run speed).
+    `data_format` overrides the spec's `data.format` (auto, messages, sharegpt, alpaca, prompt_completion).
     Raises UsageError when the spec cannot be read at all; every problem inside the files is a
     finding in the report.
     """
@@ -50,8 +51,11 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
     cap = max_findings or (valid.gate.max_findings_per_code if valid else DEFAULT_CAP)
     if only is not None:
         mini_run, advisor = mini_run or "mini-run" in only, advisor or "advisor" in only
+    if valid is not None and data_format:
+        valid = valid.model_copy(update={"data": valid.data.model_copy(update={"format": data_format})})
     ctx = GateContext(Path(parsed.path) if parsed else None, valid, _data_files(valid, train, validation), cap,
-                      mini_run=mini_run, advisor=advisor, facts=facts or GateFacts())
+                      mini_run=mini_run, advisor=advisor, facts=facts or GateFacts(),
+                      data_format=data_format or "auto")
     names = [n for n in _applicable(ctx) if only is None or n in only]
     doors = {name: importlib.import_module(FRONT_DOORS[name]) for name in names}
     for door in doors.values():  # observers join the dataset read before it starts

@@ -39,8 +39,13 @@ class Finding(BaseModel):
         # A file name need not be UTF-8 nor free of newlines; the report is JSON and terminal lines.
         return None if file is None else shown(file)
 
+    @field_validator("line")
+    @classmethod
+    def _no_line_zero(cls, line: int | None) -> int | None:
+        return line or None  # line 0 is how readers mark a record without lines (a parquet row)
+
     def place(self) -> str:
-        """`file:line:col` (or `file:key`), as much of it as is known."""
+        """`file:line:col` (or `file:key`, or `file:row N` for a parquet row), as much of it as is known."""
         parts = [self.file or ("spec" if self.key else "")]
         if self.line is not None:
             parts.append(str(self.line))
@@ -48,6 +53,8 @@ class Finding(BaseModel):
                 parts.append(str(self.column))
         elif self.key and self.file:
             parts.append(self.key)
+        elif self.record is not None and self.file:
+            parts.append(f"row {self.record}")
         place = ":".join(p for p in parts if p)
         if self.key and self.line is not None:
             place += f" ({self.key})"

@@ -54,6 +54,8 @@ class GateContext:
     facts: GateFacts = field(default_factory=GateFacts)
     # Content digests of the data, keyed by role; the dataset read fills them (see dataset.fingerprint).
     fingerprints: dict[str, Any] = field(default_factory=dict)
+    # The records' format when there is no spec to say it (`check --train ... --data-format`).
+    data_format: str = "auto"
 
     @property
     def base_dir(self) -> Path | None:

@@ -57,7 +57,7 @@ def column_of(name: str, needle: str, occurrence: int) -> int:
     ("last_from_user.jsonl", '"user"', 2),       # the role value of the last message
     ("unknown_role.jsonl", '"human"', 1),
     ("empty_content.jsonl", '""', 1),
-    ("content_not_string.jsonl", '[{"type"', 1),
+    ("content_not_string.jsonl", '{"text"', 1),
     ("duplicate_key.jsonl", '"content"', 3),     # the repeat, not the first
     ("system_not_first.jsonl", '"system"', 1),
     ("trailing_comma.jsonl", ",]", 1),

@@ -3,6 +3,8 @@
     tunegate check examples/quickstart.yaml
     tunegate check --train data/train.jsonl --validation data/val.jsonl --json
     tunegate check examples/quickstart.yaml --mini-run     # stages 0-4: real LoRA steps on a sample
+    tunegate check examples/axolotl/lora-1b.yml             # an axolotl or TRL config, as it is
+    tunegate check --train data/sharegpt.json --data-format sharegpt
 """
 from __future__ import annotations
 
@@ -16,7 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="run the preflight gate",
                        description="Run the gate's stages cheapest first and stop at the first that fails. "
                                    "Exit 0 approved, 1 rejected, 2 usage error.")
-    p.add_argument("spec", nargs="?", help="the spec YAML (omit to check only --train/--validation)")
+    p.add_argument("spec", nargs="?", metavar="SPEC|CONFIG",
+                   help="the spec YAML, or an axolotl / TRL `trl sft` config (omit to check only --train/--validation)")
+    p.add_argument("--from", dest="kind", choices=["tunegate", "axolotl", "trl"],
+                   help="what the config file is (default: detected from its keys)")
+    p.add_argument("--data-format", choices=["auto", "messages", "sharegpt", "alpaca", "prompt_completion"],
+                   help="the records' format (overrides data.format; default auto: each file's first record decides)")
     p.add_argument("--train", metavar="PATH", help="training JSONL (overrides data.train)")
     p.add_argument("--validation", metavar="PATH", help="validation JSONL (overrides data.validation)")
     p.add_argument("--json", action="store_true", help="write the report as one JSON document to stdout")
@@ -45,8 +52,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
-    report = check(args.spec, train=args.train, validation=args.validation,
-                   mini_run=args.mini_run, advisor=args.advise, max_findings=args.max_findings)
+    spec = args.spec
+    if spec is not None and args.kind is not None:
+        from tunegate.gate import DEFAULT_CAP
+        from tunegate.spec.check import parse_spec
+
+        spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind)
+    report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
+                   advisor=args.advise, max_findings=args.max_findings, data_format=args.data_format)
     if args.json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:

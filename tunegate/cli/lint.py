@@ -1,4 +1,4 @@
-"""`tunegate lint`: the dataset contract on each JSONL file named, for pre-commit and CI.
+"""`tunegate lint`: the dataset contract on each data file named, for pre-commit and CI.
 
     tunegate lint data/train.jsonl data/val.jsonl.gz
     tunegate lint --json data/*.jsonl
@@ -18,10 +18,10 @@ from tunegate.report import StageResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("lint", help="check JSONL files against the dataset contract (pre-commit)",
-                       description="Check each chat JSONL file (.jsonl or .jsonl.gz) against the dataset "
-                                   "contract. Exit 0 clean, 1 errors found, 2 usage error.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="JSONL files to check")
+    p = sub.add_parser("lint", help="check data files against the dataset contract (pre-commit)",
+                       description="Check each data file (.jsonl, .jsonl.gz, a .json array, .parquet; any format "
+                                   "tunegate reads) against its contract. Exit 0 clean, 1 errors found, 2 usage error.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="data files to check")
     p.add_argument("--json", action="store_true", help="write one JSON document to stdout")
     p.add_argument("--strict", action="store_true", help="fail on warnings too")
     p.add_argument("--max-findings", type=_positive, default=20, metavar="N",

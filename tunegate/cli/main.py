@@ -22,7 +22,8 @@ from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 EXIT_TERMINATED = 128 + signal.SIGTERM
 
 # Subcommand modules under tunegate.cli, in the order `--help` lists them.
-COMMANDS = ["check", "lint", "fingerprint", "preflight", "sweep", "launch", "estimate", "advise", "runs", "schema",
+COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
+            "advise", "runs", "schema",
             "gpus"]
 
 

@@ -6,7 +6,10 @@ The digest is SHA-256 over the canonical JSONL of the records: each record re-se
 sorted keys and no insignificant whitespace, one per line, in file order. So it ignores blank
 lines, line endings (CRLF/LF), JSON whitespace and key order, and changes with any character of
 content and with the order of records (order changes what a run sees, so it is a different data
-version). MLflow's own dataset digest hashes only the first 10,000 rows of string and number
+version). Records of any format are hashed in the chat form every stage reads
+(`tunegate.formats.canonical`; an OpenAI chat record is hashed as it is), so a ShareGPT file and
+its `tunegate convert` output have the same digest. MLflow's own dataset digest hashes only the
+first 10,000 rows of string and number
 columns (mlflow/mlflow#11560), so the frozen-validation rule relies on this one instead.
 
 Numbers are hashed without loss: the readers hand on a number a double cannot hold (an integer
@@ -25,7 +28,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field
 
-from tunegate.dataset.records import iter_records
+from tunegate.dataset.records import iter_canonical
 from tunegate.errors import UnreadableRecord
 from tunegate.pathguard import shown
 
@@ -114,12 +117,12 @@ class FingerprintObserver:
 
 
 def fingerprint_file(path: Path) -> Fingerprint:
-    """Stream a JSONL (or gzipped JSONL) file and return its fingerprint.
+    """Stream a data file (JSONL, gzipped JSONL, a .json array, parquet) and return its fingerprint.
 
     Raises UsageError when the file cannot be opened and UnreadableRecord at the first line that
     is not a JSON object: a digest of part of a file would silently stand for all of it.
     """
     digest = SplitDigest()
-    for _, _, record in iter_records(path, strict=True):
+    for _, _, record in iter_canonical(path, strict=True):
         digest.add(record)
     return digest.result(shown(path))

@@ -251,3 +251,14 @@ def has_float(value: Any) -> bool:
             if kind is dict or kind is list:
                 stack.append(v)
     return False
+
+
+def shift(raw: bytes, line: int, column: int) -> tuple[int, int]:
+    """The (line, column) of 1-based character `column` of `raw` when `raw` spans several lines
+    (an element of a pretty-printed `.json` array starts on `line`); unchanged for one line."""
+    body = raw.rstrip(b"\r\n")
+    if b"\n" not in body:
+        return line, column
+    before = body.decode("utf-8", "replace")[:column - 1]
+    newlines = before.count("\n")
+    return (line + newlines, column - 1 - before.rfind("\n")) if newlines else (line, column)

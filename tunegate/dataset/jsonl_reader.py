@@ -29,9 +29,10 @@ from typing import BinaryIO
 
 import orjson
 
+from tunegate.dataset import containers, json_array, parquet_rows
 from tunegate.dataset.inflate import MAX_RATIO
 from tunegate.dataset.json_line import diagnose, non_object
-from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, open_data
+from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, is_json_name, open_data
 from tunegate.errors import DecompressionBomb, UsageError
 from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
@@ -59,7 +60,8 @@ class JsonlReader:
         self.out = out
         self.max_line_bytes = max_line_bytes
         self.lines = self.blank_lines = self.records_seen = 0
-        self.gzip = self.bom = False
+        self.gzip = self.bom = self.unreadable = False
+        self.container = "jsonl"  # or "json" (one array) or "parquet", decided when the file is opened
 
     def error(self, code: str, message: str, hint: str, line: int | None = None,
               column: int | None = None, record: int | None = None) -> None:
@@ -71,7 +73,14 @@ class JsonlReader:
         if stream is None:
             return
         try:
-            yield from self._scan(stream)
+            if stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+                self.container = "parquet"
+                yield from containers.parquet_records(self)
+            elif is_json_name(self.path) and json_array.starts_array(stream):
+                self.container = "json"
+                yield from containers.array_records(self, stream)
+            else:
+                yield from self._scan(stream)
         finally:
             stream.close()
         self._report_emptiness()
@@ -147,7 +156,8 @@ class JsonlReader:
     def _report_document_file(self, raw: bytes, n: int) -> None:
         if raw.lstrip(_BLANK).startswith(b"["):
             self.error("TG243", "the file is one JSON array, not JSON Lines",
-                       "Convert to one object per line: `jq -c '.[]' data.json > data.jsonl`, or "
+                       "Name it .json (tunegate reads a .json array element by element), or convert to one "
+                       "object per line: `jq -c '.[]' data.json > data.jsonl`, or "
                        "`python -c \"import json,sys; [print(json.dumps(r, ensure_ascii=False)) for r in "
                        "json.load(sys.stdin)]\" < data.json > data.jsonl`.", line=n, column=1, record=0)
         else:
@@ -156,7 +166,7 @@ class JsonlReader:
                        "`jq -c . data.json > data.jsonl`.", line=n, column=1, record=0)
 
     def _report_emptiness(self) -> None:
-        if self.records_seen:
+        if self.records_seen or self.unreadable:
             return
         if self.lines == 0:
             self.error("TG241", "the file is empty", "Point the spec at the real data file; "

@@ -1,6 +1,8 @@
 """The one lenient reader of data files: every stage after the dataset stage reads records here.
 
-    for line, index, record in iter_records(Path("data/train.jsonl")):
+    for line, index, record in iter_records(Path("data/train.jsonl")):   # .jsonl(.gz), .json, .parquet
+        ...
+    for chat in iter_chats(Path("data/train.json"), fmt="auto"):           # any format, as chat messages
         ...
 
 The dataset stage reads each file strictly and reports every defect (`tunegate.dataset.jsonl_reader`).
@@ -13,7 +15,12 @@ the trainer) reads it here, so all of them see the same records at the same plac
 - a line over MAX_LINE_BYTES is skipped in bounded pieces, so memory stays bounded;
 - numbers are exact: orjson turns an integer beyond 64 bits, or a decimal with more digits than a
   double holds, into a nearby float, so a record holding a float is re-read with such numbers as
-  `Decimal` (`exact_record`): an edit past float precision must change the digest.
+  `Decimal` (`exact_record`): an edit past float precision must change the digest;
+- a `.json` (or `.json.gz`) file that holds one array is read element by element, each at the line
+  where it starts (`tunegate.dataset.json_array`); a parquet file (magic `PAR1`, any name) row by
+  row, with line 0 and the row index as the record index (`tunegate.dataset.parquet_rows`).
+Records of any format (`tunegate.formats`) are seen as chats through `iter_chats`, the one
+conversion every later stage shares.
 Lines that are not one JSON object are skipped (the dataset stage has reported them) or, when
 `strict`, raise UnreadableRecord: a digest of half a file must never stand for all of it. Two
 things stop the read in either mode, as they stop the dataset stage: a gzip stream that inflates
@@ -36,9 +43,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from tunegate import formats
+from tunegate.dataset import json_array, parquet_rows
 from tunegate.dataset.inflate import Inflated
 from tunegate.dataset.json_line import has_float
-from tunegate.errors import UnreadableRecord, UsageError
+from tunegate.errors import BrokenContainer, UnreadableRecord, UsageError
 from tunegate.pathguard import open_regular, refusal, shown
 
 # 4 MiB: a 128k-token record is 0.5-1 MB of UTF-8, so this leaves 4x headroom while bounding
@@ -125,37 +134,79 @@ def iter_records(path: Path, *, strict: bool = False,
     line that is not one JSON object, is too long, or where a gzip stream breaks off. In either
     mode DecompressionBomb for a gzip bomb and UnreadableRecord past MAX_BLANK_RUN blank lines.
     """
+    with open_stream(Path(path)) as stream:
+        if stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+            yield from _parquet_records(Path(path), strict)
+        elif is_json_name(Path(path)) and json_array.starts_array(stream):
+            yield from _array_records(stream, Path(path), strict, max_line_bytes)
+        else:
+            yield from _jsonl_records(stream, Path(path), strict, max_line_bytes)
+
+
+def is_json_name(path: Path) -> bool:
+    """A `.json` or `.json.gz` name: such a file may hold one array of records."""
+    name = path.name.lower()
+    return name.endswith(".json") or name.endswith(".json.gz")
+
+
+def _parquet_records(path: Path, strict: bool) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    try:
+        for index, row in parquet_rows.rows(path):
+            yield 0, index, row
+    except BrokenContainer as exc:
+        if strict:
+            raise UnreadableRecord(f"{shown(path)}: not a readable parquet file: {exc}") from None
+
+
+def _array_records(stream: BinaryIO, path: Path, strict: bool,
+                   max_chars: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    index = 0
+    try:
+        for line, _, text in json_array.elements(stream, max_chars):
+            record = _parse(text.encode("utf-8", "surrogatepass"), shown(path), line, strict)
+            if record is not None:
+                yield line, index, record
+            index += 1
+    except BrokenContainer as exc:
+        if strict:
+            raise UnreadableRecord(f"{shown(path)}:{exc.line}: {exc}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        if strict:
+            raise UnreadableRecord(f"{shown(path)}: cannot read further: {exc}") from None
+
+
+def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
+                   max_line_bytes: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
     limit = max_line_bytes + 1
     line = index = last_blank = run_start = 0
     name = shown(path)
-    with open_stream(Path(path)) as stream:
-        readline = stream.readline
-        try:
-            while True:
-                raw = readline(limit)
-                if not raw:
-                    return
-                line += 1
-                if raw[-1] != 10 and len(raw) == limit:
-                    _skip_rest(readline, limit)
-                    if strict:
-                        raise UnreadableRecord(f"{name}:{line}: the line is over {max_line_bytes:,} bytes")
-                    index += 1
-                    continue
-                if not raw.strip(_BLANK):
-                    run_start = run_start if last_blank == line - 1 else line
-                    last_blank = line
-                    if line - run_start >= MAX_BLANK_RUN:
-                        raise UnreadableRecord(f"{name}:{run_start}: over {MAX_BLANK_RUN:,} blank lines in a row; "
-                                               "the file is padded or damaged")
-                    continue
-                record = _parse(raw, name, line, strict)
-                if record is not None:
-                    yield line, index, record
+    readline = stream.readline
+    try:
+        while True:
+            raw = readline(limit)
+            if not raw:
+                return
+            line += 1
+            if raw[-1] != 10 and len(raw) == limit:
+                _skip_rest(readline, limit)
+                if strict:
+                    raise UnreadableRecord(f"{name}:{line}: the line is over {max_line_bytes:,} bytes")
                 index += 1
-        except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
-            if strict:
-                raise UnreadableRecord(f"{name}:{line + 1}: cannot read further: {exc}") from None
+                continue
+            if not raw.strip(_BLANK):
+                run_start = run_start if last_blank == line - 1 else line
+                last_blank = line
+                if line - run_start >= MAX_BLANK_RUN:
+                    raise UnreadableRecord(f"{name}:{run_start}: over {MAX_BLANK_RUN:,} blank lines in a row; "
+                                           "the file is padded or damaged")
+                continue
+            record = _parse(raw, name, line, strict)
+            if record is not None:
+                yield line, index, record
+            index += 1
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
+        if strict:
+            raise UnreadableRecord(f"{name}:{line + 1}: cannot read further: {exc}") from None
 
 
 def _skip_rest(readline: Any, limit: int) -> None:
@@ -179,13 +230,22 @@ def _parse(raw: bytes, name: str, line: int, strict: bool) -> dict[str, Any] | N
     return exact_record(raw, record) if has_float(record) else record
 
 
-def feed_observers(files: dict[str, Path], observers: Sequence[Any]) -> None:
+def iter_canonical(path: Path, fmt: str = "auto", *,
+                   strict: bool = False) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """`iter_records`, each record as every stage after the dataset stage sees it: in chat form
+    (`tunegate.formats.canonical`), in the file's one format (given, or fixed by its first record)."""
+    file_format = formats.FileFormat(fmt)
+    for line, index, record in iter_records(path, strict=strict):
+        yield line, index, formats.canonical(record, file_format.of(record, line)[0])
+
+
+def feed_observers(files: dict[str, Path], observers: Sequence[Any], fmt: str = "auto") -> None:
     """Read each split once and feed every record to the observers, as the dataset stage does.
 
     For a stage whose dataset read ran in another step, and for benchmarks of the observers alone.
     """
     for role, path in files.items():
-        for line, index, record in iter_records(path):
+        for line, index, record in iter_canonical(path, fmt):
             for observer in observers:
                 observer.observe(role, line, index, record)
         for observer in observers:
@@ -199,9 +259,11 @@ def feed_observers(files: dict[str, Path], observers: Sequence[Any]) -> None:
 class ChatRecord:
     """One conversation and where it came from."""
 
-    line: int  # 1-based physical line in the file
+    line: int  # 1-based physical line in the file (0 for a parquet row)
     index: int  # 0-based index among the file's records
     messages: list[dict[str, Any]]
+    plain: bool = False  # plain prompt + completion text, trained without a chat template (TRL)
+    completion_only: bool = False  # a prompt-completion record: only the completion is ever trained
 
     def char_count(self) -> int:
         return sum(len(m["content"]) for m in self.messages)
@@ -216,15 +278,18 @@ class RecordSample:
     sampled: bool
 
 
-def iter_chats(path: Path) -> Iterator[ChatRecord]:
-    """The file's records that hold a `messages` list of role-tagged objects, with text content."""
+def iter_chats(path: Path, fmt: str = "auto") -> Iterator[ChatRecord]:
+    """The file's records, in any format, that hold a list of role-tagged messages, with text content."""
+    file_format = formats.FileFormat(fmt)
     for line, index, record in iter_records(path):
-        messages = _messages(record)
+        found = file_format.of(record, line)[0]
+        messages = _messages(formats.canonical(record, found))
         if messages is not None:
-            yield ChatRecord(line, index, messages)
+            yield ChatRecord(line, index, messages, plain=formats.is_plain_text(record, found),
+                             completion_only=found == "prompt_completion")
 
 
-def read_chats(path: Path, limit: int | None = None, seed: int = 0) -> RecordSample:
+def read_chats(path: Path, limit: int | None = None, seed: int = 0, fmt: str = "auto") -> RecordSample:
     """The usable chat records of a file, keeping a uniform sample of `limit` of them.
 
     Reservoir sampling keeps memory bounded by `limit` however large the file is, and the fixed
@@ -233,7 +298,7 @@ def read_chats(path: Path, limit: int | None = None, seed: int = 0) -> RecordSam
     rng = random.Random(seed)
     kept: list[ChatRecord] = []
     total = 0
-    for record in iter_chats(path):
+    for record in iter_chats(path, fmt):
         total += 1
         if limit is None or len(kept) < limit:
             kept.append(record)
@@ -245,10 +310,10 @@ def read_chats(path: Path, limit: int | None = None, seed: int = 0) -> RecordSam
     return RecordSample(kept, total, sampled=limit is not None and total > limit)
 
 
-def message_chars(path: Path) -> int:
+def message_chars(path: Path, fmt: str = "auto") -> int:
     """Characters of message content in a data file (0 when it cannot be read)."""
     try:
-        return sum(record.char_count() for record in iter_chats(path))
+        return sum(record.char_count() for record in iter_chats(path, fmt))
     except UsageError:
         return 0
 

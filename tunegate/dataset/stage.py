@@ -2,6 +2,11 @@
 
     from tunegate.dataset import validate_dataset
     result = validate_dataset({"train": Path("train.jsonl"), "validation": Path("val.jsonl")}, cap=20)
+    result = validate_dataset({"train": Path("train.json")}, fmt="sharegpt")   # any format, any container
+
+Records in any format (`tunegate.formats`: OpenAI chat, ShareGPT, Alpaca, TRL prompt-completion;
+`auto` fixes each file's format from its first record) are checked against that format's contract
+and handed to observers in chat form, the form every later stage reads.
 
 Each file is streamed once (constant memory apart from the exact-duplicate index, about 130 bytes
 per record); later stages that need every record (overlap, fingerprints) plug in as
@@ -15,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, Explainer, scan
+from tunegate import formats
+from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
@@ -37,73 +43,115 @@ MAX_DEPTH = 64
 def run_stage(ctx: GateContext) -> StageResult:
     """Stage 1 in the gate: every file read once, its fingerprint and content counts into the context."""
     prints = FingerprintObserver(ctx.fingerprints, ctx.files)
-    result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers])
+    fmt = ctx.spec.data.format if ctx.spec is not None else ctx.data_format
+    result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers], fmt=fmt)
     for role, stats in result.stats.items():
         ctx.facts.content[role] = SplitContent(records=stats["records"], content_chars=stats["content_chars"])
     return result
 
 
 def validate_dataset(files: Mapping[str, Path], cap: int = 20,
-                     observers: Sequence[RecordObserver] = ()) -> StageResult:
+                     observers: Sequence[RecordObserver] = (), fmt: str = "auto") -> StageResult:
     """Check each file (role -> path, e.g. {"train": ..., "validation": ...}) and return the stage result.
 
     Never raises for any file content; every problem is a finding (at most `cap` kept per code,
-    all counted). Stats are keyed by role.
+    all counted). Stats are keyed by role. `fmt` is the records' format, or "auto".
     """
     start = time.perf_counter()
     if not files:
         return StageResult.skipped(STAGE, "no data files given")
     out = FindingCollector(STAGE, cap)
-    stats = {role: _check_file(role, Path(path), out, observers) for role, path in files.items()}
+    stats = {role: _check_file(role, Path(path), out, observers, fmt) for role, path in files.items()}
     return out.result(time.perf_counter() - start, stats)
 
 
 def _check_file(role: str, path: Path, out: FindingCollector,
-                observers: Sequence[RecordObserver]) -> dict[str, Any]:
+                observers: Sequence[RecordObserver], fmt: str) -> dict[str, Any]:
     reader = JsonlReader(path, out)
-    check = RecordChecks(out, reader.file)
+    check = RecordChecks(out, reader.file, fmt)
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
-        checked = check(line, index, raw, record)
-        if checked is not None:
+        seen = check(line, index, raw, record)
+        if seen is not None:
             for observe in observes:
-                observe(role, line, index, checked)
+                observe(role, line, index, seen)
     for observer in observers:
         observer.finish(role)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
-            "lines": reader.lines, "gzip": reader.gzip, **check.summary()}
+            "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}
 
 
 class RecordChecks:
     """Per-record checks of one file: the contract, repeated keys, repeated records, and stats."""
 
-    def __init__(self, out: FindingCollector, file: str):
+    def __init__(self, out: FindingCollector, file: str, fmt: str = "auto"):
         self.out, self.file = out, file
         self.explainer = Explainer(out, file)
+        self.file_format = formats.FileFormat(fmt)
         self.stats = SplitStats()
         self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
         self.duplicates = 0
 
     def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:
-        """Check one record; the record for observers (numbers exact), None when it is too deep."""
+        """Check one record; the record as later stages see it (numbers exact), None when it is too deep."""
+        if self.file_format.format != "messages" or "messages" not in record:  # the hot path skips this
+            fmt, own = self.file_format.of(record, line)
+            if fmt != "messages" or own != "messages":
+                return self._other_format(line, index, raw, record, fmt, own)
         msgs = record.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
+        extra_keys = bool(shape) and sum(map(len, msgs)) != 2 * len(msgs)
         # Only extra keys can nest or hold numbers (a message is role + content strings): look only then.
-        if not shape or len(record) > 1 or sum(map(len, msgs)) != 2 * len(msgs):
+        if not shape or len(record) > 1 or extra_keys:
             too_deep, floats = nesting(record, MAX_DEPTH)
             if too_deep:
                 self._too_deep(line, index)
                 return None
             if floats:  # orjson may have rounded a number the digest must see exactly
                 record = exact_record(raw, record)
+        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
+        # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
+        # braces in its text is searched.
+        if shape >= ENDS_EARLY and (extra_keys or (raw.count(b"{") > len(msgs) + 1 and b"{{" in raw)):
+            shape = SHAPED
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
         elif shape != CLEAN:
-            self.explainer.explain(raw, record, line, index)
+            self.explainer.explain(raw, record, line, index, "messages")
         if shape:  # every message has a string role and content: >= 2n keys and 2n strings
             keys, strings = len(record) + 2 * len(msgs), 2 * len(msgs)
         else:
             keys, strings = _shallow_counts(record, msgs)
+        return self._common(line, index, raw, record, keys, strings)
+
+    def _other_format(self, line: int, index: int, raw: bytes, record: dict, fmt: str | None,
+                      own: str | None) -> dict | None:
+        """A record the messages fast path does not cover: another format, a mix, or none."""
+        keys, strings, deep, floats = _shape(record)
+        if deep:
+            self._too_deep(line, index)
+            return None
+        if floats:  # orjson may have rounded a number the digest must see exactly
+            record = exact_record(raw, record)
+        seen = formats.canonical(record, fmt, own)
+        msgs = seen.get("messages")
+        shape = self._scan(msgs) if type(msgs) is list else BROKEN
+        if own is None and fmt is not None and formats.shares_keys(record, fmt):
+            self.explainer.explain(raw, record, line, index, fmt)  # its own format, a key missing
+        elif own is None:
+            self.explainer.no_format(raw, record, line, index, fmt)
+        elif own != fmt:
+            self.explainer.mixed(raw, line, index, own, fmt, self.file_format)
+        elif (seen is record or shape != CLEAN or b"{{" in raw
+              or sum(map(len, msgs)) != 2 * len(msgs) + formats.added_keys(record, fmt)):
+            # The chat form is not surely clean: the format's own check says what, in its own fields.
+            # (A clean chat form means the record meets its format's contract: the conversions
+            # refuse any record they cannot map, and keep every extra key for the check above.)
+            self.explainer.explain(raw, record, line, index, fmt)
+        return self._common(line, index, raw, seen, keys, strings)
+
+    def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int) -> dict:
+        """The checks of every record, whatever its format: repeated keys and records, stats folding."""
         # A repeated key vanishes in parsing, so the text holds more strings than the record: at
         # most 2 * (keys + strings) quotes proves there is none (one fast byte count). Else '":'
         # counts the keys as writers emit them, and only a mismatch costs the exact look.
@@ -123,7 +171,7 @@ class RecordChecks:
         return scan(msgs, self.stats.lengths)
 
     def summary(self) -> dict[str, Any]:
-        return {"duplicates": self.duplicates, **self.stats.summary()}
+        return {"duplicates": self.duplicates, "format": self.file_format.format, **self.stats.summary()}
 
     def _duplicate_keys(self, raw: bytes, line: int, index: int) -> None:
         names = repeated_keys(raw)
@@ -150,6 +198,31 @@ class RecordChecks:
         self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
                      "Drop the repeat: duplicates weigh those examples double in training.",
                      file=self.file, line=line, column=1, record=index)
+
+
+def _shape(record: dict) -> tuple[int, int, bool, bool]:
+    """Keys and string values anywhere in a record (exact, so the repeated-key test stays cheap),
+    whether it nests deeper than MAX_DEPTH and whether it holds a float; one walk for all four."""
+    keys = strings = 0
+    floats = False
+    stack = [(record, 1)]
+    push = stack.append
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return keys, strings, True, floats
+        if type(item) is dict:
+            keys += len(item)
+            item = item.values()
+        for v in item:
+            kind = type(v)
+            if kind is str:
+                strings += 1
+            elif kind is dict or kind is list:
+                push((v, depth + 1))
+            elif kind is float:
+                floats = True
+    return keys, strings, False, floats
 
 
 def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:

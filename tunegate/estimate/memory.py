@@ -57,6 +57,9 @@ def _bytes(precision: str) -> int:
 def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
     """The (frozen or trained) base weights at their storage precision."""
     total = arch.param_count()
+    if setup.int8_base and setup.method == "lora":  # bitsandbytes int8 holds the linear layers in 1 byte
+        linear = arch.num_layers * arch.layer_linear_params()
+        return linear * 1 + (total - linear) * _bytes(setup.precision)
     if setup.method != "qlora":
         return total * _bytes(setup.precision)
     linear = arch.num_layers * arch.layer_linear_params()  # bitsandbytes quantises these only
@@ -66,15 +69,22 @@ def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
 def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
     if setup.method == "full":
         return arch.param_count()
-    return lora_param_count(arch, setup.lora_targets, setup.lora_r)
+    return lora_param_count(arch, setup.lora_targets, setup.lora_r) + setup.saved_module_params
 
 
 def _trainable_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
     """Bytes of the trainable parameters' own copies, gradients and AdamW moments."""
     n = trainable_params(arch, setup)
     if setup.method != "full":
-        # PEFT keeps adapters in fp32 (autocast_adapter_dtype): weights, grads, m and v.
-        return {"lora_weights": n * FP32, "gradients": n * FP32, "optimizer_states": 2 * n * FP32}
+        # PEFT keeps adapters in fp32 (autocast_adapter_dtype): weights, grads, m and v (m and v
+        # in one byte each with an 8-bit optimizer). modules_to_save are trained copies of base
+        # modules in the base precision, with their gradients and moments.
+        saved, p = setup.saved_module_params, _bytes(setup.precision)
+        terms = {"lora_weights": (n - saved) * FP32, "gradients": (n - saved) * FP32 + saved * p,
+                 "optimizer_states": 2 * n * setup.optimizer_state_bytes}
+        if saved:
+            terms["saved_modules"] = saved * p
+        return terms
     p = _bytes(setup.precision)
     if setup.optimizer_state == "param_dtype" or setup.precision == "fp32":
         state = p if setup.optimizer_state == "param_dtype" else FP32
@@ -87,7 +97,7 @@ def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> 
     n = setup.gpu_count
     out = dict(terms)
     if n > 1 and setup.sharding != "none":
-        for key in ("master_weights", "gradients", "optimizer_states", "lora_weights"):
+        for key in ("master_weights", "gradients", "optimizer_states", "lora_weights", "saved_modules"):
             if key in out:
                 out[key] /= n
     if n > 1 and setup.sharding in ("zero3", "fsdp"):

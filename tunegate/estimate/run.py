@@ -33,6 +33,7 @@ class TokenCount(BaseModel):
 
     tokens: int
     source: Literal["spec", "token audit", "characters", "max_steps"]
+    records: int | None = None  # records those tokens are in, when known (the mean record length)
 
 
 class Estimate(BaseModel):
@@ -117,10 +118,11 @@ def dataset_tokens(spec: Spec, facts: GateFacts) -> TokenCount:
         # The user declares the FULL set's size (the files here may be a sample of it).
         return TokenCount(tokens=spec.estimate.dataset_tokens, source="spec")
     if facts.tokens is not None and facts.tokens.train_tokens > 0:
-        return TokenCount(tokens=facts.tokens.train_tokens, source="token audit")
+        return TokenCount(tokens=facts.tokens.train_tokens, source="token audit", records=facts.tokens.records)
     counted = facts.content.get("train")
     chars = counted.content_chars if counted is not None else content_chars(spec.data.train)
-    return TokenCount(tokens=int(chars / CHARS_PER_TOKEN), source="characters")
+    return TokenCount(tokens=int(chars / CHARS_PER_TOKEN), source="characters",
+                      records=counted.records if counted is not None else None)
 
 
 def content_chars(path: Path) -> int:
@@ -151,7 +153,11 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
     throughput = estimate_throughput(arch, setup, gpu, measured)
     t = spec.training
     if t.max_steps:
-        total = float(t.max_steps * setup.global_batch * setup.seq_len)
+        # A step trains global_batch rows: full ones when packing, else one record each (at most seq_len).
+        per_row = float(setup.seq_len)
+        if not setup.packing and tokens.records:
+            per_row = min(per_row, tokens.tokens / tokens.records)
+        total = float(t.max_steps * setup.global_batch * per_row)
         epochs = total / max(tokens.tokens, 1)
     else:
         epochs = float(t.epochs or 1.0)
@@ -180,5 +186,11 @@ def estimate_run(spec: Spec, facts: GateFacts | None = None,
     facts = facts or GateFacts()
     arch, gpu = resolve_architecture(spec, base_dir), resolve_gpu(spec)
     tokens = dataset_tokens(spec, facts)
-    return estimate_setup(spec, arch, gpu, setup_from_spec(spec), tokens,
+    return estimate_setup(spec, arch, gpu, setup_from_spec(spec, saved_params(arch, spec)), tokens,
                           measured_tokens_per_s(spec, gpu, facts))
+
+
+def saved_params(arch: Architecture, spec: Spec) -> int:
+    """Parameters of lora.modules_to_save: the embeddings and the output head, the modules configs save."""
+    sizes = {"embed_tokens": arch.embedding_params(), "lm_head": arch.lm_head_params() or arch.embedding_params()}
+    return sum(sizes.get(name, 0) for name in spec.lora.modules_to_save)

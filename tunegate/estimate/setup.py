@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tunegate.spec.model import Spec
+from tunegate.spec.model import EIGHT_BIT_OPTIMIZERS, Spec
 
 Precision = Literal["bf16", "fp16", "fp32"]
 Attention = Literal["sdpa", "flash_attention_2", "eager"]
@@ -48,6 +48,13 @@ class TrainSetup(BaseModel):
     autocast: bool = True
     # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True); torchtune keeps them in bf16.
     adapter_dtype: Literal["fp32", "param"] = "fp32"
+    # Bytes per optimizer moment of a trained parameter: 4 for AdamW in fp32, 1 for bitsandbytes'
+    # 8-bit AdamW (block-wise quantised states, Dettmers et al. 2022; paged ones too: paging moves
+    # states to the CPU only under memory pressure).
+    optimizer_state_bytes: float = 4.0
+    int8_base: bool = False  # the frozen base's linear layers held in 8 bit (LLM.int8, load_in_8bit)
+    packing: bool = False  # rows full of records (training.packing): a step trains batch x seq_len tokens
+    saved_module_params: int = 0  # parameters of lora.modules_to_save, trained in full beside the adapter
 
     @property
     def tokens_per_micro_batch(self) -> int:
@@ -59,10 +66,12 @@ class TrainSetup(BaseModel):
         return self.micro_batch_size * self.grad_accum_steps * self.gpu_count
 
 
-def setup_from_spec(spec: Spec) -> TrainSetup:
+def setup_from_spec(spec: Spec, saved_module_params: int = 0) -> TrainSetup:
     """The TrainSetup a spec describes (always LoRA; QLoRA when the base is loaded in 4 bit)."""
     t = spec.training
     return TrainSetup(
+        optimizer_state_bytes=1.0 if t.optimizer in EIGHT_BIT_OPTIMIZERS else 4.0,
+        int8_base=spec.model.quantization == "8bit", packing=t.packing, saved_module_params=saved_module_params,
         method="qlora" if spec.model.quantization == "4bit" else "lora",
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,

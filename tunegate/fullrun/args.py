@@ -1,8 +1,9 @@
 """The HF `TrainingArguments` of a full run, from the spec and the device it lands on.
 
-Every argument the spec does not set is the Trainer's default (AdamW, linear decay without
-warmup, gradient clipping at 1.0: the mini-run clips at the same value). A few are set on purpose,
-each for the reason in its comment.
+The spec's optimizer (8-bit and paged ones included), schedule, warmup, weight decay and
+gradient clipping are passed as they are (their defaults are the Trainer's own: fused AdamW,
+linear decay, no warmup, clipping at 1.0); axolotl and TRL configs map onto these keys
+(`tunegate.formats`). A few other arguments are set on purpose, each for the reason in its comment.
 """
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ def is_main_process() -> bool:
 
 
 def planned_steps(spec: Spec, records: int, max_steps: int | None = None) -> int:
-    """Optimizer steps the run will take, computed as the Trainer does (max_steps overrides epochs)."""
+    """Optimizer steps the run will take, computed as the Trainer does (max_steps overrides epochs).
+
+    `records` counts what one epoch iterates over: records, or packed rows when packing."""
     t = spec.training
     steps = max_steps or t.max_steps
     if steps:
@@ -73,6 +76,10 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         per_device_train_batch_size=t.micro_batch_size, per_device_eval_batch_size=t.micro_batch_size,
         gradient_accumulation_steps=t.grad_accum_steps, learning_rate=t.learning_rate,
         max_steps=steps or -1, num_train_epochs=t.epochs or 1.0,
+        optim=t.optimizer, lr_scheduler_type=t.lr_scheduler, weight_decay=t.weight_decay,
+        max_grad_norm=t.max_grad_norm,
+        # transformers 5 reads a warmup_steps below 1 as a share of all steps (its warmup_ratio)
+        warmup_steps=t.warmup_steps or t.warmup_ratio,
         bf16=place.precision == "bf16", fp16=place.precision == "fp16", use_cpu=place.device == "cpu",
         torch_compile=t.compile, seed=t.seed, data_seed=t.seed,
         # the HealthCallback refuses the default True, which hides NaN/Inf losses

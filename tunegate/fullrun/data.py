@@ -28,6 +28,7 @@ class TrainData:
     train: list[EncodedChat]
     validation: list[EncodedChat]
     dropped: int  # records of either split left out as unusable
+    rows: list[list[EncodedChat]] | None = None  # the training records packed into rows, when the spec packs
 
     @property
     def max_token_id(self) -> int:
@@ -41,7 +42,8 @@ def load_splits(spec: Spec, tokenizer: Any, log: Callable[[str], None]) -> Train
     dropped = 0
     for role, path in (("train", spec.data.train), ("validation", spec.data.validation)):
         _, audited = audit_split(path, shown_path(path), tokenizer, spec.training.max_seq_len, out,
-                                 limit=None, seed=spec.training.seed)
+                                 limit=None, seed=spec.training.seed, fmt=spec.data.format,
+                                 loss_on=spec.training.loss_on)
         kept[role] = [a.encoded for a in audited if a.usable and a.encoded is not None]
         dropped += len(audited) - len(kept[role])
         log(f"{role}: {len(audited)} records read from {shown_path(path)}, {len(kept[role])} usable")

@@ -23,7 +23,6 @@ import math
 import os
 import sys
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +85,25 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _unsupported(spec: Spec) -> str:
+    """Why the trainer cannot run this spec here ("" when it can): checked before anything loads."""
+    import importlib.util
+
+    from tunegate.spec.model import BNB_OPTIMIZERS
+
     if spec.training.sharding != "none":
         return (f"training.sharding {spec.training.sharding} is not supported by tunegate's trainer yet; "
                 "use sharding: none (data parallel, one full copy of the base per GPU)")
+    needs_bnb = [what for what, needed in (
+        (f"model.quantization {spec.model.quantization}", spec.model.quantization != "none"),
+        (f"training.optimizer {spec.training.optimizer}", spec.training.optimizer in BNB_OPTIMIZERS)) if needed]
+    if needs_bnb and importlib.util.find_spec("bitsandbytes") is None:
+        return f"{' and '.join(needs_bnb)} need(s) bitsandbytes: pip install bitsandbytes (on a CUDA machine)"
     if spec.model.quantization != "none":
-        return f"model.quantization {spec.model.quantization} is not supported by tunegate's trainer yet"
+        import torch
+
+        if not torch.cuda.is_available():
+            return (f"model.quantization {spec.model.quantization} loads the base with bitsandbytes, "
+                    "which needs a CUDA GPU")
     return ""
 
 
@@ -115,11 +128,18 @@ class _Run:
         data = train_data.load_splits(self.spec, tokenizer, self.log)
         self.facts.update(train_records=len(data.train), validation_records=len(data.validation),
                           dropped_records=data.dropped)
+        if self.spec.training.packing:
+            from tunegate.training.packing import pack
+
+            data.rows = pack(data.train, self.spec.training.max_seq_len)
+            self.log(f"packing: {len(data.train)} training records in {len(data.rows)} rows of at most "
+                     f"{self.spec.training.max_seq_len} tokens")
         if not data.train or not data.validation:
             empty = "training" if not data.train else "validation"
             return self._failed(NO_RECORDS, f"the {empty} set has no usable record (see the token audit above)")
         place = train_args.choose_place(self.spec, self.log)
-        total = train_args.planned_steps(self.spec, len(data.train), self.max_steps)
+        per_epoch = len(data.rows) if data.rows is not None else len(data.train)
+        total = train_args.planned_steps(self.spec, per_epoch, self.max_steps)
         args = train_args.training_arguments(self.spec, self.output_dir, place, total, self.max_steps)
         place = RunPlace(str(args.device), place.precision, place.attention)
         self.facts.update(device=place.device, precision=place.precision, attention=place.attention, max_steps=total)
@@ -142,7 +162,7 @@ class _Run:
                                 f"{type(exc).__name__}: {_first_line(exc)}")
         if not tokenizer.chat_template:
             return self._failed(CANNOT_START, f"the tokenizer of {self.spec.model.id!r} has no chat template")
-        used = substitute_pad_token(tokenizer)
+        used = substitute_pad_token(tokenizer, self.spec.model.pad_token)
         if used:
             self.log(f"the tokenizer has no pad token: padding with the {used} (masked by position)")
         return path, tokenizer
@@ -167,13 +187,13 @@ class _Run:
 
         from tunegate.fullrun.health import HealthCallback
         from tunegate.fullrun.step_recorder import StepRecorder
-        from tunegate.training.chat_tokens import collate
-
         health = HealthCallback(zero_grad_patience=ZERO_GRAD_PATIENCE)
         recorder = StepRecorder(self.log, total)
-        trainer = Trainer(model=model, args=args, train_dataset=data.train, eval_dataset=data.validation,
-                          data_collator=partial(collate, pad_id=tokenizer.pad_token_id),
-                          callbacks=[health, recorder])
+        trainer = Trainer(model=model, args=args, train_dataset=data.rows if data.rows is not None else data.train,
+                          eval_dataset=data.validation, data_collator=_collator(data, tokenizer.pad_token_id),
+                          callbacks=[health, recorder],
+                          # packed rows carry no attention mask: the Trainer counts real tokens by pad id
+                          processing_class=tokenizer if data.rows is not None else None)
         trainer.remove_callback(PrinterCallback)  # the recorder prints one short line per step instead
         if trainer.accelerator.scaler is not None:  # fp16 loss scaling skips overflowing steps by design
             health.skip_tolerance = FP16_SKIP_TOLERANCE
@@ -242,6 +262,19 @@ class _Run:
         self.log(f"failed ({code}): {reason}")
         fields = self._recorded(recorder) if recorder is not None else self.facts
         return failed(code, reason, **fields)
+
+
+def _collator(data: Any, pad_id: int) -> Callable[[list[Any]], dict[str, Any]]:
+    """Packed rows for training when the spec packs, records as they are otherwise (and always for
+    the evaluation on the frozen validation set, so its loss means the same with or without packing)."""
+    from tunegate.training.chat_tokens import EncodedChat, collate
+    from tunegate.training.packing import collate_packed
+
+    def batch(items: list[Any]) -> dict[str, Any]:
+        if items and isinstance(items[0], EncodedChat):
+            return collate(items, pad_id=pad_id)
+        return collate_packed(items, pad_id=pad_id)
+    return batch
 
 
 def _health_code(metric: str, value: str) -> str:

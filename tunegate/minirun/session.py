@@ -77,8 +77,14 @@ class MiniRun:
                          "tokenizer, or set tokenizer.chat_template and save_pretrained it into a folder "
                          "that model.id points at.", key="model.id")
             return False
-        original_pad = self.tokenizer.pad_token
-        used = substitute_pad_token(self.tokenizer)
+        original_pad = self.tokenizer.pad_token or self.spec.model.pad_token
+        try:
+            used = substitute_pad_token(self.tokenizer, self.spec.model.pad_token)
+        except ValueError as exc:
+            self.out.add("TG551", "error", f"{exc}, so nothing can be padded with it", "Set model.pad_token (axolotl: "
+                         "special_tokens.pad_token) to a token the tokenizer has, e.g. its unk or a reserved "
+                         "special token.", key="model.pad_token")
+            return False
         if used:
             self.out.add("TG504", "warning", f"the tokenizer has no pad token; the mini-run pads with the {used} "
                          "and masks padding by position, so no label is lost", "Give the tokenizer a dedicated "
@@ -101,7 +107,8 @@ class MiniRun:
         for role in ("train", "validation"):
             path = self.ctx.files[role]
             audits[role], found[role] = audit_split(path, runtime.shown_path(path), self.tokenizer,
-                                                    max_len, self.out, seed=seed)
+                                                    max_len, self.out, seed=seed, fmt=self.spec.data.format,
+                                                    loss_on=self.spec.training.loss_on)
         self.stats["tokenize_s"] = round(time.perf_counter() - start, 3)
         self.stats["token_audit"] = audits
         self.ctx.facts.tokens = token_facts(audits["train"])

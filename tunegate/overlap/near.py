@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tunegate.dataset.records import iter_records
+from tunegate.dataset.records import iter_canonical
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record
 
@@ -86,7 +86,7 @@ def _identity(value: int) -> int:
 def sketches(path: Path, size: int) -> Iterator[list[Sketch]]:
     """The file's records as sketches, in batches of BATCH (records without text are skipped)."""
     batch: list[Sketch] = []
-    for line, index, record in iter_records(path):
+    for line, index, record in iter_canonical(path):  # any format, as the chat the dataset stage handed on
         norm = normalise_record(record)
         if norm is None:
             continue

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tunegate.errors import UsageError, YamlSyntaxError
 from tunegate.pathguard import read_regular, shown
 from tunegate.report import FindingCollector, StageResult
-from tunegate.spec import yaml_loader
+from tunegate.spec import imported, yaml_loader
 from tunegate.spec.digest import digest_bytes
 from tunegate.spec.model import Spec
 from tunegate.spec.rules import check_rules
@@ -47,7 +47,9 @@ class ParsedSpec(BaseModel):
     result: StageResult
     spec: Spec | None = None
     # The YAML mapping as written (relative paths unresolved): what a sweep applies overrides to.
+    # For an axolotl or TRL config, the spec it maps onto.
     raw: dict[Any, Any] | None = None
+    kind: str = "tunegate"  # or "axolotl", "trl": the tool the file was written for
 
     @property
     def valid(self) -> bool:
@@ -62,14 +64,20 @@ class ParsedSpec(BaseModel):
         return self.spec
 
 
-def parse_spec(path: str | Path, cap: int = 20) -> ParsedSpec:
-    """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all."""
+def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None) -> ParsedSpec:
+    """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all.
+
+    `path` may also be an axolotl or TRL config, detected from its keys or named by `kind`
+    ("tunegate", "axolotl", "trl"); it is mapped onto the spec (`tunegate.spec.imported`).
+    """
+    if kind is not None and kind not in imported.KINDS:
+        raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(imported.KINDS)}")
     raw = _read_bytes(Path(path))
     if len(raw) > MAX_SPEC_BYTES:
         return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=_too_large(Path(path)))
-    result, spec, data = _validate_text(Path(path), _decode(Path(path), raw), cap)
+    result, spec, data = _validate_text(Path(path), _decode(Path(path), raw), cap, kind)
     return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=result, spec=spec,
-                      raw=data if isinstance(data, dict) else None)
+                      raw=data if isinstance(data, dict) else None, kind=result.stats.get("kind", "tunegate"))
 
 
 def _too_large(path: Path) -> StageResult:
@@ -104,7 +112,7 @@ def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None
     return parsed.result, parsed.spec
 
 
-def _validate_text(path: Path, text: str, cap: int) -> tuple[StageResult, Spec | None, Any]:
+def _validate_text(path: Path, text: str, cap: int, kind: str | None = None) -> tuple[StageResult, Spec | None, Any]:
     start = time.perf_counter()
     out = FindingCollector(STAGE, cap)
     where = shown(path)
@@ -128,6 +136,24 @@ def _validate_text(path: Path, text: str, cap: int) -> tuple[StageResult, Spec |
         out.add("TG113", "error", f"the spec must be a mapping of sections (model, data, lora, training, "
                 f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=where, line=1, column=1)
         return out.result(time.perf_counter() - start), None, located.data
+    kind = kind or imported.detect_kind(located.data)
+    mapped = imported.import_config(kind, located, where, path.resolve().parent) if kind != "tunegate" else None
+    if mapped is None:
+        spec = _check_spec(located, where, path, out)
+    else:  # an axolotl or TRL config: check the mapped spec, then name the original keys
+        out.extend(mapped.findings)
+        inner = FindingCollector(STAGE, cap)
+        spec = _check_spec(mapped.located, where, path, inner)
+        out.extend([t for f in inner.kept if (t := imported.translate(f, mapped)) is not None])
+    out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
+    stats = {"keys_written": len(located.places), "kind": kind}
+    result = out.result(time.perf_counter() - start, stats)
+    data = mapped.data if mapped is not None else located.data
+    return result, (spec if result.status == "passed" else None), data
+
+
+def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: FindingCollector) -> Spec | None:
+    """Validate the mapping, then the cross-field rules; every problem into `out`."""
     spec, bad = _validate(located.data)
     for err in bad:
         if not _under(err["loc"], located.refused):  # a refused value already has its finding
@@ -140,10 +166,7 @@ def _validate_text(path: Path, text: str, cap: int) -> tuple[StageResult, Spec |
     if spec is not None:
         spec = spec.resolve_paths(path.resolve().parent)
         out.extend([f for f in check_rules(spec, located, where) if f.key not in broken])
-    out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
-    stats = {"keys_written": len(located.places)}
-    result = out.result(time.perf_counter() - start, stats)
-    return result, (spec if result.status == "passed" else None), located.data
+    return spec
 
 
 _YAML_HINTS = {

@@ -31,15 +31,23 @@ class ModelSpec(Section):
     revision: str | None = Field(None, description="Git revision (commit sha) of the model repo.")
     trust_remote_code: bool = Field(False, description="Run the model repo's own Python code. "
                                                        "Only with a pinned revision.")
-    quantization: Literal["none", "4bit"] = Field(
-        "none", description="'4bit' loads the frozen base in NF4 (QLoRA).")
+    quantization: Literal["none", "4bit", "8bit"] = Field(
+        "none", description="'4bit' loads the frozen base in NF4 (QLoRA); '8bit' in LLM.int8 (bitsandbytes).")
+    pad_token: str | None = Field(None, description="Token to pad with (axolotl's special_tokens.pad_token); "
+                                                    "default: the tokenizer's own, else unk, else EOS.")
+
+
+DataFormat = Literal["auto", "messages", "sharegpt", "alpaca", "prompt_completion"]
 
 
 class DataSpec(Section):
-    train: Path = Field(description="Training set, chat JSONL (.jsonl or .jsonl.gz).")
-    validation: Path = Field(description="Validation set, chat JSONL; must be a different file, "
+    train: Path = Field(description="Training set: .jsonl, .jsonl.gz, a .json array or .parquet.")
+    validation: Path = Field(description="Validation set, same kinds; must be a different file, "
                                          "frozen across every candidate run.")
     version: str | None = Field(None, description="Your label for this dataset version, logged with every run.")
+    format: DataFormat = Field(
+        "auto", description="Record format: messages (OpenAI chat), sharegpt, alpaca, prompt_completion (TRL), "
+                            "or auto (each file's first record decides; a file mixing formats is an error).")
 
 
 class LoraSpec(Section):
@@ -49,6 +57,18 @@ class LoraSpec(Section):
     target_modules: list[str] | Literal["all-linear"] = Field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
         description="Module names (or 'all-linear') that get LoRA adapters.")
+    modules_to_save: list[str] = Field(
+        default_factory=list, description="Modules trained in full and saved with the adapter "
+                                          "(e.g. embed_tokens, lm_head after adding tokens).")
+
+
+# The optimizers and schedules the full run passes to the HF Trainer by these names.
+Optimizer = Literal["adamw_torch", "adamw_torch_fused", "adamw_8bit", "adamw_bnb_8bit", "paged_adamw_8bit",
+                    "paged_adamw_32bit", "adafactor", "sgd"]
+EIGHT_BIT_OPTIMIZERS = ("adamw_8bit", "adamw_bnb_8bit", "paged_adamw_8bit")
+BNB_OPTIMIZERS = (*EIGHT_BIT_OPTIMIZERS, "paged_adamw_32bit")
+Scheduler = Literal["linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
+                    "constant_with_warmup", "inverse_sqrt", "cosine_with_min_lr", "warmup_stable_decay"]
 
 
 class TrainingSpec(Section):
@@ -66,6 +86,21 @@ class TrainingSpec(Section):
     sharding: Literal["none", "zero2", "zero3", "fsdp"] = Field(
         "none", description="Optimizer/parameter sharding across data-parallel GPUs.")
     seed: int = Field(0, description="Random seed for sampling, initialisation and data order.")
+    optimizer: Optimizer = Field(
+        "adamw_torch_fused", description="Optimizer (Hugging Face names); the 8-bit and paged ones need bitsandbytes.")
+    lr_scheduler: Scheduler = Field("linear", description="Learning-rate schedule after warmup.")
+    warmup_steps: int = Field(0, ge=0, description="Optimizer steps of linear warmup from 0 to learning_rate.")
+    warmup_ratio: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False,
+                                description="Warmup as a share of all steps (used when warmup_steps is 0).")
+    weight_decay: float = Field(0.0, ge=0, allow_inf_nan=False, description="AdamW weight decay.")
+    max_grad_norm: float = Field(1.0, ge=0, allow_inf_nan=False,
+                                 description="Gradient clipping norm; 0 turns clipping off.")
+    loss_on: Literal["replies", "all"] = Field(
+        "replies", description="Tokens a conversation trains: the model's replies only, or every token "
+                               "(axolotl's train_on_inputs, TRL's default without assistant_only_loss). "
+                               "Prompt-completion records always train the completion only.")
+    packing: bool = Field(False, description="Pack several records into each max_seq_len row (attention kept "
+                                             "within each record), as TRL's packing and axolotl's sample_packing.")
 
     @model_validator(mode="after")
     def _one_length(self) -> TrainingSpec:

@@ -78,6 +78,10 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
         yield _finding("TG123", "warning", "training.learning_rate",
                        f"training.learning_rate {t.learning_rate:g} is so low the adapter will barely move",
                        "LoRA recipes use 1e-4 to 3e-4.", loc, file)
+    if t.warmup_steps and t.warmup_ratio:
+        yield _finding("TG153", "warning", "training.warmup_ratio",
+                       f"both training.warmup_steps ({t.warmup_steps}) and training.warmup_ratio "
+                       f"({t.warmup_ratio:g}) are set; warmup_steps wins", "Remove one of them.", loc, file)
     ratio = lora.alpha / lora.r
     if not ALPHA_RATIO[0] <= ratio <= ALPHA_RATIO[1]:
         yield _finding("TG121", "warning", "lora.alpha",

@@ -1,7 +1,11 @@
 """Tokenise chats the way the full run does: chat template, truncation, loss on assistant tokens only.
 
     encoded = encode_chats(tokenizer, [record.messages for record in records], max_seq_len=2048)
+    plain = encode_plain(tokenizer, [("The sky is", " blue.")], max_seq_len=2048)   # TRL's plain text
     batch = collate(encoded[:4], pad_id=tokenizer.pad_token_id)   # input_ids, attention_mask, labels
+
+An assistant turn with `weight: 0` (OpenAI's format; a TRL prompt's own replies are converted
+to it) is context: its tokens are masked like a prompt's, as OpenAI's fine-tuning does.
 
 Which tokens are the assistant's: when the template marks replies with `{% generation %}`,
 transformers' own `return_assistant_tokens_mask` says so. Most real templates (Llama 3, Qwen,
@@ -31,6 +35,7 @@ class EncodedChat:
     full_length: int  # tokens before truncation
     final_reply_cut: bool  # the last assistant reply lost tokens (or all of them) to truncation
     first_reply_token: int | None  # where the first assistant token sits before truncation
+    cut: tuple[int, ...] = ()  # the tokens truncation dropped (what `tunegate samples` shows)
 
     @property
     def trainable_tokens(self) -> int:
@@ -41,17 +46,27 @@ def has_generation_markers(template: str | None) -> bool:
     return bool(template) and bool(_GENERATION.search(template))
 
 
-def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_len: int) -> list[EncodedChat]:
-    """Encode a batch of conversations; raises jinja2's TemplateError when the template rejects one."""
+def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_len: int,
+                 train_all: Sequence[bool] = ()) -> list[EncodedChat]:
+    """Encode a batch of conversations; raises jinja2's TemplateError when the template rejects one.
+
+    `train_all[i]` trains every token of conversation i (training.loss_on: all), not its replies only.
+    """
     if not conversations:
         return []
-    if has_generation_markers(tokenizer.chat_template):
+    every = list(train_all) + [False] * (len(conversations) - len(train_all))
+    return [_truncate(ids, [1] * len(ids) if all_tokens else mask, max_seq_len)
+            for (ids, mask), all_tokens in zip(_pairs(tokenizer, conversations), every)]
+
+
+def _pairs(tokenizer: Any, conversations: Sequence[Conversation]) -> Any:
+    """(token ids, 1 where a reply's token is trained) of each conversation."""
+    weighted = any(m.get("weight") == 0 for conv in conversations for m in conv)
+    if has_generation_markers(tokenizer.chat_template) and not weighted:
         out = tokenizer.apply_chat_template(list(conversations), return_dict=True,
                                             return_assistant_tokens_mask=True)
-        pairs = zip(out["input_ids"], out["assistant_masks"])
-    else:
-        pairs = _encode_by_prefix(tokenizer, conversations)
-    return [_truncate(ids, mask, max_seq_len) for ids, mask in pairs]
+        return zip(out["input_ids"], out["assistant_masks"])
+    return _encode_by_prefix(tokenizer, conversations)
 
 
 def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation]) -> list[tuple[list[int], list[int]]]:
@@ -71,7 +86,7 @@ def _render_with_spans(tokenizer: Any, conv: Conversation) -> tuple[str, list[tu
     full = render(conv)
     spans: list[tuple[int, int]] = []
     for i, msg in enumerate(conv):
-        if msg["role"] != "assistant":
+        if msg["role"] != "assistant" or msg.get("weight") == 0:
             continue
         cursor = spans[-1][1] if spans else 0
         before = render(conv[:i], prompt=True) if i else ""
@@ -100,20 +115,51 @@ def _mask_from_spans(offsets: Sequence[tuple[int, int]], spans: list[tuple[int, 
     return mask
 
 
+def encode_plain(tokenizer: Any, pairs: Sequence[tuple[str, str]], max_seq_len: int) -> list[EncodedChat]:
+    """Encode plain prompt/completion text as TRL's SFTTrainer does for that format.
+
+    The completion gets the EOS appended, `prompt` and `prompt + completion` are tokenised with the
+    tokenizer's own special tokens (no chat template), and every token past the prompt's is trained.
+    """
+    eos = tokenizer.eos_token or ""
+    out = []
+    for prompt, completion in pairs:
+        text = completion if completion.endswith(eos) else completion + eos
+        prompt_ids = tokenizer(prompt)["input_ids"]
+        ids = tokenizer(prompt + text)["input_ids"]
+        start = len(prompt_ids) if ids[:len(prompt_ids)] == prompt_ids else _common_prefix(prompt_ids, ids)
+        out.append(_truncate(ids, [0] * start + [1] * (len(ids) - start), max_seq_len))
+    return out
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
 def _truncate(ids: list[int], mask: list[int], max_seq_len: int) -> EncodedChat:
     marked = [i for i, m in enumerate(mask) if m]
     labels = [tok if m else IGNORE for tok, m in zip(ids[:max_seq_len], mask[:max_seq_len])]
     return EncodedChat(input_ids=list(ids[:max_seq_len]), labels=labels, full_length=len(ids),
                        final_reply_cut=bool(marked) and marked[-1] >= max_seq_len,
-                       first_reply_token=marked[0] if marked else None)
+                       first_reply_token=marked[0] if marked else None, cut=tuple(ids[max_seq_len:]))
 
 
-def substitute_pad_token(tokenizer: Any) -> str | None:
+def substitute_pad_token(tokenizer: Any, wanted: str | None = None) -> str | None:
     """Give a tokenizer without a pad token one, and say which; None when it already has one.
 
-    Padding positions are masked by position in `collate`, so whichever token pads never loses a
-    label. unk is preferred because it is never a target; EOS is the fallback every model has.
+    `wanted` (the spec's model.pad_token, axolotl's special_tokens.pad_token) is used as given; it
+    must be a token of the vocabulary (ValueError otherwise). Padding positions are masked by
+    position in `collate`, so whichever token pads never loses a label. Else unk is preferred
+    because it is never a target; EOS is the fallback every model has.
     """
+    if wanted is not None:
+        if wanted not in tokenizer.get_vocab():
+            raise ValueError(f"model.pad_token {wanted!r} is not a token of this tokenizer")
+        tokenizer.pad_token = wanted
+        return None
     if tokenizer.pad_token is not None:
         return None
     for name in ("unk_token", "eos_token"):

@@ -18,9 +18,32 @@ def load_model(path: str, spec: Spec, place: RunPlace) -> Any:
 
     model = AutoModelForCausalLM.from_pretrained(
         path, revision=spec.model.revision, trust_remote_code=spec.model.trust_remote_code,
-        dtype=place.dtype, attn_implementation=place.attention)
-    model.config.use_cache = False  # the KV cache is for generation; in training it only costs memory
+        dtype=place.dtype, attn_implementation=place.attention, **_quantized(spec, place))
+    # The KV cache is for generation; in training it only costs memory, and with it on, transformers
+    # does not build the per-record attention mask packed rows need (tunegate.training.packing).
+    model.config.use_cache = False
+    if spec.model.quantization != "none" and place.device == "cuda":
+        from peft import prepare_model_for_kbit_training
+
+        return prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     return model.to(place.device)
+
+
+def _quantized(spec: Spec, place: RunPlace) -> dict[str, Any]:
+    """bitsandbytes loading for a quantized base, on CUDA only (bitsandbytes has no CPU kernels):
+    elsewhere, as in a mini-run on a laptop, the base loads in the run's precision."""
+    if spec.model.quantization == "none" or place.device != "cuda":
+        return {}
+    import os
+
+    from transformers import BitsAndBytesConfig
+
+    where = {"": int(os.environ.get("LOCAL_RANK", "0"))}  # each process loads its copy on its own GPU
+    if spec.model.quantization == "8bit":
+        return {"quantization_config": BitsAndBytesConfig(load_in_8bit=True), "device_map": where}
+    return {"quantization_config": BitsAndBytesConfig(
+        load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=place.dtype), "device_map": where}
 
 
 def load_tokenizer(path: str, spec: Spec) -> Any:
@@ -64,7 +87,8 @@ def apply_lora(model: Any, spec: Spec, out: FindingCollector) -> Any | None:
         enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
         enable({"use_reentrant": False})
     config = LoraConfig(r=spec.lora.r, lora_alpha=spec.lora.alpha, lora_dropout=spec.lora.dropout,
-                        target_modules=spec.lora.target_modules, task_type="CAUSAL_LM")
+                        target_modules=spec.lora.target_modules, task_type="CAUSAL_LM",
+                        modules_to_save=spec.lora.modules_to_save or None)
     try:
         peft_model = get_peft_model(model, config)
     except ValueError as exc:  # PEFT's NoMatchingPeftModuleError and unsupported module types
@@ -81,7 +105,8 @@ def _check_trainable(model: Any, out: FindingCollector) -> None:
         out.add("TG507", "error", "the LoRA model has 0 trainable parameters",
                 "Check lora.target_modules and lora.r; a run with nothing to train changes nothing.",
                 key="lora.target_modules")
-    unfrozen = [n for n, _ in trainable if "lora_" not in n]
+    # modules_to_save are trained in full on purpose, as PEFT copies named `modules_to_save`
+    unfrozen = [n for n, _ in trainable if "lora_" not in n and "modules_to_save" not in n]
     if unfrozen:
         out.add("TG507", "error", f"{len(unfrozen)} base-model parameters are trainable (e.g. {unfrozen[0]}); "
                 "LoRA must keep the base frozen", "Do not unfreeze base weights; list extra trained "

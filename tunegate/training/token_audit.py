@@ -1,5 +1,9 @@
 """Token audit: tokenise a whole split as the full run will, and report what truncation does to it.
 
+Records of every format come in chat form through the one lenient reader; TRL's plain
+prompt-completion text is tokenised without a chat template, as TRL does (`encode_plain`), and
+replies with weight 0 (a TRL prompt's, or OpenAI's) are masked.
+
 Counts per record: tokens before truncation, trainable (assistant) tokens after it, and whether
 the final reply was cut. A record left with zero trainable tokens gives a NaN or a silent 0.0
 loss in the full run (huggingface/trl#6668), so it is an error naming its line.
@@ -14,7 +18,7 @@ from typing import Any
 from tunegate.dataset.records import ChatRecord, read_chats
 from tunegate.facts import TokenFacts
 from tunegate.report import FindingCollector
-from tunegate.training.chat_tokens import EncodedChat, encode_chats
+from tunegate.training.chat_tokens import EncodedChat, encode_chats, encode_plain
 
 # Records tokenised per file. Rendering and tokenising ~20k chats takes a few seconds on one core;
 # beyond that a uniform sample of this size gives percentiles within a fraction of a percent.
@@ -34,10 +38,14 @@ class AuditedRecord:
 
 
 def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                limit: int = AUDIT_LIMIT, seed: int = 0) -> tuple[dict[str, Any], list[AuditedRecord]]:
-    """Audit one split; add findings to `out` and return its stats and the audited records."""
-    sample = read_chats(path, limit=limit, seed=seed)
-    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown)
+                limit: int = AUDIT_LIMIT, seed: int = 0, fmt: str = "auto",
+                loss_on: str = "replies") -> tuple[dict[str, Any], list[AuditedRecord]]:
+    """Audit one split; add findings to `out` and return its stats and the audited records.
+
+    `loss_on` is training.loss_on: "all" trains every token of a conversation (never of a
+    prompt-completion record, whose prompt stays masked)."""
+    sample = read_chats(path, limit=limit, seed=seed, fmt=fmt)
+    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown, loss_on == "all")
     for item in audited:
         _record_findings(item, max_seq_len, out, shown)
     if sample.sampled:
@@ -49,26 +57,31 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
 
 
 def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                shown: str) -> list[AuditedRecord]:
+                shown: str, train_all: bool = False) -> list[AuditedRecord]:
     from jinja2 import TemplateError
 
     audited: list[AuditedRecord] = []
     for start in range(0, len(records), BATCH):
-        chunk = records[start:start + BATCH]
+        chunk = [r for r in records[start:start + BATCH] if not r.plain]
+        every = [train_all and not r.completion_only for r in chunk]
         try:
-            encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk], max_seq_len))
+            encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
+                                                                  max_seq_len, every))
         except TemplateError:
-            encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown) for r in chunk]
-        audited.extend(AuditedRecord(r, e) for r, e in zip(chunk, encoded))
+            encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown, e) for r, e in zip(chunk, every)]
+        plain = [r for r in records[start:start + BATCH] if r.plain]
+        pairs = [(r.messages[0]["content"], r.messages[1]["content"]) for r in plain]
+        done = dict(zip((r.index for r in chunk + plain), encoded + list(encode_plain(tokenizer, pairs, max_seq_len))))
+        audited.extend(AuditedRecord(r, done[r.index]) for r in records[start:start + BATCH])
     return audited
 
 
 def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: FindingCollector,
-                shown: str) -> EncodedChat | None:
+                shown: str, train_all: bool = False) -> EncodedChat | None:
     from jinja2 import TemplateError
 
     try:
-        return encode_chats(tokenizer, [record.messages], max_seq_len)[0]
+        return encode_chats(tokenizer, [record.messages], max_seq_len, [train_all])[0]
     except TemplateError as exc:
         out.add("TG530", "error", f"the chat template cannot render this record: {exc}",
                 "Reorder or merge the messages the way the template expects (many templates reject a "

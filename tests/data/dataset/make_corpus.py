@@ -34,14 +34,15 @@ def msgs(*pairs: tuple[str, object]) -> dict:
 
 
 BAD_FILES: dict[str, bytes] = {
-    "missing_messages.jsonl": good(1) + line({"conversations": [{"from": "human", "value": "hi"}]}),
+    "missing_messages.jsonl": good(1) + line({"question": "hi", "answer": "hello"}),
+    "mixed_formats.jsonl": good(1) + line({"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}),
     "messages_not_list.jsonl": good(1) + b'{"messages": "user: hi / assistant: hello"}\n',
     "one_message.jsonl": good(1) + good(2) + line(msgs(("assistant", "Hello!"))),
     "message_not_object.jsonl": b'{"messages": [{"role": "user", "content": "hi"}, "hello"]}\n' + good(1),
     "last_from_user.jsonl": good(1) + line(msgs(("user", "hi"), ("assistant", "hello"), ("user", "thanks"))),
     "unknown_role.jsonl": good(1) + line(msgs(("human", "hi"), ("assistant", "hello"))),
     "missing_role.jsonl": good(1) + b'{"messages": [{"content": "hi"}, {"role": "assistant", "content": "hello"}]}\n',
-    "content_not_string.jsonl": good(1) + line(msgs(("user", [{"type": "text", "text": "hi"}]), ("assistant", "hello"))),
+    "content_not_string.jsonl": good(1) + line(msgs(("user", {"text": "hi"}), ("assistant", "hello"))),
     "missing_content.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant"}]}\n',
     "empty_content.jsonl": good(1) + line(msgs(("user", "hi"), ("assistant", ""))),
     "whitespace_content.jsonl": good(1) + line(msgs(("user", " \n\t "), ("assistant", "hello"))),
@@ -92,6 +93,8 @@ GOOD_FILES: dict[str, bytes] = {
     "exact_numbers.jsonl": line(rec("hi", "hello", id=123456789012345678901234567890, weight=0.1)) +
     b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], '
     b'"score": 0.10000000000000000000001, "tiny": 1e-400, "neg": -9223372036854775809}\n',
+    "text_parts.jsonl": line(msgs(("user", [{"type": "text", "text": "hi, "}, {"type": "text", "text": "help?"}]),
+                                  ("assistant", "hello"))),
 }
 
 

@@ -1,0 +1,44 @@
+"""`tunegate samples`: representative records rendered as trained, from a spec or an axolotl config."""
+from __future__ import annotations
+
+import json
+
+from tests.support.paths import DATA
+from tunegate.cli.main import main
+
+CONFIGS = DATA / "configs"
+
+
+def axolotl_config(tmp_path, sequence_len: int) -> str:
+    body = (CONFIGS / "axolotl" / "qlora-sharegpt.yml").read_text()
+    body = body.replace("meta-llama/Llama-3.1-8B", "tunegate/tiny-llama").replace("../data", str(CONFIGS / "data"))
+    body = body.replace("sequence_len: 4096", f"sequence_len: {sequence_len}")
+    (tmp_path / "cfg.yml").write_text(body)
+    return str(tmp_path / "cfg.yml")
+
+
+def test_samples_are_the_shortest_median_longest_and_seeded_random_ones(tiny_cache, tmp_path, capsys):
+    assert main(["samples", axolotl_config(tmp_path, 2048), "-n", "5", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    samples = doc["samples"]
+    assert [s["why"] for s in samples] == ["shortest", "median", "longest", "random", "random"]
+    tokens = [s["tokens"] for s in samples[:3]]
+    assert tokens == sorted(tokens) and len({s["record"] for s in samples}) == 5
+    trained = "".join(seg["text"] for seg in samples[0]["segments"] if seg["trained"])
+    masked = "".join(seg["text"] for seg in samples[0]["segments"] if not seg["trained"])
+    assert trained.endswith("</s>") and "<|user|>" in masked and "<|user|>" not in trained
+
+
+def test_the_same_seed_picks_the_same_records(tiny_cache, tmp_path, capsys):
+    config = axolotl_config(tmp_path, 2048)
+    picks = []
+    for _ in range(2):
+        assert main(["samples", config, "-n", "6", "--seed", "7", "--json"]) == 0
+        picks.append([s["record"] for s in json.loads(capsys.readouterr().out)["samples"]])
+    assert picks[0] == picks[1]
+
+
+def test_what_truncation_cuts_is_shown(tiny_cache, tmp_path, capsys):
+    assert main(["samples", axolotl_config(tmp_path, 48), "-n", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "/ max_seq_len 48" in out and "truncation cut" in out and "⟦" in out

@@ -1,0 +1,40 @@
+"""Write the data the config corpus points at, from the flows test chats (Acme Cloud support).
+
+    python tests/data/configs/make_data.py
+
+data/train.jsonl, data/val.jsonl: OpenAI chat (40 and 12 records); data/sharegpt_train.jsonl,
+data/sharegpt_val.jsonl: the same chats as ShareGPT; data/trl_support/{train,test}.jsonl: the same
+chats as TRL conversational prompt-completion (a folder, as `dataset_name` may name one).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FLOWS = HERE.parent / "flows"
+FROM = {"system": "system", "user": "human", "assistant": "gpt"}
+
+
+def chats(name: str, n: int) -> list[dict]:
+    lines = (FLOWS / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()][:n]
+
+
+def write(path: Path, records: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+
+
+def main() -> None:
+    train, val = chats("train.jsonl", 40), chats("validation.jsonl", 12)
+    for name, records in (("train", train), ("val", val)):
+        write(HERE / "data" / f"{name}.jsonl", records)
+        write(HERE / "data" / f"sharegpt_{name}.jsonl", [{"conversations": [
+            {"from": FROM[m["role"]], "value": m["content"]} for m in r["messages"]]} for r in records])
+    for name, records in (("train", train), ("test", val)):
+        write(HERE / "data" / "trl_support" / f"{name}.jsonl", [
+            {"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in records])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""A `.json` array read element by element, and parquet row by row: places a user can find, bounded memory."""
+from __future__ import annotations
+
+import json
+import sys
+import tracemalloc
+
+from tests.support.paths import DATA
+from tunegate.dataset import validate_dataset
+from tunegate.dataset.records import iter_chats, iter_records
+
+FORMATS = DATA / "formats"
+
+
+def test_each_element_of_a_pretty_printed_array_starts_at_its_own_line():
+    lines = [line for line, _, _ in iter_records(FORMATS / "good" / "alpaca.json")]
+    text = (FORMATS / "good" / "alpaca.json").read_text().splitlines()
+    assert [text[n - 1].strip() for n in lines] == ["{", "{", "{"] and lines[0] == 2
+
+
+def test_an_array_that_breaks_is_reported_where_it_breaks_and_not_read_past_it():
+    result = validate_dataset({"train": FORMATS / "bad" / "alpaca_missing_comma.json"})
+    assert [(f.code, f.line) for f in result.findings] == [("TG220", 7)]
+    assert result.stats["train"]["records"] == 1
+
+
+def test_a_trailing_comma_and_text_after_the_array_are_errors(tmp_path):
+    for body, words in ((b'[{"prompt": "a", "completion": "b"},\n]', "trailing comma"),
+                        (b'[{"prompt": "a", "completion": "b"}]\n{"x": 1}', "after the array")):
+        (tmp_path / "d.json").write_bytes(body)
+        [finding] = validate_dataset({"train": tmp_path / "d.json"}).findings
+        assert finding.code == "TG220" and words in finding.message
+
+
+def test_a_large_array_is_read_in_bounded_memory(tmp_path):
+    record = {"instruction": "Summarise the report. " * 20, "input": "", "output": "A short summary. " * 60}
+    path = tmp_path / "big.json"
+    with path.open("w") as f:  # ~16 MB, indented as LLaMA-Factory writes it
+        f.write("[\n" + ",\n".join(json.dumps(record, indent=2) for _ in range(12000)) + "\n]\n")
+    tracemalloc.start()
+    count = sum(1 for _ in iter_chats(path))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert count == 12000 and path.stat().st_size > 15e6
+    assert peak < 12e6  # the file is never held whole (a text window and one element at a time)
+
+
+def test_a_parquet_row_is_placed_by_its_row_index():
+    [finding] = validate_dataset({"train": FORMATS / "bad" / "alpaca_empty_output.parquet"}).findings
+    assert (finding.line, finding.record, finding.place()) == (
+        None, 3, f"{FORMATS / 'bad' / 'alpaca_empty_output.parquet'}:row 3")
+
+
+def test_parquet_without_pyarrow_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` now raises ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    [finding] = validate_dataset({"train": FORMATS / "good" / "sharegpt.parquet"}).findings
+    assert finding.code == "TG273" and "pip install 'tunegate[parquet]'" in finding.hint

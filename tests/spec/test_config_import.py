@@ -1,0 +1,118 @@
+"""axolotl and TRL configs checked as they are: mapped with each tool's defaults, findings at the
+original file, line and key, unmodelled keys listed once, Hub ids and random splits refused."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.support.paths import DATA
+from tunegate.gate import check
+from tunegate.spec.check import parse_spec
+
+CONFIGS = DATA / "configs"
+AXOLOTL, TRL = CONFIGS / "axolotl", CONFIGS / "trl"
+
+
+def places(report):
+    return [f"{f.place()} {f.code}" for f in report.findings]
+
+
+def test_an_axolotl_config_is_detected_mapped_with_its_own_defaults_and_passes_every_static_stage():
+    parsed = parse_spec(AXOLOTL / "lora-1b.yml")
+    assert parsed.kind == "axolotl"
+    spec = parsed.require()
+    assert (spec.model.id, spec.model.quantization, spec.model.pad_token) == (
+        "meta-llama/Llama-3.2-1B", "none", "<|end_of_text|>")
+    t = spec.training
+    assert (t.optimizer, t.lr_scheduler, t.warmup_steps, t.packing, t.max_seq_len, t.attention) == (
+        "adamw_8bit", "cosine", 10, True, 2048, "flash_attention_2")
+    assert (t.micro_batch_size, t.grad_accum_steps, t.epochs, t.seed, t.loss_on) == (2, 2, 1.0, 42, "replies")
+    assert spec.lora.target_modules[:2] == ["gate_proj", "down_proj"] and spec.data.format == "messages"
+    report = check(parsed)
+    assert report.approved_for_full_run, places(report)
+    assert [s.status for s in report.stages] == ["passed"] * 4
+
+
+def test_keys_tunegate_does_not_model_are_listed_once_as_not_checked():
+    [note] = [f for f in parse_spec(AXOLOTL / "lora-1b.yml").result.findings if f.code == "TG140"]
+    assert note.severity == "info"
+    assert note.message.endswith("group_by_length, loss_watchdog_threshold, loss_watchdog_patience")
+    assert "lora_model_dir" not in note.message  # a key set to null changes nothing
+
+
+def test_a_finding_names_the_original_file_line_and_key():
+    report = check(AXOLOTL / "lora-1b-bad-dropout.yml")
+    assert f"{AXOLOTL / 'lora-1b-bad-dropout.yml'}:24:1 (lora_dropout) TG103" in places(report)
+    assert not report.approved_for_full_run
+
+
+def test_the_published_axolotl_example_gets_its_two_real_problems_not_dozens_of_unknown_keys():
+    report = check(AXOLOTL / "lora-1b-upstream.yml")
+    shown = places(report)
+    assert sorted(f.code for f in report.findings) == ["TG140", "TG141", "TG142"]
+    assert f"{AXOLOTL / 'lora-1b-upstream.yml'}:9:5 (datasets.0.path) TG142" in shown
+    assert f"{AXOLOTL / 'lora-1b-upstream.yml'}:12:1 (val_set_size) TG141" in shown
+    assert [s.status for s in report.stages[1:]] == ["skipped", "skipped"]  # the data stages did not run
+
+
+def test_qlora_on_sharegpt_fields_maps_to_4bit_and_the_sharegpt_format():
+    spec = parse_spec(AXOLOTL / "qlora-sharegpt.yml").require()
+    assert (spec.model.quantization, spec.data.format, spec.lora.target_modules) == ("4bit", "sharegpt", "all-linear")
+    assert (spec.training.optimizer, spec.training.warmup_ratio) == ("paged_adamw_8bit", 0.1)
+    assert check(AXOLOTL / "qlora-sharegpt.yml").approved_for_full_run
+
+
+def test_a_trl_sft_config_maps_trl_defaults_and_its_folder_splits():
+    parsed = parse_spec(TRL / "sft.yaml")
+    spec = parsed.require()
+    assert parsed.kind == "trl"
+    assert spec.data.train.name == "train.jsonl" and spec.data.validation.name == "test.jsonl"
+    t = spec.training
+    assert (t.learning_rate, t.micro_batch_size, t.grad_accum_steps, t.max_seq_len) == (1e-4, 2, 8, 2048)
+    assert (t.warmup_steps, t.warmup_ratio, t.seed, spec.lora.target_modules) == (0, 0.03, 42, "all-linear")
+    report = check(parsed)
+    assert report.approved_for_full_run, places(report)
+    assert report.stage("dataset").stats["train"]["format"] == "prompt_completion"
+
+
+def test_the_published_trl_example_is_a_full_fine_tune_on_a_hub_dataset():
+    report = check(TRL / "example_config.yaml")
+    assert sorted(f.code for f in report.findings) == ["TG142", "TG144"]
+    assert f"{TRL / 'example_config.yaml'}:9:1 (dataset_name) TG142" in places(report)
+
+
+def test_a_trl_value_out_of_range_is_named_by_its_trl_key():
+    assert f"{TRL / 'sft-bad-alpha.yaml'}:9:1 (lora_alpha) TG103" in places(check(TRL / "sft-bad-alpha.yaml"))
+
+
+def test_from_overrides_the_detected_kind():
+    result = parse_spec(TRL / "sft.yaml", kind="axolotl").result
+    assert {"TG152", "TG144"} <= {f.code for f in result.findings}  # no base_model, no adapter: not an axolotl file
+
+
+def test_a_hub_dataset_in_the_local_hub_cache_is_read_from_there(tmp_path, monkeypatch):
+    snapshot = tmp_path / "hub" / "datasets--acme--support-chats" / "snapshots" / "0123abc" / "data"
+    snapshot.mkdir(parents=True)
+    shutil.copy(CONFIGS / "data" / "trl_support" / "train.jsonl", snapshot / "train-00000-of-00001.jsonl")
+    shutil.copy(CONFIGS / "data" / "trl_support" / "test.jsonl", snapshot / "test-00000-of-00001.jsonl")
+    config = tmp_path / "sft.yaml"
+    config.write_text((TRL / "sft.yaml").read_text().replace("../data/trl_support", "acme/support-chats"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    report = check(config)
+    assert report.approved_for_full_run, places(report)
+    assert [f.code for f in report.findings if f.code == "TG148"] == ["TG148", "TG148"]
+    assert report.stage("dataset").stats["train"]["records"] == 40
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("val_set_size: 0.05\n", "TG141"), ("", "TG143"),
+])
+def test_an_axolotl_config_without_a_frozen_validation_file_is_refused(tmp_path, text, code):
+    body = (AXOLOTL / "lora-1b.yml").read_text().replace("../data", str(CONFIGS / "data"))
+    body = body.replace("test_datasets:\n  - path: " + str(CONFIGS / "data") + "/val.jsonl\n    type: chat_template\n"
+                        "    split: train\n", "").replace("val_set_size: 0.0\n", text)
+    (tmp_path / "cfg.yml").write_text(body)
+    result = parse_spec(tmp_path / "cfg.yml").result
+    assert code in {f.code for f in result.findings} and result.status == "failed"
+    assert "TG104" not in {f.code for f in result.findings}  # said once, by the import's own finding

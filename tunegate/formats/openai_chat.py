@@ -1,0 +1,211 @@
+"""OpenAI chat records: `{"messages": [{"role": ..., "content": ...}, ...]}`, as OpenAI fine-tunes them.
+
+What a message may be (OpenAI's chat fine-tuning format, also what TRL and axolotl's
+`chat_template` read):
+- `role`: system, developer (a system turn), user, assistant, or tool;
+- `content`: a string, or a list of `{"type": "text", "text": ...}` parts (joined); null or
+  absent only on an assistant turn that has `tool_calls`;
+- `tool_calls` on an assistant turn: `[{"id", "type": "function", "function": {"name", "arguments"}}]`
+  with `arguments` a JSON string (TG262); a `tool` turn's `tool_call_id` must answer a call made
+  earlier in the record (TG263);
+- `weight` 0 or 1 on an assistant turn (TG264): 0 means the turn is context, not trained;
+- `name`, and the reasoning keys some templates read; any other key is read by no trainer (TG268).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from tunegate.formats.problem import Problem, dotted, key_list, kind, show
+from tunegate.formats.turns import Names, Turn, source_rules
+
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
+KNOWN_KEYS = frozenset({"role", "content", "name", "weight", "tool_calls", "tool_call_id",
+                        "reasoning_content", "thinking"})
+NAMES = Names()
+# Role names from other chat formats, and what this one calls them.
+ALIASES = {"human": "user", "gpt": "assistant", "bot": "assistant", "model": "assistant", "ai": "assistant",
+           "chatgpt": "assistant", "User": "user", "Assistant": "assistant", "System": "system"}
+
+
+def problems(record: dict[str, Any]) -> list[Problem]:
+    """Every contract problem of one OpenAI chat record."""
+    if "messages" not in record:
+        return [Problem("TG200", "error", (), f"record has no 'messages' (keys: {key_list(record)})",
+                        "Every record needs \"messages\": a list of {\"role\", \"content\"} objects.")]
+    msgs = record["messages"]
+    if type(msgs) is not list:
+        return [Problem("TG201", "error", ("messages",), f"'messages' is {kind(msgs)}, not a list",
+                        "Write 'messages' as a JSON array of {\"role\", \"content\"} objects.")]
+    out: list[Problem] = []
+    turns = message_turns(msgs, "messages", out)
+    out.extend(source_rules(turns, NAMES, ("messages",), weighted=True))
+    return sorted(out, key=lambda p: _order(p.path))
+
+
+def message_turns(msgs: list, field: str, out: list[Problem], before: list | None = None) -> list[Turn]:
+    """The turns of a list of OpenAI messages stored under `field`; problems go to `out`.
+
+    `before` holds messages that precede these (a TRL prompt before its completion), whose tool
+    calls a tool turn here may answer.
+    """
+    earlier = list(before or [])
+    turns = []
+    for i, m in enumerate(msgs):
+        turns.append(_turn(i, m, earlier, field, out))
+        earlier.append(m)
+    return turns
+
+
+def _order(path: tuple) -> int:
+    """Problems in the order of the messages they are about (record-level ones first)."""
+    return path[1] if len(path) > 1 and isinstance(path[1], int) else -1
+
+
+def _turn(i: int, m: Any, earlier: list, field: str, out: list[Problem]) -> Turn:
+    where = (field, i)
+    if type(m) is not dict:
+        out.append(Problem("TG203", "error", where, f"{dotted(where)} is {kind(m)}, not an object",
+                           "Each message is an object like {\"role\": \"user\", \"content\": \"...\"}."))
+        return Turn(None, None, where, where)
+    role = _role(where, m, out)
+    calls = _tool_calls(where, m, role, out) if "tool_calls" in m else False
+    text = _content(where, m, role, calls, out)
+    if role == "tool":
+        _tool_reply(where, m, earlier, out)
+    trained = _weight(where, m, role, out)
+    extra = [k for k in m if k not in KNOWN_KEYS]
+    if extra:
+        out.append(Problem("TG268", "warning", where + (extra[0],), f"{dotted(where)} has key(s) no trainer reads: "
+                           f"{', '.join(map(show, extra))}", "Drop them, or move metadata to the record's top "
+                           "level (chat templates read only role, content, name, tool_calls, tool_call_id)."))
+    return Turn(ROLES.get(role or ""), text, where + ("role",), where + ("content",), shown_role=str(role),
+                trained=trained, tool_calls=bool(calls) or (role == "assistant" and "tool_calls" in m))
+
+
+def _role(where: tuple, m: dict, out: list[Problem]) -> str | None:
+    role = m.get("role")
+    if type(role) is str and role in ROLES:
+        return role
+    if "role" not in m:
+        out.append(Problem("TG205", "error", where, f"{dotted(where)} has no 'role' (keys: {key_list(m)})",
+                           "Give every message a role: system, user, assistant (or tool)."))
+        return None
+    alias = ALIASES.get(role) if type(role) is str else None
+    hint = (f"Use '{alias}' for '{role}'." if alias else
+            "OpenAI's legacy function turns: put tool_calls on the assistant turn and answer each call with a "
+            "'tool' turn carrying its tool_call_id." if role in ("function", "ipython") else
+            "Use one of: system, developer, user, assistant, tool.")
+    out.append(Problem("TG205", "error", where + ("role",),
+                       f"{dotted(where)}.role is {show(role)}; expected system, developer, user, assistant or tool",
+                       hint))
+    return None
+
+
+def _content(at: tuple, m: dict, role: str | None, calls: bool, out: list[Problem]) -> str | None:
+    content = m.get("content")
+    if type(content) is str:
+        return content
+    if content is None and (calls or ("tool_calls" in m and role == "assistant")):
+        return ""  # beside tool_calls (a broken call is reported there, once)
+    where = at + ("content",)
+    if "content" not in m:
+        hint = ("An assistant turn may leave content out only when it has tool_calls." if role == "assistant" else
+                "Give every message its text in 'content'.")
+        out.append(Problem("TG206", "error", at, f"{dotted(at)} has no 'content' (keys: {key_list(m)})",
+                           hint))
+        return None
+    if type(content) is list:
+        return _parts(where, content, out)
+    out.append(Problem("TG206", "error", where, f"{dotted(where)} is {kind(content)}, not a string or a list of "
+                       "text parts", "Write 'content' as the turn's text (or [{\"type\": \"text\", \"text\": ...}]); "
+                       "null is allowed only beside tool_calls."))
+    return None
+
+
+def _parts(at: tuple, parts: list, out: list[Problem]) -> str | None:
+    texts = []
+    for j, part in enumerate(parts):
+        where = at + (j,)
+        ptype = part.get("type", "text") if type(part) is dict else None
+        if ptype == "text" and type(part.get("text")) is str:
+            texts.append(part["text"])
+            continue
+        what = (f"type {show(ptype)}: tunegate checks text fine-tuning only" if type(part) is dict and ptype != "text"
+                else f"{kind(part)} without a string 'text'")
+        out.append(Problem("TG206", "error", where, f"{dotted(where)} is {what}",
+                           "Give every part {\"type\": \"text\", \"text\": \"...\"}, or drop the non-text parts."))
+        return None
+    return "".join(texts)
+
+
+def _tool_calls(at: tuple, m: dict, role: str | None, out: list[Problem]) -> bool:
+    calls, where = m["tool_calls"], at + ("tool_calls",)
+    if role != "assistant":
+        out.append(Problem("TG262", "error", where, f"{dotted(at)} ({show(role)}) has tool_calls; only the assistant "
+                           "calls tools", "Move the calls to the assistant turn that makes them."))
+        return False
+    if type(calls) is not list or not calls:
+        out.append(Problem("TG262", "error", where, f"{dotted(where)} is {kind(calls) if calls != [] else 'empty'}"
+                           ", not a list of calls", "Write tool_calls as [{\"id\": ..., \"type\": \"function\", "
+                           "\"function\": {\"name\": ..., \"arguments\": \"{...}\"}}], or drop the key."))
+        return False
+    for j, call in enumerate(calls):
+        problem = _call_problem(call)
+        if problem:
+            out.append(Problem("TG262", "error", where + (j,), f"{dotted(where + (j,))} {problem}",
+                               "Each call is {\"id\": \"call_1\", \"type\": \"function\", \"function\": {\"name\": "
+                               "\"...\", \"arguments\": \"<JSON text>\"}}."))
+            return False
+    return True
+
+
+def _call_problem(call: Any) -> str:
+    if type(call) is not dict:
+        return f"is {kind(call)}, not an object"
+    fn = call.get("function")
+    if type(call.get("id")) is not str or not call["id"]:
+        return "has no string 'id', so no tool reply can answer it"
+    if call.get("type", "function") != "function":
+        return f"has type {show(call.get('type'))}; only 'function' calls are supported"
+    if type(fn) is not dict or type(fn.get("name")) is not str or not fn["name"]:
+        return "has no function.name"
+    args = fn.get("arguments")
+    if type(args) is not str:
+        return f"function.arguments is {kind(args)}; OpenAI's format holds the arguments as a JSON string"
+    try:
+        orjson.loads(args)
+    except orjson.JSONDecodeError:
+        return f"function.arguments {show(args)} is not valid JSON"
+    return ""
+
+
+def _tool_reply(at: tuple, m: dict, earlier: list, out: list[Problem]) -> None:
+    wanted = m.get("tool_call_id")
+    asked = {c.get("id") for prev in earlier if type(prev) is dict and type(prev.get("tool_calls")) is list
+             for c in prev["tool_calls"] if type(c) is dict}
+    if type(wanted) is str and wanted in asked:
+        return
+    what = (f"tool_call_id {show(wanted)} answers no call made before it" if "tool_call_id" in m
+            else "has no tool_call_id")
+    out.append(Problem("TG263", "error", at + ("tool_call_id",) if "tool_call_id" in m else at,
+                       f"tool turn {dotted(at)} {what}" + (f" (calls so far: {', '.join(sorted(map(str, asked)))})"
+                                                     if asked else " (no assistant turn before it calls a tool)"),
+                       "Give the tool reply the id of the call it answers, after the assistant turn that calls it."))
+
+
+def _weight(at: tuple, m: dict, role: str | None, out: list[Problem]) -> bool:
+    if "weight" not in m:
+        return True
+    weight = m["weight"]
+    if role != "assistant":
+        out.append(Problem("TG268", "warning", at + ("weight",), f"{dotted(at)} ({show(role)}) has a weight; "
+                           "only assistant turns are weighted, so trainers ignore it", "Drop the weight: prompts "
+                           "are never trained."))
+        return True
+    if type(weight) is not int or weight not in (0, 1):
+        out.append(Problem("TG264", "error", at + ("weight",), f"{dotted(at)}.weight is {show(weight)}; "
+                           "OpenAI's format allows 0 (not trained) or 1 (trained)", "Write weight: 0 or weight: 1."))
+        return True
+    return weight == 1

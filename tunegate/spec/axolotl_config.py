@@ -1,0 +1,216 @@
+"""An axolotl YAML config mapped onto the spec, with axolotl's own defaults for what it leaves out.
+
+Read from axolotl's config schema (src/axolotl/utils/schemas): micro_batch_size 1,
+gradient_accumulation_steps 1, num_epochs 1, sequence_len 512, lora_dropout 0.0, lr_scheduler
+cosine, optimizer adamw_torch_fused, weight_decay 0.0, bf16 auto, val_set_size 0.0; seed and
+max_grad_norm unset (the HF Trainer's 42 and 1.0). Mapped keys are listed in docs/axolotl.md;
+every other key with a value is listed once as not checked (TG140).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tunegate.spec.config_data import map_data_file
+from tunegate.spec.config_map import ConfigMap
+from tunegate.spec.model import Optimizer, Scheduler
+
+_OPTIMIZERS = set(Optimizer.__args__)  # type: ignore[attr-defined]
+_SCHEDULERS = set(Scheduler.__args__)  # type: ignore[attr-defined]
+_ATTENTION = {"flash_attention_2": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
+# (key, spec key, axolotl's default when the key is absent)
+_PLAIN = [("sequence_len", "training.max_seq_len", 512), ("micro_batch_size", "training.micro_batch_size", 1),
+          ("gradient_accumulation_steps", "training.grad_accum_steps", 1),
+          ("num_epochs", "training.epochs", 1.0), ("max_steps", "training.max_steps", None),
+          ("learning_rate", "training.learning_rate", None), ("weight_decay", "training.weight_decay", 0.0),
+          ("max_grad_norm", "training.max_grad_norm", 1.0), ("seed", "training.seed", 42),
+          ("warmup_steps", "training.warmup_steps", 0), ("warmup_ratio", "training.warmup_ratio", 0.0),
+          ("lora_r", "lora.r", None), ("lora_alpha", "lora.alpha", None), ("lora_dropout", "lora.dropout", 0.0),
+          ("lora_modules_to_save", "lora.modules_to_save", None), ("output_dir", "full_run.output_dir", None),
+          ("revision_of_model", "model.revision", None), ("trust_remote_code", "model.trust_remote_code", None),
+          ("base_model", "model.id", None)]
+# Keys axolotl reads that change nothing tunegate checks or runs (logging, saving, the prepared-data cache).
+_NO_EFFECT = {"strict", "dataset_prepared_path", "logging_steps", "evals_per_epoch", "saves_per_epoch", "eval_steps",
+              "save_steps", "save_strategy", "eval_strategy", "wandb_project", "wandb_entity", "wandb_watch",
+              "wandb_name", "wandb_log_model", "tokenizer_type", "model_type", "eval_max_new_tokens",
+              "eval_table_size", "debug", "local_rank"}
+
+
+_REQUIRED = ("base_model", "learning_rate", "lora_r", "lora_alpha")  # axolotl (or PEFT under it) fails without
+_ENTRY_KEYS = {"path", "type", "split", "data_files", "field_messages", "message_property_mappings",
+               "message_field_role", "message_field_content", "ds_type"}
+
+
+def map_config(cmap: ConfigMap) -> None:
+    """Fill `cmap` from an axolotl config."""
+    for key in _REQUIRED:
+        if not cmap.has(key):
+            cmap.note("TG152", "error", None, f"{key} is not set; axolotl cannot train without it",
+                      f"Set {key} (see the axolotl examples, e.g. examples/llama-3/lora-1b.yml).")
+    for key, spec_key, default in _PLAIN:
+        value = cmap.get(key, default)
+        if value is not None:
+            cmap.set(spec_key, _number(value) if key == "learning_rate" else value, key)
+    cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
+    _adapter(cmap)
+    _targets(cmap)
+    _precision(cmap)
+    _training(cmap)
+    _data(cmap)
+    tokens = cmap.get("special_tokens")
+    pad = tokens.get("pad_token") if isinstance(tokens, dict) else None
+    if pad is not None:
+        cmap.set("model.pad_token", pad, "special_tokens.pad_token")
+
+
+def _number(value: Any) -> Any:
+    """axolotl reads learning_rate as a string or a number (`learning_rate: "2e-4"`)."""
+    try:
+        return float(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+def _adapter(cmap: ConfigMap) -> None:
+    adapter, four, eight = cmap.get("adapter"), cmap.get("load_in_4bit", False), cmap.get("load_in_8bit", False)
+    if adapter not in ("lora", "qlora"):
+        what = "not set, so axolotl fine-tunes every weight" if adapter is None else f"{adapter!r}"
+        cmap.note("TG144", "error", "adapter" if adapter is not None else None, f"adapter is {what}; tunegate "
+                  "gates LoRA and QLoRA runs only", "Set adapter: lora (or qlora with load_in_4bit: true).")
+    if four and eight:
+        cmap.note("TG149", "error", "load_in_8bit", "load_in_4bit and load_in_8bit are both true",
+                  "Keep one: load_in_4bit for QLoRA, load_in_8bit for LoRA on an 8-bit base.")
+    quant = "4bit" if four or adapter == "qlora" else "8bit" if eight else "none"
+    cmap.set("model.quantization", quant, "load_in_4bit" if four else "load_in_8bit" if eight else "adapter")
+
+
+def _targets(cmap: ConfigMap) -> None:
+    if cmap.get("lora_target_linear", False):
+        cmap.set("lora.target_modules", "all-linear", "lora_target_linear")
+        cmap.used.add("lora_target_modules")
+        return
+    targets = cmap.get("lora_target_modules")
+    if targets is None:
+        cmap.set("lora.target_modules", ["q_proj", "v_proj"])
+        cmap.note("TG150", "info", None, "neither lora_target_modules nor lora_target_linear is set: PEFT's default "
+                  "for Llama-style models applies, q_proj and v_proj", "Set lora_target_modules (or "
+                  "lora_target_linear: true) to say which modules get adapters.")
+        return
+    cmap.set("lora.target_modules", [targets] if isinstance(targets, str) else targets, "lora_target_modules")
+
+
+def _precision(cmap: ConfigMap) -> None:
+    bf16, fp16 = cmap.get("bf16", "auto"), cmap.get("fp16", False)
+    cmap.used.add("tf32")  # tf32 speeds fp32 matmuls only; it changes no memory and no result tunegate checks
+    if bf16 not in (False, "auto") and fp16:
+        cmap.note("TG149", "error", "fp16", "bf16 and fp16 are both true", "Keep one of them.")
+    precision = "fp16" if fp16 else "bf16" if bf16 in (True, "auto", "full") else "fp32"
+    cmap.set("training.precision", precision, "fp16" if fp16 else "bf16")
+    checkpointing = cmap.get("gradient_checkpointing", False)
+    cmap.set("training.gradient_checkpointing", bool(checkpointing), "gradient_checkpointing")
+
+
+def _training(cmap: ConfigMap) -> None:
+    optimizer, scheduler = cmap.get("optimizer", "adamw_torch_fused"), cmap.get("lr_scheduler", "cosine")
+    for key, value, allowed in (("optimizer", optimizer, _OPTIMIZERS), ("lr_scheduler", scheduler, _SCHEDULERS)):
+        if value not in allowed:
+            cmap.note("TG147", "error", key, f"{key} {value!r} is not one tunegate's full run can honour",
+                      f"Use one of: {', '.join(sorted(allowed))}.")
+    cmap.set("training.optimizer", optimizer if optimizer in _OPTIMIZERS else "adamw_torch_fused", "optimizer")
+    cmap.set("training.lr_scheduler", scheduler if scheduler in _SCHEDULERS else "cosine", "lr_scheduler")
+    if cmap.has("warmup_steps") and cmap.has("warmup_ratio"):
+        cmap.note("TG149", "error", "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one of them "
+                  "(axolotl refuses both).")
+    cmap.set("training.packing", bool(cmap.get("sample_packing", False)), "sample_packing")
+    cmap.set("training.loss_on", "all" if cmap.get("train_on_inputs", False) else "replies", "train_on_inputs")
+    _attention(cmap)
+    if cmap.get("fsdp") or cmap.get("fsdp_config") or cmap.get("deepspeed"):
+        sharding = "fsdp" if cmap.has("fsdp") or cmap.has("fsdp_config") else (
+            "zero3" if "zero3" in str(cmap.get("deepspeed")) else "zero2")
+        cmap.set("training.sharding", sharding, "fsdp" if sharding == "fsdp" else "deepspeed")
+
+
+def _attention(cmap: ConfigMap) -> None:
+    impl = cmap.get("attn_implementation")
+    flags = {"flash_attention": "flash_attention_2", "sdp_attention": "sdpa", "eager_attention": "eager"}
+    for key, name in flags.items():
+        if cmap.get(key, False):
+            impl = impl or name
+    if impl is not None and impl not in _ATTENTION:
+        cmap.note("TG147", "error", "attn_implementation", f"attention {impl!r} is not one tunegate's full run can "
+                  "use", "Use attn_implementation: flash_attention_2, sdpa or eager.")
+        return
+    key = next((k for k in ("attn_implementation", *flags) if cmap.has(k)), None)
+    cmap.set("training.attention", _ATTENTION.get(impl or "sdpa", "sdpa"), key)
+
+
+def _data(cmap: ConfigMap) -> None:
+    fmt = _dataset(cmap, "train", "datasets")
+    if cmap.get("val_set_size", 0) and float(cmap.get("val_set_size", 0)) > 0:
+        size = cmap.get("val_set_size")
+        cmap.explained.add("data.validation")
+        cmap.note("TG141", "error", "val_set_size", f"val_set_size {size} makes axolotl split a random "
+                  f"{float(size):.0%} of the training data off for evaluation at each preprocessing: not a frozen "
+                  "validation file, so scores of different runs are not comparable",
+                  "Freeze the split once: write the held-out records to their own file (e.g. `tail -n 200 "
+                  "train.jsonl > val.jsonl` and `head -n -200 train.jsonl > train_only.jsonl`), list it under "
+                  "test_datasets, point datasets at the rest, and set val_set_size: 0.")
+        return
+    if not cmap.has("test_datasets"):
+        cmap.explained.add("data.validation")
+        cmap.note("TG143", "error", None, "no validation data: val_set_size is 0 and test_datasets is not set",
+                  "The source requires a separate, frozen validation set: list its file under test_datasets.")
+        return
+    val_fmt = _dataset(cmap, "validation", "test_datasets")
+    if fmt and val_fmt and fmt != val_fmt:
+        cmap.note("TG145", "error", "test_datasets.0.type", f"test_datasets is {val_fmt} but datasets is {fmt}",
+                  "Give both splits the same format, as tunegate reads both one way.")
+
+
+def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
+    """Map the one entry of `datasets` / `test_datasets`; its format, or None when it cannot be used."""
+    entries = cmap.get(key)
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        cmap.explained.add(f"data.{role}")
+        what = "not set" if entries is None else repr(entries)
+        cmap.note("TG145", "error", key if cmap.has(key) else None, f"{key} is {what}: no {role} data",
+                  f"List the {role} file: {key}: [{{path: data/{role}.jsonl, type: chat_template}}].")
+        return None
+    if len(entries) > 1:
+        cmap.explained.add(f"data.{role}")
+        cmap.note("TG146", "error", f"{key}.1", f"{key} lists {len(entries)} datasets; tunegate checks one file per "
+                  "split", "Concatenate them into one file (axolotl mixes them the same way) and list that.")
+        return None
+    entry, at = entries[0], f"{key}.0"
+    cmap.unchecked += [f"{at}.{k}" for k, v in entry.items() if k not in _ENTRY_KEYS and v not in (None, "", [], {})]
+    fmt = _entry_format(cmap, entry, at)
+    ref = entry.get("path")
+    if entry.get("data_files") is not None and isinstance(ref, str):
+        files = entry["data_files"]
+        ref = f"{ref}/{files}" if isinstance(files, str) else ref
+    split = entry.get("split") or ("train" if role == "train" else "test")
+    if fmt is not None:
+        cmap.set("data.format", fmt, f"{at}.type")
+    return fmt if map_data_file(cmap, role, ref, f"{at}.path", split) else None
+
+
+def _entry_format(cmap: ConfigMap, entry: dict, at: str) -> str | None:
+    kind = entry.get("type")
+    if kind in ("alpaca", "sharegpt"):
+        return kind
+    if kind == "chat_template":
+        field = entry.get("field_messages", "messages")
+        props = entry.get("message_property_mappings") or {
+            "role": entry.get("message_field_role", "role"), "content": entry.get("message_field_content", "content")}
+        names = (field, props.get("role", "role"), props.get("content", "content"))
+        if names == ("messages", "role", "content"):
+            return "messages"
+        if names == ("conversations", "from", "value"):
+            return "sharegpt"
+        cmap.note("TG145", "error", f"{at}.field_messages", f"chat_template with messages in {names[0]!r} and "
+                  f"fields {names[1]!r}/{names[2]!r}: tunegate reads 'messages' with role/content and "
+                  "'conversations' with from/value", "Rename the fields (`jq`), or convert the file with "
+                  "`tunegate convert`.")
+        return None
+    cmap.note("TG145", "error", f"{at}.type", f"dataset type {kind!r} is not one tunegate reads",
+              "Use type: chat_template (OpenAI chat or ShareGPT fields), sharegpt or alpaca.")
+    return None

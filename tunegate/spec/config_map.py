@@ -1,0 +1,74 @@
+"""A config being mapped onto the spec, and the result: the shared state of every config import.
+
+`tunegate.spec.imported` drives the import; `tunegate.spec.axolotl_config` and
+`tunegate.spec.trl_config` fill a `ConfigMap` with the spec keys, where each came from, and
+what they noticed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tunegate.report import Finding, Severity
+from tunegate.spec.yaml_loader import Located
+
+
+@dataclass
+class ConfigMap:
+    """A config being mapped: the spec taking shape, where each part came from, what was noticed."""
+
+    kind: str
+    source: dict[str, Any]
+    located: Located
+    file: str
+    base: Path  # the config's folder: relative data paths resolve here first
+    data: dict[str, Any] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)
+    explained: set[str] = field(default_factory=set)  # spec keys a finding here already says are missing
+    unchecked: list[str] = field(default_factory=list)  # nested keys with a value that nothing maps
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The config's value at a top-level key (None counts as absent), marking the key as read."""
+        self.used.add(key)
+        value = self.source.get(key)
+        return default if value is None else value
+
+    def has(self, key: str) -> bool:
+        return self.source.get(key) is not None
+
+    def set(self, spec_key: str, value: Any, from_key: str | None = None) -> None:
+        """Set a dotted spec key; `from_key` is the config key it came from (None: the tool's default)."""
+        section, _, name = spec_key.partition(".")
+        self.data.setdefault(section, {})[name] = value
+        if from_key is not None and self.located.place(from_key) is not None:
+            self.origin[spec_key] = from_key
+
+    def note(self, code: str, severity: Severity, key: str | None, message: str, hint: str) -> None:
+        """A finding about the config itself, at the original key's place."""
+        line, col = (self.located.place(key) or (None, None)) if key else (None, None)
+        self.findings.append(Finding(code=code, severity=severity, stage="spec", message=message, hint=hint,
+                                     file=self.file, line=line, column=col, key=key))
+
+    def not_checked(self) -> None:
+        """TG140: every key set to a value that no spec key took, listed once."""
+        left = [k for k in self.source if k not in self.used and self.source[k] not in (None, "", [], {})]
+        left += self.unchecked
+        if left:
+            self.note("TG140", "info", None, f"not checked: {len(left)} {self.kind} key(s) tunegate does not model: "
+                      f"{', '.join(left)}", f"tunegate neither checks nor runs these; see docs/{self.kind}.md for "
+                      "what is mapped. Keys set to null are not listed.")
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """A config mapped onto the spec."""
+
+    kind: str
+    data: dict[str, Any]
+    origin: dict[str, str]
+    findings: list[Finding]
+    located: Located  # places of the spec keys, at the original keys they came from
+    explained: frozenset[str] = frozenset()

@@ -1,0 +1,71 @@
+"""Where a config's dataset reference points: a local file, a folder's split, or a Hub id (cached?).
+
+    resolve("data/chat.jsonl", base, "train")        # a file, relative to the config or the working dir
+    resolve("data/my_set", base, "test")              # a folder: its test split file (test.jsonl, data/test-*.parquet)
+    resolve("tatsu-lab/alpaca", base, "train")        # a Hub id: its files in the local Hub cache, if there
+
+Offline, a Hub dataset can only be read when a previous `load_dataset` or `hf download` left its
+files in the Hugging Face Hub cache ($HF_HUB_CACHE, $HF_HOME/hub, or ~/.cache/huggingface/hub);
+its raw data files (JSONL, JSON, parquet) are read from the newest snapshot there.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_EXTS = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a dataset reference names."""
+
+    path: Path | None  # the file to read, when there is one
+    hub_id: str | None = None  # set when the reference is a Hub dataset id
+    problem: str = ""  # why no single file could be chosen (several shards, no such split)
+
+
+def hub_cache() -> Path:
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = Path(os.environ["HF_HOME"]) if os.environ.get("HF_HOME") else Path.home() / ".cache" / "huggingface"
+    return home / "hub"
+
+
+def resolve(ref: str, base: Path, split: str = "train") -> Resolved:
+    """The file `ref` means for `split`."""
+    for candidate in (Path(ref),) if Path(ref).is_absolute() else (base / ref, Path.cwd() / ref):
+        if candidate.is_file():
+            return Resolved(candidate.resolve())
+        if candidate.is_dir():
+            return _in_folder(candidate.resolve(), split)
+    if _HUB_ID.match(ref):
+        snapshots = hub_cache() / f"datasets--{ref.replace('/', '--')}" / "snapshots"
+        newest = max(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, default=None) if snapshots.is_dir() else None
+        if newest is None:
+            return Resolved(None, hub_id=ref)
+        found = _in_folder(newest, split)
+        return Resolved(found.path, hub_id=ref, problem=found.problem)
+    return Resolved((base / ref).resolve())  # missing: the dataset stage says so (TG240)
+
+
+def _in_folder(folder: Path, split: str) -> Resolved:
+    """A folder's file for `split`, named as `datasets.load_dataset(folder)` finds splits."""
+    for ext in _EXTS:
+        for name in (f"{split}{ext}", f"data/{split}{ext}"):
+            if (folder / name).is_file():
+                return Resolved(folder / name)
+    shards = sorted(p for ext in _EXTS for p in folder.rglob(f"{split}-*{ext}"))
+    if len(shards) == 1:
+        return Resolved(shards[0])
+    if shards:
+        return Resolved(None, problem=f"split {split!r} of {folder} is sharded into {len(shards)} files "
+                                      f"({shards[0].name}, ...)")
+    files = sorted(p for ext in _EXTS for p in folder.glob(f"*{ext}"))
+    if split == "train" and len(files) == 1:  # one data file is the train split, as load_dataset reads it
+        return Resolved(files[0])
+    return Resolved(None, problem=f"{folder} has no file for split {split!r} (looked for {split}.jsonl, "
+                                  f"{split}.json, {split}.parquet, data/{split}-*.parquet)")

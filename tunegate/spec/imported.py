@@ -1,0 +1,68 @@
+"""Training configs users already have (axolotl, TRL's `trl sft --config`), read as a tunegate spec.
+
+    tunegate check examples/axolotl/lora-1b.yml            # detected from its keys
+    tunegate check sft.yaml --from trl
+
+`detect_kind` tells a config's tool from its keys; `import_config` maps it onto the spec with
+that tool's own defaults for every key it leaves out (axolotl's lora_dropout is 0.0, TRL's
+learning rate 2e-5, ...), remembering which original key each spec key came from. The spec stage
+then validates the mapped spec as usual, and `translate` moves each finding back to the ORIGINAL
+file, line and key (`lora-1b.yml:24:1 (lora_dropout) TG103 ...`). Keys tunegate does not model are
+listed once (TG140), never silently dropped. Mapping rules per tool: `tunegate.spec.axolotl_config`,
+`tunegate.spec.trl_config`; docs/axolotl.md and docs/trl.md show what is mapped and what is not.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tunegate.report import Finding
+from tunegate.spec.config_map import ConfigMap, Mapped
+from tunegate.spec.model import Spec
+from tunegate.spec.yaml_loader import Located
+
+KINDS = ("tunegate", "axolotl", "trl")
+# Keys only that tool writes at the top level (a tunegate spec has sections: model, data, ...).
+_MARKERS = {
+    "axolotl": {"base_model", "datasets", "sequence_len", "micro_batch_size", "num_epochs", "adapter",
+                "lora_target_linear", "sample_packing", "val_set_size", "test_datasets"},
+    "trl": {"model_name_or_path", "dataset_name", "per_device_train_batch_size", "num_train_epochs",
+            "use_peft", "max_length", "dataset_train_split", "dataset_test_split"},
+}
+
+
+def detect_kind(data: Any) -> str:
+    """The tool a config is written for: the one whose marker keys it has most of, else tunegate."""
+    if not isinstance(data, dict) or set(data) & set(Spec.model_fields):
+        return "tunegate"
+    hits = {kind: len(set(data) & keys) for kind, keys in _MARKERS.items()}
+    best = max(hits, key=lambda k: hits[k])
+    return best if hits[best] else "tunegate"
+
+
+def import_config(kind: str, located: Located, file: str, base: Path) -> Mapped:
+    """Map a config of `kind` (axolotl or trl) onto a tunegate spec mapping."""
+    from tunegate.spec import axolotl_config, trl_config
+
+    cmap = ConfigMap(kind, located.data, located, file, base)
+    (axolotl_config.map_config if kind == "axolotl" else trl_config.map_config)(cmap)
+    cmap.not_checked()
+    places = {spec_key: located.places[orig] for spec_key, orig in cmap.origin.items() if orig in located.places}
+    for spec_key in list(places):  # sections too, so a finding about a section points somewhere
+        places.setdefault(spec_key.partition(".")[0], places[spec_key])
+    return Mapped(kind, cmap.data, cmap.origin, cmap.findings, Located(data=cmap.data, places=places),
+                  frozenset(cmap.explained))
+
+
+def translate(finding: Finding, mapped: Mapped) -> Finding | None:
+    """A spec-stage finding about a mapped key, named by the original key it came from (None when a
+    finding of the import already says the same, e.g. no validation file)."""
+    if finding.code == "TG104" and (finding.key in mapped.explained
+                                    or any(k.startswith(f"{finding.key}.") for k in mapped.explained)):
+        return None
+    orig = mapped.origin.get(finding.key or "")
+    if orig is None or finding.key is None:
+        return finding
+    shown = orig.replace(".0.", "[0].") if orig[:1].isalpha() else orig
+    return finding.model_copy(update={"key": shown, "message": finding.message.replace(finding.key, shown),
+                                      "hint": finding.hint.replace(finding.key, shown)})

@@ -1,0 +1,155 @@
+"""A TRL `trl sft --config` YAML mapped onto the spec, with TRL's own defaults for what it leaves out.
+
+Read from TRL's ScriptArguments, ModelConfig and SFTConfig (over transformers' TrainingArguments):
+learning_rate 2e-5, per_device_train_batch_size 8, gradient_accumulation_steps 1,
+num_train_epochs 3, max_length 1024, bf16 on unless fp16, gradient_checkpointing on, packing off,
+lora r 16 / alpha 32 / dropout 0.05, optim adamw_torch_fused, lr_scheduler_type linear, seed 42,
+splits "train" and "test". Conversations are trained on every token unless assistant_only_loss
+(TRL's default: training.loss_on all), prompt-completion records on the completion only.
+docs/trl.md lists what is mapped.
+"""
+from __future__ import annotations
+
+from tunegate.spec.config_data import map_data_file
+from tunegate.spec.config_map import ConfigMap
+from tunegate.spec.model import Optimizer, Scheduler
+
+_OPTIMIZERS = set(Optimizer.__args__)  # type: ignore[attr-defined]
+_SCHEDULERS = set(Scheduler.__args__)  # type: ignore[attr-defined]
+_PLAIN = [("model_name_or_path", "model.id", None), ("trust_remote_code", "model.trust_remote_code", None),
+          ("lora_r", "lora.r", 16), ("lora_alpha", "lora.alpha", 32), ("lora_dropout", "lora.dropout", 0.05),
+          ("lora_modules_to_save", "lora.modules_to_save", None), ("learning_rate", "training.learning_rate", 2e-5),
+          ("per_device_train_batch_size", "training.micro_batch_size", 8),
+          ("gradient_accumulation_steps", "training.grad_accum_steps", 1),
+          ("num_train_epochs", "training.epochs", 3.0), ("weight_decay", "training.weight_decay", 0.0),
+          ("max_grad_norm", "training.max_grad_norm", 1.0), ("seed", "training.seed", 42),
+          ("gradient_checkpointing", "training.gradient_checkpointing", True), ("packing", "training.packing", False),
+          ("output_dir", "full_run.output_dir", None), ("pad_token", "model.pad_token", None)]
+_NO_EFFECT = {"report_to", "logging_steps", "save_steps", "save_strategy", "eval_steps", "logging_dir", "run_name",
+              "push_to_hub", "hub_model_id", "overwrite_output_dir", "save_total_limit", "logging_first_step",
+              "dataset_num_proc", "dataloader_num_workers", "lora_task_type", "eval_packing"}
+
+
+def map_config(cmap: ConfigMap) -> None:
+    """Fill `cmap` from a TRL SFT config."""
+    if not cmap.has("model_name_or_path"):
+        cmap.note("TG152", "error", None, "model_name_or_path is not set; trl sft cannot start without it",
+                  "Set model_name_or_path to the base model's Hub id or local folder.")
+    for key, spec_key, default in _PLAIN:
+        value = cmap.get(key, default)
+        if value is not None:
+            cmap.set(spec_key, value, key)
+    cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
+    revision = cmap.get("model_revision", "main")
+    if revision != "main":
+        cmap.set("model.revision", revision, "model_revision")
+    _peft(cmap)
+    _lengths(cmap)
+    _precision(cmap)
+    _schedule(cmap)
+    _data(cmap)
+
+
+def _peft(cmap: ConfigMap) -> None:
+    if not cmap.get("use_peft", False):
+        cmap.note("TG144", "error", "use_peft" if cmap.has("use_peft") else None, "use_peft is not true, so TRL "
+                  "fine-tunes every weight; tunegate gates LoRA and QLoRA runs only", "Set use_peft: true (with "
+                  "lora_r, lora_alpha and lora_target_modules).")
+    four, eight = cmap.get("load_in_4bit", False), cmap.get("load_in_8bit", False)
+    if four and eight:
+        cmap.note("TG149", "error", "load_in_8bit", "load_in_4bit and load_in_8bit are both true", "Keep one.")
+    cmap.set("model.quantization", "4bit" if four else "8bit" if eight else "none",
+             "load_in_4bit" if four else "load_in_8bit" if eight else None)
+    targets = cmap.get("lora_target_modules")
+    if targets is None and not cmap.get("use_peft", False):
+        cmap.set("lora.target_modules", ["q_proj", "v_proj"])
+    elif targets is None:
+        cmap.set("lora.target_modules", ["q_proj", "v_proj"])
+        cmap.note("TG150", "info", None, "lora_target_modules is not set: PEFT's default for Llama-style models "
+                  "applies, q_proj and v_proj", "Set lora_target_modules (e.g. all-linear) to say which modules "
+                  "get adapters.")
+    else:
+        cmap.set("lora.target_modules", "all-linear" if targets in ("all-linear", ["all-linear"]) else
+                 [targets] if isinstance(targets, str) else targets, "lora_target_modules")
+
+
+def _lengths(cmap: ConfigMap) -> None:
+    if "max_length" in cmap.source and cmap.source["max_length"] is None:
+        cmap.note("TG147", "error", "max_length", "max_length is null, so TRL never truncates: the longest record "
+                  "sets the memory peak", "Set max_length to the longest sequence to train on (e.g. 2048).")
+    cmap.set("training.max_seq_len", cmap.get("max_length", 1024), "max_length")
+    steps = cmap.get("max_steps", -1)
+    if steps and steps > 0:
+        cmap.set("training.max_steps", steps, "max_steps")
+
+
+def _precision(cmap: ConfigMap) -> None:
+    fp16, bf16 = cmap.get("fp16", False), cmap.get("bf16")
+    if fp16 and bf16:
+        cmap.note("TG149", "error", "fp16", "bf16 and fp16 are both true", "Keep one of them.")
+    precision = "fp16" if fp16 else "fp32" if bf16 is False else "bf16"  # SFTConfig: bf16 unless fp16
+    cmap.set("training.precision", precision, "fp16" if fp16 else "bf16")
+    cmap.used.add("tf32")
+    attention = cmap.get("attn_implementation")
+    if attention is not None and attention not in ("sdpa", "eager", "flash_attention_2"):
+        cmap.note("TG147", "error", "attn_implementation", f"attn_implementation {attention!r} is not one "
+                  "tunegate's full run can use", "Use flash_attention_2, sdpa or eager.")
+    cmap.set("training.attention", attention if attention in ("eager", "flash_attention_2") else "sdpa",
+             "attn_implementation")
+
+
+def _schedule(cmap: ConfigMap) -> None:
+    optim, scheduler = cmap.get("optim", "adamw_torch_fused"), cmap.get("lr_scheduler_type", "linear")
+    for key, value, allowed in (("optim", optim, _OPTIMIZERS), ("lr_scheduler_type", scheduler, _SCHEDULERS)):
+        if value not in allowed:
+            cmap.note("TG147", "error", key, f"{key} {value!r} is not one tunegate's full run can honour",
+                      f"Use one of: {', '.join(sorted(allowed))}.")
+    cmap.set("training.optimizer", optim if optim in _OPTIMIZERS else "adamw_torch_fused", "optim")
+    cmap.set("training.lr_scheduler", scheduler if scheduler in _SCHEDULERS else "linear", "lr_scheduler_type")
+    warmup, ratio = cmap.get("warmup_steps", 0), cmap.get("warmup_ratio", 0.0)
+    if warmup and ratio:
+        cmap.note("TG149", "error", "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one.")
+    if isinstance(warmup, float) and 0 < warmup < 1:  # transformers 5 reads a warmup_steps below 1 as a ratio
+        warmup, ratio = 0, warmup
+    cmap.set("training.warmup_steps", int(warmup), "warmup_steps")
+    cmap.set("training.warmup_ratio", ratio, "warmup_ratio" if cmap.has("warmup_ratio") else "warmup_steps")
+
+
+def _data(cmap: ConfigMap) -> None:
+    mixture = cmap.get("datasets")
+    if isinstance(mixture, list) and len(mixture) > 1:
+        cmap.explained |= {"data.train", "data.validation"}
+        cmap.note("TG146", "error", "datasets.1", f"datasets lists {len(mixture)} datasets; tunegate checks one "
+                  "file per split", "Concatenate them into one file and give it as dataset_name.")
+        return
+    entry = mixture[0] if isinstance(mixture, list) and mixture and isinstance(mixture[0], dict) else None
+    ref, key = (entry.get("path"), "datasets.0.path") if entry else (cmap.get("dataset_name"), "dataset_name")
+    if ref is None:
+        cmap.explained |= {"data.train", "data.validation"}
+        cmap.note("TG145", "error", None, "neither dataset_name nor datasets is set: no training data",
+                  "Set dataset_name to a local file or folder (or a Hub id in the local cache).")
+        return
+    train_split, test_split = cmap.get("dataset_train_split", "train"), cmap.get("dataset_test_split", "test")
+    if not map_data_file(cmap, "train", ref, key, train_split) and cmap.findings[-1].code == "TG142":
+        cmap.explained.add("data.validation")  # the same Hub dataset holds both splits: said once
+        return
+    if not map_data_file(cmap, "validation", ref, key, test_split):
+        cmap.findings[-1] = cmap.findings[-1].model_copy(update={"code": "TG143", "message": "no validation data: "
+                            f"{cmap.findings[-1].message}", "hint": f"Give the dataset a {test_split!r} split file "
+                            "(frozen, held out from train), or set dataset_test_split to the split that has it."})
+    elif cmap.get("eval_strategy", "no") == "no":
+        cmap.note("TG151", "warning", "eval_strategy" if cmap.has("eval_strategy") else None, "eval_strategy is 'no' "
+                  f"(TRL's default), so trl sft never scores the {test_split!r} split", "Set eval_strategy: steps "
+                  "(with eval_steps) to evaluate on the frozen validation split; tunegate's full run does.")
+    _loss(cmap)
+
+
+def _loss(cmap: ConfigMap) -> None:
+    """TRL trains conversations on every token unless assistant_only_loss; prompt-completion records on
+    the completion only (tunegate's rule for that format too, so completion_only_loss: false is not honoured)."""
+    if cmap.get("completion_only_loss") is False:
+        cmap.note("TG147", "error", "completion_only_loss", "completion_only_loss: false trains prompt-completion "
+                  "records on their prompts too; tunegate's full run trains the completion only",
+                  "Drop the key (TRL's default trains the completion only).")
+    only = cmap.get("assistant_only_loss", False)
+    cmap.set("training.loss_on", "replies" if only else "all", "assistant_only_loss")
