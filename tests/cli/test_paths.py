@@ -100,7 +100,8 @@ def assert_refused(code: int, output: str, path: Path, reason: str, expected: in
     assert str(path) in output and reason in output, output
 
 
-SPEC_COMMANDS = [["check"], ["estimate"], ["advise"], ["preflight"], ["sweep"], ["launch"], ["runs", "--spec"]]
+SPEC_COMMANDS = [["check"], ["estimate"], ["advise"], ["preflight"], ["sweep"], ["launch"], ["runs", "--spec"],
+                 ["samples"]]
 
 
 @pytest.mark.parametrize("command", SPEC_COMMANDS, ids=lambda c: " ".join(c))
@@ -132,6 +133,14 @@ def test_the_data_checking_commands_report_a_bare_path_as_tg240(command, hostile
     code, output = run([*command, str(path)], capsys)
     assert_refused(code, output, path, reason, expected=1)
     assert "TG240" in output
+
+
+def test_convert_reports_an_input_that_is_not_a_file_as_tg240(hostile, tmp_path, capsys):
+    path, reason = hostile
+    out = tmp_path / "converted.jsonl"
+    code, output = run(["convert", str(path), str(out)], capsys)
+    assert_refused(code, output, path, reason, expected=1)
+    assert "TG240" in output and not out.exists()
 
 
 def test_fingerprint_refuses_the_path(hostile, capsys):

@@ -47,7 +47,7 @@ class Fingerprint(BaseModel):
 def canonical_bytes(record: dict[str, Any]) -> bytes:
     """One record as canonical JSON: sorted keys, compact separators, UTF-8, no newline."""
     try:
-        return orjson.dumps(record, default=_exact, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(record, default=exact_number, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         pass
     # orjson refuses lone surrogates and nesting past 254 levels, which a lenient reader may let
@@ -59,8 +59,8 @@ def canonical_bytes(record: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _exact(value: Any) -> orjson.Fragment:
-    """A Decimal from the readers, written as its exact value."""
+def exact_number(value: Any) -> orjson.Fragment:
+    """A Decimal from the readers, written as its exact value (orjson's `default=` for records)."""
     if not isinstance(value, Decimal):
         raise TypeError(f"{type(value).__name__} is not JSON")
     sign, digits, exponent = value.as_tuple()
