@@ -137,6 +137,22 @@ def test_the_dataset_stage_and_the_fingerprint_command_agree_on_exact_numbers():
     assert sink["train"]["digest"] == fingerprint_file(path).digest
 
 
+SHAREGPT = '{{"conversations": [{{"from": "human", "value": "hi"}}, {{"from": "gpt", "value": "yo"}}], "id": {}}}'
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_records_in_other_formats_are_hashed_exactly_by_the_stage_and_the_command(tmp_path, suffix):
+    digests = set()
+    for number in ["12345678901234567890", "12345678901234567891", "1.00000000000000000001", "1.00000000000000000002"]:
+        path = tmp_path / f"n{len(digests)}{suffix}"
+        path.write_text(SHAREGPT.format(number) + "\n" if suffix == ".jsonl" else f"[{SHAREGPT.format(number)}]")
+        sink: dict = {}
+        validate_dataset({"train": path}, observers=[FingerprintObserver(sink, {"train": path})])
+        assert sink["train"]["digest"] == fingerprint_file(path).digest
+        digests.add(sink["train"]["digest"])
+    assert len(digests) == 4
+
+
 # -- file names that are not UTF-8 ----------------------------------------------------------
 
 
