@@ -10,6 +10,7 @@
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
     │   ├── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
+    │   │   └── NumberOutOfRange  a number's exponent is past any range (1e-400000000000000000000)
     │   ├── DecompressionBomb     a gzip stream inflates past any real dataset's ratio: reading stops
     │   └── BrokenContainer       a .json array or parquet file breaks off; nothing after it can be trusted
     ├── ApprovalError             no approval for this spec, or it no longer matches the files
@@ -86,6 +87,14 @@ class DataError(TunegateError):
 
 class UnreadableRecord(DataError):
     """A line of the file is not one JSON object (strict reading only)."""
+
+
+class NumberOutOfRange(UnreadableRecord):
+    """A number whose exponent is past what any exact reading holds (over 18 digits); `text` is the number."""
+
+    def __init__(self, text: str, where: str = ""):
+        super().__init__(f"{where}the number {text[:40]} has an exponent past any range")
+        self.text = text
 
 
 class DecompressionBomb(DataError):

@@ -70,6 +70,15 @@ def test_the_lenient_reader_stops_at_a_run_of_blank_lines(strict):
             pass
 
 
+@pytest.mark.parametrize("name", ["cut.jsonl.gz", "cut.json.gz"])
+def test_a_gzip_stream_cut_inside_its_header_reads_as_nothing_or_is_refused_strictly(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(GOOD_LINE, mtime=0)[:2])
+    assert list(iter_records(path)) == []
+    with pytest.raises(UnreadableRecord, match=f"{name}:1: cannot read"):
+        list(iter_records(path, strict=True))
+
+
 def test_blank_lines_short_of_the_limit_are_still_read(tmp_path):
     path = tmp_path / "gaps.jsonl"
     path.write_bytes((GOOD_LINE + b"\n" * (MAX_BLANK_RUN - 1)) * 3)
@@ -151,6 +160,13 @@ def test_records_in_other_formats_are_hashed_exactly_by_the_stage_and_the_comman
         assert sink["train"]["digest"] == fingerprint_file(path).digest
         digests.add(sink["train"]["digest"])
     assert len(digests) == 4
+
+
+def test_an_exponent_past_any_range_is_skipped_leniently_and_refused_strictly():
+    path = CORPUS / "bad" / "exponent_past_range.jsonl"
+    assert [line for line, _, _ in iter_records(path)] == [1]
+    with pytest.raises(UnreadableRecord, match=r"exponent_past_range.jsonl:2: the number 1e-4000+ has an exponent"):
+        fingerprint_file(path)
 
 
 # -- file names that are not UTF-8 ----------------------------------------------------------

@@ -9,10 +9,11 @@ from __future__ import annotations
 import random
 
 # Bytes that break JSON readers: NUL, invalid UTF-8, a surrogate, a BOM, NaN, overflow, deep nesting,
-# keys, separators, CR/LF, U+2028, gzip magic, long digit runs, exponents past a double's range.
+# keys, separators, CR/LF, U+2028, gzip magic, long digit runs, exponents past a double's and Decimal's range.
 JSON_HAZARDS = [b"\x00", b"\xff", b"\xed\xa0\x80", b"\xef\xbb\xbf", b"\\ud800", b"NaN", b"1e400", b"[" * 1100,
                 b'"role":', b'"content": "x",', b"\r", b"\n", b"\xe2\x80\xa8", b"}", b"{", b",", b"\x1f\x8b",
-                b"123456789012345678901234567890", b"1e-400", b"0.1000000000000000000001", b"\n" * 50]
+                b"123456789012345678901234567890", b"1e-400", b"0.1000000000000000000001", b"\n" * 50,
+                b"1e-400000000000000000000"]
 # Text that breaks YAML readers: tags, anchors and aliases, flow nesting, merge keys, documents,
 # directives, tabs, odd scalars, and keys that are not strings.
 YAML_HAZARDS = [b"!!python/object:os.system ", b"!!int ", b"!!bool ", b"!!set ", b"!!timestamp ", b"!foo ",

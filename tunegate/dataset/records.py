@@ -34,10 +34,11 @@ import io
 import json
 import os
 import random
+import re
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -47,7 +48,7 @@ from tunegate import formats
 from tunegate.dataset import json_array, parquet_rows
 from tunegate.dataset.inflate import Inflated
 from tunegate.dataset.json_line import has_float
-from tunegate.errors import BrokenContainer, UnreadableRecord, UsageError
+from tunegate.errors import BrokenContainer, NumberOutOfRange, UnreadableRecord, UsageError
 from tunegate.pathguard import open_regular, refusal, shown
 
 # 4 MiB: a 128k-token record is 0.5-1 MB of UTF-8, so this leaves 4x headroom while bounding
@@ -61,6 +62,8 @@ _BLANK = b" \t\r\n"
 # (8 GiB of newlines took lint past 120 s), so the read stops there and says so (TG248).
 MAX_BLANK_RUN = 10_000
 _INT64_DIGITS = 18  # every integer of up to 18 digits fits orjson's 64-bit range
+# A JSON number whose exponent has 19 digits or more: past Decimal's limit (10^18).
+_HUGE_EXPONENT = re.compile(rb"-?\d+(?:\.\d+)?[eE][-+]?0*[1-9]\d{18,}")
 
 
 def unreadable(path: Path) -> str | None:
@@ -105,12 +108,22 @@ def exact_record(raw: bytes, record: dict[str, Any]) -> dict[str, Any]:
     """`record` with every number exact: the line re-read, numbers a double cannot hold as Decimal.
 
     Only for records that hold a float (orjson gives every inexact number as one); a line the
-    standard library cannot follow (deeper than ~990 levels) keeps orjson's reading.
+    standard library cannot follow (deeper than ~990 levels) keeps orjson's reading. Raises
+    NumberOutOfRange for a number whose exponent no Decimal holds (orjson reads it as 0.0, so an
+    edit to it would leave the digest unchanged): no real record holds one, and it is not hashed.
     """
     try:
         return json.loads(raw, parse_int=_exact_int, parse_float=_exact_float)  # type: ignore[no-any-return]
     except (ValueError, RecursionError):
         return record
+    except InvalidOperation:
+        raise NumberOutOfRange(_out_of_range(raw)) from None
+
+
+def _out_of_range(raw: bytes) -> str:
+    """The first number of `raw` whose exponent has more than 18 digits."""
+    found = _HUGE_EXPONENT.search(raw)
+    return found.group().decode("ascii") if found else "?"
 
 
 def _exact_int(text: str) -> int | Decimal:
@@ -135,9 +148,16 @@ def iter_records(path: Path, *, strict: bool = False,
     mode DecompressionBomb for a gzip bomb and UnreadableRecord past MAX_BLANK_RUN blank lines.
     """
     with open_stream(Path(path)) as stream:
-        if stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+        try:
+            parquet = stream.peek(4)[:4] == parquet_rows.MAGIC  # type: ignore[attr-defined]
+            array = not parquet and is_json_name(Path(path)) and json_array.starts_array(stream)
+        except (OSError, EOFError, zlib.error) as exc:  # a gzip stream that breaks off in its header
+            if strict:
+                raise UnreadableRecord(f"{shown(path)}:1: cannot read: {exc}") from None
+            return
+        if parquet:
             yield from _parquet_records(Path(path), strict)
-        elif is_json_name(Path(path)) and json_array.starts_array(stream):
+        elif array:
             yield from _array_records(stream, Path(path), strict, max_line_bytes)
         else:
             yield from _jsonl_records(stream, Path(path), strict, max_line_bytes)
@@ -227,7 +247,12 @@ def _parse(raw: bytes, name: str, line: int, strict: bool) -> dict[str, Any] | N
         if strict:
             raise UnreadableRecord(f"{name}:{line}: a record must be a JSON object, got {type(record).__name__}")
         return None
-    return exact_record(raw, record) if has_float(record) else record
+    try:
+        return exact_record(raw, record) if has_float(record) else record
+    except NumberOutOfRange as exc:
+        if strict:
+            raise NumberOutOfRange(exc.text, f"{name}:{line}: ") from None
+        return None
 
 
 def iter_canonical(path: Path, fmt: str = "auto", *,

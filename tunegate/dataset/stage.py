@@ -27,6 +27,7 @@ from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_k
 from tunegate.dataset.jsonl_reader import JsonlReader
 from tunegate.dataset.records import exact_record
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
+from tunegate.errors import NumberOutOfRange
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
 from tunegate.stage import GateContext, RecordObserver
@@ -108,7 +109,9 @@ class RecordChecks:
                 self._too_deep(line, index)
                 return None
             if floats:  # orjson may have rounded a number the digest must see exactly
-                record = exact_record(raw, record)
+                record = self._exact(raw, record, line, index)
+                if record is None:
+                    return None
         # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
         # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
         # braces in its text is searched.
@@ -132,7 +135,9 @@ class RecordChecks:
             self._too_deep(line, index)
             return None
         if floats:  # orjson may have rounded a number the digest must see exactly
-            record = exact_record(raw, record)
+            record = self._exact(raw, record, line, index)
+            if record is None:
+                return None
         seen = formats.canonical(record, fmt, own)
         msgs = seen.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
@@ -183,6 +188,18 @@ class RecordChecks:
             self.out.add("TG226", "error", f"key {key!r} appears twice in one object; parsers silently "
                          "keep only the last value (some keep the first)", "Delete or rename one of the two keys.",
                          file=self.file, line=line, column=column, record=index)
+
+    def _exact(self, raw: bytes, record: dict, line: int, index: int) -> dict | None:
+        """The record with exact numbers, or None (TG223) when one is past any range."""
+        try:
+            return exact_record(raw, record)
+        except NumberOutOfRange as exc:
+            at = raw.find(exc.text.encode("ascii"))
+            self.out.add("TG223", "error", f"{exc}: every reader takes it for 0.0 or infinity, so an edit "
+                         "to it would go unseen", "Write the number with an exponent of at most 18 digits "
+                         "(e.g. 0 or 1e-300), or as a string. It is not passed to later checks.", file=self.file,
+                         line=line, column=len(raw[:max(at, 0)].decode("utf-8", "replace")) + 1, record=index)
+            return None
 
     def _too_deep(self, line: int, index: int) -> None:
         self.out.add("TG224", "error", f"record nests more than {MAX_DEPTH} levels deep", "No chat record "

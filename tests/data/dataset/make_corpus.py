@@ -58,6 +58,7 @@ BAD_FILES: dict[str, bytes] = {
     "nan_literal.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], "score": NaN}\n',
     "negative_infinity.jsonl": good(1) + b'{"messages": [], "score": -Infinity}\n',
     "number_overflow.jsonl": good(1) + b'{"messages": [], "score": 1e400}\n',
+    "exponent_past_range.jsonl": good(1) + line(rec("hi", "ok", score=0)).replace(b'"score": 0', b'"score": 1e-400000000000000000000'),
     "deep_nesting.jsonl": good(1) + b'{"messages": ' + b"[" * 2000 + b"]" * 2000 + b"}\n",
     "lone_surrogate.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "cut emoji \\ud83d"}, {"role": "assistant", "content": "ok"}]}\n',
     "duplicate_key.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Yes.", "content": "No."}]}\n',
