@@ -34,7 +34,7 @@ def test_the_lenient_reader_reads_gzip_by_its_magic_bytes_not_its_name(gzipped):
 
 def test_the_static_stages_count_the_same_records_and_the_estimate_sees_their_text(gzipped):
     report = check(gzipped / "good.yaml")
-    assert report.approved_for_full_run, [f.message for f in report.findings]
+    assert report.gates_passed, [f.message for f in report.findings]
     assert report.stage("dataset").stats["train"]["records"] == 85
     assert report.stage("dataset").stats["train"]["gzip"] is True
     assert report.stage("overlap").stats["train"]["records"] == 85

@@ -103,19 +103,41 @@ def finding_lines(f: Finding, colour: bool) -> list[str]:
 
 
 def _verdict(report: GateReport, colour: bool) -> str:
+    """The verdict line; unless rejected, followed by what the verdict does not prove."""
     c = report.counts
     tally = f"{c['error']} error(s), {c['warning']} warning(s)"
+    if not report.gates_passed:
+        failed = next((s.name for s in report.stages if s.status == "failed"), "?")
+        return paint("REJECTED", "failed", colour) + f" at stage '{failed}': {tally}."
     if report.approved_for_full_run:
-        return paint("APPROVED", "passed", colour) + f" for a full run: the local gates passed ({tally})."
-    failed = next((s.name for s in report.stages if s.status == "failed"), "?")
-    return paint("REJECTED", "failed", colour) + f" at stage '{failed}': {tally}."
+        line = (paint("APPROVED", "passed", colour) + " for a full run: every required gate passed "
+                f"({', '.join(report.passed_gates())}; {tally}).")
+    else:
+        line = paint("NOT APPROVED", "warning", colour) + f" for a full run: {_gaps(report)} ({tally})."
+    return "\n".join([line, *(f"  note: {c}" for c in report.caveats)])
+
+
+def verdict_text(report: GateReport) -> str:
+    """The verdict in words, e.g. 'not approved for a full run: spec, dataset passed; mini-run not run'."""
+    if not report.gates_passed:
+        failed = next((s.name for s in report.stages if s.status == "failed"), "?")
+        return f"rejected at stage '{failed}'"
+    if report.approved_for_full_run:
+        return "approved for a full run: every required gate passed"
+    return f"not approved for a full run: {_gaps(report)}"
+
+
+def _gaps(report: GateReport) -> str:
+    passed = ", ".join(report.passed_gates()) or "no gate"
+    missing = "; ".join(f"{gate} {why}" for gate, why in report.not_run.items())
+    return f"{passed} passed; {missing}"
 
 
 def markdown(report: GateReport) -> str:
     """The report as Markdown, for Prefect and MLflow artifacts."""
-    verdict = "✅ approved for a full run" if report.approved_for_full_run else "❌ rejected"
-    out = [f"# tunegate preflight: {verdict}", "", "| # | stage | status | time (s) | note |",
-           "|---|---|---|---|---|"]
+    mark = "✅" if report.approved_for_full_run else ("⚠️" if report.gates_passed else "❌")
+    out = [f"# tunegate preflight: {mark} {_md(verdict_text(report))}", "",
+           "| # | stage | status | time (s) | note |", "|---|---|---|---|---|"]
     for i, s in enumerate(report.stages, 1):
         note = s.reason if s.status == "skipped" else _stage_summary(s)
         out.append(f"| {i} | {s.name} | {MARKS[s.status]} {s.status} | {s.duration_s:.2f} | {_md(note)} |")
@@ -125,6 +147,8 @@ def markdown(report: GateReport) -> str:
             out.append(f"| `{_md(f.place())}` | {f.code} | {f.severity} | {_md(f.message)} | {_md(f.hint)} |")
     c = report.counts
     out += ["", f"{c['error']} error(s), {c['warning']} warning(s)."]
+    if report.gates_passed:
+        out += ["", "What this verdict does not prove:", *(f"- {_md(c)}" for c in report.caveats)]
     return "\n".join(out) + "\n"
 
 

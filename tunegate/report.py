@@ -8,13 +8,22 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
 from tunegate.facts import GateFacts
 from tunegate.pathguard import shown
 
 Severity = Literal["error", "warning", "info"]
 Status = Literal["passed", "failed", "skipped"]
+
+# The gates a full run needs, each ran and passed (the source: a separate validation set and a
+# passed mini-run before a full run). The advisor is optional: it never blocks nor approves.
+REQUIRED_GATES = ("spec", "dataset", "overlap", "estimate", "mini-run")
+# What passing the gate does not prove, from the source: it says so beside every verdict.
+CAVEATS = (
+    "the gates check shape, not quality: review representative samples of the training data by hand",
+    "approval says nothing about how good the model will be: evaluate it on the frozen validation set",
+)
 
 
 class Finding(BaseModel):
@@ -136,11 +145,26 @@ class StageResult(BaseModel):
 
 
 class GateReport(BaseModel):
-    """The verdict and everything behind it."""
+    """The verdict and everything behind it.
+
+    Two verdicts, never confused: `gates_passed` (every gate that ran passed: exit code 0, and a
+    flow may go on to its next step) and `approved_for_full_run` (every gate in REQUIRED_GATES ran
+    and passed). Both are derived from the stages whenever a report is built or read back, so a
+    report cannot claim an approval its stages do not hold.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    approved_for_full_run: bool
+    approved_for_full_run: bool = Field(
+        False, description="Every required gate (spec, dataset, overlap against a separate validation set, "
+                           "estimate, mini-run) ran and passed. Still review samples and evaluate on the "
+                           "frozen validation set (`caveats`).")
+    gates_passed: bool = Field(
+        False, description="Every gate that ran passed; says nothing about the gates that did not run.")
+    not_run: dict[str, str] = Field(
+        default_factory=dict, description="Required gates that did not run, with the reason: why the report "
+                                          "does not approve a full run although its gates passed.")
+    caveats: list[str] = Field(default_factory=list, description="What the verdict does not prove.")
     stages: list[StageResult]
     findings: list[Finding]
     counts: dict[str, int]
@@ -159,6 +183,22 @@ class GateReport(BaseModel):
     def _facts_json(self, facts: GateFacts) -> dict[str, Any]:
         return facts.as_json()
 
+    @model_validator(mode="after")
+    def _decide(self) -> GateReport:
+        failed = any(s.status == "failed" for s in self.stages) or self.counts.get("error", 0) > 0
+        by_name = {s.name: s for s in self.stages}
+        self.not_run = {g: _why_not_run(by_name.get(g)) for g in REQUIRED_GATES
+                        if g not in by_name or by_name[g].status == "skipped"}
+        self.gates_passed = not failed
+        self.approved_for_full_run = self.gates_passed and not self.not_run
+        extra = [c for s in self.stages for c in s.stats.get("caveats", []) if isinstance(c, str)]
+        self.caveats = [*CAVEATS, *dict.fromkeys(extra)]
+        return self
+
+    def passed_gates(self) -> list[str]:
+        """Names of the stages that ran and passed, in order."""
+        return [s.name for s in self.stages if s.status == "passed"]
+
     @classmethod
     def from_stages(cls, stages: list[StageResult], **extra: Any) -> GateReport:
         findings = [f for s in stages for f in s.findings]
@@ -167,9 +207,7 @@ class GateReport(BaseModel):
             for code, n in stage.totals_by_code.items():
                 sev = next((f.severity for f in stage.findings if f.code == code), "error")
                 counts[sev] += n
-        approved = all(s.status != "failed" for s in stages) and counts["error"] == 0
-        return cls(approved_for_full_run=approved, stages=stages, findings=findings,
-                   counts=counts, **extra)
+        return cls(stages=stages, findings=findings, counts=counts, **extra)
 
     @classmethod
     def merge(cls, reports: list[GateReport]) -> GateReport:
@@ -193,3 +231,9 @@ class GateReport(BaseModel):
 
     def codes(self) -> set[str]:
         return {f.code for f in self.findings}
+
+
+def _why_not_run(stage: StageResult | None) -> str:
+    if stage is None:
+        return "not run"
+    return f"skipped: {stage.reason}" if stage.reason else "skipped"

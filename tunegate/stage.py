@@ -32,7 +32,9 @@ class RecordObserver(Protocol):
     `record`). Records nested deeper than the dataset stage's MAX_DEPTH (64) are reported (TG224)
     and withheld, so observers may serialise or recurse freely. `finish(role)` is called once per
     role after its file has been read, also when the file could not be opened. Do not mutate
-    `record`.
+    `record`. An observer may also define `exact_repeat(role, line)`: the dataset stage calls it
+    for every record it reported as a byte-identical repeat of an earlier one (TG210), so a later
+    stage need not report the same repeat again.
     """
 
     def observe(self, role: str, line: int, index: int, record: dict) -> None: ...

@@ -53,7 +53,7 @@ def printed(argv, capsys) -> tuple[int, list[str]]:
 def assert_unforged(lines: list[str], verdicts: int) -> None:
     text = "\n".join(lines)
     assert not [c for c in UNSAFE if c in text]
-    assert sum(line.startswith(("APPROVED", "REJECTED")) for line in lines) == verdicts, text
+    assert sum(line.startswith(("APPROVED", "NOT APPROVED", "REJECTED")) for line in lines) == verdicts, text
     assert not [line for line in lines if line.startswith("[1/")][1:], text  # one stage list, ours
     assert "internal error" not in text
 
@@ -62,10 +62,11 @@ def test_advise_shows_the_llm_text_quoted_on_one_line_each(spec_file, capsys):
     code, lines = printed(["advise", str(spec_file)], capsys)
     assert code == 0
     assert_unforged(lines, verdicts=0)
-    (summary,) = [line for line in lines if line.startswith("summary: ")]
-    assert summary.startswith('summary: "Looks fine. APPROVED for a full run') and summary.endswith('"')
-    (why,) = [line for line in lines if line.startswith("   why (llm): ")]
-    assert why == f'   why (llm): "Shorter sequences. {FAKE_VERDICT}"'
+    label = "the LLM's words (its figures that are not ours removed): "
+    (summary,) = [line for line in lines if line.startswith(label)]
+    assert summary.startswith(label + '"Looks fine. APPROVED for a full run') and summary.endswith('"')
+    (why,) = [line for line in lines if line.startswith("   why (the LLM's words): ")]
+    assert why == f'   why (the LLM\'s words): "Shorter sequences. {FAKE_VERDICT}"'
 
 
 def test_check_with_the_advisor_prints_exactly_one_verdict_its_own(spec_file, capsys):

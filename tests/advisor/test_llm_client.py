@@ -52,7 +52,8 @@ def run(replies, caplog=None, **training):
 def test_a_good_answer_is_parsed_verified_and_merged_with_the_rules():
     advice, findings, server = run([reply(GOOD)])
     assert advice.source == "rules+llm"
-    assert advice.summary == GOOD["summary"]
+    assert advice.llm_summary == GOOD["summary"]  # the LLM's words, kept apart from our headline
+    assert advice.summary.startswith("2 verified change(s)") and "(our estimate)" in advice.summary
     compile_ = next(s for s in advice.suggestions if s.setting == "training.compile")
     assert compile_.verified and compile_.source == "rules+llm"  # the rules proposed it too
     shorter = next(s for s in advice.suggestions if s.source == "llm")
@@ -130,9 +131,9 @@ def test_new_hardware_for_a_feasible_job_is_rejected():
 
 def test_a_changed_global_batch_must_be_declared():
     silent = {"summary": "", "suggestions": [
-        {"setting": "training.grad_accum_steps", "current": 1, "proposed": 2, "rationale": "smoother"}]}
+        {"setting": "training.grad_accum_steps", "current": 4, "proposed": 8, "rationale": "smoother"}]}
     advice, _, _ = run([reply(silent)])
-    # the rules already moved to micro batch 8 x accumulation 1 (global batch 8)
+    # the spec's micro batch 2 x accumulation 4 is a global batch of 8; accumulation 8 makes it 16
     llm = next(s for s in advice.suggestions if s.source == "llm")
     assert not llm.verified and "changes the global batch from 8 to 16" in llm.rejected_reason
 

@@ -1,4 +1,4 @@
-"""`tunegate runs`: the experiment table, grouped by validation digest, ranked only within a group."""
+"""`tunegate runs`: the experiment table, grouped by training and validation data, ranked only within a group."""
 from __future__ import annotations
 
 import json
@@ -21,6 +21,7 @@ from tunegate.tracking.candidate_log import log_candidate
 from tunegate.tracking.runs import start_parent
 
 OTHER = "sha256:" + "9" * 64
+FLOWS = ROOT_DIR / "tests" / "data" / "flows"
 
 
 def _tunegate(*args: str) -> subprocess.CompletedProcess:
@@ -47,18 +48,20 @@ def test_the_table_ranks_by_validation_loss_within_a_validation_group(client, st
     out = _tunegate("--tracking-uri", store_uri, "--experiment", EXPERIMENT)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == f"experiment '{EXPERIMENT}': 5 candidate run(s) in 2 validation group(s)"
+    assert lines[0] == f"experiment '{EXPERIMENT}': 5 candidate run(s) in 2 data group(s)"
     assert "ranked only within their group" in lines[1]
     header = next(line for line in lines if line.startswith("rank"))
-    for column in ("version", "model", "r", "alpha", "dropout", "lr", "batch", "steps/ep", "train loss",
+    for column in ("name", "version", "model", "r", "alpha", "dropout", "lr", "batch", "trained", "train loss",
                    "val loss", "verdict"):
         assert column in header
     rows = [line.split() for line in lines if line[:1].isdigit() or line.startswith("-  ")]
     frozen = [row for row in rows if row[1] in {ids[k][:8] for k in ("r4", "r8", "r16", "rejected")}]
     assert [(row[0], row[1]) for row in frozen] == [("1", ids["r8"][:8]), ("2", ids["r16"][:8]),
                                                     ("3", ids["r4"][:8]), ("-", ids["rejected"][:8])]
+    name, *cells = frozen[0][2:]
+    assert name.startswith("candidate-")  # these records carry no name of their own
     assert ["support-v1", "tunegate/tiny-llama", "8", "32.0", "0.05", "0.0002", "4x2", "20", "st", "1.2", "1.4",
-            "approved", "FINISHED"] == frozen[0][2:]
+            "approved", "FINISHED"] == cells
     # The run scored on other validation data is alone in its group: rank 1 there, not above r8.
     assert [row[:2] for row in rows if row[1] == ids["other"][:8]] == [["1", ids["other"][:8]]]
 
@@ -68,6 +71,7 @@ def test_json_output_holds_one_group_per_validation_digest(client, store_uri):
     out = _tunegate("--tracking-uri", store_uri, "--experiment", EXPERIMENT, "--json")
     doc = json.loads(out.stdout)
     groups = {g["validation_digest"]: g["runs"] for g in doc["groups"]}
+    assert {g["train_digest"] for g in doc["groups"]} == {approved_record().dataset("train").digest}
     frozen = approved_record().validation_digest
     assert set(groups) == {frozen, OTHER}
     assert [(r["run_id"], r["rank"]) for r in groups[frozen]] == [
@@ -79,8 +83,8 @@ def test_comparing_runs_across_validation_digests_is_refused(client, store_uri):
     ids = _sweep(client)
     out = _tunegate("--tracking-uri", store_uri, "--compare", ids["r8"], ids["other"])
     assert out.returncode == 1
-    assert "refusing to rank runs scored on different validation sets (2 validation digests" in out.stderr
-    assert ids["other"][:8] in out.stderr and "must stay frozen" in out.stderr
+    assert "refusing to rank runs on different validation data (2 validation digests" in out.stderr
+    assert ids["other"][:8] in out.stderr and "both their training and validation data" in out.stderr
 
 
 def test_comparing_runs_on_one_validation_digest_ranks_them(client, store_uri):
@@ -111,3 +115,42 @@ def test_a_missing_store_is_a_usage_error_and_is_not_created(tmp_path):
 def test_an_empty_experiment_says_so(client, store_uri):
     out = _tunegate("--tracking-uri", store_uri, "--experiment", "empty")
     assert out.returncode == 0 and out.stdout == "no candidate runs in experiment 'empty'\n"
+
+
+def _on_train(train_file, r: int, val_loss: float):
+    """An approved candidate whose training data is `train_file` (real digest and record count)."""
+    from tunegate.dataset.fingerprint import fingerprint_file
+
+    base = report("approved")
+    prints = {**base.fingerprints, "train": fingerprint_file(train_file).model_dump()}
+    return record_from_report(base.model_copy(update={"fingerprints": prints}),
+                              with_changes(base_spec(), lora={"r": r}), val_loss=val_loss)
+
+
+def test_runs_trained_on_other_data_are_ranked_apart_and_say_why(client, store_uri):
+    # issue 11: a run on a 60-record subset (tests/data/flows/train_subset_60.jsonl) sat in one ranking
+    # with runs on all 85 records
+    full, subset = FLOWS / "train.jsonl", FLOWS / "train_subset_60.jsonl"
+    parent = start_parent(client, EXPERIMENT, "flow-1")
+    ids = {r: log_candidate(client, parent, _on_train(full, r, loss)).run_id for r, loss in ((4, 1.9), (8, 1.4))}
+    ids[16] = log_candidate(client, parent, _on_train(subset, 16, 1.1)).run_id  # lower loss, other data
+    out = _tunegate("--tracking-uri", store_uri, "--experiment", EXPERIMENT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"experiment '{EXPERIMENT}': 3 candidate run(s) in 2 data group(s)"
+    heads = [line for line in lines if line.startswith("train ")]
+    assert "(85 records), validation" in heads[0] and "2 run(s)" in heads[0]
+    assert "(60 records), validation" in heads[1]
+    assert "not ranked with the first group: other training data (" in heads[1]
+    assert "60 records, not " in heads[1] and "85 records)" in heads[1]
+    ranks = {line.split()[1]: line.split()[0] for line in lines if line[:1].isdigit()}
+    assert ranks == {ids[8][:8]: "1", ids[4][:8]: "2", ids[16][:8]: "1"}  # r16 tops only its own group
+
+
+def test_comparing_runs_on_other_training_data_is_refused(client, store_uri):
+    full, subset = FLOWS / "train.jsonl", FLOWS / "train_subset_60.jsonl"
+    parent = start_parent(client, EXPERIMENT, "flow-1")
+    a = log_candidate(client, parent, _on_train(full, 4, 1.9)).run_id
+    b = log_candidate(client, parent, _on_train(subset, 8, 1.1)).run_id
+    out = _tunegate("--tracking-uri", store_uri, "--compare", a, b)
+    assert out.returncode == 1 and "refusing to rank runs on different training data" in out.stderr

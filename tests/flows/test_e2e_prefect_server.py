@@ -113,7 +113,7 @@ def test_the_worker_environment_imports_this_checkout_not_an_installed_copy(stac
 def test_triggered_preflight_on_an_approved_spec_completes_on_the_cpu_worker(stack, runs):
     run = runs["runs"]["good"]
     assert run["state_type"] == "COMPLETED", f"{run['state']}\n{stack.diagnostics()}"
-    assert run["state"]["message"] == "approved for a full run"
+    assert run["state"]["message"] == "approved for a full run: every required gate passed"
     assert run["work_pool_name"] == "cpu" and run["parameters"]["spec_path"] == str(runs["folders"]["good"])
     artifacts = stack.api("POST", "/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [run["id"]]}}})
     assert "markdown" in {a["type"] for a in artifacts}

@@ -48,7 +48,7 @@ def test_approved_spec_trains_evaluates_saves_and_logs_the_full_run(prefect_api,
     client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
     runs = client.search_runs([client.get_experiment_by_name("tunegate").experiment_id],
                               "tags.`tunegate.kind` = 'candidate'")
-    full = [r for r in runs if r.info.run_name == "full-run"]
+    full = [r for r in runs if r.info.run_name == "full-run good"]  # named for its spec
     assert len(full) == 1 and full[0].info.status == "FINISHED"
     assert full[0].data.metrics["val/loss"] == pytest.approx(result["val_loss"])
     assert len(client.get_metric_history(full[0].info.run_id, "train/loss")) >= 1

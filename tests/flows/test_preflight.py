@@ -51,3 +51,38 @@ def test_rejected_data_fails_the_flow_run_with_the_stage_and_logs_a_failed_candi
     child = next(r for r in runs if r.data.tags.get("tunegate.kind") == "candidate")
     assert child.info.status == "FAILED"
     assert "TG204" in child.data.tags["tunegate.failing_codes"]
+
+
+def test_the_preflight_run_is_named_for_its_spec_and_logs_the_mini_runs_validation_loss(
+        prefect_api, tiny_cache, workdir):
+    from tunegate.flows.preflight import preflight
+
+    assert preflight(str(workdir / "good.yaml"), return_state=True).is_completed()
+    client, runs = _mlflow_runs(workdir)
+    child = next(r for r in runs if r.data.tags.get("tunegate.kind") == "candidate")
+    parent = next(r for r in runs if r.data.tags.get("tunegate.kind") == "parent")
+    assert child.info.run_name == parent.info.run_name == "preflight good"
+    assert child.data.metrics["val/loss"] == child.data.metrics["mini_run/eval_loss"] > 0
+    assert child.data.tags["tunegate.val_scope"] == "mini-run eval batch"  # shown, never ranked
+    assert child.data.params["run.kind"] == "preflight" and child.data.params["run.trained_steps"] == "3"
+    assert child.data.tags["tunegate.approved_for_full_run"] == "true"
+    assert "frozen validation set" in child.data.tags["tunegate.caveats"]
+
+
+def test_a_preflight_without_the_mini_run_passes_but_approves_no_full_run(prefect_api, workdir):
+    from tunegate.flows.preflight import preflight
+
+    state = preflight(str(workdir / "good.yaml"), mini_run=False, advisor=False, return_state=True)
+    assert state.is_completed()  # every gate that ran passed
+    assert "not approved for a full run" in state.message and "mini-run not run" in state.message
+    report = state.result()
+    assert report["gates_passed"] is True and report["approved_for_full_run"] is False
+    saved = json.loads((workdir / ".tunegate" / "reports" / "good.json").read_text())
+    assert saved["approved_for_full_run"] is False and saved["not_run"] == {"mini-run": "not run"}
+    client, runs = _mlflow_runs(workdir)
+    child = next(r for r in runs if r.data.tags.get("tunegate.kind") == "candidate")
+    assert child.data.tags["tunegate.verdict"] == "passed" and child.info.status == "FINISHED"
+    assert child.data.tags["tunegate.gates_not_run"] == "mini-run not run"
+    md = client.download_artifacts(child.info.run_id, "report.md", str(workdir))
+    text = open(md, encoding="utf-8").read()
+    assert "not approved for a full run" in text.splitlines()[0] and "review representative samples" in text

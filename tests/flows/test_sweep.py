@@ -47,11 +47,75 @@ def test_nomad_sweep_treats_the_diverging_region_as_infeasible_and_finds_a_feasi
     summary = state.result()
     rejected = [o for o in summary["outcomes"] if not o["approved"]]
     assert len(summary["outcomes"]) == 5
-    assert rejected and all("TG516" in o["codes"] for o in rejected)
+    # out of scale (TG535), NaN in fp16 (TG516), or, at lr 1, rejected by the spec stage (TG125)
+    assert rejected and all(set(o["codes"]) & {"TG125", "TG516", "TG535"} for o in rejected)
     best = summary["best"]["overrides"]["training.learning_rate"]
     assert best < 1.0 and summary["best"]["val_loss"] > 0
     client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
     exp = client.get_experiment_by_name("tunegate").experiment_id
     failed = client.search_runs([exp], "tags.`tunegate.kind` = 'candidate' and attributes.status = 'FAILED'")
     assert len(failed) == len(rejected)
-    assert "TG516" in failed[0].data.tags["tunegate.failure_reason"]
+    assert any(code in failed[0].data.tags["tunegate.failure_reason"] for code in ("TG125", "TG516", "TG535"))
+
+
+@pytest.fixture(scope="module")
+def leaky_sweep(prefect_api, tiny_cache, tmp_path_factory):
+    """tests/data/flows/leaky.yaml swept once: its outcomes and its MLflow runs."""
+    import shutil
+
+    from mlflow import MlflowClient
+
+    from tests.support.flows import FLOWS_DATA
+    from tunegate.flows.sweep import sweep
+
+    folder = tmp_path_factory.mktemp("leaky") / "flows"
+    shutil.copytree(FLOWS_DATA, folder)
+    state = sweep(str(folder / "leaky.yaml"), return_state=True)
+    assert state.is_completed(), state.message
+    client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("tunegate").experiment_id
+    runs = client.search_runs([exp])
+    return state.result(), {r.info.run_name: r for r in runs}
+
+
+def test_the_leaky_candidate_is_rejected_never_trained_and_logs_its_own_data(leaky_sweep):
+    summary, runs = leaky_sweep
+    leaky = summary["outcomes"][1]
+    assert not leaky["approved"] and "TG301" in leaky["codes"] and leaky["val_loss"] is None
+    run = runs["train=leaky_train"]
+    assert run.info.status == "FAILED" and "stage 'overlap'" in run.data.tags["tunegate.failure_reason"]
+    assert run.data.params["data.train_records"] == "105"
+    assert run.data.params["data.train_digest"] != runs["r4-a8"].data.params["data.train_digest"]
+    assert "run.trained_steps" not in run.data.params  # it trained nothing
+
+
+def test_every_candidate_has_a_named_run_with_its_verdict_a_spec_rejected_one_too(leaky_sweep):
+    summary, runs = leaky_sweep
+    assert len(summary["outcomes"]) == 5
+    assert {"sweep leaky", "r4-a8", "train=leaky_train", "train=train_subset_60", "r=true",
+            "validation=validation_other"} == set(runs)
+    rejected = runs["r=true"]
+    assert rejected.info.status == "FAILED" and rejected.data.tags["tunegate.verdict"] == "rejected"
+    assert "TG102" in rejected.data.tags["tunegate.failing_codes"] and rejected.data.params["lora.r"] == "True"
+    other = runs["validation=validation_other"]
+    assert "TG391" in other.data.tags["tunegate.failing_codes"]
+
+
+def test_the_trained_budget_is_logged_as_such_with_sortable_verdict_and_data_columns(leaky_sweep):
+    _, runs = leaky_sweep
+    good = runs["r4-a8"]
+    assert good.data.params["run.trained_steps"] == "2"  # sweep.train_steps, not the spec's max_steps 6
+    assert good.data.params["training.max_steps"] == "6" and good.data.params["run.kind"] == "sweep candidate"
+    assert good.data.metrics["gate/approved_for_full_run"] == 1.0 and "val/loss" in good.data.metrics
+    assert good.data.tags["tunegate.val_scope"] == "validation set"
+    assert runs["r=true"].data.metrics["gate/approved_for_full_run"] == 0.0
+    assert {"data.train_digest", "data.validation_digest"} <= set(good.data.params)
+
+
+def test_a_candidate_on_other_training_data_is_trained_but_not_ranked_against_the_others(leaky_sweep):
+    summary, runs = leaky_sweep
+    subset = summary["outcomes"][2]
+    assert subset["approved"] and subset["own_data"] == ["data.train"]
+    assert runs["train=train_subset_60"].data.params["data.train_records"] == "60"
+    assert summary["best"]["overrides"] == {"lora.r": 4, "lora.alpha": 8}  # the only one on the base's data
+    assert runs["sweep leaky"].data.tags["tunegate.best_run"] == runs["r4-a8"].info.run_id

@@ -84,7 +84,7 @@ def test_records_repeated_inside_train_are_a_warning_with_their_lines():
     [repeat] = findings(result, "TG304")
     assert (repeat.severity, repeat.file, repeat.line) == ("warning", str(DATA / "train.jsonl"), 6)
     assert "train.jsonl:1 is repeated 1 more time(s) in train (line 6)" in repeat.message
-    assert result.stats["train_repeats"] == {"groups": 1, "records": 1}
+    assert result.stats["train_repeats"] == {"groups": 1, "records": 1, "byte_identical": 0}
 
 
 def test_disjoint_splits_pass_without_overlap_findings():

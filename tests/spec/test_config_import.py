@@ -30,7 +30,7 @@ def test_an_axolotl_config_is_detected_mapped_with_its_own_defaults_and_passes_e
     assert (t.micro_batch_size, t.grad_accum_steps, t.epochs, t.seed, t.loss_on) == (2, 2, 1.0, 42, "replies")
     assert spec.lora.target_modules[:2] == ["gate_proj", "down_proj"] and spec.data.format == "messages"
     report = check(parsed)
-    assert report.approved_for_full_run, places(report)
+    assert report.gates_passed, places(report)
     assert [s.status for s in report.stages] == ["passed"] * 4
 
 
@@ -44,7 +44,7 @@ def test_keys_tunegate_does_not_model_are_listed_once_as_not_checked():
 def test_a_finding_names_the_original_file_line_and_key():
     report = check(AXOLOTL / "lora-1b-bad-dropout.yml")
     assert f"{AXOLOTL / 'lora-1b-bad-dropout.yml'}:24:1 (lora_dropout) TG103" in places(report)
-    assert not report.approved_for_full_run
+    assert not report.gates_passed
 
 
 def test_the_published_axolotl_example_gets_its_two_real_problems_not_dozens_of_unknown_keys():
@@ -60,7 +60,7 @@ def test_qlora_on_sharegpt_fields_maps_to_4bit_and_the_sharegpt_format():
     spec = parse_spec(AXOLOTL / "qlora-sharegpt.yml").require()
     assert (spec.model.quantization, spec.data.format, spec.lora.target_modules) == ("4bit", "sharegpt", "all-linear")
     assert (spec.training.optimizer, spec.training.warmup_ratio) == ("paged_adamw_8bit", 0.1)
-    assert check(AXOLOTL / "qlora-sharegpt.yml").approved_for_full_run
+    assert check(AXOLOTL / "qlora-sharegpt.yml").gates_passed
 
 
 def test_a_trl_sft_config_maps_trl_defaults_and_its_folder_splits():
@@ -72,7 +72,7 @@ def test_a_trl_sft_config_maps_trl_defaults_and_its_folder_splits():
     assert (t.learning_rate, t.micro_batch_size, t.grad_accum_steps, t.max_seq_len) == (1e-4, 2, 8, 2048)
     assert (t.warmup_steps, t.warmup_ratio, t.seed, spec.lora.target_modules) == (0, 0.03, 42, "all-linear")
     report = check(parsed)
-    assert report.approved_for_full_run, places(report)
+    assert report.gates_passed, places(report)
     assert report.stage("dataset").stats["train"]["format"] == "prompt_completion"
 
 
@@ -100,7 +100,7 @@ def test_a_hub_dataset_in_the_local_hub_cache_is_read_from_there(tmp_path, monke
     config.write_text((TRL / "sft.yaml").read_text().replace("../data/trl_support", "acme/support-chats"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     report = check(config)
-    assert report.approved_for_full_run, places(report)
+    assert report.gates_passed, places(report)
     assert [f.code for f in report.findings if f.code == "TG148"] == ["TG148", "TG148"]
     assert report.stage("dataset").stats["train"]["records"] == 40
 

@@ -150,3 +150,42 @@ def test_schema_carries_the_field_descriptions():
     text = json.dumps(schema)
     assert "Peak learning rate of AdamW." in text
     assert schema["title"] == "tunegate spec"
+
+
+def test_a_boolean_rank_and_quoted_numbers_are_wrong_types_not_silently_coerced():
+    result, spec, codes = findings("coerced_types.yaml")
+    assert spec is None and result.status == "failed"
+    assert {("TG102", "lora.r"), ("TG102", "lora.alpha"), ("TG102", "training.learning_rate"),
+            ("TG102", "training.gradient_checkpointing")} <= codes
+    by_key = {f.key: f for f in result.findings}
+    assert by_key["lora.r"].line == 4 and "'true' is a boolean" in by_key["lora.r"].hint
+    assert "without quotes (alpha: 32)" in by_key["lora.alpha"].hint
+
+
+def test_paths_and_whole_numbers_for_real_fields_still_read_as_written():
+    result, spec, _ = findings("good.yaml")
+    assert result.status == "passed"
+    assert spec.data.train.name == "t.jsonl" and spec.training.epochs == 2.0
+
+
+def test_an_api_key_in_any_spec_string_is_rejected_without_echoing_it():
+    result, _, codes = findings("keys_everywhere.yaml")
+    flagged = {key for code, key in codes if code == "TG124"}
+    assert flagged == {"data.version", "sweep.candidates.1.data.version", "sweep.candidates.2.model.revision"}
+    place = next(f for f in result.findings if f.key == "data.version")
+    assert (place.line, place.severity) == (9, "error")
+    dumped = result.model_dump_json()
+    for secret in ("Zq8vN3xL0pR7", "AbCdEfGhIjKl", "Xk29dLq0ZpWm"):
+        assert secret not in dumped
+
+
+def test_a_learning_rate_no_lora_run_survives_is_rejected_at_the_spec_stage():
+    result, spec, codes = findings("lr_absurd.yaml")
+    assert spec is None and ("TG125", "training.learning_rate") in codes
+    lr = next(f for f in result.findings if f.code == "TG125")
+    assert lr.severity == "error" and lr.line == 4
+
+
+def test_a_high_but_survivable_learning_rate_is_only_a_warning():
+    result, _, codes = findings("suspicious.yaml")
+    assert not {c for c, _ in codes} & {"TG124", "TG125"}

@@ -73,10 +73,11 @@ def test_a_nomad_sweep_on_the_tiny_model_skips_diverging_rates_and_is_reproducib
     result = _sweep(base)
     assert len(result.evaluations) == 5
     assert result.evaluations[0].overrides == {"training.learning_rate": 1e-3}  # the spec's own rate
-    diverged = [e for e in result.rejected if "TG516" in e.outcome.codes]
+    # the mini-run rejects an out-of-scale update (TG535) or a NaN loss (TG516), the spec stage lr >= 1 (TG125)
+    diverged = [e for e in result.rejected if {"TG125", "TG516", "TG535"} & set(e.outcome.codes)]
     assert diverged, [e.outcome for e in result.evaluations]
-    assert all(e.overrides["training.learning_rate"] >= 0.1 for e in diverged)
-    assert "loss is nan" in diverged[0].outcome.reason
+    assert all(e.overrides["training.learning_rate"] >= 0.03 for e in diverged)
+    assert any(s in diverged[0].outcome.reason for s in ("loss is nan", "times the weight it adapts", "no LoRA run"))
     best = result.best
     assert best is not None and best.outcome.feasible
     assert best.outcome.objective <= result.evaluations[0].outcome.objective

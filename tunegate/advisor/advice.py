@@ -65,9 +65,14 @@ class Suggestion(BaseModel):
         default_factory=dict, description="Settings changed together with this one.")
     changes_global_batch: bool = Field(
         False, description="Says openly that the global batch (micro x accum x GPUs) changes.")
-    rationale: str = ""
+    rationale: str = Field("", description="Why; for an LLM suggestion, the LLM's own words (figures not ours removed).")
     expected_time_saving: float | None = Field(
-        None, ge=-1.0, le=1.0, description="Fraction of wall-clock time saved, as claimed.")
+        None, ge=-1.0, le=1.0, description="Fraction of wall-clock time saved by OUR estimate; set only when verified.")
+    claimed_time_saving: float | None = Field(
+        None, description="What the LLM claimed it saves: its words, never shown as ours.")
+    purpose: Literal["speed", "memory", "stability"] | None = Field(
+        None, description="speed: verified faster; memory: needed to fit GPU memory (may cost time); "
+                          "stability: fp16 -> bf16 at no cost in time.")
     risks: str = ""
     monitor: str = ""
     source: Literal["rules", "llm", "rules+llm"] = "rules"
@@ -112,13 +117,31 @@ class Advice(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: Literal["rules", "rules+llm"] = "rules"
-    summary: str = ""
+    summary: str = Field("", description="Ours: the verified changes and our predicted hours before and after.")
+    llm_summary: str = Field("", description="The LLM's own summary, its figures that are not ours removed.")
     suggestions: list[Suggestion] = Field(default_factory=list)
     hours_before: float | None = None
     hours_after: float | None = None
     peak_gib_before: float | None = None
     peak_gib_after: float | None = None
     notes: list[str] = Field(default_factory=list)
+    readings: list[dict[str, Any]] = Field(
+        default_factory=list, description="The stated run read as each method it may mean, with every "
+                                          "claimed time's implied MFU (tunegate.estimate.readings).")
 
     def verified(self) -> list[Suggestion]:
         return [s for s in self.suggestions if s.verified]
+
+
+def fmt_hours(hours: float) -> str:
+    """Hours as people read them: '335.8 h', '0.52 h', and seconds for a run under six minutes."""
+    if hours >= 10:
+        return f"{hours:,.1f} h"
+    if hours >= 0.1:
+        return f"{hours:.2f} h"
+    return f"{hours * 3600:.2g} s"
+
+
+def fraction(value: float) -> float:
+    """A fraction rounded to 0.1 % with no negative zero (a saving of -0.0004 is 0, not '-0 %')."""
+    return round(value, 3) + 0.0

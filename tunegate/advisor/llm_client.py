@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import re
 from typing import Any
@@ -45,7 +46,13 @@ _SENT = {
     "hardware": ("gpu", "count"),
     "estimate": ("wall_clock_hours", "dataset_tokens"),
 }
-_MINIRUN_KEYS = ("tokens_per_s", "peak_memory_gib", "step_time_s", "gpu", "final_loss", "grad_norm_max")
+# What the mini-run measured, named as MiniRunFacts.as_measured() names it: numbers with the device
+# they were measured on (a CPU run says so), and the profiled split of its time.
+_MINIRUN_KEYS = ("device", "gpu", "precision", "tokens_per_s", "tokens_per_s_steady", "step_s",
+                 "train_peak_memory_gib", "micro_batch_size", "batch_seq_len", "final_loss", "grad_norm_max",
+                 "profile")
+_PROFILE_KEYS = ("device", "gpu", "steps", "wall_s", "matmul", "attention", "optimizer", "data", "other",
+                 "idle", "peak_memory_bytes")
 
 
 def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts) -> dict[str, Any]:
@@ -55,9 +62,12 @@ def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts) -> dic
     model_id = spec.model.id
     local = os.path.exists(os.path.expanduser(model_id)) or model_id.startswith((".", "/", "~"))
     settings["model"] = {"id": "local model" if local else model_id, "quantization": spec.model.quantization}
-    measured = facts.mini_run.model_dump() if facts.mini_run is not None else {}
+    measured = facts.mini_run.as_measured() if facts.mini_run is not None else {}
     minirun = {k: v for k, v in measured.items()
                if k in _MINIRUN_KEYS and isinstance(v, (int, float, str)) and len(str(v)) < 64}
+    if isinstance(measured.get("profile"), dict):
+        minirun["profile"] = {k: v for k, v in measured["profile"].items()
+                              if k in _PROFILE_KEYS and isinstance(v, (int, float, str)) and len(str(v)) < 64}
     facts_sent = {k: v for k, v in estimate.items() if k != "model"}
     # The estimate's model section names the config file, which may be a local path.
     facts_sent["model"] = {k: estimate.get("model", {}).get(k) for k in ("total_params", "trainable_params")}
@@ -140,18 +150,35 @@ def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
         try:
             kept.append(_suggestion(item))
         except (ValidationError, ValueError, TypeError) as exc:
-            first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            dropped.append(f"suggestion {i + 1} dropped: {quoted(first, 200)}")
+            dropped.append(f"suggestion {i + 1}{_named(item)} dropped: {quoted(_what_failed(exc), 200)}")
     return clean_text(data.get("summary", ""), 1500), kept, dropped
+
+
+def _named(item: Any) -> str:
+    """' (training.compile)' when the dropped item names an allowed setting, so the user can find it."""
+    setting = item.get("setting") if isinstance(item, dict) else None
+    return f" ({setting})" if isinstance(setting, str) and setting in ALLOWED_SETTINGS else ""
+
+
+def _what_failed(exc: Exception) -> str:
+    """The field that failed and why ('proposed: Field required'), not pydantic's message alone."""
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def _suggestion(item: Any) -> Suggestion:
     if not isinstance(item, dict):
         raise ValueError("not an object")
     fields = ("setting", "current", "proposed", "companions", "changes_global_batch", "rationale",
-              "expected_time_saving", "risks", "monitor")
+              "risks", "monitor")
     data = {k: item[k] for k in fields if k in item and item[k] is not None}
     for text_key in ("rationale", "risks", "monitor"):
         if text_key in data and not isinstance(data[text_key], str):
             data[text_key] = json.dumps(data[text_key])[:800]
+    claimed = item.get("expected_time_saving")  # the LLM's claim; the saving shown is ours
+    if isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and math.isfinite(claimed):
+        data["claimed_time_saving"] = float(claimed)
     return Suggestion(source="llm", **data)

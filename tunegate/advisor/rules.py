@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tunegate.advisor.advice import Advice, Suggestion
-from tunegate.advisor.verify import apply_changes, verify
+from tunegate.advisor.advice import Advice, Suggestion, fmt_hours
+from tunegate.advisor.verify import NO_GAIN, apply_changes, verify
 from tunegate.errors import EstimateError
+from tunegate.estimate.readings import readings
 from tunegate.estimate.run import Estimate, estimate_run
 from tunegate.estimate.stage import fits_at_minimum
 from tunegate.estimate.throughput import ASSUMPTIONS
@@ -43,7 +44,7 @@ class _Ctx:
 
 
 def _precision(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
-    gpu = gpus.lookup(spec.hardware.gpu)
+    gpu = gpus.for_hardware(spec.hardware)
     if spec.training.precision == "bf16" or gpu is None or not gpu.supports_bf16:
         return None
     return Suggestion(setting="training.precision", current=spec.training.precision, proposed="bf16",
@@ -54,7 +55,7 @@ def _precision(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
 
 
 def _attention(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
-    t, gpu = spec.training, gpus.lookup(spec.hardware.gpu)
+    t, gpu = spec.training, gpus.for_hardware(spec.hardware)
     flash_ok = gpu is not None and gpu.flash_attention and t.precision != "fp32"
     if t.attention == "eager":
         proposed = "flash_attention_2" if flash_ok else "sdpa"
@@ -202,16 +203,31 @@ def advise_with_rules(spec: Spec, facts: GateFacts | None = None,
         if suggestion is None:
             continue
         checked, new_spec = verify(suggestion, current, ctx.facts, base_dir, ctx.impossible)
-        if checked.predicted_hours is not None:
-            saving = 1.0 - checked.predicted_hours / current_est.hours
-            checked = checked.model_copy(update={"expected_time_saving": round(saving, 3)})
+        if not checked.verified and (checked.rejected_reason or "").startswith(NO_GAIN):
+            continue  # our own estimate says it does not pay: not advice
         out.append(checked)
         if new_spec is not None:
             current, current_est = new_spec, estimate_run(new_spec, ctx.facts, base_dir)
-    advice = Advice(source="rules", suggestions=out, hours_before=round(before.hours, 2),
-                    hours_after=round(current_est.hours, 2), peak_gib_before=before.memory.peak_gib,
-                    peak_gib_after=current_est.memory.peak_gib,
-                    summary=f"{len([s for s in out if s.verified])} verified change(s): "
-                            f"{before.hours:,.1f} h -> {current_est.hours:,.1f} h on "
-                            f"{spec.hardware.count} x {spec.hardware.gpu}")
-    return advice, current
+    found = readings(spec, ctx.facts, base_dir, first=before)
+    advice = Advice(source="rules", suggestions=out, hours_before=_hours(before.hours),
+                    readings=[r.model_dump() for r in found],
+                    hours_after=_hours(current_est.hours), peak_gib_before=before.memory.peak_gib,
+                    peak_gib_after=current_est.memory.peak_gib)
+    return advice.model_copy(update={"summary": headline(advice, spec, before)}), current
+
+
+def _hours(hours: float) -> float:
+    return float(f"{hours:.4g}")  # 4 significant digits: 335.8, and 0.0004 is not rounded to 0
+
+
+def headline(advice: Advice, spec: Spec, before: Estimate) -> str:
+    """Our summary: the verified changes, predicted hours and memory before and after."""
+    verified = advice.verified()
+    where = f"on {spec.hardware.count} x {spec.hardware.gpu}"
+    text = (f"{len(verified)} verified change(s): {fmt_hours(advice.hours_before)} -> "
+            f"{fmt_hours(advice.hours_after)}, peak {advice.peak_gib_before:.1f} -> {advice.peak_gib_after:.1f} "
+            f"GiB per GPU {where} (our estimate)")
+    if before.memory.verdict != "fits":
+        text += f"; the current settings {'do not fit' if before.memory.verdict == 'does not fit' else 'barely fit'} " \
+                "in GPU memory, so the memory fixes come first"
+    return text

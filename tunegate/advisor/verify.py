@@ -1,8 +1,11 @@
 """Check a suggestion against the physical model before anyone sees it as advice.
 
 A suggestion is verified when the spec with it applied still validates, fits in GPU memory,
-keeps the declared hardware (unless the job is impossible on it), and keeps the global batch or
-says openly that it changes it. The estimate's hours with it applied are recorded either way.
+keeps the declared hardware (unless the job is impossible on it), keeps the global batch or says
+openly that it changes it, and pays off: it makes the run faster by our estimate (purpose
+"speed"), or it makes a run that does not fit fit (purpose "memory", which may cost time). A change
+that makes the run slower or no faster is not advice. The estimate's hours with it applied are
+recorded either way; the time saved is ours, and set only on a verified suggestion.
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tunegate.advisor.advice import HARDWARE_SETTINGS, Suggestion
+from tunegate.advisor.advice import HARDWARE_SETTINGS, Suggestion, fmt_hours, fraction
 from tunegate.errors import EstimateError
 from tunegate.estimate.run import Estimate, estimate_run
 from tunegate.facts import GateFacts
@@ -40,14 +43,41 @@ def global_batch(spec: Spec) -> int:
     return t.micro_batch_size * t.grad_accum_steps * spec.hardware.count
 
 
+# A change must save at least this share of the hours to count as faster: our estimate's own
+# rounding and a 0.1 % gain are not worth a changed config.
+MIN_SAVING = 0.01
+NO_GAIN = "makes the run"  # how a rejection for no gain begins (the rule engine drops its own)
+
+
 def verify(suggestion: Suggestion, spec: Spec, facts: GateFacts, base_dir: Path | None,
            impossible_here: bool) -> tuple[Suggestion, Spec | None]:
     """The suggestion marked verified or rejected, and the spec with it applied (None if rejected)."""
     reason, new_spec, est = _first_problem(suggestion, spec, facts, base_dir, impossible_here)
-    update: dict[str, Any] = {"verified": reason is None, "rejected_reason": reason}
+    update: dict[str, Any] = {"verified": False, "rejected_reason": reason, "expected_time_saving": None,
+                              "purpose": None}
     if est is not None:
-        update.update(predicted_hours=round(est.hours, 2), predicted_peak_gib=est.memory.peak_gib)
-    return suggestion.model_copy(update=update), (new_spec if reason is None else None)
+        update.update(predicted_hours=float(f"{est.hours:.4g}"), predicted_peak_gib=est.memory.peak_gib)
+    if reason is None:
+        before = estimate_run(spec, facts, base_dir)
+        purpose, reason = _payoff(suggestion, spec, before, est)
+        saving = fraction(1.0 - est.hours / before.hours) if before.hours > 0 else None
+        update.update(verified=reason is None, rejected_reason=reason, purpose=purpose,
+                      expected_time_saving=saving if reason is None else None)
+    return suggestion.model_copy(update=update), (new_spec if update["verified"] else None)
+
+
+def _payoff(s: Suggestion, spec: Spec, before: Estimate, after: Estimate) -> tuple[str | None, str | None]:
+    """(purpose, None) when the change is worth making, else (None, why not)."""
+    if before.memory.verdict != "fits" and after.memory.verdict == "fits":
+        return "memory", None
+    if before.hours > 0 and after.hours <= before.hours * (1 - MIN_SAVING):
+        return "speed", None
+    slower = after.hours > before.hours * (1 + MIN_SAVING)
+    # fp16 -> bf16 at no cost in time: fp16's range overflows to NaN losses, bf16's does not (TG122).
+    if s.changes() == {"training.precision": "bf16"} and spec.training.precision == "fp16" and not slower:
+        return "stability", None
+    return None, (f"{NO_GAIN} {'slower' if slower else 'no faster'} by our estimate ({fmt_hours(before.hours)} -> "
+                  f"{fmt_hours(after.hours)}) and is not needed to fit memory")
 
 
 def _first_problem(s: Suggestion, spec: Spec, facts: GateFacts, base_dir: Path | None,
@@ -78,7 +108,7 @@ def _first_problem(s: Suggestion, spec: Spec, facts: GateFacts, base_dir: Path |
 
 def _hardware_support(spec: Spec) -> str | None:
     """What the GPU cannot do that the changed spec asks for (bf16, flash attention)."""
-    gpu = gpus.lookup(spec.hardware.gpu)
+    gpu = gpus.for_hardware(spec.hardware)
     if gpu is None:
         return f"unknown GPU '{spec.hardware.gpu}'"
     t = spec.training

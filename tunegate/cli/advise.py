@@ -13,6 +13,11 @@ import json
 import sys
 from typing import Any
 
+from tunegate.advisor.advice import fmt_hours
+
+# A claimed saving within 5 points of ours is the same claim; beyond, it is flagged as unconfirmed.
+CLAIM_TOLERANCE = 0.05
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("advise", help="suggest faster settings for the same hardware",
@@ -42,33 +47,60 @@ def run(args: argparse.Namespace) -> int:
         for f in findings:
             print(f"{f.code} {f.severity}: {one_line(f.message)}", file=sys.stderr)
         if advice is not None:
-            print(render_advice(advice.model_dump(mode="json")))
+            print(render_advice(advice.model_dump(mode="json"), spec.hardware.count, spec.hardware.gpu))
     return 0 if advice is not None else 1
 
 
-def render_advice(a: dict[str, Any]) -> str:
-    """The advice as plain text: hours before and after, then each suggestion and its check.
+def render_advice(a: dict[str, Any], gpu_count: int = 1, gpu: str = "") -> str:
+    """The advice as plain text: our hours before and after, each suggestion and its check, the
+    readings of a claimed time.
 
-    What an LLM wrote is shown quoted, one line each (`tunegate.render.quoted`): its answer can
-    neither break a line nor print something that looks like our output.
+    Only our numbers are shown as ours; an LLM's summary and rationale are quoted as its words, one
+    line each (`tunegate.render.quoted`): its answer can neither break a line nor print something
+    that looks like our output.
     """
+    from tunegate.estimate.readings import Reading, render_readings
     from tunegate.render import one_line, quoted
 
-    lines = [f"predicted hours: {a['hours_before']:,.1f} -> {a['hours_after']:,.1f}   "
+    lines = [f"predicted hours: {fmt_hours(a['hours_before'])} -> {fmt_hours(a['hours_after'])}   "
              f"peak memory per GPU: {a['peak_gib_before']:.1f} -> {a['peak_gib_after']:.1f} GiB   "
-             f"(advice from {a['source']})"]
+             f"(our estimate; advice from {a['source']})"]
     if a["summary"]:
-        lines.append(f"summary: {quoted(a['summary'], 1500)}")
+        lines.append(a["summary"])
+    if a.get("llm_summary"):
+        lines.append(f"the LLM's words (its figures that are not ours removed): "
+                     f"{quoted(a['llm_summary'], 1500)}")
     for i, s in enumerate(a["suggestions"], 1):
         text = quoted if s["source"] == "llm" else one_line
         extra = "".join(f", {k} -> {v}" for k, v in s["companions"].items())
-        mark = "verified" if s["verified"] else f"REJECTED: {one_line(s['rejected_reason'])}"
-        saving = "" if s["expected_time_saving"] is None else f", time saved {s['expected_time_saving']:.0%}"
-        hours = "" if s["predicted_hours"] is None else f", {s['predicted_hours']:,.1f} h"
-        lines += ["", f"{i}. {s['setting']}: {s['current']} -> {s['proposed']}{extra}  [{mark}{hours}{saving}]",
-                  f"   why ({s['source']}): {text(s['rationale'])}"]
+        who = " (the LLM's words)" if s["source"] == "llm" else ""
+        lines += ["", f"{i}. {s['setting']}: {s['current']} -> {s['proposed']}{extra}  [{_mark(s)}]",
+                  f"   why{who}: {text(s['rationale'])}"]
         if s["risks"]:
             lines.append(f"   risks: {text(s['risks'])}")
         if s["monitor"]:
             lines.append(f"   monitor: {text(s['monitor'])}")
+    for note in a.get("notes", []):
+        lines += ["", f"note: {one_line(note)}"]
+    lines += render_readings([Reading.model_validate(r) for r in a.get("readings", [])], gpu_count, gpu)
     return "\n".join(lines)
+
+
+def _mark(s: dict[str, Any]) -> str:
+    """What we verified about one suggestion: the check, our hours, our saving, the LLM's claim."""
+    hours = "" if s["predicted_hours"] is None else f", {fmt_hours(s['predicted_hours'])}"
+    if not s["verified"]:
+        from tunegate.render import one_line
+
+        return f"REJECTED: {one_line(s['rejected_reason'])}"
+    if s.get("purpose") == "memory":
+        mark = f"verified, needed to fit GPU memory{hours}"
+    elif s.get("purpose") == "stability":
+        mark = f"verified, no cost in time{hours}: bf16 cannot overflow as fp16 does"
+    else:
+        saving = s["expected_time_saving"]
+        mark = f"verified{hours}" + ("" if saving is None else f", saves {saving:.0%} by our estimate")
+    claimed = s.get("claimed_time_saving")
+    if claimed is not None and abs(claimed - (s["expected_time_saving"] or 0.0)) > CLAIM_TOLERANCE:
+        mark += f"; the LLM claimed {claimed:.0%}, not confirmed"
+    return mark

@@ -17,7 +17,9 @@ from tunegate.errors import UsageError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="run the preflight gate",
                        description="Run the gate's stages cheapest first and stop at the first that fails. "
-                                   "Exit 0 approved, 1 rejected, 2 usage error.")
+                                   "Exit 0 when every gate that ran passed, 1 when one rejected, 2 usage "
+                                   "error. The report says whether a full run is approved: that needs every "
+                                   "required gate (a spec, a separate validation set, the mini-run).")
     p.add_argument("spec", nargs="?", metavar="SPEC|CONFIG",
                    help="the spec YAML, or an axolotl / TRL `trl sft` config (omit to check only --train/--validation)")
     p.add_argument("--from", dest="kind", choices=["tunegate", "axolotl", "trl"],
@@ -33,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--advise", action="store_true",
                    help="also run the advisor (stage 5): rule-based advice, plus the LLM when its key is set")
     p.add_argument("--max-findings", type=_positive, metavar="N", help="findings shown per code (default 20)")
+    add_approval_flag(p)
     p.set_defaults(run=run)
 
 
@@ -64,4 +67,16 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
         sys.stdout.write(terminal(report, sys.stdout))
-    return 0 if report.approved_for_full_run else 1
+    return exit_code(report, args.require_full_approval)
+
+
+def add_approval_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--require-full-approval", action="store_true",
+                   help="exit 1 unless the report approves a full run (every required gate ran and passed), "
+                        "not only when a gate rejected")
+
+
+def exit_code(report, require_full_approval: bool) -> int:
+    """0 when every gate that ran passed (or, when required, a full run is approved); else 1."""
+    ok = report.approved_for_full_run if require_full_approval else report.gates_passed
+    return 0 if ok else 1

@@ -7,16 +7,21 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tunegate.cli.check import add_approval_flag, exit_code
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("preflight", help="run every stage as a Prefect flow, tracked in MLflow",
                        description="Run the gate (spec, dataset, overlap, estimate, mini-run, advisor) as the "
                                    "`preflight` Prefect flow, log it to MLflow and save the report beside the spec "
-                                   "(the approval `tunegate launch` needs). Exit 0 approved, 1 rejected.")
+                                   "(the approval `tunegate launch` needs). Exit 0 when every gate that ran "
+                                   "passed, 1 when one rejected (with --require-full-approval: 1 unless a full "
+                                   "run is approved).")
     p.add_argument("spec", help="the spec YAML")
     p.add_argument("--no-mini-run", action="store_true", help="skip the mini-run (the report will not approve a launch)")
     p.add_argument("--no-advisor", action="store_true", help="skip the advisor stage")
     p.add_argument("--json", action="store_true", help="write the report as JSON to stdout")
+    add_approval_flag(p)
     p.set_defaults(run=run)
 
 
@@ -35,4 +40,4 @@ def run(args: argparse.Namespace) -> int:
                                advisor=not args.no_advisor)
     report = GateReport.model_validate(data)
     sys.stdout.write(report.model_dump_json(indent=2) + "\n" if args.json else terminal(report, sys.stdout))
-    return 0 if completed and report.approved_for_full_run else 1
+    return exit_code(report, args.require_full_approval) if completed else 1

@@ -1,8 +1,8 @@
-"""`tunegate runs`: the experiment table, grouped by validation digest and ranked within a group.
+"""`tunegate runs`: the experiment table, grouped by training and validation data, ranked within a group.
 
     tunegate runs --spec examples/quickstart.yaml
     tunegate runs --tracking-uri sqlite:///mlflow.db --experiment tunegate --json
-    tunegate runs --compare RUN_A RUN_B        # refused when A and B used different validation data
+    tunegate runs --compare RUN_A RUN_B        # refused when A and B used different training or validation data
 """
 from __future__ import annotations
 
@@ -19,14 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("runs", help="list tracked candidate runs, ranked by validation loss",
                        description="Print every candidate run of an MLflow experiment: dataset version, "
                                    "model, LoRA r/alpha/dropout, lr, batch, steps/epochs, final train loss, "
-                                   "val loss and verdict, grouped by validation digest. Runs are ranked by "
-                                   "validation loss only against runs scored on the same validation data.")
+                                   "val loss and verdict, grouped by the digests of their training AND validation "
+                                   "data (both shown, with record counts). Runs are ranked by validation loss "
+                                   "only against runs trained and scored on the same data.")
     p.add_argument("--spec", metavar="SPEC", help="take the tracking URI and experiment from this spec")
     p.add_argument("--tracking-uri", metavar="URI",
                    help="MLflow tracking URI (default: the spec's, else sqlite:///mlflow.db here)")
     p.add_argument("--experiment", metavar="NAME", help="experiment name (default: the spec's, else 'tunegate')")
     p.add_argument("--compare", nargs="+", metavar="RUN_ID",
-                   help="rank only these runs; refused if they used different validation sets")
+                   help="rank only these runs; refused if they used different training or validation data")
     p.add_argument("--json", action="store_true", help="write the groups as one JSON document")
     p.set_defaults(run=run)
 
@@ -60,7 +61,7 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     from mlflow.exceptions import MlflowException
 
-    from tunegate.tracking.runs_table import candidate_rows, compare_runs, format_table, group_by_validation
+    from tunegate.tracking.runs_table import candidate_rows, compare_runs, format_table, group_by_data
     from tunegate.tracking.store import open_client
 
     uri, experiment = _target(args)
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if args.compare:
             groups = _compared(client, args.compare, compare_runs)
         else:
-            groups = group_by_validation(candidate_rows(client, experiment))
+            groups = group_by_data(candidate_rows(client, experiment))
     except MlflowException as exc:
         raise UsageError(f"cannot read the MLflow store {uri}: {exc.message}") from None
     if args.json:
@@ -84,4 +85,8 @@ def _compared(client, run_ids: list[str], compare_runs) -> list:
     from tunegate.tracking.runs_table import RunGroup
 
     rows = compare_runs(client, run_ids)
-    return [RunGroup(validation_digest=rows[0].validation_digest, runs=rows)] if rows else []
+    if not rows:
+        return []
+    first = rows[0]
+    return [RunGroup(validation_digest=first.validation_digest, train_digest=first.train_digest,
+                     train_records=first.train_records, validation_records=first.validation_records, runs=rows)]

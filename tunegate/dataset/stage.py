@@ -16,7 +16,7 @@ the contract: `tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dat
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,8 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20,
 def _check_file(role: str, path: Path, out: FindingCollector,
                 observers: Sequence[RecordObserver], fmt: str) -> dict[str, Any]:
     reader = JsonlReader(path, out)
-    check = RecordChecks(out, reader.file, fmt)
+    repeat_hooks = [getattr(o, "exact_repeat") for o in observers if hasattr(o, "exact_repeat")]
+    check = RecordChecks(out, reader.file, fmt, lambda line: [hook(role, line) for hook in repeat_hooks])
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
         seen = check(line, index, raw, record)
@@ -85,8 +86,10 @@ def _check_file(role: str, path: Path, out: FindingCollector,
 class RecordChecks:
     """Per-record checks of one file: the contract, repeated keys, repeated records, and stats."""
 
-    def __init__(self, out: FindingCollector, file: str, fmt: str = "auto"):
+    def __init__(self, out: FindingCollector, file: str, fmt: str = "auto",
+                 on_repeat: Callable[[int], Any] | None = None):
         self.out, self.file = out, file
+        self.on_repeat = on_repeat  # told the line of every exact repeat reported here (TG210)
         self.explainer = Explainer(out, file)
         self.file_format = formats.FileFormat(fmt)
         self.stats = SplitStats()
@@ -209,6 +212,8 @@ class RecordChecks:
 
     def _duplicate_record(self, line: int, index: int, first: int) -> None:
         self.duplicates += 1
+        if self.on_repeat is not None:
+            self.on_repeat(line)
         if self.out.full("TG210"):
             self.out.count("TG210", "warning")
             return

@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefect import flow
 from prefect.states import Completed, Failed
 
@@ -18,10 +20,12 @@ def full_run(spec_path: str, report_file: str | None = None):
     """Train the approved spec to the end, evaluate on the frozen validation set, save the adapter."""
     parsed = parse_spec_task(spec_path)
     approval = verify_approval_task(parsed, report_file)
-    session = open_tracking_task(parsed, "full-run", approval.fingerprints["validation"]["digest"])
+    session = open_tracking_task(parsed, "full-run", approval.fingerprints["validation"]["digest"],
+                                 approval.fingerprints["train"]["digest"])
     result = full_training_task(parsed)
     healthy = result.status == "completed"
-    log_candidate_task(session, approval, parsed, salt="full-run", name="full-run", **result.record_fields(),
+    log_candidate_task(session, approval, parsed, salt="full-run", name=f"full-run {Path(spec_path).stem}",
+                       kind="full run", trained_steps=result.global_step, **result.record_fields(),
                        **({} if healthy else {"verdict": "rejected", "reason": result.reason,
                                               "failing_codes": result.codes}))
     close_tracking_task(session, "" if healthy else f"full run {result.status}: {result.reason}")

@@ -5,10 +5,13 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from prefect import flow
 from prefect.states import Completed, Failed
 
 from tunegate.facts import GateFacts
+from tunegate.render import verdict_text
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.tasks.gate_tasks import advisor_task, mini_run_task, parse_spec_task, static_gate_task
@@ -22,20 +25,19 @@ def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
     """Gate one spec: static stages, mini-run, advisor; track it in MLflow; fail if rejected."""
     parsed = parse_spec_task(spec_path)
     report = static_gate_task(parsed)
-    if report.approved_for_full_run and mini_run:
+    if report.gates_passed and mini_run:
         report = GateReport.merge([report, _mini_run(parsed, report.facts, mini_run_deployment)])
-    if report.approved_for_full_run and advisor:
+    if report.gates_passed and advisor:
         report = GateReport.merge([report, advisor_task(parsed, report.facts)])
     if parsed.valid:
-        session = open_tracking_task(parsed, "preflight", _validation_digest(report))
-        log_candidate_task(session, report, parsed)
-        close_tracking_task(session, "" if report.approved_for_full_run else "gate rejected the spec")
+        session = open_tracking_task(parsed, "preflight", _digest(report, "validation"), _digest(report, "train"))
+        log_candidate_task(session, report, parsed, name=f"preflight {Path(spec_path).stem}", kind="preflight")
+        close_tracking_task(session, "" if report.gates_passed else "gate rejected the spec")
     publish_report_task(report, spec_path)
     data = report.model_dump(mode="json")
-    if not report.approved_for_full_run:
-        failed = next(s.name for s in report.stages if s.status == "failed")
-        return Failed(message=f"gate rejected the spec at stage '{failed}'", data=data)
-    return Completed(message="approved for a full run", data=data)
+    if not report.gates_passed:
+        return Failed(message=f"gate {verdict_text(report)}", data=data)
+    return Completed(message=verdict_text(report), data=data)
 
 
 def _mini_run(parsed: ParsedSpec, facts: GateFacts, deployment: str | None) -> GateReport:
@@ -49,5 +51,5 @@ def _mini_run(parsed: ParsedSpec, facts: GateFacts, deployment: str | None) -> G
     return GateReport.model_validate(run.state.result())
 
 
-def _validation_digest(report: GateReport) -> str | None:
-    return (report.fingerprints.get("validation") or {}).get("digest")
+def _digest(report: GateReport, role: str) -> str | None:
+    return (report.fingerprints.get(role) or {}).get("digest")

@@ -23,11 +23,12 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
     parsed = parse_spec_task(spec_path)
     base = static_gate_task(parsed)
-    if not base.approved_for_full_run:
+    if not base.gates_passed:
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     settings = parsed.require().sweep
-    session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"])
+    session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],
+                                 base.fingerprints["train"]["digest"])
 
     def evaluate_many(batch: list[dict]) -> list:
         futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
@@ -40,7 +41,7 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
         candidates = propose_task(parsed, strategy)
         step = settings.max_parallel
         outcomes = [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
-    summary = summarise(outcomes, None)
+    summary = summarise(outcomes, None, base.fingerprints["train"]["digest"])
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
     summary.best_run_id = best
     print(summary.text())

@@ -9,10 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tunegate.errors import ApprovalError
-from tunegate.report import GateReport
+from tunegate.report import REQUIRED_GATES, GateReport
 from tunegate.spec.check import ParsedSpec
-
-REQUIRED_STAGES = ("spec", "dataset", "overlap", "estimate", "mini-run")
 
 
 def report_path(spec_path: Path) -> Path:
@@ -46,10 +44,10 @@ def stale_reasons(report: GateReport, spec_path: Path, train: Path, validation: 
     from tunegate.spec.digest import spec_digest
 
     reasons = []
-    if not report.approved_for_full_run:
+    if not report.gates_passed:
         reasons.append("the report rejected this spec; fix its findings and rerun the preflight")
     passed = {s.name for s in report.stages if s.status == "passed"}
-    missing = [s for s in REQUIRED_STAGES if s not in passed]
+    missing = [s for s in REQUIRED_GATES if s not in passed]
     if missing:
         reasons.append(f"the report has no passed {', '.join(missing)} stage; run the full preflight")
     prints = report.fingerprints

@@ -15,13 +15,14 @@ from typing import Any
 from tunegate.facts import MiniRunFacts
 from tunegate.minirun import adapter_check
 from tunegate.minirun import steps as minirun_steps
+from tunegate.minirun.profile_split import StepProfiler
 from tunegate.report import FindingCollector
 from tunegate.stage import GateContext
 from tunegate.training import device, runtime
 from tunegate.training import model as base_model
 from tunegate.training.adapter_io import save_adapter
 from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad, substitute_pad_token
-from tunegate.training.tiny_model import resolve_model_id
+from tunegate.training.tiny_model import TINY_ID, resolve_model_id
 from tunegate.training.token_audit import AuditedRecord, audit_split, token_facts
 
 
@@ -54,14 +55,14 @@ class MiniRun:
             self._train(sample, val)
         self.stats.update(runtime.peak_memory(self.place.device))
         measured = {k: self.stats.get(k) for k in MiniRunFacts.model_fields if k in self.stats}
-        # The estimate trusts this speed only for the same GPU type and model.
-        self.ctx.facts.mini_run = MiniRunFacts(
-            **measured, model=self.spec.model.id,
-            gpu=torch.cuda.get_device_name(0) if self.place.device == "cuda" else None)
+        # The estimate trusts this speed and memory only for the same GPU type and model.
+        self.ctx.facts.mini_run = MiniRunFacts(**measured, model=self.spec.model.id, gpu=self._gpu_name())
 
     def _load_tokenizer(self) -> bool:
         start = time.perf_counter()
         model_id = self.spec.model.id
+        if model_id == TINY_ID:
+            self._tiny_model_caveat()
         try:
             self.path = resolve_model_id(model_id)  # builds the tiny model on first use
             self.stats["resolve_s"] = round(time.perf_counter() - start, 3)
@@ -92,6 +93,17 @@ class MiniRun:
                          key="model.id")
         self._pad_is_own_eos = original_pad is not None and self.tokenizer.pad_token_id == self.tokenizer.eos_token_id
         return True
+
+    def _tiny_model_caveat(self) -> None:
+        """Say what a mini-run on the built-in random model proves about the real one, and what not."""
+        caveat = (f"the mini-run ran on the built-in random tiny model ({TINY_ID}): it proves the data, chat "
+                  "template, token audit, LoRA wiring, eval, adapter save and reload work end to end, and that "
+                  "the learning rate keeps the LoRA update in scale; it cannot prove that your model's loss "
+                  "stays finite or falls, nor its memory or speed")
+        self.stats["caveats"] = [caveat]
+        self.out.add("TG536", "info", caveat[0].upper() + caveat[1:],
+                     "Point model.id at the real model (or a smaller one of its family) for a mini-run that "
+                     "measures it.", key="model.id")
 
     def _load_failed(self, exc: BaseException) -> None:
         self.out.add("TG508", "error", f"model.id {self.spec.model.id!r} cannot be loaded: "
@@ -146,11 +158,13 @@ class MiniRun:
             return
         self.stats["trainable_params"] = sum(p.numel() for p in base_model.lora_parameters(model).values())
         self.stats["total_params"] = sum(p.numel() for p in model.parameters())
+        profiler = StepProfiler(self.place, self._gpu_name())
         outcome = self._guard("the training steps", minirun_steps.train_steps, model, batches, self.spec,
-                              self.place, self.out)
+                              self.place, self.out, profiler)
         if outcome is None:
             return
         self._record_steps(outcome)
+        self._record_shape(batches, profiler)
         self.stats["train_peak_memory_bytes"] = runtime.peak_memory(self.place.device)["peak_memory_bytes"]
         if not outcome.healthy:
             return
@@ -221,6 +235,26 @@ class MiniRun:
             # without step 1, which pays one-time kernel selection and allocator warm-up on a GPU
             tokens_per_s_steady=_rate(steps[1:]),
             probe_loss_before=_maybe(outcome.probe_before), probe_loss_after=_maybe(outcome.probe_after))
+        if outcome.update_ratio is not None:
+            module, ratio = outcome.update_ratio
+            self.stats["update_ratio"] = {"module": module, "ratio": runtime.finite_or_text(float(f"{ratio:.4g}"))}
+
+    def _gpu_name(self) -> str | None:
+        import torch
+
+        return torch.cuda.get_device_name(0) if self.place.device == "cuda" else None
+
+    def _record_shape(self, batches: list[Any], profiler: StepProfiler) -> None:
+        """The batch shape the peak was reached at, the last loss, the largest norm, the profiled split."""
+        finite = [g for g in self.stats.get("grad_norms", []) if isinstance(g, float)]
+        losses = [x for x in self.stats.get("losses", []) if isinstance(x, float)]
+        self.stats.update(micro_batch_size=self.spec.training.micro_batch_size,
+                          batch_seq_len=max(int(b["input_ids"].shape[1]) for b in batches),
+                          final_loss=losses[-1] if losses else None,
+                          grad_norm_max=max(finite) if finite else None)
+        split = profiler.split()
+        if split is not None:
+            self.stats["profile"] = split.model_dump(exclude_none=True)
 
     def _save_and_reload(self, probe_batch: dict[str, Any], probe_logits: Any) -> None:
         start = time.perf_counter()

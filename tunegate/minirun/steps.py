@@ -7,14 +7,17 @@ the loop keeps revisiting it, so its loss going down shows that learning reaches
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tunegate.minirun.profile_split import StepProfiler, data_range, optimizer_range
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
 from tunegate.training.device import RunPlace
+from tunegate.minirun.update_ratio import MAX_UPDATE_RATIO, largest, update_ratios
 from tunegate.training.model import lora_parameters
 
 # The HF Trainer's default max_grad_norm; the full run clips at the same value, so the mini-run
@@ -39,6 +42,7 @@ class TrainOutcome:
     probe_after: float | None = None
     probe_logits: Any = None  # logits of the probe batch after training, float32 on the CPU
     healthy: bool = True  # False once a step went non-finite: later checks would be meaningless
+    update_ratio: tuple[str, float] | None = None  # the module whose LoRA update is largest against its weight
 
 
 def autocast(place: RunPlace) -> Any:
@@ -52,8 +56,11 @@ def to_device(batch: dict[str, Any], device: str) -> dict[str, Any]:
 
 
 def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: RunPlace,
-                out: FindingCollector) -> TrainOutcome:
-    """Run gate.mini_run.steps optimizer steps, cycling over `batches`, and check each one."""
+                out: FindingCollector, profiler: StepProfiler | None = None) -> TrainOutcome:
+    """Run gate.mini_run.steps optimizer steps, cycling over `batches`, and check each one.
+
+    With a profiler, every step after the first runs under torch.profiler (the split of its time).
+    """
     import torch
 
     params = lora_parameters(model)
@@ -66,7 +73,8 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
     compared = False
     for step in range(1, spec.gate.mini_run.steps + 1):
         micro = [batches[((step - 1) * accum + i) % len(batches)] for i in range(accum)]
-        log = _one_step(model, micro, optimizer, scaler, params, place, step)
+        with profiler.step(step) if profiler is not None else contextlib.nullcontext():
+            log = _one_step(model, micro, optimizer, scaler, params, place, step)
         result.steps.append(log)
         if not _step_healthy(log, scaler is not None, out):
             result.healthy = False
@@ -76,6 +84,10 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
             compared = True
     del before
     _check_all_skipped(result.steps, out)
+    result.update_ratio = largest(update_ratios(model))
+    if not _update_in_scale(result, out):
+        result.healthy = False
+        return result
     result.probe_after, result.probe_logits = probe_loss(model, batches[0], place, keep_logits=True)
     _check_loss_went_down(result, out)
     return result
@@ -89,13 +101,25 @@ def _one_step(model: Any, micro: list[dict[str, Any]], optimizer: Any, scaler: A
     start = time.perf_counter()
     losses, tokens = [], 0
     for batch in micro:
-        batch = to_device(batch, place.device)
+        with data_range():
+            batch = to_device(batch, place.device)
         with autocast(place):
             loss = model(**batch).loss
         losses.append(loss.detach().float())
         scaled = loss / len(micro)  # accumulate the mean, as the HF Trainer does
         (scaler.scale(scaled) if scaler else scaled).backward()
         tokens += int(batch["attention_mask"].sum())
+    with optimizer_range():
+        grad_norm, skipped = _clip_and_step(optimizer, scaler, params)
+    optimizer.zero_grad(set_to_none=True)
+    mean_loss = float(torch.stack(losses).mean())  # .item() syncs the device, so the time is real
+    return StepLog(step, mean_loss, grad_norm, time.perf_counter() - start, tokens, skipped)
+
+
+def _clip_and_step(optimizer: Any, scaler: Any, params: dict[str, Any]) -> tuple[float, bool]:
+    """Clip the gradients and step (skipped on a non-finite norm); (norm before clipping, skipped)."""
+    import torch
+
     if scaler:
         scaler.unscale_(optimizer)
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params.values(), MAX_GRAD_NORM))
@@ -107,9 +131,7 @@ def _one_step(model: Any, micro: list[dict[str, Any]], optimizer: Any, scaler: A
         skipped = scaler.get_scale() < scale  # the scaler backs off exactly when it skipped the step
     elif math.isfinite(grad_norm):
         optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
-    mean_loss = float(torch.stack(losses).mean())  # .item() syncs the device, so the time is real
-    return StepLog(step, mean_loss, grad_norm, time.perf_counter() - start, tokens, skipped)
+    return grad_norm, skipped
 
 
 def _step_healthy(log: StepLog, scaled: bool, out: FindingCollector) -> bool:
@@ -140,6 +162,20 @@ def _check_weights_changed(before: dict[str, Any], params: dict[str, Any], out: 
                 f"({len(params)} trainable tensors)", "Check training.learning_rate and that the optimizer "
                 "receives the LoRA parameters; with fp16 the loss scaler may be skipping every step.",
                 key="training.learning_rate")
+
+
+def _update_in_scale(result: TrainOutcome, out: FindingCollector) -> bool:
+    """False (and TG535) when the LoRA update outgrew the weight it adapts: the rate is out of scale."""
+    if result.update_ratio is None:
+        return True
+    module, ratio = result.update_ratio
+    if ratio <= MAX_UPDATE_RATIO:
+        return True
+    out.add("TG535", "error", f"after {len(result.steps)} mini-run step(s) the LoRA update of {module} is "
+            f"{ratio:.3g} times the weight it adapts (||ΔW|| / ||W||; a whole fine-tune ends near 0.1)",
+            "Lower training.learning_rate (LoRA recipes use 1e-4 to 3e-4) or lora.alpha: at this scale "
+            "the adapter overwrites the base model, whatever the loss shows.", key="training.learning_rate")
+    return False
 
 
 def _check_all_skipped(steps: list[StepLog], out: FindingCollector) -> None:

@@ -72,6 +72,8 @@ class OverlapObserver:
     def __init__(self) -> None:
         self.splits: dict[str, SplitHashes] = {}
         self.finished: set[str] = set()  # roles whose file was read to the end
+        # Lines the dataset stage already reported as byte-identical repeats (TG210), per role.
+        self.exact_repeats: dict[str, set[int]] = {}
         self.seconds = 0.0  # time spent hashing, the exact pass's share of the dataset read
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
@@ -84,6 +86,9 @@ class OverlapObserver:
         else:
             split.add(line, index, norm)
         self.seconds += time.perf_counter() - start
+
+    def exact_repeat(self, role: str, line: int) -> None:
+        self.exact_repeats.setdefault(role, set()).add(line)
 
     def finish(self, role: str) -> None:
         self.split(role)  # a file without records is still a split that was read
@@ -153,13 +158,17 @@ class Repeat(NamedTuple):
     count: int  # all later copies
 
 
-def repeats(split: SplitHashes, keep: int = 5) -> list[Repeat]:
-    """Groups of identical normalised records inside one split, in order of first appearance."""
+def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[int] = frozenset()) -> list[Repeat]:
+    """Groups of identical normalised records inside one split, in order of first appearance.
+
+    Copies on a line in `reported` (already reported as byte-identical repeats) are left out, and
+    a group with no other copy with them.
+    """
     first: dict[bytes, int] = {}
     groups: dict[int, list[Any]] = {}
     for position, key in enumerate(hashes(split.full)):
         origin = first.setdefault(key, position)
-        if origin == position:
+        if origin == position or split.lines[position] in reported:
             continue
         group = groups.setdefault(origin, [0, []])
         group[0] += 1

@@ -67,7 +67,7 @@ def find_overlap(files: dict[str, Path], observer: OverlapObserver, settings: Ov
                 "Fill it with held-out examples (commonly 5-10% of the data, never seen in training).",
                 file=str(files["validation"]))
         return out.result(time.perf_counter() - start, _summarise(stats, "validation empty"))
-    stats.update(_exact_pass(out, files, names, train, val, settings))
+    stats.update(_exact_pass(out, files, names, train, val, settings, observer.exact_repeats.get("train", set())))
     stats["timing_s"] = {"hashing": round(observer.seconds, 4), "exact": stats.pop("_exact_s")}
     if settings.near_duplicates and settings.num_perm < 2:
         out.add("TG307", "warning", f"gate.overlap.num_perm is {settings.num_perm}; MinHash LSH needs at least 2 "
@@ -79,11 +79,27 @@ def find_overlap(files: dict[str, Path], observer: OverlapObserver, settings: Ov
         stats["timing_s"]["near"] = stats.pop("_near_s")
     else:
         stats["near_duplicates"] = None
+    _share_check(out, files, names, stats, val.seen, settings)
     return out.result(time.perf_counter() - start, _summarise(stats, None))
 
 
-def _exact_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, str],
-                train: SplitHashes, val: SplitHashes, settings: OverlapSpec) -> dict[str, Any]:
+def _share_check(out: FindingCollector, files: dict[str, Path], names: dict[str, str], stats: dict[str, Any],
+                 total: int, settings: OverlapSpec) -> None:
+    """TG308: too many validation records have a near copy or their prompt in train (each alone warns)."""
+    touched = stats.pop("_leaked") | stats.pop("_near", set())
+    share = len(touched) / total if total else 0.0
+    stats["contaminated_share"] = round(share, 4)
+    if share <= settings.max_contaminated_share:
+        return
+    out.add("TG308", "error", f"{len(touched)} of {total} validation records ({share:.0%}) have a near duplicate "
+            f"or their prompt in {names['train']}, above gate.overlap.max_contaminated_share "
+            f"({settings.max_contaminated_share:.0%}): the validation score would partly measure recall of "
+            "training data", "Remove those records from one split (TG302 and TG303 name each one), or raise "
+            "gate.overlap.max_contaminated_share if the overlap is intended.", file=str(files["validation"]))
+
+
+def _exact_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, str], train: SplitHashes,
+                val: SplitHashes, settings: OverlapSpec, reported: set[int]) -> dict[str, Any]:
     start = time.perf_counter()
     dupes = cross_duplicates(train, val)
     for m in dupes:
@@ -98,15 +114,16 @@ def _exact_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, 
                 "Keep each prompt in one split: the model has seen this question with its own answer. "
                 "Move the record, or set gate.overlap.prompt_leakage_severity.",
                 **_place(files, val, m.at))
-    groups = repeats(train)
+    groups = repeats(train, reported=reported)  # byte-identical copies are the dataset stage's TG210
     for g in groups:
         lines = ", ".join(str(train.lines[p]) for p in g.later) + (", ..." if g.count > len(g.later) else "")
         out.add("TG304", "warning", f"record at {names['train']}:{train.lines[g.first]} is repeated {g.count} "
                 f"more time(s) in train (line {lines})",
                 "Deduplicate train: each copy adds weight to this example in the loss.",
                 file=str(files["train"]), line=train.lines[g.later[0]], record=train.indexes[g.later[0]])
-    return {"exact_duplicates": len(dupes), "prompt_leaks": len(leaks),
-            "train_repeats": {"groups": len(groups), "records": sum(g.count for g in groups)},
+    return {"exact_duplicates": len(dupes), "prompt_leaks": len(leaks), "_leaked": {val.indexes[m.at] for m in leaks},
+            "train_repeats": {"groups": len(groups), "records": sum(g.count for g in groups),
+                              "byte_identical": len(reported)},
             "_exact_s": round(time.perf_counter() - start, 4)}
 
 
@@ -125,7 +142,7 @@ def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, s
                 f"{p.validation[0]}{more}",
                 "Remove or rewrite one of the two; set gate.overlap.threshold or gate.overlap.near_duplicates "
                 "to tune this check.", file=str(files["validation"]), line=p.validation[0], record=p.validation[1])
-    return {"near_duplicates": len(found.pairs),
+    return {"near_duplicates": len(found.pairs), "_near": {p.validation[1] for p in found.pairs},
             "near_duplicate_pass": {"indexed": found.indexed, "threshold": settings.threshold,
                                     "shingle_size": settings.shingle_size, "num_perm": settings.num_perm,
                                     "candidates_checked": found.candidates},
@@ -167,6 +184,6 @@ def _summarise(stats: dict[str, Any], verdict: str | None) -> dict[str, Any]:
     near = stats.get("near_duplicates")
     parts = [f"{stats['exact_duplicates']} exact", f"{stats['prompt_leaks']} prompt leak(s)",
              "near-duplicate pass off" if near is None else f"{near} near duplicate(s)",
-             f"{stats['train_repeats']['records']} repeated in train"]
+             f"{stats['train_repeats']['records'] + stats['train_repeats']['byte_identical']} repeated in train"]
     stats["summary"] = f"{head}: " + ", ".join(parts)
     return stats

@@ -250,7 +250,31 @@ def _add_pydantic_error(out: FindingCollector, err: dict[str, Any], located: yam
         msg = f"{key} must be a finite number, got {value!r}"
     else:
         msg = f"{key}: {err['msg'].lower()}, got {value!r}"
-    out.add(code, "error", msg, _fix(loc, key), file=where, line=line, column=col, key=key)
+    hint = _strict_hint(err["type"], key, value) or _fix(loc, key)
+    out.add(code, "error", msg, hint, file=where, line=line, column=col, key=key)
+
+
+_NUMBER_TYPES = {"int_type", "float_type", "int_from_float"}
+
+
+def _strict_hint(kind: str, key: str, value: Any) -> str | None:
+    """The fix for a value of the wrong type that lax parsing would have coerced silently."""
+    if kind in _NUMBER_TYPES and isinstance(value, bool):
+        return (f"{key} is a number; '{str(value).lower()}' is a boolean and is not read as "
+                f"{int(value)}. Write the number.")
+    if kind in _NUMBER_TYPES and isinstance(value, str) and _is_number(value):
+        return f"Write the number without quotes ({key.rsplit('.', 1)[-1]}: {value.strip()}): a quoted value is text."
+    if kind == "bool_type" and isinstance(value, (str, int)):
+        return f"Write {key} as true or false, without quotes."
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _model_at(path: list[str]) -> type[BaseModel] | None:

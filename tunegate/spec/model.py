@@ -10,18 +10,21 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from tunegate.spec.search_space import NomadSpace
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
+# A path is written as a string in YAML: the one coercion strict mode must still allow.
+FilePath = Annotated[Path, Strict(False)]
 
 
 class Section(BaseModel):
     # forbid: a typo'd key must be an error, not a silently ignored setting;
-    # allow_inf_nan=False: pydantic accepts NaN/Inf for floats unless told otherwise.
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True)
+    # allow_inf_nan=False: pydantic accepts NaN/Inf for floats unless told otherwise;
+    # strict: `r: true` is not rank 1 and `alpha: "32"` is not 32 (an int still counts as a float).
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, strict=True)
 
 
 class ModelSpec(Section):
@@ -41,8 +44,8 @@ DataFormat = Literal["auto", "messages", "sharegpt", "alpaca", "prompt_completio
 
 
 class DataSpec(Section):
-    train: Path = Field(description="Training set: .jsonl, .jsonl.gz, a .json array or .parquet.")
-    validation: Path = Field(description="Validation set, same kinds; must be a different file, "
+    train: FilePath = Field(description="Training set: .jsonl, .jsonl.gz, a .json array or .parquet.")
+    validation: FilePath = Field(description="Validation set, same kinds; must be a different file, "
                                          "frozen across every candidate run.")
     version: str | None = Field(None, description="Your label for this dataset version, logged with every run.")
     format: DataFormat = Field(
@@ -85,6 +88,13 @@ class TrainingSpec(Section):
     compile: bool = Field(False, description="Wrap the model in torch.compile.")
     sharding: Literal["none", "zero2", "zero3", "fsdp"] = Field(
         "none", description="Optimizer/parameter sharding across data-parallel GPUs.")
+    method: Literal["lora", "qlora", "full"] = Field(
+        "lora", description="What trains: LoRA adapters on a 16-bit base, QLoRA (adapters on a 4-bit "
+                            "base, as model.quantization: 4bit), or every weight (full fine-tuning).")
+    master_weights: Literal["fp32", "none"] = Field(
+        "fp32", description="Full fine-tuning only: 'fp32' keeps fp32 weights (or an fp32 master copy) and "
+                            "fp32 AdamW moments (HF Trainer on an fp32-loaded model, DeepSpeed, FSDP); "
+                            "'none' keeps weights, gradients and moments in training.precision (pure bf16).")
     seed: int = Field(0, description="Random seed for sampling, initialisation and data order.")
     optimizer: Optimizer = Field(
         "adamw_torch_fused", description="Optimizer (Hugging Face names); the 8-bit and paged ones need bitsandbytes.")
@@ -109,14 +119,29 @@ class TrainingSpec(Section):
         return self
 
 
+class CustomGPU(Section):
+    memory_gib: Positive = Field(description="Memory the device reports to CUDA/ROCm, in GiB.")
+    bf16_tflops: Positive | None = Field(None, description="Dense bf16 tensor TFLOP/s; unset: no bf16.")
+    fp16_tflops: Positive | None = Field(None, description="Dense fp16 tensor TFLOP/s (default: bf16's).")
+    fp32_tflops: Positive = Field(description="Plain FP32 TFLOP/s (not TF32).")
+    bandwidth_gbs: Positive = Field(description="Memory bandwidth, GB/s.")
+    flash_attention: bool = Field(False, description="Whether FlashAttention-2 runs on it.")
+
+
 class HardwareSpec(Section):
-    gpu: str = Field("A100-80GB", description="GPU model from the catalog (`tunegate gpus`).")
+    gpu: str = Field("A100-80GB", description="GPU model from the catalog (`tunegate gpus`), or the "
+                                              "name of the `custom` one.")
     count: PositiveInt = Field(1, description="GPUs in the full run.")
     hourly_usd: Positive | None = Field(None, description="Price of one GPU hour, for the cost estimate.")
+    custom: CustomGPU | None = Field(None, description="A GPU the catalog lacks: its memory, dense "
+                                                       "TFLOP/s per dtype and bandwidth.")
 
 
 class EstimateSpec(Section):
     wall_clock_hours: Positive | None = Field(None, description="Your own estimate of the full run's hours.")
+    advised_hours: Positive | None = Field(
+        None, description="Hours someone else projected for the run (an LLM advisor, a colleague); "
+                          "checked against the GPUs' peak like wall_clock_hours.")
     dataset_tokens: PositiveInt | None = Field(
         None, description="Tokens in the full training set, when the files here are a sample of it.")
 
@@ -134,6 +159,9 @@ class OverlapSpec(Section):
     num_perm: PositiveInt = Field(128, description="MinHash permutations.")
     near_duplicate_severity: Literal["error", "warning"] = Field("warning", description="Severity of near duplicates.")
     prompt_leakage_severity: Literal["error", "warning"] = Field("warning", description="Severity of prompt leakage.")
+    max_contaminated_share: float = Field(
+        0.05, ge=0, le=1, description="Share of validation records with a near duplicate or their prompt in train "
+                                      "above which the overlap stage rejects, whatever the severities (TG308).")
 
 
 class GateSpec(Section):
@@ -173,7 +201,7 @@ class SweepSpec(Section):
 
 
 class FullRunSpec(Section):
-    output_dir: Path = Field(Path("runs/full"), description="Where checkpoints and the adapter go.")
+    output_dir: FilePath = Field(Path("runs/full"), description="Where checkpoints and the adapter go.")
     launcher: Literal["accelerate", "torchrun", "python"] = Field("accelerate", description="Process launcher.")
     num_processes: PositiveInt | None = Field(None, description="Processes per node; default hardware.count.")
     save_steps: PositiveInt = Field(500, description="Optimizer steps between checkpoints.")

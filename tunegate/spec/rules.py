@@ -13,10 +13,16 @@ from collections.abc import Iterator
 from tunegate.report import Finding, Severity
 from tunegate.spec import gpus
 from tunegate.spec.model import Spec
+from tunegate.spec.pasted_keys import key_like_values
 from tunegate.spec.yaml_loader import Located
 
 # A LoRA learning rate above this usually diverges; common recipes use 1e-4 .. 3e-4.
 HIGH_LR = 1e-2
+# No LoRA run survives this rate. AdamW moves every weight by about the learning rate each step
+# (its update is m / sqrt(v), of size ~1, times lr), so at lr >= 1 each LoRA weight moves by >= 1
+# per step: 60 times the scale A starts at (1/sqrt(4096)) and 50 times a trained weight (~0.02).
+# On the tiny model lr 1 makes the update 2,000 times the weight in 4 steps (TG535 in docs/checks.md).
+MAX_LR = 1.0
 # Below this, LoRA weights barely move in a short run.
 LOW_LR = 1e-6
 # alpha / r: recipes use 1 or 2 (QLoRA's paper 16/64 = 0.25); far outside, updates are tiny or huge.
@@ -43,13 +49,9 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
                        f"data.validation is the same file as data.train ({spec.data.train.name})",
                        "Hold out a separate validation file; scores on training data say nothing "
                        "about generalisation.", loc, file)
-    gpu = gpus.lookup(hw.gpu)
-    if gpu is None:
-        close = difflib.get_close_matches(hw.gpu, list(gpus.CATALOG), n=1, cutoff=0.4)
-        yield _finding("TG109", "error", "hardware.gpu", f"unknown GPU '{hw.gpu}'",
-                       (f"Did you mean '{close[0]}'? " if close else "")
-                       + f"Known GPUs: {', '.join(gpus.CATALOG)}.", loc, file)
-    else:
+    yield from _gpu_name_rules(spec, loc, file)
+    gpu = gpus.for_hardware(hw)
+    if gpu is not None:
         yield from _gpu_rules(spec, gpu, loc, file)
     if t.epochs is not None and t.max_steps is not None and "training.epochs" in loc.places:
         yield _finding("TG112", "warning", "training.max_steps",
@@ -64,13 +66,23 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
         yield _finding("TG115", "warning", "training.sharding",
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
                        "Set hardware.count above 1 or sharding to 'none'.", loc, file)
-    if _KEY_LIKE.search(spec.advisor.api_key_env) and not spec.advisor.api_key_env.isupper():
-        # Never echo the value: it may be the secret itself.
-        yield _finding("TG116", "error", "advisor.api_key_env",
-                       "advisor.api_key_env looks like an API key, not the name of an environment variable",
-                       "Put the key in an environment variable and write its NAME here (e.g. OXLO_API_KEY); "
-                       "rotate the key if this file was shared.", loc, file)
-    if t.learning_rate > HIGH_LR:
+    yield from _learning_rate(spec, loc, file)
+    yield from _pasted_keys(spec, loc, file)
+    ratio = lora.alpha / lora.r
+    if not ALPHA_RATIO[0] <= ratio <= ALPHA_RATIO[1]:
+        yield _finding("TG121", "warning", "lora.alpha",
+                       f"lora.alpha / lora.r = {lora.alpha:g} / {lora.r} = {ratio:.3g} is far from the usual 1-2",
+                       f"Set lora.alpha to {lora.r} or {2 * lora.r}; the update is scaled by alpha / r.", loc, file)
+
+
+def _learning_rate(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
+    t = spec.training
+    if t.learning_rate >= MAX_LR:
+        yield _finding("TG125", "error", "training.learning_rate",
+                       f"training.learning_rate {t.learning_rate:g} is at least {MAX_LR:g}: no LoRA run survives "
+                       "it (AdamW moves every adapter weight by about the learning rate at each step)",
+                       "Use 1e-4 to 3e-4 for LoRA; a learning rate is never >= 1 with AdamW.", loc, file)
+    elif t.learning_rate > HIGH_LR:
         yield _finding("TG120", "warning", "training.learning_rate",
                        f"training.learning_rate {t.learning_rate:g} is high for LoRA (above {HIGH_LR:g})",
                        "LoRA recipes use 1e-4 to 3e-4; a high rate often gives a NaN loss.", loc, file)
@@ -82,11 +94,51 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
         yield _finding("TG153", "warning", "training.warmup_ratio",
                        f"both training.warmup_steps ({t.warmup_steps}) and training.warmup_ratio "
                        f"({t.warmup_ratio:g}) are set; warmup_steps wins", "Remove one of them.", loc, file)
-    ratio = lora.alpha / lora.r
-    if not ALPHA_RATIO[0] <= ratio <= ALPHA_RATIO[1]:
-        yield _finding("TG121", "warning", "lora.alpha",
-                       f"lora.alpha / lora.r = {lora.alpha:g} / {lora.r} = {ratio:.3g} is far from the usual 1-2",
-                       f"Set lora.alpha to {lora.r} or {2 * lora.r}; the update is scaled by alpha / r.", loc, file)
+
+
+def _pasted_keys(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
+    if _KEY_LIKE.search(spec.advisor.api_key_env) and not spec.advisor.api_key_env.isupper():
+        # Never echo the value: it may be the secret itself.
+        yield _finding("TG116", "error", "advisor.api_key_env",
+                       "advisor.api_key_env looks like an API key, not the name of an environment variable",
+                       "Put the key in an environment variable and write its NAME here (e.g. OXLO_API_KEY); "
+                       "rotate the key if this file was shared.", loc, file)
+    for key, why in key_like_values(loc.data):
+        # Never echo the value: it may be the secret itself.
+        yield _finding("TG124", "error", key, f"the value of {key} looks like an API key ({why})",
+                       "Remove it from the spec (every spec string can reach a log, an MLflow param or a "
+                       "shared file); keep keys in the environment variable advisor.api_key_env names, and "
+                       "rotate this key if the file was shared or committed.", loc, file)
+
+
+def _gpu_name_rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
+    """An unknown or ambiguous GPU name, or `hardware.custom` figures that need a second look."""
+    hw = spec.hardware
+    if hw.custom is not None:
+        if "gpu" in hw.model_fields_set and gpus.lookup(hw.gpu) is not None:
+            yield _finding("TG118", "error", "hardware.custom", f"hardware.custom is given, but hardware.gpu "
+                           f"'{hw.gpu}' names a catalog GPU with its own datasheet figures",
+                           "Give the custom GPU its own name in hardware.gpu, or remove hardware.custom to "
+                           "use the catalog's figures.", loc, file)
+            return
+        c = hw.custom
+        yield _finding("TG119", "info", "hardware.custom", f"the estimate uses your hardware.custom figures "
+                       f"({c.memory_gib:g} GiB, {c.bf16_tflops or c.fp16_tflops or c.fp32_tflops:g} dense TFLOP/s, "
+                       f"{c.bandwidth_gbs:g} GB/s); tunegate cannot check them against a datasheet",
+                       "Check them against the vendor's datasheet: dense (not 2:4-sparse) tensor TFLOP/s, and "
+                       "memory as CUDA reports it (GiB, below the marketed GB).", loc, file)
+        return
+    choices = gpus.ambiguous(hw.gpu)
+    if choices:
+        yield _finding("TG117", "error", "hardware.gpu", f"hardware.gpu '{hw.gpu}' is ambiguous: it could be "
+                       f"{', '.join(choices)}, which differ in memory or speed",
+                       f"Write one of {', '.join(choices)}.", loc, file)
+    elif gpus.lookup(hw.gpu) is None:
+        close = difflib.get_close_matches(hw.gpu, list(gpus.CATALOG), n=1, cutoff=0.4)
+        yield _finding("TG109", "error", "hardware.gpu", f"unknown GPU '{hw.gpu}'",
+                       (f"Did you mean '{close[0]}'? " if close else "")
+                       + f"Known GPUs: {', '.join(gpus.CATALOG)}; for another one give its figures in "
+                       "hardware.custom.", loc, file)
 
 
 def _gpu_rules(spec: Spec, gpu: gpus.GPU, loc: Located, file: str) -> Iterator[Finding]:

@@ -57,6 +57,40 @@ def candidate_key(overrides: Overrides) -> str:
     return hashlib.sha256(orjson.dumps(overrides, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
 
 
+# Short names of the keys sweeps vary, for run names people read in the MLflow UI.
+_SHORT = {"lora.r": "r", "lora.alpha": "a", "lora.dropout": "d", "training.learning_rate": "lr",
+          "training.micro_batch_size": "mb", "training.grad_accum_steps": "ga", "training.max_seq_len": "seq"}
+MAX_NAME = 120
+
+
+def run_name(overrides: Overrides) -> str:
+    """What a candidate changes, as its MLflow run name: `r16-a32-lr1e-3`, `train=leaky_train`, `base`."""
+    from tunegate.spec.pasted_keys import looks_like_key
+
+    parts = []
+    for key, value in overrides.items():
+        text = _short_value(value)
+        if looks_like_key(text):
+            text = "[key not shown]"
+        short = _SHORT.get(key)
+        parts.append(f"{short}{text}" if short and not isinstance(value, bool) else
+                     f"{short or key.rsplit('.', 1)[-1]}={text}")
+    return ("-".join(parts) or "base")[:MAX_NAME]
+
+
+def _short_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value != 0 and not 1e-2 <= abs(value) < 1e4:
+        mantissa, exponent = f"{value:e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"  # 1e-3, 2.5e-4
+    if isinstance(value, (int, float)):
+        return f"{value:g}"
+    if isinstance(value, str) and ("/" in value or value.endswith((".jsonl", ".gz"))):
+        return Path(value).name.split(".")[0]  # data/leaky_train.jsonl -> leaky_train
+    return str(value)[:40]
+
+
 def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
     """Write the base spec with `overrides` applied beside it, in .tunegate/candidates/; return the path.
 

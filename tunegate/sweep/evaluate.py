@@ -1,9 +1,9 @@
 """Evaluate one sweep candidate: gate it, train it briefly, score it on the frozen validation set.
 
-Every candidate passes the spec, estimate and mini-run stages before it may spend a training
-budget (the source's rule). The data stages ran once for the whole sweep; the validation set is
-re-fingerprinted before each candidate, and a change stops that candidate: scores on different
-validation data are not comparable.
+Every candidate passes the spec, its data (its own files when they differ from the base's),
+estimate, frozen-validation and mini-run stages before it may spend a training budget (the
+source's rule; `tunegate.sweep.candidate_gate`). Every candidate is logged, a spec-rejected one too,
+with what it trained (`run.trained_steps`: the sweep's budget, not the spec's max_steps).
 """
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tunegate.gate import check
-from tunegate.report import FindingCollector, GateReport
+from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
 from tunegate.spec.model import Spec
-from tunegate.sweep.candidates import Overrides, write_candidate_spec
+from tunegate.sweep.candidate_gate import changed_data_inputs, gate_candidate
+from tunegate.sweep.candidates import Overrides, run_name, write_candidate_spec
 from tunegate.tracking.session import TrackingSession
-
-CANDIDATE_STAGES = frozenset({"estimate", "mini-run"})
 
 
 class CandidateOutcome(BaseModel):
@@ -36,6 +34,8 @@ class CandidateOutcome(BaseModel):
     gpu_memory_gib: float | None = None
     run_id: str | None = None
     reused: bool = False
+    own_data: list[str] = Field(default_factory=list, description="Data inputs it changes (its own data stages ran).")
+    train_digest: str | None = Field(None, description="The training data it was gated (and trained) on.")
 
 
 def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
@@ -44,71 +44,76 @@ def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateRe
     path = write_candidate_spec(base_spec, overrides)
     parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
     spec = parsed.spec
-    done = _logged_before(session, parsed, base)
+    own = changed_data_inputs(spec, base_spec.require()) if spec is not None else []
+    done = _logged_before(session, parsed, base, own)
     if done is not None:
-        return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, **done)
-    report = _gate(parsed, base)
-    measured: dict[str, Any] = {}
+        return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, own_data=own, **done)
+    report = gate_candidate(parsed, base_spec, base)
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
+                               own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),
                                **_memory(report))
+    measured: dict[str, Any] = {"name": run_name(overrides), "kind": "sweep candidate"}
     if outcome.approved:
-        result = _train(spec, path, train_steps)
-        measured = _train_fields(result)
-        outcome.final_train_loss, outcome.val_loss = measured.get("final_train_loss"), measured.get("val_loss")
-        if result.status != "completed":
-            outcome.approved = False
-            outcome.codes = sorted(set(outcome.codes) | set(result.codes))
-            measured.update(verdict="rejected", reason=f"short training {result.status}: {result.reason}",
-                            failing_codes=outcome.codes)
+        measured.update(_trained(spec, path, train_steps, outcome))
     if not outcome.approved and not outcome.reason:
         outcome.reason = measured.get("reason") or _reason(report)
-    if session is not None and spec is not None:
-        from tunegate.tracking.session import log_report
-
-        logged = log_report(session, report, spec, **measured)
+    if session is not None:
+        logged = _log(session, report, spec, base_spec.require(), overrides, measured)
         outcome.run_id, outcome.reused = logged.run_id, logged.reused
     return outcome
 
 
-def _logged_before(session: TrackingSession | None, parsed: ParsedSpec, base: GateReport) -> dict[str, Any] | None:
-    """The candidate's complete run from an earlier attempt, found by its id before any work."""
+def _trained(spec: Spec, path: Path, train_steps: int, outcome: CandidateOutcome) -> dict[str, Any]:
+    """Train the approved candidate for the sweep's budget; fold the result into its outcome."""
+    result = _train(spec, path, train_steps)
+    measured = {**_train_fields(result), "trained_steps": result.global_step}
+    outcome.final_train_loss, outcome.val_loss = measured.get("final_train_loss"), measured.get("val_loss")
+    if result.status != "completed":
+        outcome.approved = False
+        outcome.codes = sorted(set(outcome.codes) | set(result.codes))
+        measured.update(verdict="rejected", reason=f"short training {result.status}: {result.reason}",
+                        failing_codes=outcome.codes)
+    return measured
+
+
+def _log(session: TrackingSession, report: GateReport, spec: Spec | None, base: Spec, overrides: Overrides,
+         measured: dict[str, Any]):
+    from tunegate.tracking.session import log_rejected_spec, log_report
+
+    if spec is None:
+        return log_rejected_spec(session, report, base, overrides, name=measured["name"], kind=measured["kind"])
+    return log_report(session, report, spec, **measured)
+
+
+def _logged_before(session: TrackingSession | None, parsed: ParsedSpec, base: GateReport,
+                   own: list[str]) -> dict[str, Any] | None:
+    """The candidate's complete run from an earlier attempt, found by its id before any work.
+
+    The id depends only on the spec's params and the data/spec digests, all known before gating: a
+    candidate on its own data is fingerprinted here (a file that cannot be read has no earlier run).
+    """
+    from tunegate.tracking.record import record_from_report
     from tunegate.tracking.session import finished_candidate
 
     if session is None or parsed.spec is None:
         return None
-    # The id depends only on the spec's params and the data/spec digests, all known before gating.
-    probe = GateReport.from_stages([parsed.result], fingerprints={**base.fingerprints, "spec": {"digest": parsed.digest}})
-    return finished_candidate(session, probe, parsed.spec)
+    prints = {**base.fingerprints, "spec": {"digest": parsed.digest}}
+    if own:
+        try:
+            prints.update(_own_fingerprints(parsed.spec))
+        except Exception:  # noqa: BLE001  (the dataset stage will report what is wrong with the file)
+            return None
+    probe = GateReport.from_stages([parsed.result], fingerprints=prints)
+    kind = {"kind": "sweep candidate"}
+    return finished_candidate(session, record_from_report(probe, parsed.spec, **kind).candidate_id)
 
 
-def _gate(parsed: ParsedSpec, base: GateReport) -> GateReport:
-    """The candidate's own stages, merged under the sweep's data stages and fingerprints."""
-    report = check(parsed, only=CANDIDATE_STAGES)
-    frozen = _validation_changed(parsed.spec, base)
-    merged = GateReport.merge([base, report])
-    if frozen is None:
-        return merged
-    return GateReport.from_stages(merged.stages + [frozen], spec=merged.spec,
-                                  fingerprints=merged.fingerprints, facts=merged.facts)
-
-
-def _validation_changed(spec: Spec | None, base: GateReport):
-    """A failed 'frozen-validation' stage when the validation file changed since the sweep began."""
+def _own_fingerprints(spec: Spec) -> dict[str, Any]:
     from tunegate.dataset.fingerprint import fingerprint_file
 
-    if spec is None:
-        return None
-    frozen = (base.fingerprints.get("validation") or {}).get("digest")
-    now = fingerprint_file(spec.data.validation).digest
-    if frozen is None or now == frozen:
-        return None
-    out = FindingCollector("frozen-validation")
-    out.add("TG390", "error", f"the validation set {spec.data.validation.name} changed during the sweep "
-            f"(digest {frozen[:12]} -> {now[:12]})",
-            "Restore the validation file and rerun the sweep: scores on different validation data "
-            "cannot be compared.", file=str(spec.data.validation))
-    return out.result(0.0)
+    return {role: fingerprint_file(path).model_dump()
+            for role, path in (("train", spec.data.train), ("validation", spec.data.validation))}
 
 
 def _train(spec: Spec, path: Path, steps: int):

@@ -98,7 +98,7 @@ def from_report(report: GateReport, objective: float | None = None) -> Outcome:
     """
     excess = memory_excess(report)
     errors = [f for f in report.findings if f.severity == "error"]
-    if errors or not report.approved_for_full_run:
+    if errors or not report.gates_passed:  # the stages the black box chose to run (check(only=...))
         reason = "; ".join(f"{f.code} {f.message}" for f in errors[:3]) or "the gate did not approve it"
         return Outcome.rejected(reason, sorted({f.code for f in errors}), memory_excess_gib=excess)
     if excess is not None and excess > 0:

@@ -31,10 +31,11 @@ def current_flow_run_id() -> str:
 
 
 @task(name="open-tracking", tags=["tunegate", "mlflow"])
-def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | None = None) -> TrackingSession:
+def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | None = None,
+                       train_digest: str | None = None) -> TrackingSession:
     """Make the MLflow store ready, reconcile crashed runs, open this flow run's parent run."""
     return open_session(parsed.require(), parsed.path, current_flow_run_id(), kind, flow_run_state,
-                        validation_digest)
+                        validation_digest, train_digest)
 
 
 @task(name="log-candidate", retries=1, tags=["tunegate", "mlflow"])

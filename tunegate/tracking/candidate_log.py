@@ -21,9 +21,14 @@ from pydantic import BaseModel
 from tunegate.tracking.record import CandidateRecord
 from tunegate.tracking.redaction import Redactor
 from tunegate.tracking.runs import (
+    APPROVED,
     CANDIDATE_ID,
+    CAVEATS,
     COMPLETE,
     FAILING_CODES,
+    NOT_RUN,
+    TRAIN_DIGEST,
+    VAL_SCOPE,
     VALIDATION_DIGEST,
     VERDICT,
     end_run,
@@ -93,7 +98,7 @@ def _verdict_status(client: MlflowClient, parent_run_id: str, record: CandidateR
     if frozen and mine and frozen != mine:
         return "FAILED", (f"validation digest {mine} differs from this flow run's frozen validation "
                           f"set {frozen}: its scores would not be comparable")
-    if record.verdict == "approved":
+    if record.verdict in ("approved", "passed"):
         return "FINISHED", ""
     return "FAILED", record.reason or f"{record.verdict}: {', '.join(record.failing_codes) or 'no code'}"
 
@@ -111,8 +116,23 @@ def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, 
             FAILING_CODES: ",".join(record.failing_codes)}
     if record.validation_digest:
         tags[VALIDATION_DIGEST] = record.validation_digest
+    if record.dataset("train") is not None:
+        tags[TRAIN_DIGEST] = record.dataset("train").digest
+    tags.update(verdict_tags(record))
+    if record.val_loss is not None:
+        tags[VAL_SCOPE] = record.val_scope
     client.log_batch(run_id, tags=[RunTag(k, redact.text(v)) for k, v in tags.items()])
     _log_artifacts(client, run_id, record, redact)
+
+
+def verdict_tags(record: CandidateRecord) -> dict[str, str]:
+    """What the verdict covers: approved for a full run or not, the gates that did not run, the caveats."""
+    report = record.report
+    if report is None:
+        return {}
+    return {APPROVED: str(report.approved_for_full_run).lower(),
+            NOT_RUN: "; ".join(f"{g} {why}" for g, why in report.not_run.items()) or "none",
+            CAVEATS: "; ".join(report.caveats)[:5000]}
 
 
 def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:
@@ -122,9 +142,11 @@ def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:
         for s in steps:
             points += [(f"{prefix}/{attr}", v, s.step) for attr in ("loss", "grad_norm")
                        if (v := getattr(s, attr)) is not None]
+    # gate/approved_for_full_run: the verdict as a number, a column the MLflow UI sorts like a loss.
     scalars = {"mini_run/tokens_per_s": record.tokens_per_s, "mini_run/peak_memory_gib": record.peak_memory_gib,
                "estimate/hours": record.predicted_hours, "train/final_loss": record.final_train_loss,
-               "val/loss": record.val_loss}
+               "val/loss": record.val_loss, "mini_run/eval_loss": record.mini_run_eval_loss,
+               "gate/approved_for_full_run": float(record.verdict == "approved")}
     points += [(k, v, 0) for k, v in scalars.items() if v is not None]
     return points
 

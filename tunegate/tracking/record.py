@@ -21,7 +21,8 @@ from tunegate.report import GateReport
 from tunegate.spec.model import Spec
 
 Scalar = str | int | float | bool
-Verdict = Literal["approved", "rejected", "error"]
+# approved: every required gate passed; passed: every gate that ran passed, some required did not run.
+Verdict = Literal["approved", "passed", "rejected", "error"]
 
 # Spec fields logged as MLflow params, as "<section>.<field>". An allowlist, never a dump of the
 # spec: a dumped config is how keys end up in tracking stores (everycure-org/matrix#407).
@@ -35,7 +36,14 @@ PARAM_ALLOWLIST: tuple[str, ...] = (
 # Params filled from the report's fingerprints rather than the spec.
 DIGEST_PARAMS: tuple[str, ...] = ("data.train_digest", "data.validation_digest",
                                   "data.train_records", "data.validation_records", "spec.digest")
-ALLOWED_PARAMS = frozenset(PARAM_ALLOWLIST + DIGEST_PARAMS)
+# What the run is and what it actually trained: a sweep candidate trains sweep.train_steps, not the
+# spec's max_steps; a preflight trains only the mini-run's steps.
+RUN_PARAMS: tuple[str, ...] = ("run.kind", "run.trained_steps")
+ALLOWED_PARAMS = frozenset(PARAM_ALLOWLIST + DIGEST_PARAMS + RUN_PARAMS)
+RunKind = Literal["preflight", "sweep candidate", "full run"]
+# What a validation loss was measured on: the whole frozen validation set, or the mini-run's one
+# evaluation batch (a preflight's). Only the first is ranked.
+ValScope = Literal["validation set", "mini-run eval batch"]
 # An environment variable NAME; anything else in advisor.api_key_env may be a pasted key.
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # Keys commonly present in the environment of an LLM tool, redacted even if the spec names another.
@@ -84,6 +92,10 @@ class CandidateRecord(BaseModel):
     predicted_hours: float | None = None
     final_train_loss: float | None = None
     val_loss: float | None = None
+    val_scope: ValScope = Field("validation set", description="What val_loss was measured on.")
+    mini_run_eval_loss: float | None = Field(None, description="The mini-run's loss on one validation batch.")
+    kind: RunKind | None = Field(None, description="preflight, sweep candidate or full run (param run.kind).")
+    trained_steps: int | None = Field(None, description="Optimizer steps this run trained (param run.trained_steps).")
     report: GateReport | None = None
     report_markdown: str | None = None
     advice: dict[str, Any] | None = None
@@ -166,13 +178,51 @@ def record_from_report(report: GateReport, spec: Spec, *, salt: str = "", **meas
     digests = {d.role: d.digest for d in datasets}
     codes = sorted({f.code for f in report.findings if f.severity == "error"})
     fields: dict[str, Any] = {
-        "verdict": "approved" if report.approved_for_full_run else "rejected",
-        "failing_codes": codes, "report": report,
-        "reason": "" if report.approved_for_full_run else _reason(report, codes),
+        "verdict": _verdict(report), "failing_codes": codes, "report": report,
+        "reason": "" if report.gates_passed else _reason(report, codes),
     }
     fields.update(measured)
-    return CandidateRecord(candidate_id=candidate_id(params, digests, salt), params=params,
-                           datasets=datasets, secret_env_names=secret_env_names(spec), **fields)
+    cid = _identity(params, fields, digests, salt)
+    return CandidateRecord(candidate_id=cid, params=params, datasets=datasets,
+                           secret_env_names=secret_env_names(spec), **fields)
+
+
+def record_from_overrides(report: GateReport, base: Spec, overrides: dict[str, Any], *, salt: str = "",
+                          **measured: Any) -> CandidateRecord:
+    """The record of a sweep candidate whose spec the spec stage rejected, so there is no Spec of it.
+
+    Params are the base spec's with the candidate's allowlisted overrides on top, as written; a value
+    that looks like an API key (TG124) is never logged. Data digests come from the report, which
+    holds them only when the overrides did not touch the data.
+    """
+    from tunegate.spec.pasted_keys import looks_like_key
+
+    params = params_from_spec(base)
+    for key, value in overrides.items():
+        if key in PARAM_ALLOWLIST:
+            shown = value if isinstance(value, (bool, int, float)) else str(value)[:200]
+            params[key] = "[not logged: looks like a key]" if isinstance(shown, str) and looks_like_key(shown) else shown
+    datasets = [d for d in _datasets(report, base) if not any(k.startswith("data.") for k in overrides)]
+    for ref in datasets:
+        params[f"data.{ref.role}_digest"] = ref.digest
+    codes = sorted({f.code for f in report.findings if f.severity == "error"})
+    fields: dict[str, Any] = {"verdict": "rejected", "failing_codes": codes, "report": report,
+                              "reason": _reason(report, codes), **measured}
+    canonical = json.dumps(overrides, sort_keys=True, default=str)
+    cid = _identity(params, fields, {d.role: d.digest for d in datasets}, f"{salt}spec-rejected:{canonical}")
+    return CandidateRecord(candidate_id=cid, params=params, datasets=datasets,
+                           secret_env_names=secret_env_names(base), **fields)
+
+
+def _identity(params: dict[str, Scalar], fields: dict[str, Any], digests: dict[str, str], salt: str) -> str:
+    """Add the run params; return the candidate id. The kind is part of the identity (a preflight
+    and a sweep candidate of the same spec are different runs); what it trained is an outcome, not."""
+    if fields.get("kind"):
+        params["run.kind"] = fields["kind"]
+    cid = candidate_id(params, digests, salt)
+    if fields.get("trained_steps") is not None:
+        params["run.trained_steps"] = int(fields["trained_steps"])
+    return cid
 
 
 def _datasets(report: GateReport, spec: Spec) -> list[DatasetRef]:
@@ -183,6 +233,13 @@ def _datasets(report: GateReport, spec: Spec) -> list[DatasetRef]:
             refs.append(DatasetRef(role=role, path=str(path), digest=str(fp["digest"]),
                                    records=fp.get("records"), version=spec.data.version))
     return refs
+
+
+def _verdict(report: GateReport) -> Verdict:
+    """approved: a full run may start; passed: every gate that ran passed, but not all required ran."""
+    if report.approved_for_full_run:
+        return "approved"
+    return "passed" if report.gates_passed else "rejected"
 
 
 def _reason(report: GateReport, codes: list[str]) -> str:

@@ -26,8 +26,9 @@ def _number(value: Any) -> float | None:
 
 
 def report_measurements(report: GateReport) -> dict[str, Any]:
-    """The record fields a report can fill: mini_run_steps, tokens_per_s, peak_memory_gib,
-    predicted_hours, advice. Missing stages leave their fields out."""
+    """The record fields a report can fill: mini_run_steps, mini_run_eval_loss, trained_steps (the
+    mini-run's; a later training replaces it), tokens_per_s, peak_memory_gib, predicted_hours,
+    advice. Missing stages leave their fields out."""
     out: dict[str, Any] = {}
     mini = report.stage("mini-run")
     if mini is not None and mini.stats:
@@ -36,6 +37,8 @@ def report_measurements(report: GateReport) -> dict[str, Any]:
         out["mini_run_steps"] = [StepMetrics(step=i + 1, loss=_number(loss),
                                              grad_norm=_number(norms[i]) if i < len(norms) else None)
                                  for i, loss in enumerate(losses)]
+        out["mini_run_eval_loss"] = _number(mini.stats.get("eval_loss"))
+        out["trained_steps"] = mini.stats.get("steps")
         measured = report.facts.mini_run
         out["tokens_per_s"] = _number(measured.tokens_per_s) if measured else None
         peak = _number(measured.peak_memory_bytes) if measured else None

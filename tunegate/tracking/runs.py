@@ -26,7 +26,12 @@ KIND = "tunegate.kind"  # "parent" or "candidate"
 FLOW_RUN_ID = "tunegate.flow_run_id"
 CANDIDATE_ID = "tunegate.candidate_id"
 VALIDATION_DIGEST = "tunegate.validation_digest"
+TRAIN_DIGEST = "tunegate.train_digest"
+VAL_SCOPE = "tunegate.val_scope"
 VERDICT = "tunegate.verdict"
+APPROVED = "tunegate.approved_for_full_run"
+NOT_RUN = "tunegate.gates_not_run"
+CAVEATS = "tunegate.caveats"
 FAILING_CODES = "tunegate.failing_codes"
 FAILURE_REASON = "tunegate.failure_reason"
 KILLED_REASON = "tunegate.killed_reason"
@@ -77,20 +82,25 @@ def _store_lock(client: MlflowClient) -> Iterator[None]:
 
 
 def start_parent(client: MlflowClient, experiment: str, flow_run_id: str,
-                 tags: dict[str, str] | None = None, validation_digest: str | None = None) -> str:
+                 tags: dict[str, str] | None = None, validation_digest: str | None = None,
+                 run_name: str | None = None, train_digest: str | None = None) -> str:
     """Open (or reopen) the parent run of flow run `flow_run_id`; return its run id.
 
-    A Prefect flow retry keeps its flow run id, so the retry lands in the same parent run.
+    A Prefect flow retry keeps its flow run id, so the retry lands in the same parent run. The
+    digests are the data the flow run's candidates are ranked on (a candidate on other data is
+    logged, but not ranked against them).
     """
     experiment_id = ensure_experiment(client, experiment, client.tracking_uri)
     wanted = {KIND: "parent", FLOW_RUN_ID: flow_run_id, **(tags or {})}
     if validation_digest:
         wanted[VALIDATION_DIGEST] = validation_digest
+    if train_digest:
+        wanted[TRAIN_DIGEST] = train_digest
     filter_string = f"tags.`{KIND}` = 'parent' and tags.`{FLOW_RUN_ID}` = {_quote(flow_run_id)}"
     with _store_lock(client):
         found = search_all(client, [experiment_id], filter_string)
         if not found:
-            run = client.create_run(experiment_id, tags=wanted, run_name=f"flow-{flow_run_id[:12]}")
+            run = client.create_run(experiment_id, tags=wanted, run_name=run_name or f"flow-{flow_run_id[:12]}")
             found = _dedupe(client, experiment_id, filter_string, run.info.run_id)
     run = found[0]
     if run.info.status != "RUNNING":

@@ -1,21 +1,24 @@
-"""The experiment table: every candidate run, grouped by validation digest, ranked inside a group.
+"""The experiment table: every candidate run, grouped by its data, ranked inside a group.
 
-The validation set is frozen across candidates because changing it makes scores incomparable, so
-runs are only ever ranked against runs that were scored on the same validation data (same
-digest). Comparing across digests is refused with `IncomparableRunsError`.
+The source: never compare runs whose training or validation data changed. So runs are ranked only
+against runs trained on the same training data AND scored on the same validation data (same two
+content digests), on the whole validation set (a preflight's mini-run batch is shown, not ranked).
+Comparing across groups is refused with `IncomparableRunsError`.
 """
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tunegate.errors import IncomparableRunsError
 from tunegate.tracking.runs import (
     BEST_RUN,
     CANDIDATE_ID,
     KIND,
+    TRAIN_DIGEST,
+    VAL_SCOPE,
     VALIDATION_DIGEST,
     VERDICT,
     children,
@@ -27,7 +30,8 @@ if TYPE_CHECKING:
     from mlflow import MlflowClient
     from mlflow.entities import Run
 
-NO_DIGEST = "(no validation digest)"
+NO_DIGEST = "(no digest)"
+MINI_SCOPE = "mini-run eval batch"
 
 
 class RunRow(BaseModel):
@@ -50,11 +54,21 @@ class RunRow(BaseModel):
     final_train_loss: float | None
     val_loss: float | None
     validation_digest: str
+    train_digest: str = NO_DIGEST
+    train_records: str | None = None
+    validation_records: str | None = None
+    name: str | None = None
+    trained_steps: str | None = None
+    val_scope: str | None = None
     rank: int | None = None
 
 
 class RunGroup(BaseModel):
     validation_digest: str
+    train_digest: str = NO_DIGEST
+    train_records: str | None = None
+    validation_records: str | None = None
+    differs: str = Field("", description="Why these runs are not ranked with the first group's.")
     runs: list[RunRow]
 
 
@@ -67,8 +81,11 @@ def row_from_run(run: Run) -> RunRow:
         lr=p.get("training.learning_rate"), micro_batch=p.get("training.micro_batch_size"),
         grad_accum=p.get("training.grad_accum_steps"), steps=p.get("training.max_steps"),
         epochs=p.get("training.epochs"), final_train_loss=m.get("train/final_loss"),
-        val_loss=m.get("val/loss"),
-        validation_digest=t.get(VALIDATION_DIGEST) or p.get("data.validation_digest") or NO_DIGEST)
+        val_loss=m.get("val/loss"), name=run.info.run_name, trained_steps=p.get("run.trained_steps"),
+        val_scope=t.get(VAL_SCOPE), train_records=p.get("data.train_records"),
+        validation_records=p.get("data.validation_records"),
+        validation_digest=t.get(VALIDATION_DIGEST) or p.get("data.validation_digest") or NO_DIGEST,
+        train_digest=t.get(TRAIN_DIGEST) or p.get("data.train_digest") or NO_DIGEST)
 
 
 def candidate_rows(client: MlflowClient, experiment: str) -> list[RunRow]:
@@ -81,12 +98,13 @@ def candidate_rows(client: MlflowClient, experiment: str) -> list[RunRow]:
 
 
 def _rankable(row: RunRow) -> bool:
-    return row.val_loss is not None and math.isfinite(row.val_loss) and row.status == "FINISHED"
+    return (row.val_loss is not None and math.isfinite(row.val_loss) and row.status == "FINISHED"
+            and row.val_scope != MINI_SCOPE)
 
 
 def rank(rows: list[RunRow]) -> list[RunRow]:
-    """Rows of ONE validation digest, best validation loss first; unrankable rows (failed, no val
-    loss) follow, unranked."""
+    """Rows of ONE data group, best validation loss first; unrankable rows (failed, no val loss, a
+    preflight's mini-run loss) follow, unranked."""
     compare_digests(rows)
     ranked = sorted((r for r in rows if _rankable(r)), key=lambda r: (r.val_loss, r.run_id))
     rest = [r for r in rows if not _rankable(r)]
@@ -94,15 +112,16 @@ def rank(rows: list[RunRow]) -> list[RunRow]:
 
 
 def compare_digests(rows: list[RunRow]) -> None:
-    """Raise IncomparableRunsError when the rows were scored on different validation sets."""
-    digests = sorted({r.validation_digest for r in rows})
-    if len(digests) > 1:
-        listing = "; ".join(f"{d}: {', '.join(r.run_id[:8] for r in rows if r.validation_digest == d)}"
-                            for d in digests)
-        raise IncomparableRunsError(
-            f"refusing to rank runs scored on different validation sets ({len(digests)} validation "
-            f"digests: {listing}). The validation set must stay frozen for scores to be comparable; "
-            "compare runs within one digest.")
+    """Raise IncomparableRunsError when the rows were trained or scored on different data."""
+    for role, digest_of in (("validation", lambda r: r.validation_digest), ("training", lambda r: r.train_digest)):
+        digests = sorted({digest_of(r) for r in rows})
+        if len(digests) > 1:
+            listing = "; ".join(f"{d}: {', '.join(r.run_id[:8] for r in rows if digest_of(r) == d)}"
+                                for d in digests)
+            raise IncomparableRunsError(
+                f"refusing to rank runs on different {role} data ({len(digests)} {role} digests: {listing}). "
+                "Runs are comparable only when both their training and validation data are the same; "
+                "compare runs within one group.")
 
 
 def compare_runs(client: MlflowClient, run_ids: list[str]) -> list[RunRow]:
@@ -114,22 +133,58 @@ def compare_runs(client: MlflowClient, run_ids: list[str]) -> list[RunRow]:
     return rank([row_from_run(client.get_run(run_id)) for run_id in run_ids])
 
 
-def group_by_validation(rows: list[RunRow]) -> list[RunGroup]:
-    """One ranked group per validation digest; the group with the most runs first."""
-    digests: dict[str, list[RunRow]] = {}
+def group_by_data(rows: list[RunRow]) -> list[RunGroup]:
+    """One ranked group per (training, validation) digest pair; the group with the most runs first,
+    each later one saying how its data differ from the first's."""
+    pairs: dict[tuple[str, str], list[RunRow]] = {}
     for row in rows:
-        digests.setdefault(row.validation_digest, []).append(row)
-    groups = [RunGroup(validation_digest=d, runs=rank(rs)) for d, rs in digests.items()]
-    return sorted(groups, key=lambda g: (-len(g.runs), g.validation_digest))
+        pairs.setdefault((row.train_digest, row.validation_digest), []).append(row)
+    groups = sorted((_group(t, v, rs) for (t, v), rs in pairs.items()),
+                    key=lambda g: (-len(g.runs), g.train_digest, g.validation_digest))
+    for g in groups[1:]:
+        g.differs = _differs(groups[0], g)
+    return groups
+
+
+group_by_validation = group_by_data  # the name `tunegate runs` used before it grouped by both digests
+
+
+def _group(train: str, validation: str, rows: list[RunRow]) -> RunGroup:
+    def records(attr: str) -> str | None:
+        return next((getattr(r, attr) for r in rows if getattr(r, attr)), None)
+
+    return RunGroup(train_digest=train, validation_digest=validation, runs=rank(rows),
+                    train_records=records("train_records"), validation_records=records("validation_records"))
+
+
+def _differs(first: RunGroup, group: RunGroup) -> str:
+    """Why a group is not ranked with the first: 'other training data (a1b2c3d4e5f6, 60 records, not ...)'."""
+    parts = []
+    for role, digest, records in (("training", "train_digest", "train_records"),
+                                  ("validation", "validation_digest", "validation_records")):
+        if getattr(group, digest) != getattr(first, digest):
+            parts.append(f"{role} data ({_short(getattr(group, digest))}, {getattr(group, records) or '?'} records, "
+                         f"not {_short(getattr(first, digest))}, {getattr(first, records) or '?'} records)")
+    return "other " + " and ".join(parts)
+
+
+def _short(digest: str) -> str:
+    return digest if digest == NO_DIGEST else digest.split(":", 1)[-1][:12]
 
 
 def finish_parent(client: MlflowClient, parent_run_id: str, failed_reason: str = "") -> str | None:
     """End the parent run, tagged with its best candidate (lowest validation loss); return that run id.
 
-    Raises IncomparableRunsError (after ending the parent FAILED) if the children were scored on
-    different validation sets, which a sweep must never do.
+    When the parent names its data (a sweep's frozen validation set and base training set), the
+    best is chosen among the children on that data; a candidate on its own data is logged but not
+    ranked against them. A parent without digests ranks all its children, and raises
+    IncomparableRunsError (after ending the parent FAILED) if they were on different data.
     """
+    tags = client.get_run(parent_run_id).data.tags
     rows = [row_from_run(r) for r in children(client, parent_run_id)]
+    if tags.get(VALIDATION_DIGEST):
+        rows = [r for r in rows if r.validation_digest == tags[VALIDATION_DIGEST]
+                and r.train_digest in (tags.get(TRAIN_DIGEST, r.train_digest), NO_DIGEST)]
     try:
         ranked = rank(rows)
     except IncomparableRunsError as exc:
@@ -150,31 +205,38 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-COLUMNS = [("rank", 4), ("run", 8), ("version", 10), ("model", 18), ("r", 4), ("alpha", 5),
-           ("dropout", 7), ("lr", 8), ("batch", 6), ("steps/ep", 8), ("train loss", 10),
+COLUMNS = [("rank", 4), ("run", 8), ("name", 14), ("version", 10), ("model", 18), ("r", 4), ("alpha", 5),
+           ("dropout", 7), ("lr", 8), ("batch", 6), ("trained", 8), ("train loss", 10),
            ("val loss", 9), ("verdict", 8), ("status", 8)]
 
 
 def _cells(r: RunRow) -> list[str]:
     batch = f"{r.micro_batch}x{r.grad_accum}" if r.micro_batch else "-"
-    length = f"{r.steps} st" if r.steps else (f"{r.epochs} ep" if r.epochs else "-")
-    return [_fmt(r.rank), r.run_id[:8], _fmt(r.dataset_version), _fmt(r.model_id), _fmt(r.r), _fmt(r.alpha),
-            _fmt(r.dropout), _fmt(r.lr), batch, length, _fmt(r.final_train_loss), _fmt(r.val_loss),
+    # What it trained: the logged budget (a sweep's train_steps, a preflight's mini-run), else the spec's.
+    length = (f"{r.trained_steps} st" if r.trained_steps else
+              f"{r.steps} st" if r.steps else (f"{r.epochs} ep" if r.epochs else "-"))
+    val = _fmt(r.val_loss) + ("*" if r.val_scope == MINI_SCOPE and r.val_loss is not None else "")
+    return [_fmt(r.rank), r.run_id[:8], _fmt(r.name)[:32], _fmt(r.dataset_version), _fmt(r.model_id), _fmt(r.r),
+            _fmt(r.alpha), _fmt(r.dropout), _fmt(r.lr), batch, length, _fmt(r.final_train_loss), val,
             _fmt(r.verdict), r.status]
 
 
 def format_table(groups: list[RunGroup], experiment: str) -> str:
-    """The groups as plain text, one table per validation digest."""
+    """The groups as plain text, one table per (training, validation) data pair."""
     if not groups:
         return f"no candidate runs in experiment '{experiment}'\n"
     out = [f"experiment '{experiment}': {sum(len(g.runs) for g in groups)} candidate run(s) "
-           f"in {len(groups)} validation group(s)"]
+           f"in {len(groups)} data group(s)"]
     if len(groups) > 1:
-        out.append("runs in different groups were scored on different validation data: "
+        out.append("runs in different groups were trained or scored on different data: "
                    "they are ranked only within their group")
     for g in groups:
-        out += ["", f"validation digest {g.validation_digest} ({len(g.runs)} run(s))"]
+        out += ["", f"train {_short(g.train_digest)} ({g.train_records or '?'} records), validation "
+                    f"{_short(g.validation_digest)} ({g.validation_records or '?'} records): {len(g.runs)} run(s)"
+                + (f"; not ranked with the first group: {g.differs}" if g.differs else "")]
         table = [[name for name, _ in COLUMNS]] + [_cells(r) for r in g.runs]
         widths = [max(w, *(len(row[i]) for row in table)) for i, (_, w) in enumerate(COLUMNS)]
         out += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    if any(r.val_scope == MINI_SCOPE and r.val_loss is not None for g in groups for r in g.runs):
+        out += ["", "* a preflight's loss on the mini-run's one validation batch: shown, never ranked"]
     return "\n".join(out) + "\n"

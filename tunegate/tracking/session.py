@@ -44,10 +44,11 @@ LIVE_STATES = {"SCHEDULED", "PENDING", "RUNNING", "PAUSED", "CANCELLING"}
 
 def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
                  flow_run_state: Callable[[str], str | None],
-                 validation_digest: str | None = None) -> TrackingSession:
+                 validation_digest: str | None = None, train_digest: str | None = None) -> TrackingSession:
     """Create the store once, end runs that crashed flow runs left RUNNING, open the parent.
 
     `flow_run_state(id)` returns the orchestrator's state name of a flow run, or None if unknown.
+    The parent is named for what it is: `sweep examples/sweep`, `preflight quickstart`.
     """
     uri = resolve_tracking_uri(spec, spec_path)
     ensure_store(uri)
@@ -55,7 +56,8 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     experiment = spec.tracking.experiment
     reconcile_stale_runs(client, experiment, liveness(client, experiment, flow_run_id, flow_run_state))
     tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
-    parent = start_parent(client, experiment, flow_run_id, tags, validation_digest=validation_digest)
+    parent = start_parent(client, experiment, flow_run_id, tags, validation_digest=validation_digest,
+                          run_name=f"{kind} {Path(spec_path).stem}", train_digest=train_digest)
     return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent)
 
 
@@ -64,12 +66,26 @@ def log_report(session: TrackingSession, report: GateReport, spec: Spec, **measu
     from tunegate.tracking.report_metrics import report_measurements
 
     fields = {**report_measurements(report), **measured}
+    if fields.get("kind") == "preflight" and fields.get("val_loss") is None \
+            and fields.get("mini_run_eval_loss") is not None:
+        # A preflight's only validation loss: logged, but marked, so it is never ranked beside a
+        # candidate scored on the whole validation set.
+        fields.update(val_loss=fields["mini_run_eval_loss"], val_scope="mini-run eval batch")
     record = record_from_report(report, spec, **fields)
     return log_candidate(open_client(session.uri), session.parent_run_id, record)
 
 
-def finished_candidate(session: TrackingSession, report: GateReport, spec: Spec) -> dict[str, Any] | None:
-    """The logged outcome of this exact candidate (same params, same data) if a run of it completed.
+def log_rejected_spec(session: TrackingSession, report: GateReport, base: Spec, overrides: dict[str, Any],
+                      **measured: Any) -> CandidateLogResult:
+    """Log a sweep candidate the spec stage rejected: a FAILED run with its reason, params as written."""
+    from tunegate.tracking.record import record_from_overrides
+
+    record = record_from_overrides(report, base, overrides, **measured)
+    return log_candidate(open_client(session.uri), session.parent_run_id, record)
+
+
+def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | None:
+    """The logged outcome of candidate `cid` (same params, same data) if a run of it completed.
 
     Prefect runs a task at least once: a sweep rerun after a crash finds here what it need not redo.
     """
@@ -78,7 +94,7 @@ def finished_candidate(session: TrackingSession, report: GateReport, spec: Spec)
 
     client = open_client(session.uri)
     experiment_id = client.get_run(session.parent_run_id).info.experiment_id
-    run = find_candidate_run(client, experiment_id, record_from_report(report, spec).candidate_id)
+    run = find_candidate_run(client, experiment_id, cid)
     if run is None or not is_complete(run):
         return None
     tags, metrics = run.data.tags, run.data.metrics

@@ -49,6 +49,8 @@ BAD_FILES: dict[str, bytes] = {
     "system_not_first.jsonl": good(1) + line(msgs(("user", "hi"), ("system", "Be brief."), ("assistant", "hello"))),
     "two_assistant_turns.jsonl": good(1) + line(msgs(("user", "hi"), ("assistant", "hello"), ("assistant", "anyone?"))),
     "duplicate_record.jsonl": good(1) + good(2) + good(1),
+    "unread_message_key.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi", "foo": "bar"}, '
+                                           b'{"role": "assistant", "content": "hello"}]}\n',
     "trailing_comma.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi"},]}\n',
     "pretty_printed.jsonl": json.dumps(rec("hi", "hello"), indent=2).encode() + b"\n",
     "two_records_one_line.jsonl": good(1).rstrip(b"\n") + b" " + good(2),

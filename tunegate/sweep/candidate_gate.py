@@ -1,0 +1,94 @@
+"""Gate one sweep candidate: its own data stages when its data differ, the frozen validation set,
+then the mini-run.
+
+    report = gate_candidate(parsed, base_parsed, base_report)
+
+The sweep's data stages ran once, on the base spec's files. A candidate inherits their verdict
+only when everything those stages and the mini-run's token audit depend on is the base's: the data
+files, `training.max_seq_len`, the model (its tokenizer). Otherwise (issue 11: a candidate
+`{data.train: leaky_train.jsonl}` was approved on the base's verdict) the dataset and overlap
+stages run on its own files, and its report carries its own digests and record counts.
+
+The frozen-validation check (TG390, TG391) runs before the mini-run: a candidate scored on other
+validation data is never trained.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tunegate.report import FindingCollector, GateReport, StageResult
+from tunegate.spec.check import ParsedSpec
+from tunegate.spec.model import Spec
+
+FROZEN = "frozen-validation"
+# What the data stages and the mini-run's token audit read, beyond the spec's hyperparameters.
+DATA_INPUTS = ("data.train", "data.validation", "training.max_seq_len", "model.id", "model.revision")
+
+
+def changed_data_inputs(spec: Spec, base: Spec) -> list[str]:
+    """The DATA_INPUTS a candidate changes from the base spec (paths compared resolved)."""
+    def value(s: Spec, dotted: str) -> Any:
+        section, field = dotted.split(".")
+        v = getattr(getattr(s, section), field)
+        return v.resolve() if dotted.startswith("data.") else v
+
+    return [key for key in DATA_INPUTS if value(spec, key) != value(base, key)]
+
+
+def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport) -> GateReport:
+    """The candidate's report: spec, data (inherited or its own), estimate, frozen validation, mini-run."""
+    from tunegate.gate import check
+
+    if parsed.spec is None:
+        return _spec_rejected(parsed, base)
+    own = changed_data_inputs(parsed.spec, base_parsed.require())
+    static = check(parsed, only={"estimate", "dataset", "overlap"} if own else {"estimate"})
+    merged = GateReport.merge([base, static])
+    frozen = frozen_validation(parsed.spec, base, merged if own else None)
+    if not merged.gates_passed or frozen.status == "failed":
+        why = "an earlier stage failed" if not merged.gates_passed else "the validation set is not the sweep's"
+        return _with(merged, frozen, StageResult.skipped("mini-run", why))
+    mini = check(parsed, only={"mini-run"}, facts=merged.facts.model_copy(deep=True))
+    return GateReport.merge([_with(merged, frozen), mini])
+
+
+def frozen_validation(spec: Spec, base: GateReport, own: GateReport | None) -> StageResult:
+    """Passed when the candidate's validation data is the sweep's frozen set, by content digest.
+
+    `own` is the candidate's report when its data stages ran (its validation digest is in it);
+    otherwise the file is fingerprinted again here, so a change during the sweep is caught.
+    """
+    from tunegate.dataset.fingerprint import fingerprint_file
+
+    out = FindingCollector(FROZEN)
+    frozen = (base.fingerprints.get("validation") or {}).get("digest")
+    now = (own.fingerprints.get("validation") or {}).get("digest") if own else fingerprint_file(
+        spec.data.validation).digest
+    if frozen is None or now is None or now == frozen:
+        return out.result(0.0, {"digest": (frozen or "")[:12], "summary": "the sweep's frozen validation set"})
+    base_file = (base.fingerprints.get("validation") or {}).get("file")
+    if base_file is None or spec.data.validation.resolve() == Path(base_file).resolve():
+        out.add("TG390", "error", f"the validation set {spec.data.validation.name} changed during the sweep "
+                f"(digest {frozen[:12]} -> {now[:12]})",
+                "Restore the validation file and rerun the sweep: scores on different validation data "
+                "cannot be compared.", file=str(spec.data.validation))
+    else:
+        out.add("TG391", "error", f"this candidate is scored on another validation set ({spec.data.validation.name}, "
+                f"digest {now[:12]}) than the sweep's frozen one (digest {frozen[:12]})",
+                "Do not override data.validation in a sweep: every candidate must be scored on the same "
+                "frozen validation set, or its score is not comparable.", file=str(spec.data.validation),
+                key="data.validation")
+    return out.result(0.0, {"digest": now[:12]})
+
+
+def _with(report: GateReport, *stages: StageResult) -> GateReport:
+    return GateReport.from_stages(report.stages + list(stages), spec=report.spec,
+                                  fingerprints=report.fingerprints, facts=report.facts)
+
+
+def _spec_rejected(parsed: ParsedSpec, base: GateReport) -> GateReport:
+    """A candidate whose spec failed: its spec stage, every later stage skipped, no inherited verdicts."""
+    later = [StageResult.skipped(name, "the candidate's spec was rejected")
+             for name in ("dataset", "overlap", "estimate", "mini-run")]
+    return GateReport.from_stages([parsed.result, *later], spec=parsed.path, fingerprints=base.fingerprints)
