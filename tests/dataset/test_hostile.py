@@ -66,8 +66,16 @@ def test_the_lenient_reader_stops_at_a_bomb_too(strict):
 @pytest.mark.parametrize("strict", [False, True])
 def test_the_lenient_reader_stops_at_a_run_of_blank_lines(strict):
     with pytest.raises(UnreadableRecord, match=f"over {MAX_BLANK_RUN:,} blank lines"):
-        for _ in iter_records(CORPUS / "bad" / "blank_run.jsonl", strict=strict):
+        for _ in iter_records(CORPUS / "bad" / "blank_run.jsonl.gz", strict=strict):
             pass
+
+
+def test_a_plain_file_is_read_through_a_blank_run_so_parts_and_one_read_agree(tmp_path):
+    path = tmp_path / "padded.jsonl"
+    path.write_bytes(GOOD_LINE + b"\n" * (MAX_BLANK_RUN + 1) + GOOD_LINE.replace(b"}\n", b', "n": 2}\n'))
+    result, codes, _ = stage(path)
+    assert "TG248" not in codes and result.stats["train"]["records"] == 2
+    assert sum(1 for _ in iter_records(path, strict=True)) == 2
 
 
 @pytest.mark.parametrize("name", ["cut.jsonl.gz", "cut.json.gz"])

@@ -13,7 +13,7 @@ What it decides (documented in docs/checks.md, "Dataset"):
 - gzip is recognised by its magic bytes (1f 8b), whatever the file's name, and streamed. A UTF-8 BOM
   is an error (TG244: the JSON Lines spec forbids it and `json.loads` on text fails on it) but the
   rest of the file is still checked. UTF-16/32 and other compressions are named (TG245).
-- Two things stop the read, said so at their line: a gzip stream that inflates like a
+- Two things stop the read of a gzip stream, said so at their line: inflating like a
   decompression bomb (TG247, `tunegate.dataset.inflate`) and a run of more than MAX_BLANK_RUN
   blank lines (TG248). Neither is a dataset, and either could hold the gate for hours.
 - Parsing is orjson's, which is strict: NaN/Infinity, numbers that overflow a double, lone
@@ -37,6 +37,7 @@ from tunegate.errors import DecompressionBomb, UsageError
 from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
 
+_BUFFER = 1 << 20  # the piece a huge line is drained in
 _BLANK = b" \t\r\n"
 # Magic numbers of formats that are not UTF-8 JSONL, and what to tell the user.
 _FOREIGN = [
@@ -62,6 +63,10 @@ class JsonlReader:
         self.lines = self.blank_lines = self.records_seen = 0
         self.gzip = self.bom = self.unreadable = False
         self.container = "jsonl"  # or "json" (one array) or "parquet", decided when the file is opened
+        # A part of a file (tunegate.dataset.segments) reads only `budget` bytes, and only the
+        # file's first part holds its first record (which may reveal a JSON array or document).
+        self.budget: int | None = None
+        self.holds_first_record = True
 
     def error(self, code: str, message: str, hint: str, line: int | None = None,
               column: int | None = None, record: int | None = None) -> None:
@@ -73,7 +78,9 @@ class JsonlReader:
         if stream is None:
             return
         try:
-            if stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+            if not self.holds_first_record:  # a later part of a JSONL file (the whole file was sniffed)
+                yield from self._scan(stream)
+            elif stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
                 self.container = "parquet"
                 yield from containers.parquet_records(self)
             elif is_json_name(self.path) and json_array.starts_array(stream):
@@ -90,14 +97,21 @@ class JsonlReader:
         # locals, written back once at the end.
         readline, loads, limit = stream.readline, orjson.loads, self.max_line_bytes + 1
         n = index = blank = last_blank = run_start = 0
+        # Only an inflated stream can hold an endless blank run cheaply (a few KB on disk); a plain
+        # file's size bounds the work, and it may be read in parts that must agree with one read.
+        blank_limit = MAX_BLANK_RUN if self.gzip else 1 << 62
+        bounded, budget = self.budget is not None, self.budget or 0
+        first = self.holds_first_record
         try:
-            while True:
+            while not bounded or budget > 0:
                 raw = readline(limit)
                 if not raw:
                     break
                 n += 1
+                budget -= len(raw)
                 if raw[-1] != 10 and len(raw) == limit:
-                    self._skip_long_line(readline, limit, n, index)
+                    del raw  # up to 64 MiB: let it go before draining the rest of the line
+                    budget -= self._skip_long_line(readline, limit, n, index)
                     index += 1
                     continue
                 try:
@@ -107,11 +121,11 @@ class JsonlReader:
                         blank += 1
                         run_start = run_start if last_blank == n - 1 else n
                         last_blank = n
-                        if n - run_start >= MAX_BLANK_RUN:
+                        if n - run_start >= blank_limit:
                             self._report_blank_run(run_start)
                             break
                         continue
-                    if index == 0 and _starts_document(raw):
+                    if index == 0 and first and _starts_document(raw):
                         self._report_document_file(raw, n)  # every further line would be noise
                         index += 1
                         break
@@ -121,7 +135,9 @@ class JsonlReader:
                 if type(record) is dict:
                     yield n, index, raw, record
                 else:
-                    non_object(record, self, n, index)
+                    # Only the file's first record can be the start of a JSON array of records (TG243);
+                    # an empty list stands in for a later part's first line: the same TG227 message.
+                    non_object(record if first or index or type(record) is not list else [], self, n, index)
                 index += 1
         except DecompressionBomb as exc:
             self.error("TG247", f"{exc}; reading stopped after line {n} ({exc.inflated:,} bytes inflated)",
@@ -129,16 +145,20 @@ class JsonlReader:
                        f"a file of one record repeated stays under 400x; past {MAX_RATIO}x it is not data. "
                        "If it is, store it uncompressed.", line=n + 1, column=1)
         except (OSError, EOFError, zlib.error) as exc:  # a corrupt gzip stream or a failing disk
-            what = "the gzip stream is corrupt or truncated" if self.gzip else "reading failed"
-            self.error("TG246", f"{what} after line {n}: {exc}", "Re-create or re-download the file; "
-                       "`gzip -t FILE` tests a gzip file.", line=n + 1, column=1)
+            self.read_failed(n, exc)
         finally:
             self.lines, self.records_seen, self.blank_lines = n, index, blank
 
-    def _skip_long_line(self, readline, limit: int, n: int, index: int) -> None:
+    def read_failed(self, n: int, exc: BaseException) -> None:
+        """Report that reading stopped after physical line `n` (a part of a file reports it to its reader)."""
+        what = "the gzip stream is corrupt or truncated" if self.gzip else "reading failed"
+        self.error("TG246", f"{what} after line {n}: {exc}", "Re-create or re-download the file; "
+                   "`gzip -t FILE` tests a gzip file.", line=n + 1, column=1)
+
+    def _skip_long_line(self, readline, limit: int, n: int, index: int) -> int:
         size = limit
-        while True:  # drain the rest of the line in bounded pieces
-            piece = readline(limit)
+        while True:  # drain the rest of the line in 1 MiB pieces: time, but no memory, for a huge line
+            piece = readline(_BUFFER)
             size += len(piece)
             if not piece or piece[-1] == 10:
                 break
@@ -146,9 +166,11 @@ class JsonlReader:
                    "Split or shorten the record; no trainer can use a record that size (it would be "
                    "truncated to max_seq_len), and a missing newline between records looks the same.",
                    line=n, column=1, record=index)
+        return size - limit  # bytes drained after the first piece
 
     def _report_blank_run(self, start: int) -> None:
-        self.error("TG248", f"over {MAX_BLANK_RUN:,} blank lines in a row from line {start}; reading stopped",
+        # The line is the finding's place (a part read by a worker has its lines shifted afterwards).
+        self.error("TG248", f"over {MAX_BLANK_RUN:,} blank lines in a row from here; reading stopped",
                    "The file is padded or damaged (no writer leaves that many blank lines between records): "
                    "regenerate it, or delete the run (`grep -v '^\\s*$' FILE`) if the records after it are real.",
                    line=start, column=1)

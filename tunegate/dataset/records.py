@@ -23,7 +23,7 @@ Records of any format (`tunegate.formats`) are seen as chats through `iter_chats
 conversion every later stage shares.
 Lines that are not one JSON object are skipped (the dataset stage has reported them) or, when
 `strict`, raise UnreadableRecord: a digest of half a file must never stand for all of it. Two
-things stop the read in either mode, as they stop the dataset stage: a gzip stream that inflates
+things stop the read of a gzip stream in either mode, as they stop the dataset stage: inflating
 like a decompression bomb (DecompressionBomb, `tunegate.dataset.inflate`) and more than
 MAX_BLANK_RUN blank lines in a row (UnreadableRecord): neither is a dataset, and either could
 hold the reader for hours.
@@ -51,15 +51,16 @@ from tunegate.dataset.json_line import has_float
 from tunegate.errors import BrokenContainer, NumberOutOfRange, UnreadableRecord, UsageError
 from tunegate.pathguard import open_regular, refusal, shown
 
-# 4 MiB: a 128k-token record is 0.5-1 MB of UTF-8, so this leaves 4x headroom while bounding
-# memory (a parsed line takes about 3x its size as Python objects).
-MAX_LINE_BYTES = 4 * 1024 * 1024
+# 64 MiB: a 1M-token record is 4-8 MB of UTF-8 and real long documents run past 4 MiB, so this
+# leaves 8x headroom over the longest contexts while bounding memory (a parsed line takes about 3x
+# its size as Python objects: ~200 MB for a record at the cap; longer lines are skipped in pieces).
+MAX_LINE_BYTES = 64 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 _BUFFER = 1 << 20
 _BLANK = b" \t\r\n"
-# No writer puts 10,000 blank lines in a row between records: such a run is padding or damage
-# (8 GiB of newlines took lint past 120 s), so the read stops there and says so (TG248).
+# No writer puts 10,000 blank lines in a row between records: in a gzip stream such a run is a
+# bomb (8 GiB of newlines in a few MB took lint past 120 s), so the read stops there (TG248).
 MAX_BLANK_RUN = 10_000
 _INT64_DIGITS = 18  # every integer of up to 18 digits fits orjson's 64-bit range
 # A JSON number whose exponent has 19 digits or more: past Decimal's limit (10^18).
@@ -200,6 +201,8 @@ def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
     limit = max_line_bytes + 1
     line = index = last_blank = run_start = 0
     name = shown(path)
+    # As in the dataset stage: the blank run is bounded in an inflated stream only.
+    blank_limit = MAX_BLANK_RUN if isinstance(getattr(stream, "raw", None), Inflated) else 1 << 62
     readline = stream.readline
     try:
         while True:
@@ -208,7 +211,8 @@ def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
                 return
             line += 1
             if raw[-1] != 10 and len(raw) == limit:
-                _skip_rest(readline, limit)
+                del raw  # up to 64 MiB: let it go before draining the rest of the line
+                _skip_rest(readline)
                 if strict:
                     raise UnreadableRecord(f"{name}:{line}: the line is over {max_line_bytes:,} bytes")
                 index += 1
@@ -216,7 +220,7 @@ def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
             if not raw.strip(_BLANK):
                 run_start = run_start if last_blank == line - 1 else line
                 last_blank = line
-                if line - run_start >= MAX_BLANK_RUN:
+                if line - run_start >= blank_limit:
                     raise UnreadableRecord(f"{name}:{run_start}: over {MAX_BLANK_RUN:,} blank lines in a row; "
                                            "the file is padded or damaged")
                 continue
@@ -229,9 +233,9 @@ def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
             raise UnreadableRecord(f"{name}:{line + 1}: cannot read further: {exc}") from None
 
 
-def _skip_rest(readline: Any, limit: int) -> None:
-    while True:
-        piece = readline(limit)
+def _skip_rest(readline: Any) -> None:
+    while True:  # 1 MiB pieces: a huge line costs time to drain, never memory
+        piece = readline(_BUFFER)
         if not piece or piece[-1] == 10:
             return
 

@@ -43,7 +43,8 @@ class MiniRun:
         self.place = device.choose_place(self.spec, self.out)
         if self.place is None:
             return
-        self.stats.update(device=self.place.device, precision=self.place.precision, attention=self.place.attention)
+        self.stats.update(device=self.place.device, precision=self.place.precision, attention=self.place.attention,
+                          torch_threads=runtime.set_short_run_threads())
         if self.place.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
         if not self._load_tokenizer():

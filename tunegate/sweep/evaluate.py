@@ -118,7 +118,9 @@ def _own_fingerprints(spec: Spec) -> dict[str, Any]:
 
 def _train(spec: Spec, path: Path, steps: int):
     from tunegate.fullrun.trainer import train
+    from tunegate.training.runtime import set_short_run_threads
 
+    set_short_run_threads()  # deliberate, not torch's thread-per-core default (see the function)
     output = path.parent / f"{path.stem}-train"
     return train(spec, output_dir=output, max_steps=steps)
 

@@ -73,7 +73,7 @@ BAD_FILES: dict[str, bytes] = {
     "utf16.jsonl": (good(1) + good(2)).decode().encode("utf-16"),
     "bzip2.jsonl": bz2.compress(good(1) + good(2)),
     "truncated.jsonl.gz": gzip.compress(good(1) + good(2) + good(3), mtime=0)[:-12],
-    "blank_run.jsonl": good(1) + b"\n" * 10_001 + good(2),
+    "blank_run.jsonl.gz": gzip.compress(good(1) + b"\n" * 10_001 + good(2), mtime=0),
 }
 
 LONG = "This paragraph explains the refund policy in detail. " * 400  # ~21 kB per turn
