@@ -32,7 +32,7 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
 
     def evaluate_many(batch: list[dict]) -> list:
         futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
-                                              unmapped(settings.train_steps))
+                                              unmapped(settings.train_steps), unmapped(settings.max_parallel))
         return [f.result() for f in futures]
 
     if (strategy or settings.strategy) == "nomad":
@@ -46,6 +46,7 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     summary.best_run_id = best
     print(summary.text())
     if not any(o.approved for o in outcomes):
-        return Failed(message="every candidate was rejected", data=summary.model_dump(mode="json"))
+        what = "could not be evaluated" if all(o.errored for o in outcomes) else "was rejected or errored"
+        return Failed(message=f"every candidate {what}", data=summary.model_dump(mode="json"))
     return Completed(message=f"{summary.approved} of {len(outcomes)} candidates approved",
                      data=summary.model_dump(mode="json"))

@@ -203,3 +203,32 @@ def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print
     log("launching: " + " ".join(cmd))
     # training_env drops the advisor's API key: the trainer never needs it.
     return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=training_env(spec))
+
+
+def torch_threads(parallel: int, cores: int | None = None) -> int:
+    """Intra-op threads for each of `parallel` training processes sharing this machine's cores.
+
+    torch starts one intra-op thread per core in every process: 4 candidates on 16 cores would run
+    64 busy threads on 16 cores and each step would wait on the others. Each gets its share instead.
+    """
+    cores = cores or os.cpu_count() or 1
+    return max(1, cores // max(1, parallel))
+
+
+def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: int, *, threads: int,
+                log: Callable[[str], None] = print, timeout_s: float | None = None) -> TrainResult:
+    """Train a sweep candidate's short budget in a process of its own (plain Python, one process).
+
+    Never in the caller's process: accelerate keeps one process-wide AcceleratorState, which every
+    new `TrainingArguments` resets, so two trainers in threads of one process break each other
+    (an AttributeError mid-step). A process per training shares nothing but the files.
+    """
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    result_path = output_dir / "train_result.json"
+    cmd = [sys.executable, "-m", "tunegate.fullrun.trainer", "--spec", str(Path(spec_path).absolute()),
+           "--output-dir", str(output_dir.absolute()), "--result", str(result_path.absolute()),
+           "--max-steps", str(max_steps)]
+    env = training_env(spec)
+    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))  # torch reads them at start
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=env)
