@@ -1,4 +1,5 @@
-"""Candidates evaluated at once: 1, 2 and 4 in parallel give the same verdicts and the same losses.
+"""Candidates evaluated at once: 1, 2 and 4 in parallel, in threads or on Dask worker processes,
+give the same verdicts and the same losses.
 
 tests/data/flows/parallel.yaml holds four candidates the gate approves. Two trainers in one process
 once shared accelerate's process-wide AcceleratorState: a second `TrainingArguments` reset it under
@@ -37,10 +38,11 @@ def one_at_a_time(prefect_api, tiny_cache, tmp_path_factory) -> dict[str, Any]:
     return _swept(tmp_path_factory.mktemp("serial") / "flows", 1)
 
 
-@pytest.mark.parametrize("max_parallel", [2, 4])
-def test_candidates_in_parallel_threads_are_all_approved_with_the_serial_losses(
-        prefect_api, tiny_cache, tmp_path, one_at_a_time, max_parallel):
-    summary = _swept(tmp_path / "flows", max_parallel)
+# dask with 2 workers runs in tests/sweep/test_dask_worker_killed.py (with one worker killed)
+@pytest.mark.parametrize(("runner", "max_parallel"), [("threads", 2), ("threads", 4), ("dask", 4)])
+def test_candidates_in_parallel_are_all_approved_with_the_serial_losses(
+        prefect_api, tiny_cache, tmp_path, one_at_a_time, runner, max_parallel):
+    summary = _swept(tmp_path / "flows", max_parallel, runner)
     outcomes = summary["outcomes"]
     assert [o["reason"] for o in outcomes] == [""] * 4
     assert all(o["approved"] for o in outcomes)

@@ -128,7 +128,7 @@ def training_env(spec: Spec, base: Mapping[str, str] | None = None) -> dict[str,
 
 def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None = None,
                  log: Callable[[str], None] = print, *, env: Mapping[str, str] | None = None,
-                 cwd: Path | None = None) -> TrainResult:
+                 cwd: Path | None = None, die_with_parent: bool = False) -> TrainResult:
     """Run the launch command, streaming its output lines to `log`, and return its result.
 
     A stale result file is removed first, so a crash is never read as the previous run's outcome.
@@ -141,7 +141,8 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
     try:
         proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 errors="replace", bufsize=1, env=dict(env) if env is not None else None,
-                                cwd=cwd, start_new_session=True)  # its own group: a timeout stops every rank
+                                cwd=cwd, start_new_session=True,  # its own group: a timeout stops every rank
+                                preexec_fn=_die_with_parent if die_with_parent else None)
     except OSError as exc:
         return failed(NO_RESULT, f"the launch command cannot start: {exc}")
     expired = threading.Event()
@@ -162,6 +163,18 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
         if timer:
             timer.cancel()
     return _outcome(result_path, code, expired.is_set(), timeout_s, list(tail))
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL it when the process that started it dies (Linux).
+
+    A sweep worker killed mid-candidate must not leave its training running: the retried candidate
+    trains into the same folder. Elsewhere nothing is set and an orphan runs to its end.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
@@ -231,4 +244,4 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
            "--max-steps", str(max_steps)]
     env = training_env(spec)
     env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))  # torch reads them at start
-    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=env)
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=env, die_with_parent=True)
