@@ -22,7 +22,7 @@ def full_run(spec_path: str, report_file: str | None = None):
     approval = verify_approval_task(parsed, report_file)
     session = open_tracking_task(parsed, "full-run", approval.fingerprints["validation"]["digest"],
                                  approval.fingerprints["train"]["digest"])
-    result = full_training_task(parsed)
+    result = full_training_task(parsed, session)  # metrics stream to the session's run while it trains
     healthy = result.status == "completed"
     log_candidate_task(session, approval, parsed, salt="full-run", name=f"full-run {Path(spec_path).stem}",
                        kind="full run", trained_steps=result.global_step, **result.record_fields(),

@@ -187,11 +187,13 @@ class _Run:
 
         from tunegate.fullrun.health import HealthCallback
         from tunegate.fullrun.step_recorder import StepRecorder
+        from tunegate.fullrun.live_metrics import LiveMetrics
         health = HealthCallback(zero_grad_patience=ZERO_GRAD_PATIENCE)
         recorder = StepRecorder(self.log, total)
+        live = LiveMetrics.from_env()  # set by the full-run flow: metrics stream while it trains
         trainer = Trainer(model=model, args=args, train_dataset=data.rows if data.rows is not None else data.train,
                           eval_dataset=data.validation, data_collator=_collator(data, tokenizer.pad_token_id),
-                          callbacks=[health, recorder],
+                          callbacks=[health, recorder, *([live] if live else [])],
                           # packed rows carry no attention mask: the Trainer counts real tokens by pad id
                           processing_class=tokenizer if data.rows is not None else None)
         trainer.remove_callback(PrinterCallback)  # the recorder prints one short line per step instead
