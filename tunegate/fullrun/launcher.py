@@ -59,7 +59,7 @@ def num_processes(spec: Spec, nodes: int = 1, cuda: bool | None = None, log: Cal
 
 def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: Path, max_steps: int | None = None,
                    *, env: Mapping[str, str] | None = None, cuda: bool | None = None,
-                   log: Callable[[str], None] = print) -> list[str]:
+                   log: Callable[[str], None] = print, resume: bool = False) -> list[str]:
     """The command line that runs `tunegate.fullrun.trainer` for this spec under `full_run.launcher`."""
     env = os.environ if env is None else env
     nodes = int(env.get("NNODES", "1"))
@@ -68,6 +68,7 @@ def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: P
     program = ["-m", "tunegate.fullrun.trainer", "--spec", str(Path(spec_path).absolute()),
                "--output-dir", str(Path(output_dir).absolute()), "--result", str(Path(result_path).absolute())]
     program += ["--max-steps", str(max_steps)] if max_steps else []
+    program += ["--resume"] if resume else []
     launcher = spec.full_run.launcher
     if launcher == "python":
         return [sys.executable, *program]
@@ -209,7 +210,7 @@ def _outcome(result_path: Path, code: int, timed_out: bool, timeout_s: float | N
 
 
 def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print,
-           timeout_s: float | None = None, live: Mapping[str, str] | None = None) -> TrainResult:
+           timeout_s: float | None = None, live: Mapping[str, str] | None = None, resume: bool = False) -> TrainResult:
     """Run the trainer on an approved spec through its launcher (accelerate, torchrun or python).
 
     `live` (`tunegate.fullrun.live_metrics.live_env`) names the MLflow run its metrics stream to.
@@ -217,7 +218,7 @@ def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print
     output = spec.full_run.output_dir
     output.mkdir(parents=True, exist_ok=True)
     result_path = output / "train_result.json"
-    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path)
+    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path, resume=resume)
     log("launching: " + " ".join(cmd))
     # training_env drops the advisor's API key: the trainer never needs it.
     return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env={**training_env(spec), **(live or {})})

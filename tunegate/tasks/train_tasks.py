@@ -18,9 +18,10 @@ def verify_approval_task(parsed: ParsedSpec, report_file: str | None = None) -> 
 
 
 @task(name="full-training", tags=["tunegate", "gpu"])
-def full_training_task(parsed: ParsedSpec, session: TrackingSession | None = None) -> TrainResult:
+def full_training_task(parsed: ParsedSpec, session: TrackingSession | None = None,
+                       resume: bool = False) -> TrainResult:
     """Launch tunegate.fullrun.trainer (HF Trainer + PEFT LoRA with the health callback) and wait for it;
     its metrics stream to the session's parent run while it trains."""
     logger = get_run_logger()
     live = live_env(session.uri, session.parent_run_id) if session is not None else None
-    return launch(parsed.require(), parsed.path, log=logger.info, live=live)
+    return launch(parsed.require(), parsed.path, log=logger.info, live=live, resume=resume)
