@@ -29,6 +29,7 @@ import transformers  # noqa: E402,F401
 
 IMPORT_S = time.perf_counter() - start
 
+from tunegate.minirun.profile_split import StepProfiler  # noqa: E402
 from tunegate.minirun.stage import run_stage as minirun_stage  # noqa: E402
 from tunegate.minirun.steps import MAX_GRAD_NORM, autocast, to_device, train_steps  # noqa: E402
 from tunegate.report import FindingCollector  # noqa: E402
@@ -84,19 +85,22 @@ def loop_overhead(spec, reps: int) -> dict:
     sample = [a.encoded for a in audited if a.usable][:spec.gate.mini_run.sample_size]
     batches = [collate(sample[i:i + micro], tokenizer.pad_token_id) for i in range(0, len(sample), micro)]
     bare_steps(fresh_model(path, spec, place), batches, spec, place)  # warm-up: first-call kernel setup
-    checked, bare = [], []
+    checked, bare, profiled = [], [], []
     loops = [(checked, lambda m: train_steps(m, batches, spec, place, FindingCollector("bench"))),
-             (bare, lambda m: bare_steps(m, batches, spec, place))]
-    for rep in range(reps):  # alternate, and swap who goes first, so load drift hits both alike
+             (bare, lambda m: bare_steps(m, batches, spec, place)),
+             (profiled, lambda m: train_steps(m, batches, spec, place, FindingCollector("bench"),
+                                              StepProfiler(place)))]
+    for rep in range(reps):  # alternate, and swap who goes first, so load drift hits all alike
         for times, loop in (loops if rep % 2 == 0 else loops[::-1]):
             model = fresh_model(path, spec, place)
             t = time.process_time()  # CPU seconds: other users of a shared machine inflate wall time
             loop(model)
             times.append(time.process_time() - t)
-    c, b = min(checked), min(bare)  # the least-disturbed run of each, as timeit advises
+    c, b, p = min(checked), min(bare), min(profiled)  # the least-disturbed run of each, as timeit advises
     return {"steps": spec.gate.mini_run.steps, "reps": reps, "checked_cpu_s": round(c, 4), "bare_cpu_s": round(b, 4),
             "ratio": round(c / b, 3),
-            "ratio_of_medians": round(statistics.median(checked) / statistics.median(bare), 3)}
+            "ratio_of_medians": round(statistics.median(checked) / statistics.median(bare), 3),
+            "profiled_cpu_s": round(p, 4), "profiled_ratio": round(p / b, 3)}
 
 
 def main() -> None:
@@ -126,6 +130,8 @@ def main() -> None:
     print(f"checked loop {loop['checked_cpu_s']} CPU-s vs bare loop {loop['bare_cpu_s']} CPU-s for {loop['steps']} "
           f"steps (best of {loop['reps']}): {loop['ratio']}x (median ratio {loop['ratio_of_medians']}x; "
           "target < 1.5x)")
+    print(f"checked loop with steps 2-3 under torch.profiler (as the stage runs it): "
+          f"{loop['profiled_cpu_s']} CPU-s: {loop['profiled_ratio']}x the bare loop")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     facts.content["train"].content_chars   # counted by the dataset stage, read by the estimate
     facts.tokens.train_tokens              # the mini-run's token audit, read by the estimate
     facts.mini_run.tokens_per_s            # measured, read by the estimate and the advisor
+    facts.mini_run.profile.matmul          # the profiled split of the mini-run's time, device-labelled
 
 A report carries its facts; a flow hands them from one task to the next. The JSON keys are the
 report's `facts` keys (`tokens`, `estimate`, `mini_run`, `advice`, `content`); facts a run did
@@ -38,6 +39,26 @@ class TokenFacts(_Facts):
     mean_tokens_per_record: float
 
 
+class ProfileFacts(_Facts):
+    """Where the mini-run's profiled steps spent their time (torch.profiler), as shares of wall time.
+
+    Labelled with the device that ran them: a CPU split is reported as a CPU's, never mixed with
+    GPU priors.
+    """
+
+    device: str                # "cuda" or "cpu"
+    gpu: str | None = None     # the CUDA device name
+    steps: int
+    wall_s: float
+    matmul: float
+    attention: float
+    optimizer: float
+    data: float
+    other: float
+    idle: float
+    peak_memory_bytes: int | None = None
+
+
 class MiniRunFacts(_Facts):
     """What the mini-run measured, with the device and model it measured them on."""
 
@@ -51,6 +72,26 @@ class MiniRunFacts(_Facts):
     peak_memory_source: str | None = None
     model: str | None = None
     gpu: str | None = None  # the CUDA device name; None off a GPU, so no prior is ever replaced by CPU speed
+    micro_batch_size: int | None = None
+    batch_seq_len: int | None = None  # the longest padded batch, the one the peak memory was reached at
+    final_loss: float | None = None
+    grad_norm_max: float | None = None
+    profile: ProfileFacts | None = None
+
+    def tokens_steady_or_mean(self) -> float | None:
+        """Tokens/s without the warm-up step when measured, else over every step."""
+        return self.tokens_per_s_steady or self.tokens_per_s
+
+    def as_measured(self) -> dict[str, Any]:
+        """What the estimate and the advisor show as measured: numbers with their device, no paths."""
+        keep = ("device", "gpu", "precision", "tokens_per_s", "tokens_per_s_steady", "step_s",
+                "micro_batch_size", "batch_seq_len", "final_loss", "grad_norm_max")
+        out: dict[str, Any] = {k: getattr(self, k) for k in keep if getattr(self, k) is not None}
+        if self.train_peak_memory_bytes:
+            out["train_peak_memory_gib"] = round(self.train_peak_memory_bytes / 2**30, 3)
+        if self.profile is not None:
+            out["profile"] = self.profile.model_dump(exclude_none=True)
+        return out
 
 
 class GateFacts(_Facts):

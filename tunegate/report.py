@@ -91,6 +91,20 @@ class FindingCollector:
             if self.totals[f.code] <= self.cap:
                 self.kept.append(f)
 
+    def absorb(self, later: FindingCollector) -> None:
+        """Take the findings `later` collected as if they had been added here after this one's.
+
+        A stage that collects per file or per part of a file, in any order, merges them in the
+        files' order with this, and keeps exactly the findings one collector would have kept.
+        """
+        shown = Counter({code: min(n, self.cap) for code, n in self.totals.items()})
+        for f in later.kept:
+            if shown[f.code] < self.cap:
+                shown[f.code] += 1
+                self.kept.append(f)
+        self.totals.update(later.totals)
+        self.severities.update(later.severities)
+
     def has_errors(self) -> bool:
         return any(self.severities[c] == "error" for c in self.totals)
 

@@ -35,6 +35,10 @@ class RecordObserver(Protocol):
     `record`. An observer may also define `exact_repeat(role, line)`: the dataset stage calls it
     for every record it reported as a byte-identical repeat of an earlier one (TG210), so a later
     stage need not report the same repeat again.
+
+    An observer that must see one role's file before the others (the near-duplicate pass indexes
+    the smaller split first) says so with an attribute `read_first` naming that role; the dataset
+    stage then reads that file first, and still reports the files in their given order.
     """
 
     def observe(self, role: str, line: int, index: int, record: dict) -> None: ...

@@ -83,6 +83,15 @@ def test_hours_before_and_after_come_from_the_estimate():
     assert advice.hours_after == min(s.predicted_hours for s in advice.suggestions if s.verified)
 
 
+def test_a_custom_gpu_gets_verified_advice_from_its_own_figures():
+    custom = {"memory_gib": 80.0, "bf16_tflops": 900.0, "fp32_tflops": 60.0, "bandwidth_gbs": 3000.0}
+    advice, final = advise_with_rules(make_spec(training={"precision": "fp16"},
+                                                hardware={"gpu": "Lab-accelerator", "custom": custom}))
+    s = by_setting(advice)["training.precision"]
+    assert (s.proposed, s.verified) == ("bf16", True)
+    assert final.training.precision == "bf16"
+
+
 def test_a_run_of_seconds_keeps_its_real_saving_not_100_percent():
     # issue 11: the quickstart's 0.0004 h was rounded to 0.0 before the saving was computed
     from tests.support.paths import EXAMPLES

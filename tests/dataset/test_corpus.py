@@ -1,6 +1,7 @@
 """The dataset stage on the committed corpus: each bad file yields exactly its one documented code."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 
 from tests.support.paths import DATA
 from tunegate.dataset import validate_dataset
+from tunegate.dataset.records import MAX_LINE_BYTES
 
 CORPUS = DATA / "dataset"
 README = (CORPUS / "README.md").read_text(encoding="utf-8")
@@ -80,7 +82,7 @@ def test_invalid_utf8_column_is_the_bad_byte():
 def test_line_over_the_cap_is_reported_and_skipped_in_constant_memory(tmp_path):
     path = tmp_path / "long.jsonl"
     good = b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}\n'
-    path.write_bytes(good + b'{"messages": "' + b"x" * (5 * 1024 * 1024) + b'"}\n' + good.replace(b"yo", b"hey"))
+    path.write_bytes(good + b'{"messages": "' + b"x" * (MAX_LINE_BYTES + 1024) + b'"}\n' + good.replace(b"yo", b"hey"))
     result, found = findings_of(path)
     assert [(f.code, f.line) for f in found] == [("TG228", 2)]
     assert result.stats["train"]["records"] == 3 and result.stats["train"]["lines"] == 3
@@ -94,3 +96,17 @@ def test_missing_file_is_a_finding(tmp_path):
 def test_folder_is_a_finding(tmp_path):
     _, found = findings_of(tmp_path)
     assert [f.code for f in found] == ["TG240"] and "folder" in found[0].message
+
+
+def test_a_long_document_record_is_accepted(tmp_path):
+    # A 4.8 MB document to summarise: long-context models train on records that size (the 4 MiB
+    # cap rejected it as TG228 before).
+    document = " ".join(f"Paragraph {i}: the quarterly report lists revenue, costs and risks." for i in range(70_000))
+    record = {"messages": [{"role": "user", "content": f"Summarise this report:\n{document}"},
+                           {"role": "assistant", "content": "Revenue grew while costs held steady."}]}
+    path = tmp_path / "long_document.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert path.stat().st_size > 4_800_000
+    result, found = findings_of(path)
+    assert found == [] and result.status == "passed"
+    assert result.stats["train"]["records"] == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.estimate_specs import make_spec
-from tunegate.estimate.architecture import load_architecture
+from tunegate.estimate.families import load_architecture
 from tunegate.estimate.memory import memory_terms
 from tunegate.estimate.run import estimate_run
 from tunegate.estimate.setup import setup_from_spec

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import pytest
 
+from tunegate.estimate import calibration
 from tunegate.estimate.activations import activation_bytes, layer_bytes_per_token, logits_bytes
-from tunegate.estimate.architecture import load_architecture
+from tunegate.estimate.families import load_architecture
 from tunegate.estimate.memory import (
     CUDA_CONTEXT_GIB,
-    FRAGMENTATION,
     GIB,
     NF4_BYTES_PER_PARAM,
     estimate_memory,
     memory_terms,
+    verdict_of,
 )
 from tunegate.estimate.setup import TrainSetup
 from tunegate.spec.gpus import lookup
@@ -75,9 +76,19 @@ def test_qlora_stores_the_layers_linear_weights_in_nf4_with_double_quantised_con
     assert terms["weights"] == pytest.approx(linear * NF4_BYTES_PER_PARAM + (PARAMS - linear) * 2)
 
 
-def test_full_fine_tuning_costs_16_bytes_per_parameter_with_fp32_master_weights():
+def test_unsharded_full_fine_tuning_is_the_hf_trainer_on_fp32_weights_under_autocast():
+    # fp32 weights, gradients and both moments (16 bytes) plus autocast's bf16 copy of every cast
+    # weight (the decoder's linears and the lm_head), which each matmul saves for the backward pass
     terms = memory_terms(ARCH, BASE.model_copy(update={"method": "full"}))
-    assert sum(terms[k] for k in ("weights", "master_weights", "gradients", "optimizer_states")) == 16 * PARAMS
+    assert terms["weights"] + terms["gradients"] + terms["optimizer_states"] == 16 * PARAMS
+    assert terms["autocast_weight_copies"] == 2 * (16 * (60_821_504 - 2 * 2048) + 128_256 * 2048)
+
+
+def test_sharded_full_fine_tuning_keeps_16_bit_weights_and_an_fp32_master_copy():
+    terms = memory_terms(ARCH, BASE.model_copy(update={"method": "full", "gpu_count": 2, "sharding": "zero2"}))
+    # ZeRO's 2 + 2 + 12 bytes per parameter, of which gradients, master and moments are halved
+    assert terms["weights"] == 2 * PARAMS
+    assert terms["master_weights"] + terms["gradients"] + terms["optimizer_states"] == 14 * PARAMS / 2
 
 
 def test_pure_bf16_full_fine_tuning_costs_8_bytes_per_parameter():
@@ -89,7 +100,7 @@ def test_pure_bf16_full_fine_tuning_costs_8_bytes_per_parameter():
 def test_zero3_shards_weights_and_states_across_gpus():
     full = BASE.model_copy(update={"method": "full", "gpu_count": 4})
     ddp, zero3 = memory_terms(ARCH, full), memory_terms(ARCH, full.model_copy(update={"sharding": "zero3"}))
-    assert zero3["weights"] == ddp["weights"] / 4
+    assert zero3["weights"] == 2 * PARAMS / 4
     assert zero3["optimizer_states"] == ddp["optimizer_states"] / 4
     assert ddp["ddp_buckets"] == ddp["gradients"]  # DDP's bucket copy of the gradients
     assert "ddp_buckets" not in zero3
@@ -101,7 +112,7 @@ def test_peak_adds_context_and_fragmentation_to_the_allocated_peak():
     static = sum(v for k, v in terms.items() if k not in ("gradients", "activations", "logits"))
     allocated = (static + terms["activations"] + terms["logits"]) / GIB
     assert mem.peak_allocated_gib == pytest.approx(allocated, abs=1e-3)
-    assert mem.peak_gib == pytest.approx(allocated * (1 + FRAGMENTATION) + CUDA_CONTEXT_GIB, abs=2e-3)
+    assert mem.peak_gib == pytest.approx(allocated * (1 + calibration.RESERVE) + CUDA_CONTEXT_GIB, abs=2e-3)
     assert mem.verdict == "fits"
 
 
@@ -112,12 +123,19 @@ def test_accumulation_keeps_gradients_alive_through_the_backward_pass():
     assert diff == pytest.approx(memory_terms(ARCH, BASE)["gradients"] / GIB, abs=1e-3)
 
 
-@pytest.mark.parametrize("batch, verdict", [(2, "fits"), (3, "tight"), (4, "does not fit")])
-def test_verdict_names_fit_tight_or_not_against_the_gpu(batch, verdict):
-    # On a 22.5 GiB L4 at 2048 tokens per sequence: 15.7, 22.0 (over 90 %) and 28.4 GiB.
-    setup = BASE.model_copy(update={"micro_batch_size": batch, "seq_len": 2048})
-    mem = estimate_memory(ARCH, setup, lookup("L4"))
-    assert mem.verdict == verdict, mem.peak_gib
+@pytest.mark.parametrize("peak, high, verdict", [(18.0, 19.9, "fits"), (19.0, 21.0, "tight"),
+                                                 (20.5, 22.0, "does not fit")])
+def test_the_verdict_is_read_on_the_bands_top(peak, high, verdict):
+    # on a 20 GiB GPU: "fits" only when the upper bound fits, "tight" when only the point estimate does
+    assert verdict_of(peak, high, 20.0) == verdict
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 4])
+def test_the_band_brackets_the_point_estimate_with_the_calibrated_shares(batch):
+    mem = estimate_memory(ARCH, BASE.model_copy(update={"micro_batch_size": batch, "seq_len": 2048}), lookup("L4"))
+    assert mem.low_gib == pytest.approx(mem.peak_gib * calibration.BAND_LOW, abs=2e-3)
+    assert mem.high_gib == pytest.approx(mem.peak_gib * calibration.BAND_HIGH, abs=2e-3)
+    assert mem.verdict == verdict_of(mem.peak_gib, mem.high_gib, mem.capacity_gib)
 
 
 def test_the_biggest_term_is_named():

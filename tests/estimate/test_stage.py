@@ -4,6 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.estimate_specs import DATA, context, make_spec
 from tunegate.estimate.stage import run_stage as estimate_stage
 
@@ -35,9 +37,14 @@ def test_a_run_that_does_not_fit_is_an_error_naming_the_biggest_term():
     assert "micro_batch_size" in finding.hint
 
 
-def test_a_tight_run_is_a_warning():
-    result = estimate_stage(context(make_spec(training={"micro_batch_size": 3}, hardware={"gpu": "L4"})))
+def test_a_run_whose_band_top_does_not_fit_is_tight_a_warning():
+    # 3 x 1920 tokens on an L4: the point estimate fits its 22 GiB, the band's top does not
+    result = estimate_stage(context(make_spec(training={"micro_batch_size": 3, "max_seq_len": 1920},
+                                              hardware={"gpu": "L4"})))
     assert codes(result) == {"TG402": "warning"}
+    m = result.stats["memory"]
+    assert m["peak_gib"] <= m["capacity_gib"] < m["high_gib"]
+    assert "upper bound" in result.findings[0].message
 
 
 def test_a_run_too_big_even_at_micro_batch_1_with_checkpointing_is_impossible():
@@ -47,12 +54,14 @@ def test_a_run_too_big_even_at_micro_batch_1_with_checkpointing_is_impossible():
     assert "even at micro batch 1 with gradient checkpointing" in result.findings[0].message
 
 
-def test_an_unknown_model_without_config_is_a_warning_not_a_failure(monkeypatch):
+def test_an_unknown_model_without_config_is_an_error_saying_what_to_provide(monkeypatch):
+    # without an estimate, memory was never checked: nothing may be approved for a full run
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     result = estimate_stage(context(make_spec(model={"id": "acme/never-published-7b"})))
-    assert result.status == "passed"
-    assert codes(result) == {"TG404": "warning"}
+    assert result.status == "failed"
+    assert codes(result) == {"TG404": "error"}
     assert "no config.json" in result.findings[0].message
+    assert "config.json" in result.findings[0].hint and "model.id" in result.findings[0].hint
 
 
 def test_a_malformed_config_is_an_error():
@@ -90,7 +99,8 @@ def test_mini_run_tokens_per_second_on_the_same_gpu_replace_the_model():
 
 
 def _user_hours_finding(hours):
-    result = estimate_stage(context(make_spec(estimate={"wall_clock_hours": hours})))
+    # the spec says LoRA, so only that reading is judged
+    result = estimate_stage(context(make_spec(estimate={"wall_clock_hours": hours}, training={"method": "lora"})))
     return codes(result), result
 
 
@@ -111,6 +121,21 @@ def test_a_user_estimate_below_10_percent_mfu_is_probably_misconfigured():
     assert _user_hours_finding(10_000)[0] == {"TG408": "warning"}
 
 
+def test_a_claimed_time_for_a_run_of_unstated_method_is_also_read_as_a_full_fine_tune():
+    result = estimate_stage(context(make_spec(estimate={"wall_clock_hours": 5.0})))
+    other = next(f for f in result.findings if f.code == "TG412")
+    assert other.severity == "info" and other.key == "training.method"
+    assert "read as full" in other.message and "MFU" in other.message
+    assert [r["method"] for r in result.stats["readings"]] == ["lora", "full"]
+
+
+def test_an_advised_time_is_judged_like_the_users_own():
+    spec = make_spec(estimate={"advised_hours": 0.01}, training={"method": "lora"})
+    result = estimate_stage(context(spec))
+    finding = next(f for f in result.findings if f.code == "TG406")
+    assert finding.key == "estimate.advised_hours" and "physically impossible" in finding.message
+
+
 def test_a_plausible_user_estimate_shows_its_implied_mfu_without_a_finding():
     ours = context(make_spec())
     estimate_stage(ours)
@@ -128,3 +153,47 @@ def test_the_estimate_stage_imports_neither_torch_nor_transformers():
     done = subprocess.run([sys.executable, "-c", code], cwd=DATA.parent.parent, capture_output=True, text=True,
                           env={"PYTHONPATH": f"{DATA.parent.parent}:{DATA.parent.parent.parent}", "PATH": ""})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_full_fine_tune_is_estimated_but_never_approved_by_tunegate(monkeypatch):
+    result = estimate_stage(context(make_spec(training={"method": "full"})))
+    assert codes(result)["TG410"] == "error" and result.status == "failed"
+    model, memory = result.stats["model"], result.stats["memory"]
+    assert model["method"] == "full" and model["trainable_params"] == model["total_params"] == 1_235_814_400
+    # unsharded fp32 master weights: fp32 weights, gradients and moments of every parameter
+    assert memory["breakdown"]["optimizer_states"] == pytest.approx(8 * 1_235_814_400 / 2**30, abs=1e-2)
+
+
+def test_pure_bf16_full_fine_tuning_keeps_moments_in_bf16():
+    result = estimate_stage(context(make_spec(training={"method": "full", "master_weights": "none"})))
+    assert result.stats["memory"]["breakdown"]["optimizer_states"] == pytest.approx(4 * 1_235_814_400 / 2**30, abs=1e-2)
+
+
+def test_qlora_stores_the_base_in_nf4_and_is_checked_when_the_base_is_loaded_in_4_bit():
+    qlora = estimate_stage(context(make_spec(training={"method": "qlora"}, model={"quantization": "4bit"})))
+    lora = estimate_stage(context(make_spec()))
+    assert qlora.stats["memory"]["breakdown"]["weights"] < 0.5 * lora.stats["memory"]["breakdown"]["weights"]
+    assert "TG410" not in codes(qlora) and qlora.status == "passed"
+
+
+def test_qlora_without_a_4_bit_base_is_an_error_naming_the_quantization_key():
+    result = estimate_stage(context(make_spec(training={"method": "qlora"})))
+    finding = next(f for f in result.findings if f.code == "TG410")
+    assert finding.severity == "error" and finding.key == "model.quantization"
+
+
+def test_full_fine_tuning_of_a_quantized_base_is_an_error():
+    for quant in ("4bit", "8bit"):
+        both = estimate_stage(context(make_spec(training={"method": "full"}, model={"quantization": quant})))
+        finding = next(f for f in both.findings if f.code == "TG410")
+        assert "cannot be trained" in finding.message
+
+
+def test_a_custom_gpu_is_estimated_with_its_own_figures_and_the_generic_prior():
+    custom = {"memory_gib": 120.0, "bf16_tflops": 1000.0, "fp32_tflops": 100.0, "bandwidth_gbs": 4000.0}
+    ctx = context(make_spec(hardware={"gpu": "Lab-accelerator", "custom": custom}))
+    result = estimate_stage(ctx)
+    assert result.status == "passed"
+    assert ctx.facts.estimate["hardware"]["gpu"] == "Lab-accelerator"
+    assert ctx.facts.estimate["memory"]["capacity_gib"] == 120.0
+    assert ctx.facts.estimate["throughput"]["peak_tflops"] == 1000.0

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from tunegate.estimate.architecture import load_architecture
+from tunegate.estimate.families import load_architecture
 from tunegate.estimate.setup import TrainSetup
 from tunegate.estimate.throughput import (
     ASSUMPTIONS,
-    BASE_UTILISATION,
+    FAMILY_UTILISATION,
+    attention_forward_flops,
     estimate_throughput,
     hardware_flops_per_token,
     implied_mfu,
@@ -35,20 +36,40 @@ def test_lora_skips_the_frozen_weight_gradients():
     assert model_flops_per_token(ARCH, setup(method="lora")) == 4 * MATMUL + 3 * ATTN + 6 * LORA
 
 
+def test_fused_attention_skips_the_masked_half_of_the_causal_scores():
+    # MFU counts the whole score matrix (PaLM's convention); the GPU executes half of it
+    lora = setup(method="lora")
+    assert attention_forward_flops(ARCH, 4096, causal=True) == ATTN / 2
+    assert hardware_flops_per_token(ARCH, lora) == model_flops_per_token(ARCH, lora) - 3 * ATTN / 2
+    eager = setup(method="lora", attention="eager")
+    assert hardware_flops_per_token(ARCH, eager) == model_flops_per_token(ARCH, eager)
+
+
 def test_gradient_checkpointing_recomputes_one_forward_of_the_layers():
     gc = setup(method="lora", gradient_checkpointing=True)
-    assert hardware_flops_per_token(ARCH, gc) == model_flops_per_token(ARCH, gc) + 2 * LAYERS + ATTN
+    causal = model_flops_per_token(ARCH, gc) - 3 * ATTN / 2
+    assert hardware_flops_per_token(ARCH, gc) == causal + 2 * LAYERS + ATTN / 2
     assert model_flops_per_token(ARCH, gc) == model_flops_per_token(ARCH, setup(method="lora"))
 
 
-def test_tokens_per_second_follow_from_peak_and_assumed_utilisation():
+def test_a_mixture_of_experts_multiplies_through_its_active_experts_only():
+    from tests.support.paths import DATA
+    mixtral = load_architecture(str(DATA / "estimate" / "configs" / "mixtral-8x7b"))
+    flops = model_flops_per_token(mixtral, setup(method="full"))
+    # 6 x (12.88 B active parameters - the embedding) + attention, never 6 x 46.7 B
+    assert 6 * 12.6e9 < flops < 6 * 13.2e9 + 3 * attention_forward_flops(mixtral, 4096)
+
+
+def test_tokens_per_second_follow_from_peak_and_the_family_prior():
     a100 = lookup("A100-80GB")
     t = estimate_throughput(ARCH, setup(method="lora"), a100)
-    util = BASE_UTILISATION["8.0"] * ASSUMPTIONS["lora"]
-    compute_s = 4096 * (4 * MATMUL + 3 * ATTN + 6 * LORA) / (312e12 * util)
+    util = FAMILY_UTILISATION["ampere"] * ASSUMPTIONS["lora"]
+    hardware = 4 * MATMUL + 3 * ATTN / 2 + 6 * LORA
+    compute_s = 4096 * hardware / (312e12 * util)
     adamw_s = LORA * 7 * 4 / 2039e9  # fp32 adapters: read w, g, m, v; write w, m, v
     assert t.tokens_per_s == pytest.approx(4096 / (compute_s + adamw_s))
-    assert t.mfu == pytest.approx(util, abs=1e-3)  # LoRA's optimizer step is negligible
+    # MFU in PaLM's convention sits above the utilisation: it credits the skipped causal half too
+    assert t.mfu == pytest.approx(util * (4 * MATMUL + 3 * ATTN + 6 * LORA) / hardware, abs=1e-3)
 
 
 def test_the_adamw_step_of_a_full_fine_tune_is_timed_from_memory_bandwidth():

@@ -1,11 +1,14 @@
 """The advisor source's worked case (examples/worked_case.yaml): what our estimate says of its 120 h
-and which of its four suggestions our rules reproduce.
+and its advisor's 75 h, under both readings, and which of its four suggestions our rules reproduce.
 
-Source: Llama-3.1-8B LoRA, 4 x A100 80GB, 15B tokens, seq 4096, micro batch 2, accumulation 8, bf16,
+Source: Llama-3.1-8B, 4 x A100 80GB, 15B tokens, seq 4096, micro batch 2, accumulation 8, bf16,
 estimated 120 h; suggested micro batch 2 -> 4 with accumulation 8 -> 4, torch.compile max-autotune,
-flash attention, watching gradient norms; projected 120 h -> ~75 h.
+flash attention, watching gradient norms; projected 120 h -> ~75 h. It never says LoRA.
 """
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 
@@ -13,6 +16,7 @@ from tests.support.paths import ROOT
 from tunegate.advisor.advice import Suggestion
 from tunegate.advisor.rules import advise_with_rules
 from tunegate.advisor.verify import verify
+from tunegate.estimate.readings import readings
 from tunegate.estimate.run import estimate_run
 from tunegate.estimate.stage import run_stage as estimate_stage
 from tunegate.estimate.throughput import implied_mfu
@@ -36,7 +40,37 @@ def test_120_hours_would_need_more_than_the_gpus_peak(spec):
     # 15e9 tokens x 36.5 GFLOP/token (LoRA: 4N + attention) / (4 x 312 TFLOP/s) = 122 h at 100 % MFU
     assert est["user_estimate"]["implied_mfu"] > 1.0
     assert "TG406" in {f.code for f in result.findings}
-    assert 300 < est["hours"] < 370  # at the ~36 % MFU we assume for LoRA on A100s
+    assert 280 < est["hours"] < 340  # at the ~40 % MFU we assume for LoRA on A100s
+
+
+def test_both_readings_are_shown_lora_102_percent_full_fine_tuning_143(spec):
+    lora, full = readings(spec, base_dir=EXAMPLE.parent)
+    assert (lora.method, full.method) == ("lora", "full") and not lora.stated
+    assert lora.claims[0].implied_mfu == pytest.approx(1.02, abs=0.01)
+    assert full.claims[0].implied_mfu == pytest.approx(1.43, abs=0.01)
+
+
+def test_full_fine_tuning_does_not_fit_four_a100_80gb_unsharded(spec):
+    _, full = readings(spec, base_dir=EXAMPLE.parent)
+    assert full.sharding == "none" and full.memory_verdict == "does not fit"
+    # 8.03 B parameters x 16 bytes of fp32 weights, gradients and moments is already 120 GiB
+    assert full.peak_gib > 8.03e9 * 16 / 2**30 > full.capacity_gib
+
+
+def test_the_advised_75_hours_is_impossible_under_either_reading(spec):
+    for reading in readings(spec, base_dir=EXAMPLE.parent):
+        advised = next(c for c in reading.claims if c.label == "advised")
+        assert advised.hours == 75 and advised.verdict == "impossible" and advised.implied_mfu > 1.5
+
+
+def test_the_cli_prints_both_readings_and_the_75_hour_verdict():
+    done = subprocess.run([sys.executable, "-m", "tunegate", "estimate", str(EXAMPLE)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    assert "as LoRA" in out and "as full fine-tuning" in out
+    assert "120 h needs 102% MFU: impossible" in out and "120 h needs 143% MFU: impossible" in out
+    assert "verdict: the advised 75 h is impossible on 4 x A100-80GB under either reading" in out
+    assert "does not fit, unsharded" in out
 
 
 def test_the_stated_configuration_does_not_fit_an_a100_80gb(spec):
@@ -74,4 +108,5 @@ def test_the_sources_75_hour_projection_is_also_beyond_the_peak(spec):
     advice, _ = advise_with_rules(spec, base_dir=EXAMPLE.parent)
     est = estimate_run(spec)
     assert implied_mfu(15e9, 75.0, 4, est.throughput.model_flops_per_token, 312.0) > 1.5
-    assert 250 < advice.hours_after < 290  # our verified advice: ~20 % saved, by torch.compile
+    assert 230 < advice.hours_after < 260  # our verified advice: ~20 % saved, by torch.compile
+    assert [r["method"] for r in advice.readings] == ["lora", "full"]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.support.paths import DATA as TEST_DATA
 from tunegate.dataset.records import feed_observers
-from tunegate.overlap.exact import Match, OverlapObserver, SplitHashes, cross_duplicates
+from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes, cross_duplicates, repeats
 from tunegate.overlap.normalize import normalise_record
 from tunegate.overlap.stage import find_overlap
 from tunegate.report import StageResult
@@ -160,3 +160,21 @@ def test_a_normalised_variant_injected_into_validation_is_always_found(words, da
     validation.add(1, 0, normalise_record(chat("something else entirely", "no")))
     validation.add(2, 1, normalise_record(chat(variant(questions[pick]), variant(f"answer {pick}"))))
     assert cross_duplicates(train, validation) == [Match(at=1, other=pick, count=1)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=80))
+def test_repeat_groups_are_every_later_copy_of_a_first_one_in_file_order(values):
+    split = SplitHashes()
+    for i, v in enumerate(values):
+        split.full += bytes([v]) * 16
+        split.lines.append(i + 1)
+        split.indexes.append(i)
+    expected = []
+    for origin, v in enumerate(values):
+        if v in values[:origin]:
+            continue
+        later = [p for p in range(origin + 1, len(values)) if values[p] == v]
+        if later:
+            expected.append(Repeat(origin, later[:5], len(later)))
+    assert repeats(split) == expected

@@ -1,4 +1,4 @@
-"""The near-duplicate pass: MinHash LSH (datasketch) between train and validation."""
+"""The near-duplicate pass: MinHash LSH between train and validation."""
 from __future__ import annotations
 
 from tests.support.paths import DATA as TEST_DATA

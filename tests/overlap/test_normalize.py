@@ -1,6 +1,13 @@
 """The normalised form the overlap stage compares: case, whitespace and Unicode forms fold; roles stay."""
 from __future__ import annotations
 
+import sys
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tunegate.overlap import normalize
 from tunegate.overlap.normalize import NormalRecord, normal_text, normalise_record
 
 
@@ -47,3 +54,27 @@ def test_text_parts_of_a_content_list_are_joined():
 def test_records_without_messages_have_no_normal_form():
     for record in (None, [], {}, {"messages": {}}, {"messages": [msg("user", 5)]}, {"messages": ["hi"]}):
         assert normalise_record(record) is None
+
+
+def reference_normal_text(text: str) -> str:
+    """The definition, written plainly (the fast path must agree with it on every text)."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+SPACES = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.one_of(st.sampled_from(SPACES + list("aAßİﬁＡ\u0301")), st.characters()), max_size=40))
+def test_the_fast_path_agrees_with_the_definition_on_any_text(text):
+    assert normal_text(text) == reference_normal_text(text)
+
+
+def test_the_whitespace_the_fast_path_looks_for_is_all_that_survives_nfkc_and_casefold():
+    survivors = set()
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        survivors.update(c for c in unicodedata.normalize("NFKC", chr(code)).casefold() if c.isspace())
+    assert survivors == {" ", *normalize._ASCII_SPACES, *normalize._OTHER_SPACES}
+    assert [c for c in SPACES if c.isprintable()] == [" "]  # so a printable text has no other space

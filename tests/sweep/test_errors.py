@@ -52,5 +52,11 @@ def test_an_exception_of_ours_while_evaluating_is_an_errored_outcome_with_its_re
     assert "MlflowException" in outcome.reason
 
 
-def test_each_of_n_parallel_trainings_gets_its_share_of_the_cores():
-    assert [torch_threads(n, cores=16) for n in (1, 2, 4, 32)] == [16, 8, 4, 1]
+def test_a_short_training_gets_one_thread_by_default(monkeypatch):
+    monkeypatch.delenv("TUNEGATE_TORCH_THREADS", raising=False)
+    assert [torch_threads(n, cores=16) for n in (1, 2, 4)] == [1, 1, 1]
+
+
+def test_more_threads_asked_for_are_capped_at_each_trainings_share_of_the_cores(monkeypatch):
+    monkeypatch.setenv("TUNEGATE_TORCH_THREADS", "8")
+    assert [torch_threads(n, cores=16) for n in (1, 2, 4, 32)] == [8, 8, 4, 1]

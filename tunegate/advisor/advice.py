@@ -122,6 +122,9 @@ class Advice(BaseModel):
     peak_gib_before: float | None = None
     peak_gib_after: float | None = None
     notes: list[str] = Field(default_factory=list)
+    readings: list[dict[str, Any]] = Field(
+        default_factory=list, description="The stated run read as each method it may mean, with every "
+                                          "claimed time's implied MFU (tunegate.estimate.readings).")
 
     def verified(self) -> list[Suggestion]:
         return [s for s in self.suggestions if s.verified]

@@ -45,7 +45,13 @@ _SENT = {
     "hardware": ("gpu", "count"),
     "estimate": ("wall_clock_hours", "dataset_tokens"),
 }
-_MINIRUN_KEYS = ("tokens_per_s", "peak_memory_gib", "step_time_s", "gpu", "final_loss", "grad_norm_max")
+# What the mini-run measured, named as MiniRunFacts.as_measured() names it: numbers with the device
+# they were measured on (a CPU run says so), and the profiled split of its time.
+_MINIRUN_KEYS = ("device", "gpu", "precision", "tokens_per_s", "tokens_per_s_steady", "step_s",
+                 "train_peak_memory_gib", "micro_batch_size", "batch_seq_len", "final_loss", "grad_norm_max",
+                 "profile")
+_PROFILE_KEYS = ("device", "gpu", "steps", "wall_s", "matmul", "attention", "optimizer", "data", "other",
+                 "idle", "peak_memory_bytes")
 
 
 def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts) -> dict[str, Any]:
@@ -55,9 +61,12 @@ def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts) -> dic
     model_id = spec.model.id
     local = os.path.exists(os.path.expanduser(model_id)) or model_id.startswith((".", "/", "~"))
     settings["model"] = {"id": "local model" if local else model_id, "quantization": spec.model.quantization}
-    measured = facts.mini_run.model_dump() if facts.mini_run is not None else {}
+    measured = facts.mini_run.as_measured() if facts.mini_run is not None else {}
     minirun = {k: v for k, v in measured.items()
                if k in _MINIRUN_KEYS and isinstance(v, (int, float, str)) and len(str(v)) < 64}
+    if isinstance(measured.get("profile"), dict):
+        minirun["profile"] = {k: v for k, v in measured["profile"].items()
+                              if k in _PROFILE_KEYS and isinstance(v, (int, float, str)) and len(str(v)) < 64}
     facts_sent = {k: v for k, v in estimate.items() if k != "model"}
     # The estimate's model section names the config file, which may be a local path.
     facts_sent["model"] = {k: estimate.get("model", {}).get(k) for k in ("total_params", "trainable_params")}

@@ -17,6 +17,7 @@ from typing import Any
 from tunegate.advisor.advice import Advice, Suggestion, fmt_hours
 from tunegate.advisor.verify import NO_GAIN, apply_changes, verify
 from tunegate.errors import EstimateError
+from tunegate.estimate.readings import readings
 from tunegate.estimate.run import Estimate, estimate_run
 from tunegate.estimate.stage import fits_at_minimum
 from tunegate.estimate.throughput import ASSUMPTIONS
@@ -43,7 +44,7 @@ class _Ctx:
 
 
 def _precision(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
-    gpu = gpus.lookup(spec.hardware.gpu)
+    gpu = gpus.for_hardware(spec.hardware)
     if spec.training.precision == "bf16" or gpu is None or not gpu.supports_bf16:
         return None
     return Suggestion(setting="training.precision", current=spec.training.precision, proposed="bf16",
@@ -54,7 +55,7 @@ def _precision(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
 
 
 def _attention(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
-    t, gpu = spec.training, gpus.lookup(spec.hardware.gpu)
+    t, gpu = spec.training, gpus.for_hardware(spec.hardware)
     flash_ok = gpu is not None and gpu.flash_attention and t.precision != "fp32"
     if t.attention == "eager":
         proposed = "flash_attention_2" if flash_ok else "sdpa"
@@ -205,7 +206,9 @@ def advise_with_rules(spec: Spec, facts: GateFacts | None = None,
         out.append(checked)
         if new_spec is not None:
             current, current_est = new_spec, estimate_run(new_spec, ctx.facts, base_dir)
+    found = readings(spec, ctx.facts, base_dir, first=before)
     advice = Advice(source="rules", suggestions=out, hours_before=_hours(before.hours),
+                    readings=[r.model_dump() for r in found],
                     hours_after=_hours(current_est.hours), peak_gib_before=before.memory.peak_gib,
                     peak_gib_after=current_est.memory.peak_gib)
     return advice.model_copy(update={"summary": headline(advice, spec, before)}), current

@@ -15,8 +15,9 @@ from tunegate.advisor import llm_client
 from tunegate.advisor.advice import Advice, Suggestion, fmt_hours
 from tunegate.advisor.claims import FLAG, keep_our_figures, same_value, spec_value
 from tunegate.advisor.rules import advise_with_rules, headline
-from tunegate.advisor.verify import verify
+from tunegate.advisor.verify import apply_changes, verify
 from tunegate.errors import EstimateError
+from tunegate.estimate.readings import METHOD_NAMES, readings, summary_with_readings
 from tunegate.estimate.run import estimate_run
 from tunegate.estimate.stage import fits_at_minimum
 from tunegate.facts import GateFacts
@@ -43,7 +44,8 @@ def advise(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None = N
         return advice, [_finding("TG608", "info", "LLM advisor off: the rule engine's advice stands",
                                  "Set advisor.enabled: true and the key's environment variable to ask an LLM too.")]
     try:
-        payload = llm_client.build_payload(spec, estimate_run(spec, facts, base_dir).summary(), facts)
+        summary = summary_with_readings(spec, estimate_run(spec, facts, base_dir), facts, base_dir)
+        payload = llm_client.build_payload(spec, summary, facts)
         summary, proposed, dropped = llm_client.parse_answer(llm_client.ask(spec, payload))
     except llm_client.AdvisorFailure as exc:
         return advice, [_finding(exc.code, "warning", f"{exc}; the rule engine's advice stands", _HINTS[exc.code])]
@@ -120,10 +122,30 @@ def _merge(advice: Advice, improved: Spec, proposed: list[Suggestion], facts: Ga
         out.append(checked)
         current = new_spec or current
     final = estimate_run(current, facts, base_dir)
+    note = _claimed_time_note(original, proposed, facts, base_dir)
     merged = advice.model_copy(update={"source": "rules+llm", "suggestions": out,
                                        "hours_after": float(f"{final.hours:.4g}"),
-                                       "peak_gib_after": final.memory.peak_gib})
+                                       "peak_gib_after": final.memory.peak_gib,
+                                       "notes": advice.notes + ([note] if note else [])})
     return merged.model_copy(update={"summary": headline(merged, original, estimate_run(original, facts, base_dir))})
+
+
+def _claimed_time_note(spec: Spec, proposed: list[Suggestion], facts: GateFacts, base_dir: Path | None) -> str:
+    """What the LLM's own claimed savings make of the user's time, judged like any claimed time."""
+    savings = [s.claimed_time_saving for s in proposed if s.claimed_time_saving and 0 < s.claimed_time_saving < 1]
+    hours = spec.estimate.wall_clock_hours
+    if not savings or not hours:
+        return ""
+    claimed = hours
+    for saving in savings:
+        claimed *= 1.0 - saving
+    try:
+        found = readings(apply_changes(spec, {"estimate.advised_hours": round(claimed, 2)}), facts, base_dir)
+    except (EstimateError, ValueError):
+        return ""
+    judged = [(r.method, next(c for c in r.claims if c.label == "advised")) for r in found]
+    how = ", ".join(f"{c.implied_mfu:.0%} MFU as {METHOD_NAMES[m]} ({c.verdict})" for m, c in judged)
+    return f"the LLM's claimed savings take your {hours:g} h to {claimed:,.1f} h, which needs {how}"
 
 
 _HINTS = {

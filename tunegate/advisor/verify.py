@@ -108,7 +108,7 @@ def _first_problem(s: Suggestion, spec: Spec, facts: GateFacts, base_dir: Path |
 
 def _hardware_support(spec: Spec) -> str | None:
     """What the GPU cannot do that the changed spec asks for (bf16, flash attention)."""
-    gpu = gpus.lookup(spec.hardware.gpu)
+    gpu = gpus.for_hardware(spec.hardware)
     if gpu is None:
         return f"unknown GPU '{spec.hardware.gpu}'"
     t = spec.training

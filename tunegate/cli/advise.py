@@ -45,15 +45,18 @@ def run(args: argparse.Namespace) -> int:
         for f in findings:
             print(f"{f.code} {f.severity}: {f.message}", file=sys.stderr)
         if advice is not None:
-            print(render_advice(advice.model_dump(mode="json")))
+            print(render_advice(advice.model_dump(mode="json"), spec.hardware.count, spec.hardware.gpu))
     return 0 if advice is not None else 1
 
 
-def render_advice(a: dict[str, Any]) -> str:
-    """The advice as plain text: our hours before and after, then each suggestion and its check.
+def render_advice(a: dict[str, Any], gpu_count: int = 1, gpu: str = "") -> str:
+    """The advice as plain text: our hours before and after, each suggestion and its check, the
+    readings of a claimed time.
 
     Only our numbers are shown as ours; an LLM's summary and rationale are quoted as its words.
     """
+    from tunegate.estimate.readings import Reading, render_readings
+
     lines = [f"predicted hours: {fmt_hours(a['hours_before'])} -> {fmt_hours(a['hours_after'])}   "
              f"peak memory per GPU: {a['peak_gib_before']:.1f} -> {a['peak_gib_after']:.1f} GiB   "
              f"(our estimate; advice from {a['source']})"]
@@ -69,6 +72,9 @@ def render_advice(a: dict[str, Any]) -> str:
             lines.append(f"   risks: {s['risks']}")
         if s["monitor"]:
             lines.append(f"   monitor: {s['monitor']}")
+    for note in a.get("notes", []):
+        lines += ["", f"note: {note}"]
+    lines += render_readings([Reading.model_validate(r) for r in a.get("readings", [])], gpu_count, gpu)
     return "\n".join(lines)
 
 

@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "of the full run, from the model's config.json alone.")
     p.add_argument("spec", help="the spec YAML")
     p.add_argument("--json", action="store_true", help="write one JSON document to stdout")
+    p.add_argument("--meta", action="store_true",
+                   help="count parameters on transformers' meta-device model (imports torch: seconds, not ms)")
     p.set_defaults(run=run)
 
 
@@ -39,20 +41,22 @@ def load_valid_spec(path_text: str) -> tuple[Any, Path]:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.errors import EstimateError
+    from tunegate.estimate.readings import summary_with_readings
     from tunegate.estimate.run import estimate_run
 
     spec, path = load_valid_spec(args.spec)
     if spec is None:
         return 1
+    base = path.resolve().parent
     try:
-        est = estimate_run(spec, base_dir=path.resolve().parent)
+        est = estimate_run(spec, base_dir=base, meta=args.meta)
+        summary = summary_with_readings(spec, est, base_dir=base)
     except EstimateError as exc:
         if args.json:
             print(json.dumps({"error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}))
         else:
             print(f"{exc.code} {exc}\n  fix: {exc.hint}", file=sys.stderr)
         return 1
-    summary = est.summary()
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -62,20 +66,28 @@ def run(args: argparse.Namespace) -> int:
 
 def render_estimate(s: dict[str, Any]) -> str:
     """The estimate as a plain-text table (no colour: it is meant to be pasted into tickets)."""
-    m, t, tok = s["memory"], s["throughput"], s["tokens"]
-    lines = [f"{s['model']['id']} on {s['hardware']['count']} x {s['hardware']['gpu']}  "
-             f"({s['model']['total_params']:,} params, {s['model']['trainable_params']:,} trainable)",
-             "", f"  {'memory per GPU':<22}{'GiB':>9}"]
+    from tunegate.estimate.readings import Reading, render_readings
+
+    m, t, tok, model = s["memory"], s["throughput"], s["tokens"], s["model"]
+    moe = f", {model['active_params']:,} active per token" if model["active_params"] != model["total_params"] else ""
+    lines = [f"{model['id']} on {s['hardware']['count']} x {s['hardware']['gpu']}  ({model['total_params']:,} "
+             f"params{moe}, {model['trainable_params']:,} trainable, {model['method']}; counted from "
+             f"{model['count']})", "", f"  {'memory per GPU':<22}{'GiB':>9}"]
     for term, gib in sorted(m["breakdown"].items(), key=lambda kv: -kv[1]):
         mark = "  <- biggest" if term == m["biggest"] else ""
         lines.append(f"  {term:<22}{gib:>9.2f}{mark}")
-    lines += [f"  {'peak':<22}{m['peak_gib']:>9.2f}  of {m['capacity_gib']:g}: {m['verdict']}", "",
-              f"  tokens/s per GPU      {t['tokens_per_s']:>12,.0f}  ({t['source']}, MFU {t['mfu']:.0%})",
+    lines += [f"  {'peak':<22}{m['peak_gib']:>9.2f}  band {m['low_gib']:.1f}-{m['high_gib']:.1f} of "
+              f"{m['capacity_gib']:g}: {m['verdict']}"]
+    if m.get("check"):
+        c = m["check"]
+        lines.append(f"  {'mini-run check':<22}{c['measured_gib']:>9.2f}  measured vs {c['predicted_gib']:.2f} "
+                     f"predicted at {c['micro_batch_size']} x {c['seq_len']} tokens"
+                     + (" (applied)" if c["applied"] else " (not applied)"))
+    lines += ["", f"  tokens/s per GPU      {t['tokens_per_s']:>12,.0f}  ({t['source']}, MFU {t['mfu']:.0%})",
               f"  training tokens       {tok['total']:>12,.0f}  ({tok['epochs']:g} epoch(s), from {tok['source']})",
               f"  hours                 {s['hours']:>12,.1f}"]
     if s["cost_usd"] is not None:
         lines.append(f"  cost (USD)            {s['cost_usd']:>12,.0f}")
-    user = s["user_estimate"]
-    if user["hours"]:
-        lines.append(f"  your estimate         {user['hours']:>12,.1f}  h, implies MFU {user['implied_mfu']:.0%}")
+    found = [Reading.model_validate(r) for r in s.get("readings", [])]
+    lines += render_readings(found, s["hardware"]["count"], s["hardware"]["gpu"])
     return "\n".join(lines)

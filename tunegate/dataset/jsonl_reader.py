@@ -59,6 +59,10 @@ class JsonlReader:
         self.lines = self.blank_lines = self.records_seen = 0
         self.gzip = self.bom = self.unreadable = False
         self.container = "jsonl"  # or "json" (one array) or "parquet", decided when the file is opened
+        # A part of a file (tunegate.dataset.segments) reads only `budget` bytes, and only the
+        # file's first part holds its first record (which may reveal a JSON array or document).
+        self.budget: int | None = None
+        self.holds_first_record = True
 
     def error(self, code: str, message: str, hint: str, line: int | None = None,
               column: int | None = None, record: int | None = None) -> None:
@@ -70,7 +74,9 @@ class JsonlReader:
         if stream is None:
             return
         try:
-            if stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+            if not self.holds_first_record:  # a later part of a JSONL file (the whole file was sniffed)
+                yield from self._scan(stream)
+            elif stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
                 self.container = "parquet"
                 yield from containers.parquet_records(self)
             elif is_json_name(self.path) and json_array.starts_array(stream):
@@ -88,14 +94,18 @@ class JsonlReader:
         # locals, written back once at the end.
         readline, loads, limit = stream.readline, orjson.loads, self.max_line_bytes + 1
         n = index = blank = 0
+        bounded, budget = self.budget is not None, self.budget or 0
+        first = self.holds_first_record
         try:
-            while True:
+            while not bounded or budget > 0:
                 raw = readline(limit)
                 if not raw:
                     break
                 n += 1
+                budget -= len(raw)
                 if raw[-1] != 10 and len(raw) == limit:
-                    self._skip_long_line(readline, limit, n, index)
+                    del raw  # up to 64 MiB: let it go before draining the rest of the line
+                    budget -= self._skip_long_line(readline, limit, n, index)
                     index += 1
                     continue
                 try:
@@ -104,7 +114,7 @@ class JsonlReader:
                     if not raw.strip(_BLANK):
                         blank += 1
                         continue
-                    if index == 0 and _starts_document(raw):
+                    if index == 0 and first and _starts_document(raw):
                         self._report_document_file(raw, n)  # every further line would be noise
                         index += 1
                         break
@@ -114,19 +124,25 @@ class JsonlReader:
                 if type(record) is dict:
                     yield n, index, raw, record
                 else:
-                    non_object(record, self, n, index)
+                    # Only the file's first record can be the start of a JSON array of records (TG243);
+                    # an empty list stands in for a later part's first line: the same TG227 message.
+                    non_object(record if first or index or type(record) is not list else [], self, n, index)
                 index += 1
         except (OSError, EOFError, zlib.error) as exc:  # a corrupt gzip stream or a failing disk
-            what = "the gzip stream is corrupt or truncated" if self.gzip else "reading failed"
-            self.error("TG246", f"{what} after line {n}: {exc}", "Re-create or re-download the file; "
-                       "`gzip -t FILE` tests a gzip file.", line=n + 1, column=1)
+            self.read_failed(n, exc)
         finally:
             self.lines, self.records_seen, self.blank_lines = n, index, blank
 
-    def _skip_long_line(self, readline, limit: int, n: int, index: int) -> None:
+    def read_failed(self, n: int, exc: BaseException) -> None:
+        """Report that reading stopped after physical line `n` (a part of a file reports it to its reader)."""
+        what = "the gzip stream is corrupt or truncated" if self.gzip else "reading failed"
+        self.error("TG246", f"{what} after line {n}: {exc}", "Re-create or re-download the file; "
+                   "`gzip -t FILE` tests a gzip file.", line=n + 1, column=1)
+
+    def _skip_long_line(self, readline, limit: int, n: int, index: int) -> int:
         size = limit
-        while True:  # drain the rest of the line in bounded pieces
-            piece = readline(limit)
+        while True:  # drain the rest of the line in 1 MiB pieces: time, but no memory, for a huge line
+            piece = readline(_BUFFER)
             size += len(piece)
             if not piece or piece[-1] == 10:
                 break
@@ -134,6 +150,7 @@ class JsonlReader:
                    "Split or shorten the record; no trainer can use a record that size (it would be "
                    "truncated to max_seq_len), and a missing newline between records looks the same.",
                    line=n, column=1, record=index)
+        return size - limit  # bytes drained after the first piece
 
     def _report_document_file(self, raw: bytes, n: int) -> None:
         if raw.lstrip(_BLANK).startswith(b"["):

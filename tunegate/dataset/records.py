@@ -40,9 +40,10 @@ from tunegate import formats
 from tunegate.dataset import json_array, parquet_rows
 from tunegate.errors import BrokenContainer, UnreadableRecord, UsageError
 
-# 4 MiB: a 128k-token record is 0.5-1 MB of UTF-8, so this leaves 4x headroom while bounding
-# memory (a parsed line takes about 3x its size as Python objects).
-MAX_LINE_BYTES = 4 * 1024 * 1024
+# 64 MiB: a 1M-token record is 4-8 MB of UTF-8 and real long documents run past 4 MiB, so this
+# leaves 8x headroom over the longest contexts while bounding memory (a parsed line takes about 3x
+# its size as Python objects: ~200 MB for a record at the cap; longer lines are skipped in pieces).
+MAX_LINE_BYTES = 64 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 _BUFFER = 1 << 20
@@ -162,7 +163,8 @@ def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
                 return
             line += 1
             if raw[-1] != 10 and len(raw) == limit:
-                _skip_rest(readline, limit)
+                del raw  # up to 64 MiB: let it go before draining the rest of the line
+                _skip_rest(readline)
                 if strict:
                     raise UnreadableRecord(f"{path}:{line}: the line is over {max_line_bytes:,} bytes")
                 index += 1
@@ -178,9 +180,9 @@ def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
             raise UnreadableRecord(f"{path}:{line + 1}: cannot read further: {exc}") from None
 
 
-def _skip_rest(readline: Any, limit: int) -> None:
-    while True:
-        piece = readline(limit)
+def _skip_rest(readline: Any) -> None:
+    while True:  # 1 MiB pieces: a huge line costs time to drain, never memory
+        piece = readline(_BUFFER)
         if not piece or piece[-1] == 10:
             return
 

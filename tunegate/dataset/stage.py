@@ -15,16 +15,21 @@ the contract: `tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dat
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from xxhash import xxh3_64_intdigest
 
 from tunegate import formats
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import deeper_than, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
+from tunegate.dataset.parallel import Workers, worker_count
+from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
@@ -36,6 +41,12 @@ _BLANK = b" \t\r\n"
 # metadata while staying far below what observers' tools handle (orjson.dumps stops at 254
 # levels, recursive Python code near 1000).
 MAX_DEPTH = 64
+PART_BYTES = 8 << 20  # the largest part per worker task: amortises a task, keeps the results waiting small
+# Smallest file read in parts: forking a worker costs ~20 ms, so from 8 MB (~0.1 s of work) it pays;
+# where workers must be spawned (the process runs threads, or not on Linux) each one imports for
+# ~0.5 s, so only from 64 MB.
+SPLIT_FORKED, SPLIT_SPAWNED = 8 << 20, 64 << 20
+MIN_PART = 1 << 20  # below this a task's overhead shows
 
 
 
@@ -44,31 +55,52 @@ def run_stage(ctx: GateContext) -> StageResult:
     prints = FingerprintObserver(ctx.fingerprints, ctx.files)
     fmt = ctx.spec.data.format if ctx.spec is not None else ctx.data_format
     result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers], fmt=fmt)
+    for role in [r for r in ctx.files if r in ctx.fingerprints]:  # the files' order, whatever was read first
+        ctx.fingerprints[role] = ctx.fingerprints.pop(role)
     for role, stats in result.stats.items():
         ctx.facts.content[role] = SplitContent(records=stats["records"], content_chars=stats["content_chars"])
     return result
 
 
-def validate_dataset(files: Mapping[str, Path], cap: int = 20,
-                     observers: Sequence[RecordObserver] = (), fmt: str = "auto") -> StageResult:
+def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequence[RecordObserver] = (),
+                     fmt: str = "auto", workers: int | None = None, part_bytes: int | None = None) -> StageResult:
     """Check each file (role -> path, e.g. {"train": ..., "validation": ...}) and return the stage result.
 
     Never raises for any file content; every problem is a finding (at most `cap` kept per code,
-    all counted). Stats are keyed by role. `fmt` is the records' format, or "auto".
+    all counted). Stats are keyed by role. `fmt` is the records' format, or "auto". A large plain
+    JSONL file is read in parts by `workers` processes (default: tunegate.dataset.parallel's count)
+    when every observer can ride along in parts; the result is the same as one read. `part_bytes`
+    fixes the part size (and reads in parts every file of at least 4 parts); by default parts are a
+    quarter of a file's share per worker, 1-8 MiB.
     """
     start = time.perf_counter()
     if not files:
         return StageResult.skipped(STAGE, "no data files given")
+    first = {getattr(o, "read_first", None) for o in observers}
+    order = sorted(files, key=lambda role: role not in first)  # stable: the files' order otherwise
+    found = {role: FindingCollector(STAGE, cap) for role in order}
+    with Workers(worker_count() if workers is None else workers) as pool:
+        checked = {role: _check_file(role, Path(files[role]), found[role], observers, fmt, pool, part_bytes)
+                   for role in order}
     out = FindingCollector(STAGE, cap)
-    stats = {role: _check_file(role, Path(path), out, observers, fmt) for role, path in files.items()}
-    return out.result(time.perf_counter() - start, stats)
+    for role in files:  # reported in the files' order, as if read in it
+        out.absorb(found[role])
+    return out.result(time.perf_counter() - start, {role: checked[role] for role in files})
 
 
-def _check_file(role: str, path: Path, out: FindingCollector,
-                observers: Sequence[RecordObserver], fmt: str) -> dict[str, Any]:
+def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequence[RecordObserver], fmt: str,
+                pool: Workers, part_bytes: int | None) -> dict[str, Any]:
+    size = _size(path)
+    least = 4 * part_bytes if part_bytes else (SPLIT_FORKED if pool.forks else SPLIT_SPAWNED)
+    file_format = splittable(path, observers, fmt) if pool.count > 1 and size >= least else None
+    if file_format is not None:
+        part = part_bytes or max(MIN_PART, min(PART_BYTES, size // (4 * pool.count)))
+        stats = _check_in_parts(role, path, out, observers, pool, part, file_format)
+        for observer in observers:
+            observer.finish(role)
+        return stats
     reader = JsonlReader(path, out)
-    repeat_hooks = [getattr(o, "exact_repeat") for o in observers if hasattr(o, "exact_repeat")]
-    check = RecordChecks(out, reader.file, fmt, lambda line: [hook(role, line) for hook in repeat_hooks])
+    check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers))
     observes = [o.observe for o in observers]
     for line, index, raw, record in reader.records():
         seen = check(line, index, raw, record)
@@ -81,18 +113,27 @@ def _check_file(role: str, path: Path, out: FindingCollector,
             "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}
 
 
+def _repeat_hook(role: str, observers: Sequence[Any]) -> Callable[[int], Any]:
+    """Tells every observer with `exact_repeat` the line of each exact repeat reported (TG210)."""
+    hooks = [o.exact_repeat for o in observers if hasattr(o, "exact_repeat")]
+    return lambda line: [hook(role, line) for hook in hooks]
+
+
 class RecordChecks:
-    """Per-record checks of one file: the contract, repeated keys, repeated records, and stats."""
+    """Per-record checks of one file: the contract, repeated keys, repeated records, and stats.
+
+    `repeats` sees each record's key (a hash of its bytes): a `RepeatedRecords`, or for a part of a
+    file read elsewhere, a log the whole file's `RepeatedRecords` replays in order. `on_repeat` is
+    told the line of every exact repeat reported here (TG210).
+    """
 
     def __init__(self, out: FindingCollector, file: str, fmt: str = "auto",
-                 on_repeat: Callable[[int], Any] | None = None):
+                 on_repeat: Callable[[int], Any] | None = None, repeats: Any = None):
         self.out, self.file = out, file
-        self.on_repeat = on_repeat  # told the line of every exact repeat reported here (TG210)
         self.explainer = Explainer(out, file)
         self.file_format = formats.FileFormat(fmt)
         self.stats = SplitStats()
-        self.first_line: dict[int, int] = {}  # hash of a record's bytes -> the line it first appeared on
-        self.duplicates = 0
+        self.repeats = repeats if repeats is not None else RepeatedRecords(out, file, on_repeat)
 
     def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:
         """Check one record; the record as later stages see it, None when it is too deep to hand on."""
@@ -153,11 +194,10 @@ class RecordChecks:
         # counts the keys as writers emit them, and only a mismatch costs the exact look.
         if raw.count(b'"') > 2 * (keys + strings) and raw.count(b'":') != keys:
             self._duplicate_keys(raw, line, index)
-        # Exact duplicates: the same bytes once surrounding whitespace and the line ending go.
+        # Exact duplicates: the same bytes once surrounding whitespace and the line ending go. XXH3,
+        # not hash(): every process must give a record the same key.
         key = raw if raw[0] == 123 and raw.endswith(b"}\n") else raw.strip(_BLANK) + b"\n"
-        first = self.first_line.setdefault(hash(key), line)
-        if first != line:
-            self._duplicate_record(line, index, first)
+        self.repeats.see(xxh3_64_intdigest(key), line, index)
         if not index % FOLD_EVERY:
             self.stats.fold()
         return record
@@ -167,7 +207,7 @@ class RecordChecks:
         return scan(msgs, self.stats.lengths)
 
     def summary(self) -> dict[str, Any]:
-        return {"duplicates": self.duplicates, "format": self.file_format.format, **self.stats.summary()}
+        return {"duplicates": self.repeats.duplicates, "format": self.file_format.format, **self.stats.summary()}
 
     def _duplicate_keys(self, raw: bytes, line: int, index: int) -> None:
         names = repeated_keys(raw)
@@ -185,14 +225,6 @@ class RecordChecks:
                      "nests that deep (a message is 3 levels); the line is corrupt or adversarial. Flatten "
                      "or drop it. It is not passed to later checks.", file=self.file, line=line, column=1,
                      record=index)
-
-    def _duplicate_record(self, line: int, index: int, first: int) -> None:
-        self.duplicates += 1
-        if self.on_repeat is not None:
-            self.on_repeat(line)
-        self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
-                     "Drop the repeat: duplicates weigh those examples double in training.",
-                     file=self.file, line=line, column=1, record=index)
 
 
 def _shape(record: dict) -> tuple[int, int, bool]:
@@ -226,3 +258,56 @@ def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:
                 keys += len(m)
                 strings += (type(m.get("role")) is str) + (type(m.get("content")) is str)
     return keys, strings
+
+
+# -- one file in parts, each read in a worker process, merged in file order ---------------------
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def read_part(part: Part) -> PartResult:
+    """Read and check one byte range of a file (the work of one worker process)."""
+    out = FindingCollector(STAGE, part.cap)
+    reader = PartReader(Path(part.path), out, part.start, part.end)
+    log = KeyLog()
+    check = RecordChecks(out, reader.file, repeats=log)
+    check.file_format = part.file_format  # fixed by the file's first record, as in one read
+    observes = [o.observe for o in part.observers]
+    for line, index, raw, record in reader.records():
+        seen = check(line, index, raw, record)
+        if seen is not None:
+            for observe in observes:
+                observe(part.role, line, index, seen)
+    check.stats.fold()
+    return PartResult(out, check.stats, log, reader.lines, reader.records_seen, reader.blank_lines,
+                      reader.failure, [o.payload() for o in part.observers])
+
+
+def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
+                    part_bytes: int, file_format: formats.FileFormat) -> dict[str, Any]:
+    templates = [o.part(role) for o in observers]
+    parts = (Part(role, str(path), a, b, out.cap, templates, file_format) for a, b in cut(path, part_bytes))
+    stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers))
+    lines = records = blank = 0
+    for got in pool.in_order(read_part, parts):
+        out.absorb(shifted(got, repeats, lines, records))
+        stats.absorb(got.stats)
+        for observer, payload in zip(observers, got.payloads):
+            observer.join(role, payload, lines, records)
+        if got.failure is not None:  # reading stopped there, as one read would have
+            JsonlReader(path, out).read_failed(lines + got.failure[0], got.failure[1])  # type: ignore[arg-type]
+        lines, records, blank = lines + got.lines, records + got.records, blank + got.blank_lines
+        if got.failure is not None:
+            break
+    if not records:  # the file-level findings one read makes at its end (TG241, TG242)
+        whole = JsonlReader(path, out)
+        whole.lines = lines
+        whole._report_emptiness()
+    return {"file": str(path), "records": records, "blank_lines": blank, "lines": lines, "gzip": False,
+            "container": "jsonl", "duplicates": repeats.duplicates, "format": file_format.format,
+            **stats.summary()}

@@ -32,6 +32,14 @@ class SplitStats:
         self._turn_counts.update(self.turns)
         self.turns.clear()
 
+    def absorb(self, later: SplitStats) -> None:
+        """Add the counts of another part of the same file (counts add up; order does not matter)."""
+        self.fold()
+        later.fold()
+        for role, counts in later._length_counts.items():
+            self._length_counts[role].update(counts)
+        self._turn_counts.update(later._turn_counts)
+
     def summary(self) -> dict[str, Any]:
         """turns, chars_per_role and roles, as the report shows them."""
         self.fold()

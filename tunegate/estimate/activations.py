@@ -1,21 +1,26 @@
-"""Bytes of activations a Llama-style decoder keeps for the backward pass.
+"""Bytes of activations a decoder keeps for the backward pass, per token, module by module.
 
 After Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models",
 arXiv:2205.05198, section 4.1): count every tensor autograd saves in one layer, per token. Their
-GPT layer saves 34·s·b·h + 5·a·s²·b bytes; a Llama layer differs in four ways, each counted below:
+GPT layer saves 34·s·b·h + 5·a·s²·b bytes; Hugging Face decoders differ in ways counted below:
 
-* RMSNorm in Hugging Face upcasts its input to fp32 and autograd keeps that copy (4 bytes/value);
-* the gated MLP keeps gate, SiLU and up outputs (three tensors of width `intermediate_size`);
-* a frozen linear layer needs no copy of its input (no weight gradient), a trained one does;
-  PEFT casts each adapted module's input to the fp32 adapter dtype and keeps that copy;
+* RMSNorm upcasts its input to fp32 and autograd keeps that copy (4 bytes/value); LayerNorm runs
+  in fp32 under autocast and keeps its fp32 input too (16-bit without autocast);
+* the MLP keeps its activation's input(s) and output: a gated SiLU MLP (Llama) keeps gate, SiLU
+  and up outputs; transformers' Python "gelu_new" (GPT-2, phi) keeps four tensors of its width;
+* a frozen linear layer needs no copy of its input (no weight gradient), a trained one does; linear
+  modules reading the same tensor (q, k and v) share one copy; PEFT casts each adapted module's
+  input to the fp32 adapter dtype and keeps that copy;
 * flash attention and SDPA keep q, k, v, the output and a log-sum-exp row, never the s×s
-  score matrix; eager attention keeps the fp32 softmax and its bf16 cast (the 5·a·s² term).
+  score matrix; eager attention keeps the fp32 softmax and its 16-bit cast (the 5·a·s² term);
+* a mixture-of-experts layer keeps, per token, what its top_k experts keep, their outputs (for the
+  routing-weight product) and the router's fp32 softmax.
 
 The logits are separate: b·s·V values, which for a 128k vocabulary outweigh a whole layer.
 """
 from __future__ import annotations
 
-from tunegate.estimate.architecture import Architecture, targeted_modules
+from tunegate.estimate.architecture import ACTIVATION_TENSORS, Architecture, Linear, targeted_modules
 from tunegate.estimate.setup import TrainSetup
 
 FP32 = 4
@@ -33,13 +38,6 @@ def act_bytes(setup: TrainSetup) -> int:
     return 4 if setup.precision == "fp32" else 2
 
 
-def _trained(module: str, arch: Architecture, setup: TrainSetup) -> tuple[bool, bool]:
-    """(weight trained, LoRA-adapted) for one per-layer linear module."""
-    if setup.method == "full":
-        return True, False
-    return False, module in targeted_modules(arch, setup.lora_targets)
-
-
 def _adapter_bytes(setup: TrainSetup) -> int:
     """Bytes per value of what an adapter's lora_A keeps of its input.
 
@@ -50,68 +48,121 @@ def _adapter_bytes(setup: TrainSetup) -> int:
     return FP32 if fp32_cast or setup.precision == "fp32" else 2
 
 
-def _input_copy(modules: list[str], width: int, arch: Architecture, setup: TrainSetup) -> int:
+def _input_copy(modules: list[Linear], width: int, adapted: set[str], setup: TrainSetup) -> int:
     """Bytes per token kept as the input of `modules`, which all read the same tensor."""
+    if not modules:
+        return 0
     a = act_bytes(setup)
-    trained = any(_trained(m, arch, setup)[0] for m in modules)
-    adapted = [m for m in modules if _trained(m, arch, setup)[1]]
-    total = a * width if trained else 0  # one shared copy for the weight gradients
-    if not adapted:
+    # a trained weight needs its input for its gradient; old bitsandbytes kept 4-bit layers' inputs
+    kept = a if setup.method == "full" else setup.qlora_input_bytes if setup.method == "qlora" else 0
+    lora = [m for m in modules if setup.method != "full" and m.name in adapted]
+    total = kept * width  # one shared copy
+    if not lora:
         return total
     ab = _adapter_bytes(setup)
-    total += len(adapted) * ab * setup.lora_r  # lora_A outputs, kept for lora_B
+    total += len(lora) * ab * setup.lora_r  # lora_A outputs, kept for lora_B
     if setup.lora_dropout > 0:
-        return total + len(adapted) * (ab + 1) * width  # each module's own dropout output + mask
+        return total + len(lora) * (ab + 1) * width  # each module's own dropout output + mask
     if ab != a:
-        return total + len(adapted) * ab * width  # each module's own cast copy
-    return total + (0 if trained else a * width)  # lora_A keeps the shared input
+        return total + len(lora) * ab * width  # each module's own cast copy
+    return total + (0 if kept == a else a * width)  # lora_A keeps the shared input
 
 
 def attention_bytes(arch: Architecture, setup: TrainSetup) -> int:
     """Bytes per token one layer's attention core keeps (no projections' inputs)."""
     a = act_bytes(setup)
+    if setup.qkv_fused_saved:
+        # the fused q/k/v output, roped copies of q and k, SDPA's output and log-sum-exp
+        fused = arch.q_dim + 2 * arch.kv_dim
+        return a * (fused + 2 * arch.q_dim + arch.kv_dim) + FP32 * arch.num_heads
     if setup.attention == "flash_attention_2":
         kv = 2 * arch.kv_dim  # GQA handled inside the kernel
     else:
-        kv = 2 * arch.q_dim  # transformers repeats k/v to every query head before SDPA/eager
+        kv = 2 * arch.q_dim  # with a padding mask transformers repeats k/v to every head before SDPA
     saved = a * (arch.q_dim + kv)
+    if arch.qk_norm:
+        saved += FP32 * (arch.q_dim + arch.kv_dim)  # the q/k RMSNorms' fp32 copies
     if setup.attention == "eager":
         # fp32 softmax output plus its bf16 cast, one row of s scores per head and token
         return saved + (FP32 + a) * arch.num_heads * setup.seq_len
     return saved + a * arch.q_dim + FP32 * arch.num_heads  # output O and log-sum-exp
 
 
-def layer_bytes_per_token(arch: Architecture, setup: TrainSetup) -> int:
+def norm_bytes(arch: Architecture, setup: TrainSetup) -> int:
+    """Bytes per token one norm keeps: its fp32 input copy, plus its output when its weight trains."""
+    h, a = arch.hidden_size, act_bytes(setup)
+    kept = FP32 * h if arch.norm == "rms" or setup.autocast or setup.precision == "fp32" else a * h
+    return kept + (a * h if setup.method == "full" else 0)
+
+
+def _mlp_act_bytes(arch: Architecture, width: int, setup: TrainSetup) -> int:
+    """What the activation (and the gate product) keeps, per token, at hidden width `width`."""
+    a, kept = act_bytes(setup), ACTIVATION_TENSORS.get(arch.activation, 2)
+    return (kept + 2 if arch.gated_mlp else kept) * a * width
+
+
+def _group(modules: list[Linear], reads: str) -> list[Linear]:
+    return [m for m in modules if m.reads == reads]
+
+
+def expert_bytes_per_token(arch: Architecture, setup: TrainSetup) -> int:
+    """One MoE layer's experts, router and shared expert, per token (attention not included)."""
+    e, h, a = arch.experts, arch.hidden_size, act_bytes(setup)
+    full = setup.method == "full"
+    per_expert = 3 * a * e.intermediate_size + a * h  # gate/up/act product; output for the routing weight
+    if full:
+        per_expert += a * h + a * e.intermediate_size  # each expert's inputs for its weight gradients
+    total = e.top_k * per_expert + FP32 * e.num_experts  # the router's fp32 softmax
+    if e.shared_intermediate_size:
+        total += 3 * a * e.shared_intermediate_size + (a * h if full else 0)
+    return total + (a * h if full else 0)  # the router's input, when its weight trains
+
+
+def layer_bytes_per_token(arch: Architecture, setup: TrainSetup, moe: bool = False) -> int:
     """Bytes one decoder layer keeps per token without gradient checkpointing."""
-    a, h, i = act_bytes(setup), arch.hidden_size, arch.intermediate_size
-    total = 2 * FP32 * h  # the two RMSNorms' fp32 copies of their inputs
-    if setup.method == "full":
-        total += 2 * a * h  # normalised input kept for the trained norm weights
-    total += _input_copy(["q_proj", "k_proj", "v_proj"], h, arch, setup)
+    adapted = set(targeted_modules(arch, setup.lora_targets)) if setup.method != "full" else set()
+    mlp = [] if moe else arch.mlp
+    modules = arch.attention + mlp
+    total = arch.norms_per_layer * norm_bytes(arch, setup)
+    total += _input_copy(_group(modules, "attn_in"), arch.hidden_size, adapted, setup)
     total += attention_bytes(arch, setup)
-    total += _input_copy(["o_proj"], arch.q_dim, arch, setup)
-    total += _input_copy(["gate_proj", "up_proj"], h, arch, setup)
-    total += 3 * a * i  # gate output (SiLU input), SiLU output, up output
-    total += _input_copy(["down_proj"], i, arch, setup)
+    total += _input_copy(_group(modules, "attn_out"), arch.q_dim, adapted, setup)
+    if moe:
+        return total + expert_bytes_per_token(arch, setup)
+    total += _input_copy(_group(modules, "mlp_in"), arch.hidden_size, adapted, setup)
+    total += _mlp_act_bytes(arch, arch.intermediate_size, setup)
+    total += _input_copy(_group(modules, "mlp_act"), arch.intermediate_size, adapted, setup)
     return total
+
+
+def _largest_layer(arch: Architecture, setup: TrainSetup) -> int:
+    dense = layer_bytes_per_token(arch, setup) if arch.dense_layers else 0
+    moe = layer_bytes_per_token(arch, setup, moe=True) if arch.is_moe else 0
+    return max(dense, moe)
+
+
+def _all_layers(arch: Architecture, setup: TrainSetup) -> int:
+    dense = arch.dense_layers * layer_bytes_per_token(arch, setup) if arch.dense_layers else 0
+    moe = arch.experts.layers * layer_bytes_per_token(arch, setup, moe=True) if arch.is_moe else 0
+    return dense + moe
 
 
 def activation_bytes(arch: Architecture, setup: TrainSetup) -> int:
     """Activation bytes per GPU for one micro batch, with or without gradient checkpointing."""
     tokens = setup.tokens_per_micro_batch
-    per_layer = layer_bytes_per_token(arch, setup) * tokens
     # The final norm's fp32 copy, and its output when the lm_head is trained.
-    head = (FP32 + (act_bytes(setup) if setup.method == "full" else 0)) * arch.hidden_size * tokens
+    head = norm_bytes(arch, setup) * tokens
     if setup.gradient_checkpointing:
         # Only each layer's input is kept; in the backward pass one layer is recomputed at a time.
-        return arch.num_layers * act_bytes(setup) * arch.hidden_size * tokens + per_layer + head
-    return arch.num_layers * per_layer + head
+        kept = arch.num_layers * act_bytes(setup) * arch.hidden_size * tokens
+        return kept + _largest_layer(arch, setup) * tokens + head
+    return _all_layers(arch, setup) * tokens + head
 
 
 def logits_bytes(arch: Architecture, setup: TrainSetup) -> int:
     """Bytes of the logits and the loss's buffers at the start of the backward pass."""
     values = setup.tokens_per_micro_batch * arch.vocab_size
-    a = act_bytes(setup)
+    a = act_bytes(setup) * (2 if arch.logit_softcap else 1)  # Gemma-2 keeps tanh's output too
     if setup.loss == "chunked":
         return values * (a + FP32) + values * 2 * FP32 // LOSS_CHUNKS
     return values * (a + LOSS_FP32_BUFFERS * FP32)

@@ -1,12 +1,17 @@
-"""Peak GPU memory of a fine-tuning run, as a breakdown of named terms per GPU.
+"""Peak GPU memory of a fine-tuning run, as a breakdown of named terms per GPU, with a band.
 
     mem = estimate_memory(arch, setup, gpu)
-    mem.peak_gib, mem.verdict, mem.biggest
+    mem.peak_gib, (mem.low_gib, mem.high_gib), mem.verdict, mem.biggest
 
-Weights, trainable parameters with gradients and AdamW moments, activations
-(`tunegate.estimate.activations`), the logits, the CUDA context; data-parallel replicas hold a full copy
-each unless ZeRO/FSDP shards it. The peak is the start of the backward pass: everything static,
-all activations and the loss buffers, plus the gradients when accumulation keeps them alive.
+Weights (every expert of a mixture of experts), trainable parameters with gradients and AdamW
+moments in the dtypes the recipe keeps them in, activations (`tunegate.estimate.activations`), the
+logits, the allocator's reserve and the CUDA context; data-parallel replicas hold a full copy each
+unless ZeRO/FSDP shards it. The peak is the start of the backward pass: everything static, all
+activations and the loss buffers, plus the gradients when accumulation keeps them alive.
+
+The band comes from `tunegate.estimate.calibration` (measured against published peaks); the
+verdict is read on its top: "fits" only when the upper bound fits, "tight" when the point
+estimate fits but the upper bound does not, "does not fit" when the point estimate does not.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from tunegate.estimate import calibration
 from tunegate.estimate.activations import activation_bytes, logits_bytes
 from tunegate.estimate.architecture import Architecture, lora_param_count
 from tunegate.estimate.setup import TrainSetup
@@ -27,22 +33,21 @@ NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
 # CUDA context, cuBLAS/cuDNN workspaces: outside PyTorch's allocator, about 0.5 GiB on
 # Ampere/Hopper with CUDA 12 (nvidia-smi minus torch.cuda.memory_reserved on an idle process).
 CUDA_CONTEXT_GIB = 0.5
-# The caching allocator rounds and splits blocks; reserved memory runs a few % over allocated.
-FRAGMENTATION = 0.05
-# Verdict: above this share of the GPU the run is "tight" (a longer batch or a new kernel OOMs).
-TIGHT_SHARE = 0.90
 
 Verdict = Literal["fits", "tight", "does not fit"]
+_DYNAMIC = ("gradients", "activations", "logits")
 
 
 class MemoryEstimate(BaseModel):
-    """Per-GPU memory, term by term, and the verdict against the GPU's capacity."""
+    """Per-GPU memory, term by term, its band and the verdict against the GPU's capacity."""
 
     model_config = ConfigDict(extra="forbid")
 
     breakdown_gib: dict[str, float]
     peak_allocated_gib: float
     peak_gib: float
+    low_gib: float
+    high_gib: float
     capacity_gib: float
     verdict: Verdict
     biggest: str
@@ -54,16 +59,29 @@ def _bytes(precision: str) -> int:
     return 4 if precision == "fp32" else 2
 
 
+# NF4 without double quantisation: one fp32 constant per block of 64 weights.
+NF4_SINGLE_BYTES_PER_PARAM = (4 + 32 / 64) / 8
+
+
+def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
+    """Weights bitsandbytes stores in 4 bit: nn.Linear modules only (experts are 3-D parameters)."""
+    attention = arch.num_layers * sum(m.params for m in arch.attention)
+    linear = attention + arch.dense_layers * sum(m.params for m in arch.mlp)
+    head = arch.vocab_size * arch.hidden_size if setup.quantized_head and not arch.tie_embeddings else 0
+    return linear + head
+
+
 def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
-    """The (frozen or trained) base weights at their storage precision."""
+    """The frozen base weights at their storage precision (full fine-tuning: `_full_terms`)."""
     total = arch.param_count()
-    if setup.int8_base and setup.method == "lora":  # bitsandbytes int8 holds the linear layers in 1 byte
-        linear = arch.num_layers * arch.layer_linear_params()
+    if setup.int8_base and setup.method == "lora":  # bitsandbytes int8 holds nn.Linear layers in 1 byte
+        linear = quantised_params(arch, setup)
         return linear * 1 + (total - linear) * _bytes(setup.precision)
     if setup.method != "qlora":
         return total * _bytes(setup.precision)
-    linear = arch.num_layers * arch.layer_linear_params()  # bitsandbytes quantises these only
-    return linear * NF4_BYTES_PER_PARAM + (total - linear) * _bytes(setup.precision)
+    linear = quantised_params(arch, setup)
+    nf4 = NF4_BYTES_PER_PARAM if setup.nf4_double_quant else NF4_SINGLE_BYTES_PER_PARAM
+    return linear * nf4 + (total - linear) * _bytes(setup.precision)
 
 
 def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
@@ -72,24 +90,49 @@ def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
     return lora_param_count(arch, setup.lora_targets, setup.lora_r) + setup.saved_module_params
 
 
-def _trainable_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
-    """Bytes of the trainable parameters' own copies, gradients and AdamW moments."""
-    n = trainable_params(arch, setup)
-    if setup.method != "full":
-        # PEFT keeps adapters in fp32 (autocast_adapter_dtype): weights, grads, m and v (m and v
-        # in one byte each with an 8-bit optimizer). modules_to_save are trained copies of base
-        # modules in the base precision, with their gradients and moments.
-        saved, p = setup.saved_module_params, _bytes(setup.precision)
-        terms = {"lora_weights": (n - saved) * FP32, "gradients": (n - saved) * FP32 + saved * p,
-                 "optimizer_states": 2 * n * setup.optimizer_state_bytes}
-        if saved:
-            terms["saved_modules"] = saved * p
-        return terms
-    p = _bytes(setup.precision)
+def _full_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
+    """Full fine-tuning: weights, gradients and AdamW moments, in the dtypes the recipe keeps them.
+
+    "param_dtype" (pure bf16: torchtune, a model loaded in bf16 under the HF Trainer): 2 + 2 + 4
+    bytes per parameter. "fp32" unsharded is the HF Trainer on an fp32-loaded model: fp32 weights
+    and gradients, fp32 moments, and autocast's bf16 copy of each weight, saved for the backward
+    pass (4 + 4 + 8 + 2). "fp32" under ZeRO/FSDP: 16-bit weights and gradients, an fp32 master
+    copy and fp32 moments (the ZeRO paper's 2 + 2 + 12). An 8-bit optimizer keeps each moment in
+    one byte.
+    """
+    n, p = arch.param_count(), _bytes(setup.precision)
+
+    def moments(per_value: int) -> float:
+        return 2 * n * min(per_value, setup.optimizer_state_bytes)
+
     if setup.optimizer_state == "param_dtype" or setup.precision == "fp32":
-        state = p if setup.optimizer_state == "param_dtype" else FP32
-        return {"gradients": n * p, "optimizer_states": 2 * n * state}
-    return {"master_weights": n * FP32, "gradients": n * p, "optimizer_states": 2 * n * FP32}
+        return {"weights": n * p, "gradients": n * p, "optimizer_states": moments(p)}
+    if setup.sharding == "none":
+        terms = {"weights": n * FP32, "gradients": n * FP32, "optimizer_states": moments(FP32)}
+        if setup.autocast:
+            # with checkpointing only the layer being recomputed holds its casts
+            cast = arch.decoder_linear_params() + arch.vocab_size * arch.hidden_size  # embeddings are not cast
+            copies = arch.decoder_linear_params() / arch.num_layers if setup.gradient_checkpointing else cast
+            terms["autocast_weight_copies"] = copies * p
+        return terms
+    return {"weights": n * p, "master_weights": n * FP32, "gradients": n * p, "optimizer_states": moments(FP32)}
+
+
+def _lora_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
+    """The frozen base and the adapters: PEFT keeps adapters in fp32 (weights, grads, m and v).
+
+    An 8-bit optimizer keeps m and v in one byte each. lora.modules_to_save are trained copies of
+    base modules in the base precision, with their gradients and moments.
+    """
+    saved, p = setup.saved_module_params, _bytes(setup.precision)
+    n = trainable_params(arch, setup) - saved
+    b = FP32 if setup.adapter_dtype == "fp32" else p
+    moments = 2 * (n * min(b, setup.optimizer_state_bytes) + saved * min(p, setup.optimizer_state_bytes))
+    terms = {"weights": weights_bytes(arch, setup), "lora_weights": n * b, "gradients": n * b + saved * p,
+             "optimizer_states": moments}
+    if saved:
+        terms["saved_modules"] = saved * p
+    return terms
 
 
 def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> dict[str, float]:
@@ -97,13 +140,18 @@ def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> 
     n = setup.gpu_count
     out = dict(terms)
     if n > 1 and setup.sharding != "none":
-        for key in ("master_weights", "gradients", "optimizer_states", "lora_weights", "saved_modules"):
-            if key in out:
+        unsharded_grads = setup.fsdp_no_sync and setup.grad_accum_steps > 1
+        for key in ("master_weights", "gradients", "optimizer_states", "lora_weights",
+                    "saved_modules"):
+            if key in out and not (key == "gradients" and unsharded_grads):
                 out[key] /= n
     if n > 1 and setup.sharding in ("zero3", "fsdp"):
         out["weights"] /= n
-        # One layer's full weights are gathered at a time, the next one prefetched.
-        out["gathered_layer"] = 2 * arch.layer_linear_params() * _bytes(setup.precision)
+        # One layer's full weights are gathered at a time, the next one prefetched; wrapping the
+        # decoder layers leaves the embedding and lm_head in the root unit, gathered throughout.
+        largest = max(arch.decoder_linear_params() / arch.num_layers, arch.layer_linear_params())
+        out["gathered_layer"] = 2 * largest * _bytes(setup.precision)
+        out["gathered_root"] = (arch.embedding_params() + arch.lm_head_params()) * _bytes(setup.precision)
     if n > 1 and setup.sharding == "none":
         # DDP's default (gradient_as_bucket_view=False) keeps a second copy of the gradients.
         out["ddp_buckets"] = terms["gradients"]
@@ -112,43 +160,55 @@ def _sharded(terms: dict[str, float], arch: Architecture, setup: TrainSetup) -> 
 
 def memory_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
     """Every term in bytes per GPU, before the peak is assembled."""
-    terms: dict[str, float] = {"weights": weights_bytes(arch, setup)}
-    terms.update(_trainable_terms(arch, setup))
+    terms = _full_terms(arch, setup) if setup.method == "full" else _lora_terms(arch, setup)
     terms = _sharded(terms, arch, setup)
     if setup.method == "qlora":
-        # bitsandbytes dequantises one weight matrix to 16 bit for each matmul.
-        shapes = arch.linear_shapes().values()
-        terms["dequant_buffer"] = max(a * b for a, b, _ in shapes) * 2
-    terms["activations"] = activation_bytes(arch, setup)
-    terms["logits"] = logits_bytes(arch, setup)
+        # bitsandbytes dequantises one weight matrix to 16 bit for each matmul; the first one of the
+        # backward pass is the lm_head's when it is quantised too
+        largest = max(a * b for a, b, _ in arch.linear_shapes().values())
+        head = arch.vocab_size * arch.hidden_size if setup.quantized_head else 0
+        terms["dequant_buffer"] = max(largest, head) * _bytes(setup.precision)
+    if setup.optimizer_impl == "foreach":
+        terms["optimizer_temporaries"] = terms["optimizer_states"] / 2  # sqrt(v): one moment's size
+    scale = calibration.COMPILE_ACTIVATIONS if setup.compile else 1.0
+    terms["activations"] = activation_bytes(arch, setup) * scale
+    terms["logits"] = logits_bytes(arch, setup) * scale
     return terms
 
 
 def peak_allocated_bytes(terms: dict[str, float], setup: TrainSetup) -> float:
-    """Bytes PyTorch has allocated at the peak, the start of the backward pass.
+    """Bytes PyTorch has allocated at the peak: the start of the backward pass, or the optimizer step.
 
     Gradients are freed by zero_grad(set_to_none) after each step, so with no accumulation they
-    grow while activations are freed; with accumulation they live through every micro batch.
+    grow while activations are freed; with accumulation they live through every micro batch. The
+    step holds every gradient and, with foreach AdamW, its temporary sqrt(v).
     """
-    static = sum(v for k, v in terms.items() if k not in ("gradients", "activations", "logits"))
+    static = sum(v for k, v in terms.items() if k not in _DYNAMIC and k != "optimizer_temporaries")
     dynamic = terms["activations"] + terms["logits"]
-    if setup.grad_accum_steps > 1:
-        return static + dynamic + terms["gradients"]
-    return static + max(dynamic, terms["gradients"])
+    backward = static + dynamic + (terms["gradients"] if setup.grad_accum_steps > 1 else 0.0)
+    step = static + terms["gradients"] + terms.get("optimizer_temporaries", 0.0)
+    return max(backward, step)
+
+
+def verdict_of(peak_gib: float, high_gib: float, capacity_gib: float) -> Verdict:
+    """'fits' only when the band's top fits; 'tight' when only the point estimate does."""
+    if high_gib <= capacity_gib:
+        return "fits"
+    return "tight" if peak_gib <= capacity_gib else "does not fit"
 
 
 def estimate_memory(arch: Architecture, setup: TrainSetup, gpu: GPU) -> MemoryEstimate:
-    """The per-GPU memory breakdown, peak and verdict for `setup` on `gpu`."""
+    """The per-GPU memory breakdown, peak, band and verdict for `setup` on `gpu`."""
     terms = memory_terms(arch, setup)
     allocated = peak_allocated_bytes(terms, setup) / GIB
-    overhead = {"fragmentation": allocated * FRAGMENTATION, "cuda_context": CUDA_CONTEXT_GIB}
+    overhead = {"allocator_reserve": allocated * calibration.RESERVE, "cuda_context": CUDA_CONTEXT_GIB}
     breakdown = {k: round(v / GIB, 3) for k, v in terms.items()}
     breakdown.update({k: round(v, 3) for k, v in overhead.items()})
     peak = allocated + sum(overhead.values())
-    verdict: Verdict = ("fits" if peak <= TIGHT_SHARE * gpu.memory_gib
-                        else "tight" if peak <= gpu.memory_gib else "does not fit")
+    low, high = calibration.band(peak, setup, exact=arch.exact)
     biggest = max(terms, key=lambda k: terms[k])
     return MemoryEstimate(
         breakdown_gib=breakdown, peak_allocated_gib=round(allocated, 3), peak_gib=round(peak, 3),
-        capacity_gib=gpu.memory_gib, verdict=verdict, biggest=biggest,
+        low_gib=round(low, 3), high_gib=round(high, 3), capacity_gib=gpu.memory_gib,
+        verdict=verdict_of(peak, high, gpu.memory_gib), biggest=biggest,
         trainable_params=trainable_params(arch, setup), total_params=arch.param_count())

@@ -13,7 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from tunegate.errors import EstimateError
-from tunegate.estimate.architecture import Architecture, load_architecture
+from tunegate.estimate.architecture import Architecture
+from tunegate.estimate.config_files import find_config
+from tunegate.estimate.families import from_config
+from tunegate.estimate.measured import MemoryCheck, calibrated, measured_tokens_per_s, memory_check
 from tunegate.estimate.memory import MemoryEstimate, estimate_memory
 from tunegate.estimate.setup import TrainSetup, setup_from_spec
 from tunegate.estimate.throughput import Throughput, estimate_throughput, implied_mfu
@@ -43,6 +46,8 @@ class Estimate(BaseModel):
 
     model_id: str
     config_source: str
+    count: Literal["config", "meta-device", "llama-style guess"]
+    active_params: int
     gpu: str
     gpu_count: int
     setup: TrainSetup
@@ -55,17 +60,21 @@ class Estimate(BaseModel):
     cost_usd: float | None = None
     user_hours: float | None = None
     user_implied_mfu: float | None = None
+    memory_check: MemoryCheck | None = None
+    measured: dict[str, Any] | None = None  # the mini-run's measurements, with their device
 
     def summary(self) -> dict[str, Any]:
         """The JSON document `tunegate estimate --json` prints and the advisor reads."""
         m, t = self.memory, self.throughput
         return {
-            "model": {"id": self.model_id, "config": self.config_source,
-                      "total_params": m.total_params, "trainable_params": m.trainable_params},
+            "model": {"id": self.model_id, "config": self.config_source, "count": self.count,
+                      "total_params": m.total_params, "active_params": self.active_params,
+                      "trainable_params": m.trainable_params, "method": self.setup.method},
             "hardware": {"gpu": self.gpu, "count": self.gpu_count},
-            "memory": {"peak_gib": m.peak_gib, "peak_allocated_gib": m.peak_allocated_gib,
-                       "capacity_gib": m.capacity_gib, "verdict": m.verdict, "biggest": m.biggest,
-                       "breakdown": m.breakdown_gib},
+            "memory": {"peak_gib": m.peak_gib, "low_gib": m.low_gib, "high_gib": m.high_gib,
+                       "peak_allocated_gib": m.peak_allocated_gib, "capacity_gib": m.capacity_gib,
+                       "verdict": m.verdict, "biggest": m.biggest, "breakdown": m.breakdown_gib,
+                       "check": None if self.memory_check is None else self.memory_check.model_dump()},
             "throughput": {"tokens_per_s": round(t.tokens_per_s, 1), "mfu": t.mfu,
                            "utilisation": t.utilisation, "source": t.source,
                            "model_flops_per_token": t.model_flops_per_token,
@@ -76,6 +85,7 @@ class Estimate(BaseModel):
             "hours": round(self.hours, 3),
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 2),
             "user_estimate": {"hours": self.user_hours, "implied_mfu": self.user_implied_mfu},
+            "measured": self.measured,
         }
 
 
@@ -88,27 +98,55 @@ def model_reference(spec: Spec, base_dir: Path | None) -> str:
     return spec.model.id
 
 
-def resolve_architecture(spec: Spec, base_dir: Path | None = None) -> Architecture:
-    """The model's Architecture, or an EstimateError naming why it cannot be had."""
+def resolve_architecture(spec: Spec, base_dir: Path | None = None, meta: bool = False) -> Architecture:
+    """The model's Architecture, or an EstimateError naming why it cannot be had.
+
+    With `meta`, transformers builds the model on the meta device in this process and its count is
+    the one used (`tunegate estimate --meta`). Without it, only an architecture the config-only
+    counter does not know is counted that way, in a child process, so torch never enters the gate.
+    """
+    reference = model_reference(spec, base_dir)
     try:
-        arch = load_architecture(model_reference(spec, base_dir), spec.model.revision)
+        found = find_config(reference, spec.model.revision)
+        arch = from_config(*found) if found is not None else None
     except ValueError as exc:
         raise EstimateError("TG405", f"model config for '{spec.model.id}' is unusable: {exc}",
-                            "Point model.id at a folder whose config.json has hidden_size, "
-                            "num_hidden_layers, num_attention_heads, intermediate_size and vocab_size.",
-                            key="model.id") from None
+                            "Point model.id at a folder holding the model's own config.json (hidden_size "
+                            "or n_embd, the layer and head counts, vocab_size).", key="model.id") from None
     if arch is None:
-        raise EstimateError("TG404", f"cannot estimate: no config.json found for '{spec.model.id}'",
-                            "Use a local model folder (a config.json alone is enough), a model whose "
-                            "config ships with tunegate, or a reachable Hugging Face hub.", key="model.id")
+        raise EstimateError("TG404", f"cannot estimate: no config.json found for '{spec.model.id}', so "
+                            "memory and time were never checked and the run cannot be approved",
+                            "Download the model's config.json (hf download ID config.json) into a folder and "
+                            "point model.id at it: the config alone is enough, no weights needed.",
+                            key="model.id")
+    if meta or not arch.exact:
+        counted = _meta_count(found[0], in_process=meta)
+        if counted is not None:
+            arch = arch.model_copy(update={"meta_params": counted})
     return arch
 
 
+def _meta_count(config: dict, in_process: bool) -> int | None:
+    from tunegate.estimate import meta_count
+
+    if in_process:
+        try:
+            return meta_count.meta_count(config).total_params
+        except (ImportError, ValueError):
+            return None
+    found = meta_count.count_in_subprocess(config)
+    return found.total_params if found is not None else None
+
+
 def resolve_gpu(spec: Spec) -> gpus.GPU:
-    gpu = gpus.lookup(spec.hardware.gpu)
-    if gpu is None:  # the spec stage reports this as TG109; here it only stops the estimate
-        raise EstimateError("TG404", f"cannot estimate: unknown GPU '{spec.hardware.gpu}'",
-                            "Use a name from `tunegate gpus`.", key="hardware.gpu")
+    gpu = gpus.for_hardware(spec.hardware)
+    if gpu is None:  # the spec stage reports this as TG109/TG117; here it only stops the estimate
+        choices = gpus.ambiguous(spec.hardware.gpu)
+        why = f"ambiguous GPU '{spec.hardware.gpu}'" if choices else f"unknown GPU '{spec.hardware.gpu}'"
+        raise EstimateError("TG404", f"cannot estimate: {why}",
+                            f"Write one of {', '.join(choices)}." if choices else
+                            "Use a name from `tunegate gpus`, or give the GPU's figures in hardware.custom.",
+                            key="hardware.gpu")
     return gpu
 
 
@@ -136,21 +174,14 @@ def content_chars(path: Path) -> int:
     return message_chars(path)
 
 
-def measured_tokens_per_s(spec: Spec, gpu: gpus.GPU, facts: GateFacts) -> float | None:
-    """The mini-run's tokens/s when it ran this model on the same GPU type, else None."""
-    run = facts.mini_run
-    if run is None or not run.tokens_per_s or run.tokens_per_s <= 0 or not run.gpu:
-        return None
-    same_gpu = gpus.lookup(run.gpu) == gpu
-    same_model = (run.model or spec.model.id) == spec.model.id
-    return float(run.tokens_per_s) if same_gpu and same_model else None
+def _count_of(arch: Architecture) -> str:
+    if arch.exact:
+        return "meta-device" if arch.meta_params else "config"
+    return "meta-device" if arch.meta_params else "llama-style guess"
 
 
-def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSetup,
-                   tokens: TokenCount, measured: float | None = None) -> Estimate:
-    """Memory, throughput and hours for `setup`; the advisor calls this for each variant."""
-    memory = estimate_memory(arch, setup, gpu)
-    throughput = estimate_throughput(arch, setup, gpu, measured)
+def _total_tokens(spec: Spec, setup: TrainSetup, tokens: TokenCount) -> tuple[float, float]:
+    """(training tokens of the whole run, epochs)."""
     t = spec.training
     if t.max_steps:
         # A step trains global_batch rows: full ones when packing, else one record each (at most seq_len).
@@ -158,36 +189,51 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
         if not setup.packing and tokens.records:
             per_row = min(per_row, tokens.tokens / tokens.records)
         total = float(t.max_steps * setup.global_batch * per_row)
-        epochs = total / max(tokens.tokens, 1)
-    else:
-        epochs = float(t.epochs or 1.0)
-        total = tokens.tokens * epochs
+        return total, total / max(tokens.tokens, 1)
+    epochs = float(t.epochs or 1.0)
+    return tokens.tokens * epochs, epochs
+
+
+def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSetup,
+                   tokens: TokenCount, facts: GateFacts | None = None) -> Estimate:
+    """Memory, throughput and hours for `setup`; the advisor calls this for each variant.
+
+    A mini-run of the same model on the same GPU type replaces the speed prior with its measured
+    tokens/s and scales the memory estimate by its measured / predicted peak.
+    """
+    facts = facts or GateFacts()
+    check = memory_check(spec, arch, gpu, setup, facts)
+    memory = calibrated(estimate_memory(arch, setup, gpu), check)
+    throughput = estimate_throughput(arch, setup, gpu, measured_tokens_per_s(spec, gpu, facts))
+    total, epochs = _total_tokens(spec, setup, tokens)
     hours = total / (throughput.tokens_per_s * setup.gpu_count) / 3600.0
     price = spec.hardware.hourly_usd
     user = spec.estimate.wall_clock_hours
     implied = (implied_mfu(total, user, setup.gpu_count, throughput.model_flops_per_token,
                            throughput.peak_tflops) if user else None)
-    return Estimate(model_id=spec.model.id, config_source=arch.source, gpu=gpu.name,
-                    gpu_count=setup.gpu_count, setup=setup, memory=memory, throughput=throughput,
-                    tokens=tokens, epochs=epochs, total_tokens=total, hours=hours,
-                    cost_usd=hours * setup.gpu_count * price if price else None,
-                    user_hours=user, user_implied_mfu=None if implied is None else round(implied, 4))
+    run = facts.mini_run
+    return Estimate(model_id=spec.model.id, config_source=arch.source, count=_count_of(arch),
+                    active_params=arch.active_param_count(), gpu=gpu.name, gpu_count=setup.gpu_count,
+                    setup=setup, memory=memory, throughput=throughput, tokens=tokens, epochs=epochs,
+                    total_tokens=total, hours=hours, cost_usd=hours * setup.gpu_count * price if price else None,
+                    user_hours=user, user_implied_mfu=None if implied is None else round(implied, 4),
+                    memory_check=check, measured=None if run is None else run.as_measured())
 
 
-def estimate_run(spec: Spec, facts: GateFacts | None = None,
-                 base_dir: Path | None = None) -> Estimate:
+def estimate_run(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None = None,
+                 meta: bool = False) -> Estimate:
     """The estimate for the run a spec describes. Raises EstimateError when it cannot be made.
 
     Args:
         spec: the validated spec.
-        facts: what earlier stages measured ("tokens": the token audit, "mini_run": tokens/s).
+        facts: what earlier stages measured ("tokens": the token audit, "mini_run": its measurements).
         base_dir: the spec's folder, against which a relative local model folder resolves.
+        meta: count the parameters on transformers' meta-device model (imports torch).
     """
     facts = facts or GateFacts()
-    arch, gpu = resolve_architecture(spec, base_dir), resolve_gpu(spec)
+    arch, gpu = resolve_architecture(spec, base_dir, meta=meta), resolve_gpu(spec)
     tokens = dataset_tokens(spec, facts)
-    return estimate_setup(spec, arch, gpu, setup_from_spec(spec, saved_params(arch, spec)), tokens,
-                          measured_tokens_per_s(spec, gpu, facts))
+    return estimate_setup(spec, arch, gpu, setup_from_spec(spec, saved_params(arch, spec)), tokens, facts)
 
 
 def saved_params(arch: Architecture, spec: Spec) -> int:

@@ -1,8 +1,9 @@
 """What the estimate needs to know about a training run, independent of the spec's layout.
 
-The spec always describes a LoRA (or QLoRA) run; the accuracy benchmark also models full
-fine-tunes and other frameworks' recipes, so the few knobs the spec does not expose (method,
-optimizer-state dtype, chunked loss) live here with the defaults tunegate's own trainer uses.
+A spec describes a LoRA, QLoRA or full fine-tune (`training.method`); the accuracy benchmark also
+models other frameworks' recipes, so the few knobs the spec does not expose (chunked loss,
+autocast, adapter dtype) live here with the defaults tunegate's own trainer uses. A new knob is a
+field here with its default, plus one line in `setup_from_spec` when the spec gains it.
 """
 from __future__ import annotations
 
@@ -36,11 +37,18 @@ class TrainSetup(BaseModel):
     lora_dropout: float = 0.0
     gpu_count: int = Field(1, gt=0)
     sharding: Sharding = "none"
+    # FSDP under no_sync (LitGPT's no_backward_sync, while accumulating) keeps the gradients
+    # unsharded until the last micro batch; without it they are reduce-scattered each time.
+    fsdp_no_sync: bool = False
     # Full fine-tuning only. "fp32": mixed precision with fp32 master weights and fp32 AdamW
     # moments (ZeRO paper accounting: 2 + 2 + 12 bytes per parameter). "param_dtype": weights,
     # gradients and moments all in the training precision (torchtune's and PEFT's benchmark
     # recipes: 2 + 2 + 4 bytes per parameter in bf16).
     optimizer_state: Literal["fp32", "param_dtype"] = "fp32"
+    # AdamW's implementation: torch's foreach AdamW (torch.optim.AdamW's default) allocates
+    # sqrt(v) for every parameter at once during the step; the fused kernel (the HF Trainer's
+    # default optimizer with torch >= 2.8) allocates nothing.
+    optimizer_impl: Literal["fused", "foreach"] = "fused"
     # "chunked": cross-entropy computed over output chunks (torchtune's CEWithChunkedOutputLoss).
     loss: Literal["full", "chunked"] = "full"
     # Hugging Face Trainer runs bf16/fp16 under torch.autocast; scripts that load the model in
@@ -48,6 +56,19 @@ class TrainSetup(BaseModel):
     autocast: bool = True
     # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True); torchtune keeps them in bf16.
     adapter_dtype: Literal["fp32", "param"] = "fp32"
+    # QLoRA's storage: NF4 with double-quantised constants (bitsandbytes' bnb_4bit_use_double_quant,
+    # the QLoRA recipe) or without; whether the lm_head is quantised too (Lightning's
+    # BitsandbytesPrecision converts every linear layer; transformers skips the lm_head).
+    nf4_double_quant: bool = True
+    quantized_head: bool = False
+    # Bytes per value of every 4-bit layer's input kept for the backward pass: 0 with bitsandbytes
+    # >= 0.43.2 (PR #1270: the frozen weight needs no gradient, so the input is not kept); before
+    # it the input was kept, as a 16-bit tensor (2) or, where the layer computes in fp32 (LitGPT's
+    # quantised layers), as an fp32 copy (4).
+    qlora_input_bytes: Literal[0, 2, 4] = 0
+    # LitGPT computes q, k and v in one fused projection and slices v out of it: the fused output
+    # stays alive through that view, and SDPA gets k/v at their grouped width (no repeat).
+    qkv_fused_saved: bool = False
     # Bytes per optimizer moment of a trained parameter: 4 for AdamW in fp32, 1 for bitsandbytes'
     # 8-bit AdamW (block-wise quantised states, Dettmers et al. 2022; paged ones too: paging moves
     # states to the CPU only under memory pressure).
@@ -66,13 +87,21 @@ class TrainSetup(BaseModel):
         return self.micro_batch_size * self.grad_accum_steps * self.gpu_count
 
 
+def method_of(spec: Spec) -> str:
+    """lora, qlora or full: a 4-bit base (model.quantization: 4bit) makes LoRA QLoRA."""
+    method = spec.training.method
+    return "qlora" if method == "lora" and spec.model.quantization == "4bit" else method
+
+
 def setup_from_spec(spec: Spec, saved_module_params: int = 0) -> TrainSetup:
-    """The TrainSetup a spec describes (always LoRA; QLoRA when the base is loaded in 4 bit)."""
+    """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save)."""
     t = spec.training
     return TrainSetup(
+        method=method_of(spec),
+        optimizer_state="fp32" if t.master_weights == "fp32" else "param_dtype",
         optimizer_state_bytes=1.0 if t.optimizer in EIGHT_BIT_OPTIMIZERS else 4.0,
-        int8_base=spec.model.quantization == "8bit", packing=t.packing, saved_module_params=saved_module_params,
-        method="qlora" if spec.model.quantization == "4bit" else "lora",
+        int8_base=spec.model.quantization == "8bit", packing=t.packing,
+        saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,
         attention=t.attention, compile=t.compile, lora_r=spec.lora.r,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tunegate.errors import EstimateError
 from tunegate.estimate.memory import estimate_memory
+from tunegate.estimate.readings import METHOD_NAMES, OPTIMISTIC_MFU, Reading, summary_with_readings
 from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, resolve_gpu
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.report import FindingCollector, StageResult
@@ -17,10 +18,6 @@ from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
 
 STAGE = "estimate"
-# The user's wall-clock estimate implies an MFU; fine-tuning stacks reach 30-55 % (see
-# tunegate.estimate.throughput), so above 60 % the estimate is optimistic, above 100 % impossible, and
-# below 10 % something (a data loader, a CPU fallback, padding) is probably misconfigured.
-OPTIMISTIC_MFU, PESSIMISTIC_MFU = 0.60, 0.10
 
 _FIXES = {
     "activations": "Turn on training.gradient_checkpointing (about 33 % more compute) or lower "
@@ -29,7 +26,11 @@ _FIXES = {
               "training.max_seq_len: the logits are batch x seq x vocab values in fp32.",
     "weights": "Load the base in 4 bit (model.quantization: 4bit, QLoRA) or use GPUs with more memory "
                "(tunegate's trainer does not shard: TG160).",
+    "optimizer_states": "Keep the optimizer states in bf16 (training.master_weights: none) or train LoRA "
+                        "adapters (training.method: lora); tunegate's trainer does not shard them (TG160).",
 }
+_FIXES["gradients"] = _FIXES["master_weights"] = _FIXES["optimizer_states"]
+_FIXES["autocast_weight_copies"] = _FIXES["optimizer_states"]
 
 
 def run_stage(ctx: GateContext) -> StageResult:
@@ -41,13 +42,17 @@ def run_stage(ctx: GateContext) -> StageResult:
     try:
         est = estimate_run(spec, ctx.facts, base)
     except EstimateError as exc:
-        severity = "error" if exc.code == "TG405" else "warning"
-        out.add(exc.code, severity, str(exc), exc.hint, file=file, key=exc.key)
+        # without an estimate nothing may be approved for a full run: every such stop is an error
+        out.add(exc.code, "error", str(exc), exc.hint, file=file, key=exc.key)
         return out.result(time.perf_counter() - start, {"summary": "not estimated"})
-    summary = est.summary()
+    summary = summary_with_readings(spec, est, ctx.facts, base)
+    found = [Reading.model_validate(r) for r in summary["readings"]]
     ctx.facts.estimate = summary
     _memory_findings(out, est, spec, file, base)
-    _user_estimate_findings(out, est, file)
+    _trainer_findings(out, est, spec, file)
+    _claim_findings(out, found[0], est, file)
+    for other in found[1:]:
+        _other_reading_finding(out, other, file)
     if est.tokens.source == "characters":
         out.add("TG409", "info", f"training tokens estimated from characters: {est.tokens.tokens:,} "
                 f"(characters / 4) in {spec.data.train.name}",
@@ -60,7 +65,8 @@ def run_stage(ctx: GateContext) -> StageResult:
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,
                      base: Path | None) -> None:
     m = est.memory
-    where = f"{m.peak_gib:.1f} GiB per GPU of the {est.gpu}'s {m.capacity_gib:g} GiB"
+    where = (f"{m.peak_gib:.1f} GiB per GPU (band {m.low_gib:.1f}-{m.high_gib:.1f}) of the {est.gpu}'s "
+             f"{m.capacity_gib:g} GiB")
     if m.verdict == "does not fit":
         if not fits_at_minimum(spec, base):
             out.add("TG403", "error", f"the run cannot fit on {est.gpu_count} x {est.gpu} even at "
@@ -73,10 +79,37 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
                 _FIXES.get(m.biggest, "Lower training.micro_batch_size or max_seq_len."),
                 file=file, key="training.micro_batch_size")
     elif m.verdict == "tight":
-        out.add("TG402", "warning", f"GPU memory is tight: {where}; a longer batch or allocator "
-                f"fragmentation may run out of memory (biggest term: {m.biggest})",
+        out.add("TG402", "warning", f"GPU memory is tight: {where}: the point estimate fits, the band's "
+                f"upper bound does not, so a longer batch or allocator fragmentation may run out of "
+                f"memory (biggest term: {m.biggest})",
                 _FIXES.get(m.biggest, "Lower training.micro_batch_size."), file=file,
                 key="training.micro_batch_size")
+
+
+def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """What tunegate's own mini-run and trainer cannot run: they train LoRA adapters on a 16-bit base
+    or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight."""
+    method, quant = est.setup.method, spec.model.quantization
+    if method == "full" and quant != "none":
+        out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
+                "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "
+                "training.method: qlora to train adapters on the 4-bit base.", file=file, key="training.method")
+    elif method == "full":
+        out.add("TG410", "error", "training.method full: the estimate above is for it, but tunegate's "
+                "mini-run and full-run trainer train LoRA adapters only, so this run cannot be checked or "
+                "approved here", "Run it with your own trainer using these figures, or set "
+                "training.method: lora (or qlora) for tunegate to check and launch it.", file=file,
+                key="training.method")
+    elif spec.training.method == "qlora" and quant != "4bit":
+        out.add("TG410", "error", f"training.method qlora, but model.quantization is {quant}: the estimate "
+                "is for a 4-bit base, and tunegate's trainer loads the base as model.quantization says",
+                "Set model.quantization: 4bit (QLoRA), or training.method: lora.", file=file,
+                key="model.quantization")
+    if est.count == "llama-style guess":
+        out.add("TG411", "warning", f"'{spec.model.id}' is a model type tunegate's config-only counter does "
+                "not know and transformers could not count: read as a Llama-style decoder, band widened",
+                "Install transformers (pip install 'tunegate[train]') so the model is counted on the meta "
+                "device, or check the parameter count against the model card.", file=file, key="model.id")
 
 
 def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
@@ -89,26 +122,34 @@ def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
     return estimate_memory(arch, setup, gpu).verdict != "does not fit"
 
 
-def _user_estimate_findings(out: FindingCollector, est: Estimate, file: str | None) -> None:
-    mfu, hours = est.user_implied_mfu, est.user_hours
-    if mfu is None or hours is None:
-        return
+def _claim_findings(out: FindingCollector, reading: Reading, est: Estimate, file: str | None) -> None:
+    """TG406-TG408: a stated wall-clock time judged by the MFU it implies."""
     ours = f"our estimate is {est.hours:.1f} h at {est.throughput.mfu:.0%} MFU"
-    if mfu > 1.0:
-        out.add("TG406", "warning", f"estimate.wall_clock_hours {hours:g} is physically impossible: it "
-                f"needs {mfu:.0%} of the GPUs' peak FLOP/s for {est.total_tokens:.3g} tokens; {ours}",
-                "Recheck the dataset size and epochs, or plan with our estimate.", file=file,
-                key="estimate.wall_clock_hours")
-    elif mfu > OPTIMISTIC_MFU:
-        out.add("TG407", "warning", f"estimate.wall_clock_hours {hours:g} is optimistic: it implies "
-                f"{mfu:.0%} MFU, above the ~{OPTIMISTIC_MFU:.0%} well-tuned stacks reach; {ours}",
-                "Plan with a longer time, or measure tokens/s with the mini-run.", file=file,
-                key="estimate.wall_clock_hours")
-    elif mfu < PESSIMISTIC_MFU:
-        out.add("TG408", "warning", f"estimate.wall_clock_hours {hours:g} implies only {mfu:.1%} MFU; "
-                f"something is probably misconfigured (CPU fallback, padding, a slow data loader); {ours}",
-                "Check that the run uses the GPU, bf16 and a fused attention kernel.", file=file,
-                key="estimate.wall_clock_hours")
+    for c in reading.claims:
+        name = f"{c.key} {c.hours:g}"
+        if c.verdict == "impossible":
+            out.add("TG406", "warning", f"{name} is physically impossible: it needs {c.implied_mfu:.0%} of the "
+                    f"GPUs' peak FLOP/s for {est.total_tokens:.3g} tokens as {METHOD_NAMES[reading.method]}; {ours}",
+                    "Recheck the dataset size and epochs, or plan with our estimate.", file=file, key=c.key)
+        elif c.verdict == "optimistic":
+            out.add("TG407", "warning", f"{name} is optimistic: it implies {c.implied_mfu:.0%} MFU, above the "
+                    f"~{OPTIMISTIC_MFU:.0%} well-tuned stacks reach; {ours}",
+                    "Plan with a longer time, or measure tokens/s with the mini-run.", file=file, key=c.key)
+        elif c.verdict == "suspiciously slow":
+            out.add("TG408", "warning", f"{name} implies only {c.implied_mfu:.1%} MFU; something is probably "
+                    f"misconfigured (CPU fallback, padding, a slow data loader); {ours}",
+                    "Check that the run uses the GPU, bf16 and a fused attention kernel.", file=file, key=c.key)
+
+
+def _other_reading_finding(out: FindingCollector, r: Reading, file: str | None) -> None:
+    """TG412: what the run would be under the method the spec leaves open."""
+    claims = "; ".join(f"{c.label} {c.hours:g} h needs {c.implied_mfu:.0%} MFU ({c.verdict})" for c in r.claims)
+    fit = (f"{r.peak_gib:.0f} GiB per GPU of {r.capacity_gib:g} ({r.memory_verdict}"
+           f"{', unsharded' if r.sharding == 'none' else ''})")
+    out.add("TG412", "info", f"the spec does not set training.method: read as {METHOD_NAMES[r.method]}, the "
+            f"run would take "
+            f"{r.hours:,.0f} h by our estimate, memory {fit}" + (f"; {claims}" if claims else ""),
+            f"Set training.method ({r.method} or lora) to say which run this is.", file=file, key="training.method")
 
 
 def _summary_line(est: Estimate) -> str:

@@ -1,16 +1,20 @@
 """Training FLOPs per token and the tokens/s a GPU can be expected to deliver.
 
-FLOPs follow Kaplan et al. 2020 / PaLM (Chowdhery et al. 2022, appendix B): a forward pass costs
-2 FLOPs per matmul parameter per token plus 4·L·(heads·head_dim)·s for attention (the usual
-convention counts the full, not the causal half, score matrix). Full fine-tuning is 3x the
-forward pass (6N): input and weight gradients. LoRA freezes the base: its backward computes input
-gradients (2N) but no weight gradients, so ~4N, plus 6 FLOPs per adapter parameter; attention has
-no weights and its backward stays 2x. Gradient checkpointing recomputes each layer's forward once.
+Model FLOPs follow PaLM (Chowdhery et al. 2022, appendix B), the convention MFU is reported in: a
+forward pass costs 2 FLOPs per matmul parameter per token (the ACTIVE parameters of a mixture of
+experts) plus 4·L·(heads·head_dim)·s for attention, counting the whole score matrix. Full
+fine-tuning is 3x the forward pass (6N): input and weight gradients. LoRA freezes the base: its
+backward computes input gradients (2N) but no weight gradients, so ~4N, plus 6 FLOPs per adapter
+parameter; attention has no weights and its backward stays 2x.
+
+Hardware FLOPs are what the GPU really executes, and set the time: a causal mask lets FlashAttention
+and SDPA's fused kernels skip the masked half of the score matrix (eager attention computes it
+all), and gradient checkpointing recomputes each layer's forward once.
 
 Throughput = tokens per optimizer step / (compute time + AdamW step time): compute time is hardware
-FLOPs / (peak x utilisation), with the utilisation from `ASSUMPTIONS` (each row says where its
-number comes from); the AdamW step is memory-bound and timed from the GPU's bandwidth. MFU is then reported the standard way:
-model FLOPs (no recomputation) per second over the GPU's dense peak.
+FLOPs / (peak x utilisation), the utilisation a prior per GPU family (`FAMILY_UTILISATION`, each
+with its source) adjusted by `ASSUMPTIONS`; the AdamW step is memory-bound and timed from the
+GPU's bandwidth. A mini-run's tokens/s on the same GPU type replaces the prior.
 """
 from __future__ import annotations
 
@@ -20,14 +24,18 @@ from tunegate.estimate.architecture import Architecture, lora_param_count
 from tunegate.estimate.setup import TrainSetup
 from tunegate.spec.gpus import GPU
 
-# Hardware-FLOPs utilisation a Hugging Face Trainer run reaches with flash/SDPA attention, by GPU
-# family. Sources: FlashAttention-2 (Dao 2023, section 4.2) reports end-to-end GPT training at up
-# to 225 TFLOP/s per A100 (72 %) with a hand-tuned stack; Korthikanti et al. 2022 report 52-56 %
-# MFU on A100 for Megatron; generic PyTorch stacks land well below those: we take 45 % on
-# Ampere/Ada. Hopper's 3x larger peak is harder to saturate without FP8/TMA kernels (torchtitan,
-# Liang et al. 2024, report ~40 % MFU for Llama-3-8B on H100 in bf16): 38 %. Volta/Turing lack
-# bf16 and flash attention: 30 %.
-BASE_UTILISATION = {"8.0": 0.45, "8.6": 0.45, "8.9": 0.45, "9.0": 0.38, "7.0": 0.30, "7.5": 0.30}
+# Hardware-FLOPs utilisation a Hugging Face Trainer run reaches with fused attention, by GPU family.
+# Ampere: FlashAttention-2 (Dao 2023, section 4.2) reports end-to-end GPT training at up to 225
+# TFLOP/s per A100 (72 %) with a hand-tuned stack, Megatron 52-56 % (Korthikanti et al. 2022);
+# torchtune's Llama-3.2-3B full fine-tune on one A100 (README, Optimization flags) runs at ~48 %
+# MFU packed: generic PyTorch stacks land near 45 %. Ada: the same generation of tensor cores on
+# GDDR memory: 45 %. Hopper's 3x larger peak is harder to saturate without FP8/TMA kernels
+# (torchtitan, 2024-12 benchmarks: 33-39 % MFU for Llama-3.1-8B on 8 H100s): 38 %. Blackwell:
+# twice Hopper's peak again, no published fine-tuning MFU yet: 30 %. Volta/Turing lack bf16 and
+# FlashAttention-2: 30 %. AMD CDNA2/CDNA3 with ROCm PyTorch (AMD's own MI300X training reports
+# sit at 25-35 % MFU): 25 % and 30 %. A custom GPU gets the generic 35 %.
+FAMILY_UTILISATION = {"ampere": 0.45, "ada": 0.45, "hopper": 0.38, "blackwell": 0.30, "volta": 0.30,
+                      "turing": 0.30, "cdna2": 0.25, "cdna3": 0.30, "custom": 0.35}
 ASSUMPTIONS = {
     # Eager attention materialises the s x s scores in HBM: memory-bound, ~20 % slower end to end
     # at 2k tokens (FlashAttention-2, figure 1 vs the PyTorch baseline).
@@ -42,6 +50,9 @@ ASSUMPTIONS = {
     "qlora": 0.6,
     # Data parallelism: the all-reduce mostly overlaps the backward pass on NVLink.
     "data_parallel": 0.95,
+    # A mixture of experts routes a token's top_k experts through many small GEMMs (a loop over
+    # experts in transformers): far from peak.
+    "moe": 0.5,
 }
 
 
@@ -76,9 +87,10 @@ class Throughput(BaseModel):
     source: str  # "model" or "mini-run"
 
 
-def attention_forward_flops(arch: Architecture, seq_len: int) -> float:
-    """QK^T and AV for one token against `seq_len` keys, in every layer."""
-    return 4.0 * arch.num_layers * arch.q_dim * seq_len
+def attention_forward_flops(arch: Architecture, seq_len: int, causal: bool = False) -> float:
+    """QK^T and AV for one token against `seq_len` keys in every layer (half of them when causal)."""
+    keys = seq_len / 2 if causal else seq_len
+    return 4.0 * arch.num_layers * arch.q_dim * keys
 
 
 def model_flops_per_token(arch: Architecture, setup: TrainSetup) -> float:
@@ -92,17 +104,21 @@ def model_flops_per_token(arch: Architecture, setup: TrainSetup) -> float:
 
 
 def hardware_flops_per_token(arch: Architecture, setup: TrainSetup) -> float:
-    """Model FLOPs plus the forward pass gradient checkpointing runs again (lm_head excluded)."""
+    """What the GPU executes: causal attention's skipped half removed (fused kernels), and the
+    forward pass gradient checkpointing runs again (lm_head excluded)."""
     flops = model_flops_per_token(arch, setup)
+    causal = setup.attention != "eager"
+    full_attn = attention_forward_flops(arch, setup.seq_len)
+    attn = attention_forward_flops(arch, setup.seq_len, causal=causal)
+    flops -= 3 * (full_attn - attn)  # forward and its 2x backward
     if setup.gradient_checkpointing:
-        layers = 2.0 * arch.num_layers * arch.layer_linear_params()
-        flops += layers + attention_forward_flops(arch, setup.seq_len)
+        flops += 2.0 * arch.active_decoder_linear_params() + attn
     return flops
 
 
-def utilisation(gpu: GPU, setup: TrainSetup) -> float:
+def utilisation(gpu: GPU, setup: TrainSetup, arch: Architecture | None = None) -> float:
     """The hardware-FLOPs utilisation assumed for this GPU and setup."""
-    u = BASE_UTILISATION.get(gpu.compute_capability, 0.35)
+    u = FAMILY_UTILISATION.get(gpu.family, 0.35)
     if setup.attention == "eager":
         u *= ASSUMPTIONS["eager_attention"]
     if setup.compile:
@@ -111,6 +127,8 @@ def utilisation(gpu: GPU, setup: TrainSetup) -> float:
         u *= ASSUMPTIONS[setup.method]
     if setup.gpu_count > 1:
         u *= ASSUMPTIONS["data_parallel"]
+    if arch is not None and arch.is_moe:
+        u *= ASSUMPTIONS["moe"]
     return u
 
 
@@ -124,7 +142,7 @@ def estimate_throughput(arch: Architecture, setup: TrainSetup, gpu: GPU,
         tps, source = measured_tokens_per_s, "mini-run"
         util = tps * hardware / peak
     else:
-        util = utilisation(gpu, setup)
+        util = utilisation(gpu, setup, arch)
         tokens_per_step = setup.tokens_per_micro_batch * setup.grad_accum_steps
         step_s = tokens_per_step * hardware / (peak * util) + optimizer_step_seconds(arch, setup, gpu)
         tps, source = tokens_per_step / step_s, "model"

@@ -230,13 +230,20 @@ def live_env(uri: str, run_id: str) -> dict[str, str]:
 
 
 def torch_threads(parallel: int, cores: int | None = None) -> int:
-    """Intra-op threads for each of `parallel` training processes sharing this machine's cores.
+    """Intra-op threads for each of `parallel` short trainings (sweep candidates) on this machine.
 
-    torch starts one intra-op thread per core in every process: 4 candidates on 16 cores would run
-    64 busy threads on 16 cores and each step would wait on the others. Each gets its share instead.
+    The short-run setting the mini-run uses (`tunegate.training.runtime`: 1 unless
+    TUNEGATE_TORCH_THREADS says otherwise; issue 15 measured 7-28x slower candidates with torch's
+    thread-per-core default on a loaded machine), and never more than a candidate's share of the cores.
     """
+    import os
+
+    from tunegate.training.runtime import SHORT_RUN_THREADS, THREADS_ENV
+
+    value = os.environ.get(THREADS_ENV, "").strip()
+    wanted = int(value) if value.isdigit() and int(value) > 0 else SHORT_RUN_THREADS
     cores = cores or os.cpu_count() or 1
-    return max(1, cores // max(1, parallel))
+    return max(1, min(wanted, cores // max(1, parallel)))
 
 
 def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: int, *, threads: int,

@@ -15,6 +15,7 @@ from typing import Any
 from tunegate.facts import MiniRunFacts
 from tunegate.minirun import adapter_check
 from tunegate.minirun import steps as minirun_steps
+from tunegate.minirun.profile_split import StepProfiler
 from tunegate.report import FindingCollector
 from tunegate.stage import GateContext
 from tunegate.training import device, runtime
@@ -42,7 +43,8 @@ class MiniRun:
         self.place = device.choose_place(self.spec, self.out)
         if self.place is None:
             return
-        self.stats.update(device=self.place.device, precision=self.place.precision, attention=self.place.attention)
+        self.stats.update(device=self.place.device, precision=self.place.precision, attention=self.place.attention,
+                          torch_threads=runtime.set_short_run_threads())
         if self.place.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
         if not self._load_tokenizer():
@@ -54,10 +56,8 @@ class MiniRun:
             self._train(sample, val)
         self.stats.update(runtime.peak_memory(self.place.device))
         measured = {k: self.stats.get(k) for k in MiniRunFacts.model_fields if k in self.stats}
-        # The estimate trusts this speed only for the same GPU type and model.
-        self.ctx.facts.mini_run = MiniRunFacts(
-            **measured, model=self.spec.model.id,
-            gpu=torch.cuda.get_device_name(0) if self.place.device == "cuda" else None)
+        # The estimate trusts this speed and memory only for the same GPU type and model.
+        self.ctx.facts.mini_run = MiniRunFacts(**measured, model=self.spec.model.id, gpu=self._gpu_name())
 
     def _load_tokenizer(self) -> bool:
         start = time.perf_counter()
@@ -159,11 +159,13 @@ class MiniRun:
             return
         self.stats["trainable_params"] = sum(p.numel() for p in base_model.lora_parameters(model).values())
         self.stats["total_params"] = sum(p.numel() for p in model.parameters())
+        profiler = StepProfiler(self.place, self._gpu_name())
         outcome = self._guard("the training steps", minirun_steps.train_steps, model, batches, self.spec,
-                              self.place, self.out)
+                              self.place, self.out, profiler)
         if outcome is None:
             return
         self._record_steps(outcome)
+        self._record_shape(batches, profiler)
         self.stats["train_peak_memory_bytes"] = runtime.peak_memory(self.place.device)["peak_memory_bytes"]
         if not outcome.healthy:
             return
@@ -237,6 +239,23 @@ class MiniRun:
         if outcome.update_ratio is not None:
             module, ratio = outcome.update_ratio
             self.stats["update_ratio"] = {"module": module, "ratio": runtime.finite_or_text(float(f"{ratio:.4g}"))}
+
+    def _gpu_name(self) -> str | None:
+        import torch
+
+        return torch.cuda.get_device_name(0) if self.place.device == "cuda" else None
+
+    def _record_shape(self, batches: list[Any], profiler: StepProfiler) -> None:
+        """The batch shape the peak was reached at, the last loss, the largest norm, the profiled split."""
+        finite = [g for g in self.stats.get("grad_norms", []) if isinstance(g, float)]
+        losses = [x for x in self.stats.get("losses", []) if isinstance(x, float)]
+        self.stats.update(micro_batch_size=self.spec.training.micro_batch_size,
+                          batch_seq_len=max(int(b["input_ids"].shape[1]) for b in batches),
+                          final_loss=losses[-1] if losses else None,
+                          grad_norm_max=max(finite) if finite else None)
+        split = profiler.split()
+        if split is not None:
+            self.stats["profile"] = split.model_dump(exclude_none=True)
 
     def _save_and_reload(self, probe_batch: dict[str, Any], probe_logits: Any) -> None:
         start = time.perf_counter()

@@ -7,11 +7,13 @@ the loop keeps revisiting it, so its loss going down shows that learning reaches
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tunegate.minirun.profile_split import StepProfiler, data_range, optimizer_range
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
 from tunegate.training.device import RunPlace
@@ -54,8 +56,11 @@ def to_device(batch: dict[str, Any], device: str) -> dict[str, Any]:
 
 
 def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: RunPlace,
-                out: FindingCollector) -> TrainOutcome:
-    """Run gate.mini_run.steps optimizer steps, cycling over `batches`, and check each one."""
+                out: FindingCollector, profiler: StepProfiler | None = None) -> TrainOutcome:
+    """Run gate.mini_run.steps optimizer steps, cycling over `batches`, and check each one.
+
+    With a profiler, every step after the first runs under torch.profiler (the split of its time).
+    """
     import torch
 
     params = lora_parameters(model)
@@ -68,7 +73,8 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
     compared = False
     for step in range(1, spec.gate.mini_run.steps + 1):
         micro = [batches[((step - 1) * accum + i) % len(batches)] for i in range(accum)]
-        log = _one_step(model, micro, optimizer, scaler, params, place, step)
+        with profiler.step(step) if profiler is not None else contextlib.nullcontext():
+            log = _one_step(model, micro, optimizer, scaler, params, place, step)
         result.steps.append(log)
         if not _step_healthy(log, scaler is not None, out):
             result.healthy = False
@@ -95,13 +101,25 @@ def _one_step(model: Any, micro: list[dict[str, Any]], optimizer: Any, scaler: A
     start = time.perf_counter()
     losses, tokens = [], 0
     for batch in micro:
-        batch = to_device(batch, place.device)
+        with data_range():
+            batch = to_device(batch, place.device)
         with autocast(place):
             loss = model(**batch).loss
         losses.append(loss.detach().float())
         scaled = loss / len(micro)  # accumulate the mean, as the HF Trainer does
         (scaler.scale(scaled) if scaler else scaled).backward()
         tokens += int(batch["attention_mask"].sum())
+    with optimizer_range():
+        grad_norm, skipped = _clip_and_step(optimizer, scaler, params)
+    optimizer.zero_grad(set_to_none=True)
+    mean_loss = float(torch.stack(losses).mean())  # .item() syncs the device, so the time is real
+    return StepLog(step, mean_loss, grad_norm, time.perf_counter() - start, tokens, skipped)
+
+
+def _clip_and_step(optimizer: Any, scaler: Any, params: dict[str, Any]) -> tuple[float, bool]:
+    """Clip the gradients and step (skipped on a non-finite norm); (norm before clipping, skipped)."""
+    import torch
+
     if scaler:
         scaler.unscale_(optimizer)
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params.values(), MAX_GRAD_NORM))
@@ -113,9 +131,7 @@ def _one_step(model: Any, micro: list[dict[str, Any]], optimizer: Any, scaler: A
         skipped = scaler.get_scale() < scale  # the scaler backs off exactly when it skipped the step
     elif math.isfinite(grad_norm):
         optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
-    mean_loss = float(torch.stack(losses).mean())  # .item() syncs the device, so the time is real
-    return StepLog(step, mean_loss, grad_norm, time.perf_counter() - start, tokens, skipped)
+    return grad_norm, skipped
 
 
 def _step_healthy(log: StepLog, scaled: bool, out: FindingCollector) -> bool:

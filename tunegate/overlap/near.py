@@ -1,43 +1,29 @@
-"""Near duplicates between train and validation, by MinHash LSH (datasketch).
+"""Near duplicates between train and validation: MinHash rows and LSH bands, in numpy.
 
-Each record's normalised text (see tunegate.overlap.normalize) is cut into word shingles; datasketch's
-MinHash estimates the Jaccard similarity of two records' shingle sets and its LSH index finds the
-candidate pairs above the threshold without comparing every pair. The smaller split is indexed
-and the larger one streamed past it in batches, so memory grows with the smaller split only
-(num_perm 4-byte values and one LSH key per band a record) and no text is held beyond one batch.
+    found = find_near_duplicates(files, "validation", threshold=0.8, shingle_size=5, num_perm=128)
 
-This pass needs the text, which the first pass never keeps, so it reads both files again; that
-is why it is optional (`gate.overlap.near_duplicates`).
+Each record's normalised text (tunegate.overlap.normalize) is cut into word shingles; its MinHash
+row (tunegate.overlap.minhash) estimates the Jaccard similarity of two records' shingle sets, and
+LSH bands (tunegate.overlap.lsh) find the candidate pairs above the threshold without comparing
+every pair. The smaller split is indexed first and the other streamed past it in batches, so
+memory grows with the smaller split only (num_perm 4-byte values a record) and no text is held
+beyond one batch. `NearPass` does the work record by record: the overlap observer feeds it during
+the dataset stage's single read, and `find_near_duplicates` feeds it from the files when that read
+is not at hand.
 """
 from __future__ import annotations
 
 import time
-import zlib
-from collections.abc import Iterator
+import weakref
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tunegate.dataset.records import iter_canonical
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record
+from tunegate.overlap.shared_index import drop_index, load_index, share_index
 
-# LSH band layout weights (false positive, false negative): candidates are verified against the
-# threshold with the MinHash estimate anyway, so a missed pair costs more than a spare candidate.
-# At threshold 0.8 and 128 permutations this gives 14 bands of 9 rows instead of 9 of 13, which
-# raises the chance of catching a pair at Jaccard 0.83 from 0.57 to 0.95.
-RECALL_WEIGHTS = (0.1, 0.9)
-BATCH = 2048  # records hashed per MinHash.bulk call: amortises numpy overhead, bounds the text held
-SEED = 1  # fixed, so the same data gives the same pairs on every run
-_MULTIPLIER = 0x100000001B3  # the 64-bit FNV prime: odd, so the word-hash polynomial loses no bits
-
-
-class Sketch(NamedTuple):
-    """What one record contributes to the pass: its place, exact hash and shingle hashes."""
-
-    line: int
-    index: int
-    exact: bytes
-    shingles: list[int]
+BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
 
 
 class NearPair(NamedTuple):
@@ -56,49 +42,173 @@ class NearResult(NamedTuple):
     seconds: float
 
 
-def shingle_hashes(text: str, size: int) -> list[int]:
-    """32-bit hashes of every distinct run of `size` words (the whole text when shorter), sorted.
-
-    Each word is hashed once with CRC32 (deterministic across runs, unlike Python's hash()), and
-    the hashes of `size` consecutive words are combined as a polynomial in numpy, so no per-shingle
-    string is ever built. CRC32 is weak on its own, but datasketch's default scheme pre-mixes
-    every input with the MurmurHash3 finaliser.
-    """
-    import numpy as np
-
-    words = text.encode("utf-8", "surrogatepass").split()
-    if not words:
-        return []
-    word_hashes = np.fromiter(map(zlib.crc32, words), dtype=np.uint64, count=len(words))
-    span = min(size, len(words))
-    runs = len(words) - span + 1
-    combined = word_hashes[:runs].copy()
-    for offset in range(1, span):  # uint64 arithmetic wraps, i.e. works modulo 2**64 as intended
-        combined = combined * _MULTIPLIER + word_hashes[offset:offset + runs]
-    folded = (combined ^ (combined >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
-    return np.unique(folded).tolist()
+class NearSettings(NamedTuple):
+    threshold: float
+    shingle_size: int
+    num_perm: int
 
 
-def _identity(value: int) -> int:
-    return value
+class NearPass:
+    """The near-duplicate pass, fed one record at a time: first every record of `index_role`, then
+    every record of the other split. Fed in the other order it gives up (`usable` turns False),
+    and the caller reads the files again with `find_near_duplicates`."""
+
+    def __init__(self, index_role: str, settings: NearSettings):
+        self.index_role, self.settings = index_role, settings
+        self.usable = True
+        self.seconds = 0.0
+        self._texts: list[bytes] = []
+        self._places: list[tuple[int, int, bytes]] = []  # (line, index, exact hash) of each buffered text
+        self._size = 0
+        self._index_parts: list[tuple[Any, list[tuple[int, int, bytes]]]] = []
+        self._index: Any = None  # the BandIndex once the index split is complete
+        self._index_places: list[tuple[int, int, bytes]] = []
+        self._best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
+        self.candidates = 0
+        self._done: set[str] = set()
+        self._role: str | None = None  # the role being fed
+        self._shared: str | None = None  # a folder holding the index for workers (tunegate.overlap.shared_index)
+
+    def add(self, role: str, line: int, index: int, exact: bytes, text: bytes) -> None:
+        if not self.usable:
+            return
+        if role != self.index_role and self._index is None:
+            if self._shared is None:
+                self.usable = False  # the split to stream came first: its records would have to be kept
+                self._texts, self._places = [], []
+                return
+            self._index, self._index_places = load_index(self._shared, self.settings)
+        self._role = role
+        self._texts.append(text)
+        self._places.append((line, index, exact))
+        self._size += len(text) + 1
+        if self._size >= BATCH_BYTES:
+            self._flush(role)
+
+    def finish(self, role: str) -> None:
+        if not self.usable:
+            return
+        self._flush(role)
+        self._done.add(role)
+        if role == self.index_role:
+            self._build_index()
+        elif self._shared is not None:
+            drop_index(self._shared)
+
+    # -- a file read in parts by worker processes (tunegate.dataset.segments) ------------------
+
+    def part(self, role: str) -> NearPass:
+        """A fresh pass for one part of `role`'s file; a part of the streamed split reads the index
+        from a folder this pass writes once (worker processes share it through the page cache)."""
+        fresh = NearPass(self.index_role, self.settings)
+        if role != self.index_role:
+            if self._index is None or not self.usable:
+                fresh.usable = False
+            else:
+                if self._shared is None:
+                    self._shared = share_index(self._index, self._index_places)
+                    weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
+                fresh._shared = self._shared
+        return fresh
+
+    def payload(self) -> Any:
+        """What a part found: the rows it indexed, or its matches (None when it gave up)."""
+        if not self.usable:
+            return None
+        if self._role is not None:
+            self._flush(self._role)
+        if self._role != self.index_role and self._role is not None:
+            return ("matches", list(self._best.values()), self.candidates, self.seconds)
+        return ("rows", self._index_parts, self.seconds)
+
+    def join(self, role: str, payload: Any, lines: int, records: int) -> None:
+        """Take a part's payload, parts in file order; its places count from the part's start."""
+        if payload is None or not self.usable:
+            self.usable = False
+            return
+        if payload[0] == "rows":
+            for matrix, places in payload[1]:
+                self._index_parts.append((matrix, [(line + lines, index + records, exact)
+                                                   for line, index, exact in places]))
+        else:
+            for sim, val, train, count in payload[1]:
+                if role == "validation":
+                    val = (val[0] + lines, val[1] + records)
+                else:
+                    train = (train[0] + lines, train[1] + records)
+                self._record(val, train, sim, count)
+            self.candidates += payload[2]
+        self.seconds += payload[-1]
+
+    @property
+    def complete(self) -> bool:
+        return self.usable and len(self._done) == 2
+
+    def result(self) -> NearResult:
+        pairs = [NearPair(val, train, round(sim, 4), n) for sim, val, train, n in
+                 (self._best[k] for k in sorted(self._best))]
+        return NearResult(pairs, self.index_role, self.candidates, self.seconds)
+
+    def _flush(self, role: str) -> None:
+        if not self._texts:
+            return
+        from tunegate.overlap.minhash import signatures
+
+        start = time.perf_counter()
+        s = self.settings
+        rows = signatures(self._texts, s.shingle_size, s.num_perm)
+        places = [p for p, has in zip(self._places, rows.has.tolist()) if has]
+        if role == self.index_role:
+            self._index_parts.append((rows.matrix[rows.has], places))
+        else:
+            self._match(rows.matrix[rows.has], places, role)
+        self._texts, self._places, self._size = [], [], 0
+        self.seconds += time.perf_counter() - start
+
+    def _build_index(self) -> None:
+        import numpy as np
+
+        from tunegate.overlap.lsh import BandIndex, band_layout
+
+        s = self.settings
+        parts = [m for m, _ in self._index_parts]
+        matrix = np.concatenate(parts) if parts else np.empty((0, s.num_perm), dtype=np.uint32)
+        self._index_places = [p for _, places in self._index_parts for p in places]
+        self._index_parts = []
+        self._index = BandIndex.build(matrix, band_layout(s.threshold, s.num_perm))
+
+    def _match(self, matrix: Any, places: list[tuple[int, int, bytes]], role: str) -> None:
+        """Check one streamed batch's LSH candidates; record the pairs at or above the threshold."""
+        from tunegate.overlap.minhash import similarity
+
+        query, hit = self._index.candidates(matrix)
+        keep = [i for i, (q, h) in enumerate(zip(query.tolist(), hit.tolist()))
+                if places[q][2] != self._index_places[h][2]]  # exact copies: the exact pass reports them
+        self.candidates += len(keep)
+        if not keep:
+            return
+        query, hit = query[keep], hit[keep]
+        sims = similarity(matrix[query], self._index.rows[hit])
+        for q, h, sim in zip(query.tolist(), hit.tolist(), sims.tolist()):
+            if sim >= self.settings.threshold:
+                here, there = places[q][:2], self._index_places[h][:2]
+                self._record(*((here, there) if role == "validation" else (there, here)), sim)
+
+    def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float, count: int = 1) -> None:
+        entry = self._best.get(val[1])
+        if entry is None:
+            self._best[val[1]] = [sim, val, train, count]
+            return
+        entry[3] += count
+        if sim > entry[0] or (sim == entry[0] and train[1] < entry[2][1]):  # ties: the earliest train record
+            entry[0], entry[2] = sim, train
 
 
-def sketches(path: Path, size: int) -> Iterator[list[Sketch]]:
-    """The file's records as sketches, in batches of BATCH (records without text are skipped)."""
-    batch: list[Sketch] = []
-    for line, index, record in iter_canonical(path):  # any format, as the chat the dataset stage handed on
-        norm = normalise_record(record)
-        if norm is None:
-            continue
-        text = norm.text
-        shingles = shingle_hashes(text, size)
-        if shingles:
-            batch.append(Sketch(line, index, record_hashes(norm)[0], shingles))
-        if len(batch) >= BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def feed(near: NearPass, role: str, line: int, index: int, record: Any) -> None:
+    """Normalise one record and hand it to the pass (records without readable messages are skipped)."""
+    norm = normalise_record(record)
+    if norm is not None:
+        near.add(role, line, index, record_hashes(norm)[0], norm.text.encode("utf-8", "surrogatepass"))
 
 
 def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: float,
@@ -108,73 +218,19 @@ def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: 
     `index_role` names the split to index (the smaller one). Exact normalised duplicates are left
     out: the exact pass already reports them.
     """
-    from datasketch import MinHash, MinHashLSH  # imports scipy: only when this pass runs
-
     start = time.perf_counter()
+    near = NearPass(index_role, NearSettings(threshold, shingle_size, num_perm))
     query_role = "train" if index_role == "validation" else "validation"
-    kwargs = {"num_perm": num_perm, "seed": SEED, "hashfunc": _identity}
-    lsh = _lsh_index(MinHashLSH, threshold, num_perm)
-    index = _build_index(files[index_role], lsh, shingle_size, MinHash, kwargs)
-    best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
-    checked = 0
-    for batch in sketches(files[query_role], shingle_size):
-        minhashes = MinHash.bulk([s.shingles for s in batch], **kwargs)
-        for sketch, minhash in zip(batch, minhashes):
-            checked += _match(sketch, minhash, lsh, index, threshold, best, query_role)
-    pairs = [NearPair(val, train, round(sim, 4), n) for sim, val, train, n in
-             (best[k] for k in sorted(best))]
-    return NearResult(pairs, index_role, checked, time.perf_counter() - start)
+    for role in (index_role, query_role):
+        for line, index, record in iter_canonical(files[role]):  # any format, as the dataset stage hands it on
+            feed(near, role, line, index, record)
+        near.finish(role)
+    found = near.result()
+    return found._replace(seconds=time.perf_counter() - start)
 
 
-def _lsh_index(lsh_cls: Any, threshold: float, num_perm: int) -> Any:
-    """An LSH index for the threshold; above ~0.98 datasketch's optimum is a single band, which it
-    refuses, so two bands of half the permutations each are used there."""
-    try:
-        return lsh_cls(threshold=threshold, num_perm=num_perm, weights=RECALL_WEIGHTS)
-    except ValueError:
-        return lsh_cls(threshold=threshold, num_perm=num_perm, params=(2, num_perm // 2))
+def shingle_hashes(text: str, size: int) -> list[int]:
+    """The distinct shingle hashes of one normalised text, sorted (see tunegate.overlap.minhash)."""
+    from tunegate.overlap.minhash import shingle_hashes as hashes
 
-
-class _Index(NamedTuple):
-    signatures: Any  # numpy array (records, num_perm) of the indexed split's MinHash values
-    places: list[tuple[int, int]]
-    exact: list[bytes]
-
-
-def _build_index(path: Path, lsh: Any, size: int, minhash_cls: Any, kwargs: dict[str, Any]) -> _Index:
-    import numpy as np
-
-    signatures: list[Any] = []
-    places: list[tuple[int, int]] = []
-    exact: list[bytes] = []
-    for batch in sketches(path, size):
-        for sketch, minhash in zip(batch, minhash_cls.bulk([s.shingles for s in batch], **kwargs)):
-            lsh.insert(len(places), minhash, check_duplication=False)
-            signatures.append(minhash.hashvalues)
-            places.append((sketch.line, sketch.index))
-            exact.append(sketch.exact)
-    matrix = np.vstack(signatures) if signatures else np.empty((0, kwargs["num_perm"]), dtype=np.uint32)
-    return _Index(matrix, places, exact)
-
-
-def _match(sketch: Sketch, minhash: Any, lsh: Any, index: _Index, threshold: float,
-           best: dict[int, list[Any]], query_role: str) -> int:
-    """Check one streamed record's LSH candidates; record the pairs above the threshold."""
-    candidates = sorted(c for c in lsh.query(minhash) if index.exact[c] != sketch.exact)
-    if not candidates:
-        return 0
-    similarities = (index.signatures[candidates] == minhash.hashvalues).mean(axis=1)
-    here = (sketch.line, sketch.index)
-    for c, sim in zip(candidates, similarities.tolist()):
-        if sim < threshold:
-            continue
-        val, train = (here, index.places[c]) if query_role == "validation" else (index.places[c], here)
-        key = val[1]
-        entry = best.get(key)
-        if entry is None:
-            best[key] = [sim, val, train, 1]
-            continue
-        entry[3] += 1
-        if sim > entry[0]:
-            entry[0], entry[2] = sim, train
-    return len(candidates)
+    return hashes(text, size)

@@ -32,17 +32,30 @@ class NormalRecord(NamedTuple):
         return f"{self.prompt}\n{last}" if self.prompt and last else self.prompt or last
 
 
+# Whitespace that str.split() cuts on and that survives NFKC + casefold: these ASCII controls and,
+# beyond ASCII, only U+0085, U+1680, U+2028 and U+2029 (NFKC turns every other Unicode space into
+# U+0020; tests/overlap/test_normalize.py checks both lists against the Unicode database).
+_ASCII_SPACES = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_OTHER_SPACES = ("\x85", "\u1680", "\u2028", "\u2029")
+
+
 def normal_text(text: str) -> str:
-    """NFKC, casefold, and collapse every whitespace run to one space."""
-    if not text.isascii():
-        return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-    text = text.lower()  # ASCII: NFKC is the identity and casefold is lower()
-    # Most texts have normal spacing already; a few C-speed scans are ~3x cheaper than split/join.
-    if ("  " in text or "\n" in text or "\t" in text or "\r" in text or "\x0b" in text or "\x0c" in text
-            or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text
-            or text[:1] == " " or text[-1:] == " "):
-        return " ".join(text.split())
-    return text
+    """NFKC, casefold, and collapse every whitespace run to one space (as " ".join(text.split()))."""
+    if text.isascii():
+        text = text.lower()  # ASCII: NFKC is the identity and casefold is lower()
+    else:
+        text = unicodedata.normalize("NFKC", text).casefold()
+        if not text.isprintable() and any(c in text for c in _OTHER_SPACES):
+            return " ".join(text.split())
+    # Cheaper than split/join (which builds a string per word): only the space is printable
+    # whitespace, so a printable text needs only its double spaces and ends fixed.
+    if not text.isprintable():
+        for c in _ASCII_SPACES:
+            if c in text:
+                text = text.replace(c, " ")
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text.strip(" ")
 
 
 def normalise_record(record: Any) -> NormalRecord | None:
@@ -56,11 +69,16 @@ def normalise_record(record: Any) -> NormalRecord | None:
     if not isinstance(messages, list) or not messages:
         return None
     lines: list[str] = []
-    for message in messages:
-        line = _message_line(message)
-        if line is None:
+    for message in messages:  # one loop, no call per message: this runs for every message of both splits
+        if not isinstance(message, dict):
             return None
-        lines.append(line)
+        role, content = message.get("role"), message.get("content")
+        if not isinstance(role, str):
+            return None
+        text = content if isinstance(content, str) else _content_text(content)
+        if text is None:
+            return None
+        lines.append(f"{_ROLES.get(role) or normal_text(role)}\t{normal_text(text)}")
     role, _, answer = lines[-1].partition("\t")
     if role != "assistant":
         return NormalRecord("\n".join(lines), None)
@@ -68,18 +86,6 @@ def normalise_record(record: Any) -> NormalRecord | None:
 
 
 _ROLES = {r: r for r in ("system", "user", "assistant", "tool")}  # skip normalising the usual roles
-
-
-def _message_line(message: Any) -> str | None:
-    if not isinstance(message, dict):
-        return None
-    role, content = message.get("role"), message.get("content")
-    if not isinstance(role, str):
-        return None
-    text = content if isinstance(content, str) else _content_text(content)
-    if text is None:
-        return None
-    return f"{_ROLES.get(role) or normal_text(role)}\t{normal_text(text)}"
 
 
 def _content_text(content: Any) -> str | None:

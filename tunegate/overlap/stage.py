@@ -3,7 +3,8 @@
 Run: `tunegate check --train data/train.jsonl --validation data/validation.jsonl`
 
 The exact checks cost one hash pass during the dataset stage's read (see tunegate.overlap.exact); the
-optional near-duplicate pass re-reads both files (see tunegate.overlap.near).
+near-duplicate pass (on by default) sketches the records during the same read (see
+tunegate.overlap.near) and only reads the files again when that read ran elsewhere.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.records import feed_observers
 from tunegate.errors import TunegateError
 from tunegate.overlap.exact import Match, OverlapObserver, SplitHashes, cross_duplicates, prompt_leaks, repeats
+from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.model import OverlapSpec
 from tunegate.stage import GateContext
@@ -26,9 +28,34 @@ _DEDUP = "Remove the record from one of the splits (usually from train): a score
 
 
 def prepare(ctx: GateContext) -> None:
-    """Ride along the dataset read: hash every record of both splits as it is read."""
+    """Ride along the dataset read: hash every record of both splits, and sketch them for the
+    near-duplicate pass, as they are read."""
     if all(role in ctx.files for role in ROLES):
-        ctx.observers.append(OverlapObserver())
+        ctx.observers.append(OverlapObserver(_near_pass_for(ctx.files, _settings(ctx))))
+
+
+def _settings(ctx: GateContext) -> OverlapSpec:
+    return ctx.spec.gate.overlap if ctx.spec is not None else OverlapSpec()
+
+
+def _near_pass_for(files: dict[str, Path], settings: OverlapSpec) -> NearPass | None:
+    """The near-duplicate pass to feed during the read, indexing the smaller file; None when off."""
+    if not settings.near_duplicates or settings.num_perm < 2:
+        return None
+    sizes = {role: _size(files[role]) for role in ROLES}
+    index_role = "validation" if sizes["validation"] <= sizes["train"] else "train"
+    return NearPass(index_role, _near_settings(settings))
+
+
+def _near_settings(settings: OverlapSpec) -> NearSettings:
+    return NearSettings(settings.threshold, settings.shingle_size, settings.num_perm)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def run_stage(ctx: GateContext) -> StageResult:
@@ -36,14 +63,17 @@ def run_stage(ctx: GateContext) -> StageResult:
     missing = [role for role in ROLES if role not in ctx.files]
     if missing:
         return StageResult.skipped(STAGE, f"no {' or '.join(missing)} file given: nothing to compare")
-    observer = next((o for o in ctx.observers if isinstance(o, OverlapObserver)), None) or OverlapObserver()
-    unread = {r: ctx.files[r] for r in ROLES if r not in observer.finished}
+    settings = _settings(ctx)
+    observer = next((o for o in ctx.observers if isinstance(o, OverlapObserver)), None)
+    if observer is None:
+        observer = OverlapObserver(_near_pass_for(ctx.files, settings))
+    order = sorted(ROLES, key=lambda role: role != observer.read_first)
+    unread = {r: ctx.files[r] for r in order if r not in observer.finished}
     if unread:  # the dataset stage ran in another step (e.g. its own flow task): read here
         try:
             feed_observers(unread, [FingerprintObserver(ctx.fingerprints, ctx.files), observer])
         except TunegateError as exc:
             return StageResult.skipped(STAGE, f"cannot read the data: {exc}")
-    settings = ctx.spec.gate.overlap if ctx.spec is not None else OverlapSpec()
     result = find_overlap(ctx.files, observer, settings, ctx.cap)
     result.stats["read_by"] = "overlap stage" if unread else "dataset stage"
     return result
@@ -75,7 +105,7 @@ def find_overlap(files: dict[str, Path], observer: OverlapObserver, settings: Ov
                 "(the default; more is more precise and slower).", key="gate.overlap.num_perm")
         stats["near_duplicates"] = None
     elif settings.near_duplicates:
-        stats.update(_near_pass(out, files, names, train, val, settings))
+        stats.update(_near_pass(out, files, names, observer, settings))
         stats["timing_s"]["near"] = stats.pop("_near_s")
     else:
         stats["near_duplicates"] = None
@@ -128,12 +158,15 @@ def _exact_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, 
 
 
 def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, str],
-               train: SplitHashes, val: SplitHashes, settings: OverlapSpec) -> dict[str, Any]:
-    from tunegate.overlap.near import find_near_duplicates
-
-    index_role = "validation" if len(val) <= len(train) else "train"
-    found = find_near_duplicates(files, index_role, threshold=settings.threshold,
-                                 shingle_size=settings.shingle_size, num_perm=settings.num_perm)
+               observer: OverlapObserver, settings: OverlapSpec) -> dict[str, Any]:
+    near = observer.near
+    if near is not None and near.complete and near.settings == _near_settings(settings):
+        found = near.result()  # fed during the dataset read: no second read
+    else:
+        train, val = observer.split("train"), observer.split("validation")
+        index_role = "validation" if len(val) <= len(train) else "train"
+        found = find_near_duplicates(files, index_role, threshold=settings.threshold,
+                                     shingle_size=settings.shingle_size, num_perm=settings.num_perm)
     for p in found.pairs:
         more = f"; {p.count} train records in all" if p.count > 1 else ""
         out.add("TG303", settings.near_duplicate_severity,

@@ -87,6 +87,13 @@ class TrainingSpec(Section):
     compile: bool = Field(False, description="Wrap the model in torch.compile.")
     sharding: Literal["none", "zero2", "zero3", "fsdp"] = Field(
         "none", description="Optimizer/parameter sharding across data-parallel GPUs.")
+    method: Literal["lora", "qlora", "full"] = Field(
+        "lora", description="What trains: LoRA adapters on a 16-bit base, QLoRA (adapters on a 4-bit "
+                            "base, as model.quantization: 4bit), or every weight (full fine-tuning).")
+    master_weights: Literal["fp32", "none"] = Field(
+        "fp32", description="Full fine-tuning only: 'fp32' keeps fp32 weights (or an fp32 master copy) and "
+                            "fp32 AdamW moments (HF Trainer on an fp32-loaded model, DeepSpeed, FSDP); "
+                            "'none' keeps weights, gradients and moments in training.precision (pure bf16).")
     seed: int = Field(0, description="Random seed for sampling, initialisation and data order.")
     optimizer: Optimizer = Field(
         "adamw_torch_fused", description="Optimizer (Hugging Face names); the 8-bit and paged ones need bitsandbytes.")
@@ -111,14 +118,29 @@ class TrainingSpec(Section):
         return self
 
 
+class CustomGPU(Section):
+    memory_gib: Positive = Field(description="Memory the device reports to CUDA/ROCm, in GiB.")
+    bf16_tflops: Positive | None = Field(None, description="Dense bf16 tensor TFLOP/s; unset: no bf16.")
+    fp16_tflops: Positive | None = Field(None, description="Dense fp16 tensor TFLOP/s (default: bf16's).")
+    fp32_tflops: Positive = Field(description="Plain FP32 TFLOP/s (not TF32).")
+    bandwidth_gbs: Positive = Field(description="Memory bandwidth, GB/s.")
+    flash_attention: bool = Field(False, description="Whether FlashAttention-2 runs on it.")
+
+
 class HardwareSpec(Section):
-    gpu: str = Field("A100-80GB", description="GPU model from the catalog (`tunegate gpus`).")
+    gpu: str = Field("A100-80GB", description="GPU model from the catalog (`tunegate gpus`), or the "
+                                              "name of the `custom` one.")
     count: PositiveInt = Field(1, description="GPUs in the full run.")
     hourly_usd: Positive | None = Field(None, description="Price of one GPU hour, for the cost estimate.")
+    custom: CustomGPU | None = Field(None, description="A GPU the catalog lacks: its memory, dense "
+                                                       "TFLOP/s per dtype and bandwidth.")
 
 
 class EstimateSpec(Section):
     wall_clock_hours: Positive | None = Field(None, description="Your own estimate of the full run's hours.")
+    advised_hours: Positive | None = Field(
+        None, description="Hours someone else projected for the run (an LLM advisor, a colleague); "
+                          "checked against the GPUs' peak like wall_clock_hours.")
     dataset_tokens: PositiveInt | None = Field(
         None, description="Tokens in the full training set, when the files here are a sample of it.")
 

@@ -48,13 +48,9 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
                        f"data.validation is the same file as data.train ({spec.data.train.name})",
                        "Hold out a separate validation file; scores on training data say nothing "
                        "about generalisation.", loc, file)
-    gpu = gpus.lookup(hw.gpu)
-    if gpu is None:
-        close = difflib.get_close_matches(hw.gpu, list(gpus.CATALOG), n=1, cutoff=0.4)
-        yield _finding("TG109", "error", "hardware.gpu", f"unknown GPU '{hw.gpu}'",
-                       (f"Did you mean '{close[0]}'? " if close else "")
-                       + f"Known GPUs: {', '.join(gpus.CATALOG)}.", loc, file)
-    else:
+    yield from _gpu_name_rules(spec, loc, file)
+    gpu = gpus.for_hardware(hw)
+    if gpu is not None:
         yield from _gpu_rules(spec, gpu, loc, file)
     if t.epochs is not None and t.max_steps is not None and "training.epochs" in loc.places:
         yield _finding("TG112", "warning", "training.max_steps",
@@ -113,6 +109,36 @@ def _pasted_keys(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
                        "Remove it from the spec (every spec string can reach a log, an MLflow param or a "
                        "shared file); keep keys in the environment variable advisor.api_key_env names, and "
                        "rotate this key if the file was shared or committed.", loc, file)
+
+
+def _gpu_name_rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
+    """An unknown or ambiguous GPU name, or `hardware.custom` figures that need a second look."""
+    hw = spec.hardware
+    if hw.custom is not None:
+        if "gpu" in hw.model_fields_set and gpus.lookup(hw.gpu) is not None:
+            yield _finding("TG118", "error", "hardware.custom", f"hardware.custom is given, but hardware.gpu "
+                           f"'{hw.gpu}' names a catalog GPU with its own datasheet figures",
+                           "Give the custom GPU its own name in hardware.gpu, or remove hardware.custom to "
+                           "use the catalog's figures.", loc, file)
+            return
+        c = hw.custom
+        yield _finding("TG119", "info", "hardware.custom", f"the estimate uses your hardware.custom figures "
+                       f"({c.memory_gib:g} GiB, {c.bf16_tflops or c.fp16_tflops or c.fp32_tflops:g} dense TFLOP/s, "
+                       f"{c.bandwidth_gbs:g} GB/s); tunegate cannot check them against a datasheet",
+                       "Check them against the vendor's datasheet: dense (not 2:4-sparse) tensor TFLOP/s, and "
+                       "memory as CUDA reports it (GiB, below the marketed GB).", loc, file)
+        return
+    choices = gpus.ambiguous(hw.gpu)
+    if choices:
+        yield _finding("TG117", "error", "hardware.gpu", f"hardware.gpu '{hw.gpu}' is ambiguous: it could be "
+                       f"{', '.join(choices)}, which differ in memory or speed",
+                       f"Write one of {', '.join(choices)}.", loc, file)
+    elif gpus.lookup(hw.gpu) is None:
+        close = difflib.get_close_matches(hw.gpu, list(gpus.CATALOG), n=1, cutoff=0.4)
+        yield _finding("TG109", "error", "hardware.gpu", f"unknown GPU '{hw.gpu}'",
+                       (f"Did you mean '{close[0]}'? " if close else "")
+                       + f"Known GPUs: {', '.join(gpus.CATALOG)}; for another one give its figures in "
+                       "hardware.custom.", loc, file)
 
 
 def _gpu_rules(spec: Spec, gpu: gpus.GPU, loc: Located, file: str) -> Iterator[Finding]:

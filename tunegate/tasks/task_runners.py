@@ -5,9 +5,11 @@
     dask     prefect-dask's DaskTaskRunner: on the scheduler at `sweep.address`, or a LocalCluster of
              `max_parallel` worker processes of one thread each, so the same spec runs on a laptop.
 
-Torch threads, deliberately: torch starts one intra-op thread per core in every process, so each
-local Dask worker gets OMP_NUM_THREADS = cores // max_parallel (and each training process the same
-share, `tunegate.fullrun.launcher.torch_threads`); 2 workers on 16 cores get 8 threads each.
+Torch threads, deliberately: each local Dask worker and each candidate's training process get
+OMP_NUM_THREADS = `tunegate.fullrun.launcher.torch_threads(max_parallel)`: the mini-run's short-run
+setting (one thread unless TUNEGATE_TORCH_THREADS says otherwise, measured best in issue 15), never
+more than a worker's share of the cores. torch's default, one thread per core in every process,
+would run max_parallel x cores busy threads.
 """
 from __future__ import annotations
 

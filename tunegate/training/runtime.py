@@ -38,6 +38,32 @@ def quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+THREADS_ENV = "TUNEGATE_TORCH_THREADS"
+# One intra-op thread for the mini-run and each sweep candidate: their batches are a few short
+# records, too little work per operator to split, and torch's default (a thread per core) is what
+# several candidates, or other jobs, then fight over: measured on a loaded 2-core machine, a mini-run
+# or candidate ran 7-28x slower with the default than with one thread (issue 15). torchrun makes
+# the same choice for each process it starts (OMP_NUM_THREADS=1). The full run keeps torch's
+# default: it owns its machine, and on GPUs the CPU threads hardly matter.
+SHORT_RUN_THREADS = 1
+
+
+def set_short_run_threads() -> int:
+    """Set torch's intra-op threads for a mini-run or a sweep candidate; return the number set.
+
+    TUNEGATE_TORCH_THREADS overrides (e.g. a real model mini-run on a large idle CPU machine).
+    """
+    import os
+
+    import torch
+
+    value = os.environ.get(THREADS_ENV, "").strip()
+    threads = int(value) if value.isdigit() and int(value) > 0 else SHORT_RUN_THREADS
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    return threads
+
+
 def finite_or_text(value: float) -> float | str:
     """Stats are JSON: NaN and Inf are written as text, finite numbers rounded."""
     return round(value, 6) if math.isfinite(value) else str(value)

@@ -1,0 +1,356 @@
+"""The whole `tunegate check` command against the stdlib script it replaces, paired in one run.
+
+    python benchmarks/check_cli.py                          # 50, 200, 400 MB; RSS at 1 GB; 3 rounds
+    python benchmarks/check_cli.py --mb 20 --rounds 1 --rss-mb 0    # a quick look
+    python benchmarks/check_cli.py --quickstart             # the small spec: approval and rejection
+    python benchmarks/check_cli.py --against /tmp/old       # also old-check, old-no-near: another checkout's
+                                                            # tunegate (e.g. `git archive main | tar -x -C /tmp/old`)
+
+For each size it generates (once, into benchmarks/out/check_cli/, gitignored) a multilingual chat
+train file (benchmarks/chat_corpus.py) and a validation file of a tenth of its size, which holds
+fresh records plus 1 % exact copies, 0.5 % case/space variants and 0.5 % one-word edits of train
+records (so every overlap check has something to find). Then, interleaved round by round so
+machine noise hits all alike, each as a fresh process:
+
+  baseline   the source's validator: `json.loads` per non-empty line + the chat contract, both files
+             (`python benchmarks/check_cli.py --baseline TRAIN VAL`);
+  check      `tunegate check --train TRAIN --validation VAL --json` (every default: contract, stats,
+             exact and normalised overlap, prompt leakage, near duplicates, fingerprints);
+  no-near    the same with `gate.overlap.near_duplicates: false` (a spec naming the same files).
+
+It prints the median wall and CPU (user + sys) seconds of each, the ratios against the baseline,
+the per-stage split from tunegate's own report, and each command's peak RSS. Peak RSS is the
+child's `ru_maxrss` measured by a small launcher process: Linux carries the parent's high-water
+mark into a child across fork/vfork + exec, so the launcher must be small (~10 MB) itself.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out" / "check_cli"
+ROLES = ("system", "user", "assistant")
+TUNEGATE = [sys.executable, "-m", "tunegate"]
+
+
+# -- the baseline: what the source describes, written plainly ----------------------------------
+
+
+def baseline(paths: list[str]) -> int:
+    """json.loads on every non-empty line of each text-mode file, then the contract; exit 1 on a problem."""
+    problems = 0
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    problems += 1
+                    continue
+                problems += len(contract_problems(record))
+    print(f"{problems} problem(s)")
+    return 1 if problems else 0
+
+
+def contract_problems(record: object) -> list[str]:
+    """The chat contract's rules (tunegate.dataset.contract), one line each."""
+    msgs = record.get("messages") if isinstance(record, dict) else None
+    if not isinstance(msgs, list) or len(msgs) < 2:
+        return ["messages missing, not a list, or fewer than 2"]
+    problems, prev = [], None
+    for i, m in enumerate(msgs):
+        if not isinstance(m, dict):
+            problems.append("message not an object")
+            continue
+        role, content = m.get("role"), m.get("content")
+        if role not in ROLES:
+            problems.append("unsupported role")
+        if not isinstance(content, str) or not content.strip():
+            problems.append("empty content")
+        if role == "system" and i > 0:
+            problems.append("system not first")
+        if role == "assistant" and prev == "assistant":
+            problems.append("two assistant turns")
+        prev = role
+    if not isinstance(msgs[-1], dict) or msgs[-1].get("role") != "assistant":
+        problems.append("last message not from the assistant")
+    return problems
+
+
+# -- measuring one command in a fresh process ---------------------------------------------------
+
+
+def launch(command: list[str], stdout: str, cwd: Path = ROOT) -> dict:
+    """Run `command` (its stdout to a file); return wall, CPU (its worker processes included), the
+    peak RSS of its largest process and the peak, sampled every 20 ms, of the PSS summed over its
+    process tree (the memory the command holds when it reads with several processes)."""
+    with open(stdout, "wb") as out, open(f"{stdout}.err", "wb") as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd)
+        tree_peak = 0.0
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            tree_peak = max(tree_peak, tree_pss_mb(child.pid))
+            time.sleep(0.02)
+        wall = time.perf_counter() - start
+    text = Path(f"{stdout}.err").read_text(errors="replace")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+            "tree_mb": tree_peak, "rc": os.waitstatus_to_exitcode(status), "stderr": text[-2000:]}
+
+
+def tree_pss_mb(pid: int) -> float:
+    """PSS (shared pages split between their sharers) of a process and all its descendants, in MB."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) / 1024
+                    break
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue  # the process ended between two reads
+    return total
+
+
+def measure(command: list[str], stdout: Path, cwd: Path = ROOT) -> dict:
+    """`launch` in a small fresh interpreter, so the child's peak RSS is its own. `python -m tunegate`
+    imports the tunegate of `cwd` (the working directory comes first on sys.path)."""
+    probe = [sys.executable, __file__, "--launch", str(stdout), str(cwd), *command]
+    done = subprocess.run(probe, capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(done.stdout)
+
+
+# -- the data -----------------------------------------------------------------------------------
+
+
+def generate(train_mb: float, seed: int = 0) -> tuple[Path, Path]:
+    """Write (or reuse) a train file of about `train_mb` MB and its validation file; return both paths."""
+    sys.path.insert(0, str(HERE))
+    import orjson
+    from chat_corpus import record
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    train, val = OUT / f"train_{train_mb:g}mb.jsonl", OUT / f"validation_{train_mb:g}mb.jsonl"
+    if train.exists() and val.exists():
+        return train, val
+    rng = random.Random(seed)
+    kept: list[dict] = []  # a sample of train records to copy into validation
+    written = ticket = 0
+    with open(train, "wb", buffering=1 << 20) as f:
+        while written < train_mb * 1_000_000:
+            rec = record(rng, ticket)
+            ticket += 1
+            if rng.random() < 0.05 and len(kept) < 20_000:
+                kept.append(rec)
+            written += f.write(orjson.dumps(rec) + b"\n")
+    written = 0
+    with open(val, "wb", buffering=1 << 20) as f:
+        while written < train_mb * 100_000:
+            draw = rng.random()
+            kind = "exact" if draw < 0.01 else "case" if draw < 0.015 else "edit" if draw < 0.02 else None
+            rec = variant(rng, rng.choice(kept), kind) if kind else record(rng, ticket)
+            ticket += 1
+            written += f.write(orjson.dumps(rec) + b"\n")
+    return train, val
+
+
+def variant(rng: random.Random, rec: dict, kind: str) -> dict:
+    """A copy of a train record: exact, case/whitespace changed, or one word of the reply replaced."""
+    copy = json.loads(json.dumps(rec))
+    last = copy["messages"][-1]
+    if kind == "case":
+        last["content"] = "  " + last["content"].upper().replace(" ", "   ")
+    elif kind == "edit":
+        words = last["content"].split(" ")
+        words[rng.randrange(len(words))] = "different"
+        last["content"] = " ".join(words)
+    return copy
+
+
+def no_near_spec(train: Path, val: Path) -> Path:
+    """A spec naming the same files with the near-duplicate pass off (the quickstart's other settings)."""
+    text = (ROOT / "examples" / "quickstart.yaml").read_text(encoding="utf-8")
+    text = text.replace("data/train.jsonl", str(train)).replace("data/validation.jsonl", str(val))
+    text += "gate:\n  overlap:\n    near_duplicates: false\n"
+    path = OUT / f"no_near_{train.stem}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- the comparison -----------------------------------------------------------------------------
+
+
+AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs as old-check and old-no-near
+
+
+def commands(train: Path, val: Path) -> dict[str, list[str]]:
+    found = {"baseline": [sys.executable, __file__, "--baseline", str(train), str(val)],
+             "check": [*TUNEGATE, "check", "--train", str(train), "--validation", str(val), "--json"],
+             "no-near": [*TUNEGATE, "check", str(no_near_spec(train, val)), "--json"]}
+    if AGAINST:
+        found["old-check"], found["old-no-near"] = found["check"], found["no-near"]
+    return found
+
+
+def workdir(name: str) -> Path:
+    return AGAINST[0] if name.startswith("old-") else ROOT
+
+
+def compare(train_mb: float, rounds: int, which: tuple[str, ...]) -> dict:
+    """Every command `rounds` times, interleaved; the medians, the last report, the peak RSS."""
+    train, val = generate(train_mb)
+    runs: dict[str, list[dict]] = {name: [] for name in which}
+    cmds = commands(train, val)
+    for _ in range(rounds):
+        for name in which:
+            run = measure(cmds[name], OUT / f"{name}.out", workdir(name))
+            if run["rc"] not in (0, 1):
+                raise SystemExit(f"{name} failed (exit {run['rc']}): {run['stderr']}")
+            runs[name].append(run)
+    row = {"mb": (train.stat().st_size + val.stat().st_size) / 1e6, "train_mb": train_mb}
+    for name, got in runs.items():
+        row[name] = {key: statistics.median(r[key] for r in got) for key in ("wall", "cpu", "rss_mb", "tree_mb")}
+        row[name]["rc"] = got[-1]["rc"]
+        if name != "baseline":
+            row[name]["report"] = json.loads((OUT / f"{name}.out").read_text(encoding="utf-8"))
+    return row
+
+
+def split(report: dict) -> str:
+    """Per-stage seconds from the report, with the overlap stage's own parts."""
+    parts = []
+    for stage in report["stages"]:
+        if stage["status"] == "skipped":
+            continue
+        text = f"{stage['name']} {stage['duration_s']:.2f}"
+        timing = stage.get("stats", {}).get("timing_s")
+        if timing:
+            text += " (" + ", ".join(f"{k} {v:.2f}" for k, v in timing.items()) + ")"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def verdict(report: dict) -> str:
+    codes: dict[str, int] = {}
+    for stage in report["stages"]:
+        for code, n in stage.get("totals_by_code", {}).items():
+            codes[code] = codes.get(code, 0) + n
+    return f"approved={report['approved_for_full_run']} " + " ".join(f"{c}:{n}" for c, n in sorted(codes.items()))
+
+
+def show(row: dict) -> None:
+    base = row["baseline"]
+    print(f"\n{row['mb']:.0f} MB (train {row['train_mb']:g} MB + validation)")
+    print(f"  {'command':<11} {'wall s':>7} {'CPU s':>7} {'wall x':>7} {'CPU x':>6} {'MB/s':>6} {'RSS MB':>7} "
+          f"{'PSS all MB':>10}")
+    for name in ("baseline", "check", "no-near", "old-check", "old-no-near"):
+        if name not in row:
+            continue
+        r = row[name]
+        print(f"  {name:<11} {r['wall']:>7.2f} {r['cpu']:>7.2f} {r['wall'] / base['wall']:>7.2f} "
+              f"{r['cpu'] / base['cpu']:>6.2f} {row['mb'] / r['wall']:>6.0f} {r['rss_mb']:>7.0f} {r['tree_mb']:>10.0f}")
+    for name in ("check", "no-near", "old-check", "old-no-near"):
+        if name in row:
+            print(f"  {name} stages: {split(row[name]['report'])}")
+            print(f"  {name} verdict: {verdict(row[name]['report'])}")
+
+
+def rss_only(train_mb: float) -> None:
+    """Peak RSS (and one wall time) of the check and the baseline on a large file."""
+    train, val = generate(train_mb)
+    cmds = commands(train, val)
+    mb = (train.stat().st_size + val.stat().st_size) / 1e6
+    for name in ("baseline", "check"):
+        run = measure(cmds[name], OUT / f"{name}.out")
+        print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, "
+              f"all processes' PSS {run['tree_mb']:>5.0f} MB "
+              f"(one run: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
+
+
+def long_line(gigabytes: float) -> None:
+    """A file that is one line of `gigabytes` GB (a missing newline glued it together): TG228, in
+    bounded time and memory."""
+    path = OUT / f"one_line_{gigabytes:g}gb.jsonl"
+    if not path.exists():
+        chunk = b"x" * (1 << 24)
+        with open(path, "wb") as f:
+            f.write(b'{"messages": "')
+            for _ in range(int(gigabytes * (1 << 30)) // len(chunk)):
+                f.write(chunk)
+            f.write(b'"}\n')
+    run = measure([*TUNEGATE, "check", "--train", str(path), "--json"], OUT / "long_line.out")
+    codes = verdict(json.loads((OUT / "long_line.out").read_text(encoding="utf-8")))
+    print(f"  one {path.stat().st_size / 1e9:.2f} GB line: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU, peak RSS "
+          f"{run['rss_mb']:.0f} MB, all processes' PSS {run['tree_mb']:.0f} MB, exit {run['rc']}: {codes}")
+
+
+def quickstart(rounds: int) -> None:
+    """The small spec through the CLI: approval and a rejection, median wall of `rounds` runs each."""
+    approve = [*TUNEGATE, "check", "examples/quickstart.yaml"]
+    reject = [*TUNEGATE, "check", "examples/broken.yaml"]
+    times: dict[str, list[dict]] = {"approve": [], "reject": []}
+    for _ in range(rounds):
+        times["approve"].append(measure(approve, OUT / "approve.out"))
+        times["reject"].append(measure(reject, OUT / "reject.out"))
+    for name, runs in times.items():
+        walls = sorted(r["wall"] for r in runs)
+        print(f"  quickstart {name}: median {statistics.median(walls):.3f} s wall (min {walls[0]:.3f}), "
+              f"CPU {statistics.median(r['cpu'] for r in runs):.3f} s, RSS {runs[-1]['rss_mb']:.0f} MB, "
+              f"exit {runs[-1]['rc']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", default="50,200,400", help="train sizes in MB, comma-separated")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are shown")
+    ap.add_argument("--rss-mb", type=float, default=1000, help="also peak RSS at this train size (0: skip)")
+    ap.add_argument("--only", default="baseline,check,no-near", help="which commands to time")
+    ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and rejection")
+    ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
+    ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-check, old-no-near")
+    args = ap.parse_args()
+    if args.against:
+        AGAINST.append(args.against.resolve())
+        if args.only == ap.get_default("only"):
+            args.only += ",old-check,old-no-near"
+    OUT.mkdir(parents=True, exist_ok=True)
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    if args.quickstart:
+        quickstart(max(args.rounds, 5))
+        return
+    if args.long_line_gb:
+        long_line(args.long_line_gb)
+        return
+    which = tuple(args.only.split(","))
+    for mb in (float(x) for x in args.mb.split(",")):
+        show(compare(mb, args.rounds, which))
+    if args.rss_mb:
+        print(f"\npeak RSS at {args.rss_mb:g} MB train:")
+        rss_only(args.rss_mb)
+    print(f"\nload average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    # The two child roles take their arguments verbatim (a command line follows --launch).
+    if sys.argv[1:2] == ["--baseline"]:
+        raise SystemExit(baseline(sys.argv[2:]))
+    if sys.argv[1:2] == ["--launch"]:
+        print(json.dumps(launch(sys.argv[4:], sys.argv[2], Path(sys.argv[3]))))
+        raise SystemExit(0)
+    main()

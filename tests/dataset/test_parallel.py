@@ -1,0 +1,199 @@
+"""Reading a file in parts, in worker processes, gives exactly the report of one read.
+
+Each test reads the same file both ways (workers=1: one read in this process; workers=2 with tiny
+parts: every part boundary lands somewhere different) and compares everything the stage and its
+observers produce: findings in order, totals, stats, fingerprints, overlap hashes, near pairs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import DATA, ROOT
+from tunegate.dataset.fingerprint import FingerprintObserver
+from tunegate.dataset.parallel import WORKERS_ENV, worker_count
+from tunegate.dataset.segments import splittable
+from tunegate.dataset.stage import validate_dataset
+from tunegate.overlap.exact import OverlapObserver
+from tunegate.overlap.near import NearPass, NearSettings
+from tunegate.overlap.stage import find_overlap
+from tunegate.spec.model import OverlapSpec
+
+BAD = DATA / "dataset" / "bad"
+GOOD = DATA / "dataset" / "good"
+# Files whose defect is in the file as a whole (its start, its end, its encoding): not mixable.
+WHOLE_FILE = {"empty.jsonl", "blank_only.jsonl", "json_array.jsonl", "bom.jsonl", "utf16.jsonl", "bzip2.jsonl",
+              "truncated.jsonl.gz", "pretty_printed.jsonl"}
+
+
+def mixed_file(path: Path) -> Path:
+    """Good records, then every line-level defect of the committed corpus, three times over
+    (so repeats span parts and every code passes the cap), ending without a newline."""
+    lines = (ROOT / "examples" / "data" / "train.jsonl").read_bytes().splitlines(keepends=True)
+    for name in sorted(p.name for p in BAD.iterdir() if p.name not in WHOLE_FILE):
+        lines += (BAD / name).read_bytes().splitlines(keepends=True)
+    for name in ("blank_lines.jsonl", "crlf.jsonl", "emoji.jsonl", "persian_rtl.jsonl", "long_records.jsonl"):
+        lines += (GOOD / name).read_bytes().splitlines(keepends=True)
+    body = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+    path.write_bytes(body * 3 + b'{"messages": [{"role": "user", "content": "end"}]}')
+    return path
+
+
+def read_both_ways(files: dict[str, Path], part_bytes: int, cap: int = 5):
+    results = []
+    for workers in (1, 2):
+        prints: dict = {}
+        overlap = OverlapObserver(NearPass("validation", NearSettings(0.5, 2, 64)) if "validation" in files else None)
+        stage = validate_dataset(files, cap, [FingerprintObserver(prints, files), overlap], workers=workers,
+                                 part_bytes=part_bytes)
+        results.append((stage.model_dump(exclude={"duration_s"}), prints, overlap))
+    return results
+
+
+@pytest.mark.parametrize("part_bytes", [97, 1000, 4096])
+def test_a_file_read_in_parts_gives_the_report_of_one_read(tmp_path, part_bytes):
+    path = mixed_file(tmp_path / "mixed.jsonl")
+    (one, one_prints, one_overlap), (parts, part_prints, part_overlap) = read_both_ways({"train": path}, part_bytes)
+    assert parts == one
+    assert part_prints == one_prints
+    a, b = one_overlap.split("train"), part_overlap.split("train")
+    assert (a.full, a.prompt, a.answer, a.lines, a.indexes, a.seen, a.skipped) == \
+           (b.full, b.prompt, b.answer, b.lines, b.indexes, b.seen, b.skipped)
+    assert one["totals_by_code"]["TG210"] > 5 and one["stats"]["train"]["duplicates"] > 5
+
+
+def test_overlap_and_near_pairs_are_the_same_when_both_splits_are_read_in_parts(tmp_path):
+    train = mixed_file(tmp_path / "train.jsonl")
+    copied = train.read_bytes().splitlines(keepends=True)[:40]  # exact copies, and copies with one word changed
+    edited = [line.replace(b" the ", b" one ", 1) for line in copied if b" the " in line]
+    val = tmp_path / "validation.jsonl"
+    val.write_bytes((DATA / "overlap" / "validation.jsonl").read_bytes() * 4 + b"".join(copied[:10] + edited))
+    files = {"train": train, "validation": val}
+    (_, _, one), (_, _, parts) = read_both_ways(files, 600)
+    settings = OverlapSpec(threshold=0.5, shingle_size=2, num_perm=64)
+    first, second = find_overlap(files, one, settings), find_overlap(files, parts, settings)
+    for result in (first, second):
+        result.stats.pop("timing_s")
+    assert second.model_dump(exclude={"duration_s"}) == first.model_dump(exclude={"duration_s"})
+    assert first.stats["near_duplicates"] > 0 and first.stats["exact_duplicates"] > 0
+
+
+def test_an_array_line_that_starts_a_later_part_is_not_taken_for_the_start_of_the_file(tmp_path):
+    record = b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}\n'
+    array = (BAD / "json_array_one_line.jsonl").read_bytes().splitlines(keepends=True)[0]
+    path = tmp_path / "array_later.jsonl"
+    path.write_bytes(record + array + record * 8)
+    (one, _, _), (parts, _, _) = read_both_ways({"train": path}, len(record))
+    assert parts == one
+    assert [f["code"] for f in one["findings"]][:1] == ["TG227"]
+
+
+def test_a_file_with_a_byte_order_mark_reads_the_same_in_parts(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes((BAD / "bom.jsonl").read_bytes() + (GOOD / "emoji.jsonl").read_bytes() * 20)
+    (one, _, _), (parts, _, _) = read_both_ways({"train": path}, 300)
+    assert parts == one and one["findings"][0]["code"] == "TG244"
+
+
+def test_a_blank_file_in_parts_is_still_a_file_without_records(tmp_path):
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(b"   \n\n\t\n" * 400)
+    (one, _, _), (parts, _, _) = read_both_ways({"train": path}, 128)
+    assert parts == one and [f["code"] for f in one["findings"]] == ["TG242"]
+
+
+FORMATS = DATA / "formats"
+
+
+def lines_of(*paths: Path) -> bytes:
+    return b"".join(line if line.endswith(b"\n") else line + b"\n"
+                    for path in paths for line in path.read_bytes().splitlines(keepends=True))
+
+
+def test_a_sharegpt_file_with_records_of_other_formats_reads_the_same_in_parts(tmp_path):
+    path = tmp_path / "sharegpt.jsonl"
+    odd = [FORMATS / "bad" / name for name in ("mixed_sharegpt_alpaca.jsonl", "sharegpt_robot.jsonl",
+                                               "sharegpt_ends_with_human.jsonl", "alpaca_no_output.jsonl")]
+    path.write_bytes(lines_of(FORMATS / "good" / "sharegpt.jsonl") * 6 + lines_of(*odd) * 3)
+    assert splittable(path, [], "auto").format == "sharegpt"  # so it is read in parts, fixed as one read fixes it
+    (one, one_prints, _), (parts, part_prints, _) = read_both_ways({"train": path}, 700)
+    assert parts == one and part_prints == one_prints
+    assert one["stats"]["train"]["format"] == "sharegpt"
+    assert "TG260" in one["totals_by_code"]  # a record of another format, placed after the file's first record
+
+
+def test_openai_records_with_tools_and_weights_read_the_same_in_parts(tmp_path):
+    path = tmp_path / "openai.jsonl"
+    bad = sorted(p for p in (FORMATS / "bad").glob("openai_*.jsonl"))
+    path.write_bytes(lines_of(FORMATS / "good" / "openai_tools.jsonl", *bad) * 5)
+    assert splittable(path, [], "auto").format == "messages"
+    (one, one_prints, _), (parts, part_prints, _) = read_both_ways({"train": path}, 500)
+    assert parts == one and part_prints == one_prints
+    assert sum(one["totals_by_code"].values()) > 5
+
+
+def test_a_json_array_file_is_read_in_one_process_with_the_same_report(tmp_path):
+    path = FORMATS / "good" / "alpaca.json"
+    assert splittable(path, [], "auto") is None
+    (one, _, _), (parts, _, _) = read_both_ways({"train": path}, 97)
+    assert parts == one and one["stats"]["train"]["container"] == "json"
+
+
+class Exploding:
+    """An observer whose part fails in the worker: a bug of ours, never a finding."""
+
+    def observe(self, role, line, index, record):
+        raise RuntimeError("observer bug")
+
+    def finish(self, role):
+        pass
+
+    def part(self, role):
+        return Exploding()
+
+    def payload(self):
+        return None
+
+    def join(self, role, payload, lines, records):
+        pass
+
+
+def test_a_failure_inside_a_worker_is_raised_not_reported_as_a_finding(tmp_path):
+    path = mixed_file(tmp_path / "mixed.jsonl")
+    with pytest.raises(RuntimeError, match="observer bug"):
+        validate_dataset({"train": path}, 5, [Exploding()], workers=2, part_bytes=1000)
+
+
+def test_the_worker_count_follows_the_environment(monkeypatch):
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert worker_count() == 3
+    monkeypatch.setenv(WORKERS_ENV, "1")
+    assert worker_count() == 1
+
+
+def test_the_gate_reports_the_same_whether_it_reads_in_parts_or_not(tmp_path, monkeypatch):
+    from tunegate.dataset import stage
+    from tunegate.gate import check
+
+    records = (ROOT / "examples" / "data" / "train.jsonl").read_bytes().splitlines(keepends=True)
+    train, val = tmp_path / "train.jsonl", tmp_path / "validation.jsonl"
+    # Byte-identical repeats (TG210) and copies that differ in case only (TG304): warnings, so the
+    # overlap stage runs too.
+    train.write_bytes(b"".join(records) * 4 + b"".join(r.replace(b" the ", b" THE ", 1) for r in records[:10]))
+    val.write_bytes(b"".join(records[:5] + [r.replace(b" the ", b" one ", 1) for r in records[5:40]]))
+    reports, cuts = [], []
+    real_cut = stage.cut
+    monkeypatch.setattr(stage, "cut", lambda path, size: cuts.append(path) or real_cut(path, size))
+    for workers in ("1", "2"):
+        monkeypatch.setenv(WORKERS_ENV, workers)
+        for name in ("SPLIT_FORKED", "SPLIT_SPAWNED", "MIN_PART", "PART_BYTES"):  # gate sizes scaled to test files
+            monkeypatch.setattr(stage, name, 512)
+        report = check(train=train, validation=val).model_dump(mode="json")
+        for s in report["stages"]:
+            s.pop("duration_s")
+            s["stats"].pop("timing_s", None)
+        reports.append(report)
+    assert reports[1] == reports[0]
+    assert sorted(cuts) == [train, val]  # the second run read both files in parts
+    assert {"TG210", "TG301", "TG303", "TG304"} <= {f["code"] for f in reports[0]["findings"]}

@@ -1,0 +1,40 @@
+"""A model type the config-only counter does not know: transformers counts it, or the guess says so.
+
+The gate itself stays torch-free: the meta-device count runs in a child process, once per config
+(cached under $TUNEGATE_CACHE/param-counts).
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.estimate_specs import context, make_spec
+from tests.support.paths import DATA
+from tunegate.estimate import calibration
+from tunegate.estimate.run import estimate_run
+from tunegate.estimate.stage import run_stage as estimate_stage
+
+UNKNOWN = DATA / "estimate" / "unknown"
+
+
+def test_a_type_transformers_knows_is_counted_on_its_meta_device_model(tmp_path, monkeypatch):
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path))
+    # StarCoder2-3B: plain GELU MLP, LayerNorm with biases, a tied embedding; read as a Llama it
+    # would count 4.16 B, transformers builds 3.03 B
+    est = estimate_run(make_spec(model={"id": str(UNKNOWN / "starcoder2-3b")}))
+    assert est.count == "meta-device"
+    assert est.memory.total_params == 3_030_371_328
+    result = estimate_stage(context(make_spec(model={"id": str(UNKNOWN / "starcoder2-3b")})))
+    assert "TG411" not in {f.code for f in result.findings}
+
+
+def test_a_type_nobody_knows_is_a_labelled_guess_with_a_wider_band(tmp_path, monkeypatch):
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path))
+    spec = make_spec(model={"id": str(UNKNOWN / "acme-decoder")})
+    result = estimate_stage(context(spec))
+    finding = next(f for f in result.findings if f.code == "TG411")
+    assert finding.severity == "warning" and "Llama-style" in finding.message
+    m = result.stats["memory"]
+    assert result.stats["model"]["count"] == "llama-style guess"
+    widened = calibration.BAND_HIGH + calibration.UNKNOWN_ARCHITECTURE_WIDENING
+    assert m["high_gib"] == pytest.approx(m["peak_gib"] * widened, abs=2e-3)

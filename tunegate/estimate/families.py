@@ -1,0 +1,232 @@
+"""Each architecture's config.json read into the one `Architecture` shape the estimate counts.
+
+    arch = load_architecture("meta-llama/Llama-3.1-8B")    # a shipped, local, cached or hub config
+    arch = from_config(json.load(open("config.json")))
+
+Every family reads its own key names (GPT-2's `n_embd`/`n_layer`, Falcon's `n_head`), its own
+defaults where the config is silent (Gemma ties its embedding unless told otherwise), and its own
+module names, biases, norms and experts. The counts agree with transformers' own models built on
+the meta device (tests/estimate/test_param_counts.py). A model type not listed is read as a
+Llama-style decoder and marked `exact=False`: the estimate says so and the meta-device count
+(`tunegate.estimate.meta_count`) replaces the guess where transformers is installed.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tunegate.estimate.architecture import Architecture, Experts, Linear
+from tunegate.estimate.config_files import find_config
+
+# Model types whose default is a tied lm_head (transformers' config classes), when the config is silent.
+_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gpt2", "falcon", "starcoder2", "cohere"}
+_LLAMA_LIKE = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "granite"}
+
+
+def _value(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
+    for key in keys:
+        if cfg.get(key) is not None:
+            return cfg[key]
+    return default
+
+
+def _positive(cfg: dict[str, Any], *keys: str, default: int | None = None) -> int:
+    value = _value(cfg, *keys, default=default)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"config.json: '{keys[0]}' must be a positive integer, got {value!r}")
+    return value
+
+
+def _tied(cfg: dict[str, Any], kind: str) -> bool:
+    return bool(_value(cfg, "tie_word_embeddings", default=kind in _TIED_BY_DEFAULT))
+
+
+def _attention(h: int, q: int, kv: int, bias: bool, o_bias: bool) -> list[Linear]:
+    return [Linear(name="q_proj", in_features=h, out_features=q, bias=bias, reads="attn_in"),
+            Linear(name="k_proj", in_features=h, out_features=kv, bias=bias, reads="attn_in"),
+            Linear(name="v_proj", in_features=h, out_features=kv, bias=bias, reads="attn_in"),
+            Linear(name="o_proj", in_features=q, out_features=h, bias=o_bias, reads="attn_out")]
+
+
+def _gated_mlp(h: int, i: int, bias: bool = False, reads: str = "mlp_in") -> list[Linear]:
+    return [Linear(name="gate_proj", in_features=h, out_features=i, bias=bias, reads=reads),
+            Linear(name="up_proj", in_features=h, out_features=i, bias=bias, reads=reads),
+            Linear(name="down_proj", in_features=i, out_features=h, bias=bias, reads="mlp_act")]
+
+
+def _plain_mlp(names: tuple[str, str], h: int, i: int, bias: bool, reads: str) -> list[Linear]:
+    return [Linear(name=names[0], in_features=h, out_features=i, bias=bias, reads=reads),
+            Linear(name=names[1], in_features=i, out_features=h, bias=bias, reads="mlp_act")]
+
+
+def _heads(cfg: dict[str, Any], h: int, head_keys: tuple[str, ...] = ("num_attention_heads",)) -> tuple[int, int, int]:
+    heads = _positive(cfg, *head_keys)
+    kv = int(_value(cfg, "num_key_value_heads", default=heads))
+    head_dim = int(_value(cfg, "head_dim", default=h // heads))
+    return heads, kv, head_dim
+
+
+def _common(cfg: dict[str, Any], kind: str, h: int, layers: int, heads: tuple[int, int, int],
+            vocab_keys: tuple[str, ...] = ("vocab_size",)) -> dict[str, Any]:
+    return {"model_type": kind, "vocab_size": _positive(cfg, *vocab_keys), "hidden_size": h,
+            "num_layers": layers, "num_heads": heads[0], "num_kv_heads": heads[1], "head_dim": heads[2],
+            "tie_embeddings": _tied(cfg, kind)}
+
+
+def _llama_like(cfg: dict[str, Any], kind: str) -> Architecture:
+    """Llama, Mistral, Qwen2/3, Gemma 1/2/3, Granite: GQA attention, gated MLP, RMSNorm."""
+    h, layers = _positive(cfg, "hidden_size"), _positive(cfg, "num_hidden_layers")
+    heads = _heads(cfg, h)
+    i = _positive(cfg, "intermediate_size")
+    bias = bool(cfg.get("attention_bias", False))
+    qkv_bias = bias or kind == "qwen2"  # Qwen2's q/k/v carry a bias no config key declares
+    qk_norm = kind in ("qwen3", "gemma3_text")
+    norms = 4 if kind in ("gemma2", "gemma3_text") else 2
+    act = str(_value(cfg, "hidden_activation", "hidden_act", default="silu"))
+    return Architecture(
+        **_common(cfg, kind, h, layers, heads),
+        intermediate_size=i, attention=_attention(h, heads[0] * heads[2], heads[1] * heads[2], qkv_bias, bias),
+        mlp=_gated_mlp(h, i, bool(cfg.get("mlp_bias", False))), activation=act, norms_per_layer=norms,
+        layer_norm_params=norms * h + (2 * heads[2] if qk_norm else 0), final_norm_params=h,
+        qk_norm=qk_norm, logit_softcap=bool(cfg.get("final_logit_softcapping")),
+        exact=kind in _LLAMA_LIKE)
+
+
+def _phi3(cfg: dict[str, Any], kind: str) -> Architecture:
+    """Phi-3: Llama-style, with q/k/v fused into qkv_proj and gate/up into gate_up_proj."""
+    h, layers = _positive(cfg, "hidden_size"), _positive(cfg, "num_hidden_layers")
+    heads = _heads(cfg, h)
+    i = _positive(cfg, "intermediate_size")
+    q, kv = heads[0] * heads[2], heads[1] * heads[2]
+    attention = [Linear(name="qkv_proj", in_features=h, out_features=q + 2 * kv, reads="attn_in"),
+                 Linear(name="o_proj", in_features=q, out_features=h, reads="attn_out")]
+    mlp = [Linear(name="gate_up_proj", in_features=h, out_features=2 * i, reads="mlp_in"),
+           Linear(name="down_proj", in_features=i, out_features=h, reads="mlp_act")]
+    return Architecture(**_common(cfg, kind, h, layers, heads), intermediate_size=i, attention=attention,
+                        mlp=mlp, activation=str(cfg.get("hidden_act", "silu")), layer_norm_params=2 * h,
+                        final_norm_params=h)
+
+
+def _phi(cfg: dict[str, Any], kind: str) -> Architecture:
+    """Phi-1/1.5/2: one LayerNorm feeds attention and MLP in parallel; biases everywhere."""
+    legacy = kind == "phi-msft"  # phi-2's first release: GPT-2's key names, fused Wqkv
+    h = _positive(cfg, "n_embd" if legacy else "hidden_size")
+    layers = _positive(cfg, "n_layer" if legacy else "num_hidden_layers")
+    heads = _heads(cfg, h, ("n_head",) if legacy else ("num_attention_heads",))
+    i = int(_value(cfg, "n_inner" if legacy else "intermediate_size", default=4 * h))
+    q, kv = heads[0] * heads[2], heads[1] * heads[2]
+    if legacy:
+        attention = [Linear(name="Wqkv", in_features=h, out_features=q + 2 * kv, bias=True, reads="attn_in"),
+                     Linear(name="out_proj", in_features=q, out_features=h, bias=True, reads="attn_out")]
+    else:
+        attention = _attention(h, q, kv, True, True)[:3] + [
+            Linear(name="dense", in_features=q, out_features=h, bias=True, reads="attn_out")]
+    qk_norm = bool(cfg.get("qk_layernorm", False))
+    act = str(_value(cfg, "activation_function", "hidden_act", default="gelu_new"))
+    return Architecture(
+        **_common(cfg, "phi", h, layers, heads), intermediate_size=i, attention=attention,
+        mlp=_plain_mlp(("fc1", "fc2"), h, i, True, "attn_in"), activation=act, gated_mlp=False,
+        norm="layer", norms_per_layer=1, layer_norm_params=2 * h + (4 * heads[2] if qk_norm else 0),
+        final_norm_params=2 * h, qk_norm=qk_norm, lm_head_bias=True)
+
+
+def _gpt2(cfg: dict[str, Any], kind: str) -> Architecture:
+    """GPT-2: fused c_attn, learned positions, LayerNorms, a tied lm_head."""
+    h, layers = _positive(cfg, "n_embd", "hidden_size"), _positive(cfg, "n_layer", "num_hidden_layers")
+    heads = _positive(cfg, "n_head", "num_attention_heads")
+    i = int(_value(cfg, "n_inner", default=4 * h))
+    attention = [Linear(name="c_attn", in_features=h, out_features=3 * h, bias=True, reads="attn_in"),
+                 Linear(name="c_proj", in_features=h, out_features=h, bias=True, reads="attn_out")]
+    return Architecture(
+        **_common(cfg, kind, h, layers, (heads, heads, h // heads)), intermediate_size=i,
+        attention=attention, mlp=_plain_mlp(("c_fc", "c_proj"), h, i, True, "mlp_in"),
+        activation=str(cfg.get("activation_function", "gelu_new")), gated_mlp=False, norm="layer",
+        layer_norm_params=4 * h, final_norm_params=2 * h,
+        position_embeddings=_positive(cfg, "n_positions", default=1024))
+
+
+def _gpt_neox(cfg: dict[str, Any], kind: str) -> Architecture:
+    """GPT-NeoX (Pythia, StableLM-alpha): fused query_key_value, two LayerNorms, biases."""
+    h, layers = _positive(cfg, "hidden_size"), _positive(cfg, "num_hidden_layers")
+    heads = _positive(cfg, "num_attention_heads")
+    i = _positive(cfg, "intermediate_size")
+    bias = bool(cfg.get("attention_bias", True))
+    attention = [Linear(name="query_key_value", in_features=h, out_features=3 * h, bias=bias, reads="attn_in"),
+                 Linear(name="dense", in_features=h, out_features=h, bias=bias, reads="attn_out")]
+    return Architecture(
+        **_common(cfg, kind, h, layers, (heads, heads, h // heads)), intermediate_size=i,
+        attention=attention, mlp=_plain_mlp(("dense_h_to_4h", "dense_4h_to_h"), h, i, True, "mlp_in"),
+        activation=str(cfg.get("hidden_act", "gelu")), gated_mlp=False, norm="layer",
+        layer_norm_params=4 * h, final_norm_params=2 * h)
+
+
+def _falcon(cfg: dict[str, Any], kind: str) -> Architecture:
+    """Falcon: multi-query (7B) or grouped (40B/180B) fused query_key_value, parallel attention."""
+    h = _positive(cfg, "hidden_size")
+    layers = _positive(cfg, "num_hidden_layers", "n_layer")
+    heads = _positive(cfg, "num_attention_heads", "n_head")
+    new_arch, head_dim = bool(cfg.get("new_decoder_architecture")), h // heads
+    kv = int(_value(cfg, "num_kv_heads", default=heads)) if new_arch else (1 if cfg.get("multi_query", True) else heads)
+    i, bias = int(_value(cfg, "ffn_hidden_size", default=4 * h)), bool(cfg.get("bias", False))
+    parallel = bool(cfg.get("parallel_attn", True))
+    attention = [Linear(name="query_key_value", in_features=h, out_features=(heads + 2 * kv) * head_dim,
+                        bias=bias, reads="attn_in"),
+                 Linear(name="dense", in_features=h, out_features=h, bias=bias, reads="attn_out")]
+    norms = int(cfg.get("num_ln_in_parallel_attn") or 2) if new_arch else (1 if parallel else 2)
+    mlp_reads = "attn_in" if parallel and norms == 1 else "mlp_in"
+    return Architecture(
+        **_common(cfg, kind, h, layers, (heads, kv, head_dim)), intermediate_size=i, attention=attention,
+        mlp=_plain_mlp(("dense_h_to_4h", "dense_4h_to_h"), h, i, bias, mlp_reads),
+        activation=str(cfg.get("activation", "gelu")), gated_mlp=False, norm="layer",
+        norms_per_layer=norms, layer_norm_params=2 * h * norms, final_norm_params=2 * h)
+
+
+def _moe(cfg: dict[str, Any], kind: str) -> Architecture:
+    """Mixtral, Qwen2-MoE, Qwen3-MoE: Llama-style attention, experts in (some) layers."""
+    dense = _llama_like(cfg, "qwen2" if kind == "qwen2_moe" else "qwen3" if kind == "qwen3_moe" else "mistral")
+    layers = dense.num_layers
+    if kind == "mixtral":
+        experts = Experts(num_experts=_positive(cfg, "num_local_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
+                          intermediate_size=dense.intermediate_size, layers=layers)
+    else:
+        step, only = int(cfg.get("decoder_sparse_step") or 1), set(cfg.get("mlp_only_layers") or [])
+        moe_layers = sum(1 for n in range(layers) if n not in only and (n + 1) % step == 0)
+        shared = int(cfg.get("shared_expert_intermediate_size") or 0)
+        experts = Experts(num_experts=_positive(cfg, "num_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
+                          intermediate_size=_positive(cfg, "moe_intermediate_size"), layers=moe_layers,
+                          shared_intermediate_size=shared, shared_gate=shared > 0)
+    return dense.model_copy(update={"model_type": kind, "experts": experts, "exact": True})
+
+
+READERS: dict[str, Callable[[dict[str, Any], str], Architecture]] = {
+    **{kind: _llama_like for kind in _LLAMA_LIKE},
+    "phi3": _phi3, "phi": _phi, "phi-msft": _phi, "gpt2": _gpt2, "gpt_neox": _gpt_neox, "falcon": _falcon,
+    "mixtral": _moe, "qwen2_moe": _moe, "qwen3_moe": _moe,
+}
+
+
+def from_config(config: dict[str, Any], source: str = "") -> Architecture:
+    """Build an Architecture from a Hugging Face `config.json` dict.
+
+    Raises:
+        ValueError: a key the family needs is missing or not a positive integer.
+    """
+    cfg = config
+    if "text_config" in config and not any(k in config for k in ("hidden_size", "n_embd")):
+        cfg = config["text_config"]  # a multimodal model: the language model's own config
+    kind = str(cfg.get("model_type", "llama"))
+    reader = READERS.get(kind, _llama_like)
+    return reader(cfg, kind).model_copy(update={"source": source})
+
+
+def load_architecture(model_id: str, revision: str | None = None) -> Architecture | None:
+    """The Architecture of `model_id`, or None when no config.json can be found.
+
+    Raises:
+        ValueError: the config exists but lacks the shapes we need.
+    """
+    found = find_config(model_id, revision)
+    if found is None:
+        return None
+    config, source = found
+    return from_config(config, source=source)

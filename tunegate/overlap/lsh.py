@@ -1,0 +1,95 @@
+"""LSH banding over MinHash rows, in numpy: which pairs of rows are worth comparing.
+
+    bands = band_layout(threshold=0.8, num_perm=128)      # (14, 9): 14 bands of 9 columns
+    index = BandIndex.build(rows_of_smaller_split, bands)
+    query_rows, index_rows = index.candidates(rows_of_a_batch)
+
+Two rows are candidates when all the columns of at least one band agree. For rows whose texts have
+Jaccard similarity s that happens with probability 1 - (1 - s**r)**b; the layout (b bands of r
+columns) minimises the weighted area of false positives below the threshold and false negatives
+above it, the rule datasketch's MinHashLSH uses, so the same settings give the same layout.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import numpy as np
+
+# Weights of (false positives, false negatives): candidates are checked against the threshold
+# anyway, so a missed pair costs more than a spare candidate. At threshold 0.8 and 128 columns
+# this gives 14 bands of 9 rows instead of 9 of 13, which raises the chance of catching a pair at
+# Jaccard 0.83 from 0.57 to 0.95.
+RECALL_WEIGHTS = (0.1, 0.9)
+_STEPS = 2048  # Simpson's rule intervals: the integrands are smooth polynomials
+
+
+@lru_cache(maxsize=16)
+def band_layout(threshold: float, num_perm: int, weights: tuple[float, float] = RECALL_WEIGHTS) -> tuple[int, int]:
+    """(bands, columns per band) for the threshold; at least two bands (one band would need every
+    column to agree, which datasketch refuses; there two bands of half the columns are used)."""
+    best, layout = float("inf"), (0, 0)
+    low = np.linspace(0.0, threshold, _STEPS + 1)
+    high = np.linspace(threshold, 1.0, _STEPS + 1)
+    for b in range(1, num_perm + 1):
+        for r in range(1, num_perm // b + 1):
+            fp = _integral(1 - (1 - low ** r) ** b, threshold)
+            fn = _integral((1 - high ** r) ** b, 1.0 - threshold)
+            error = fp * weights[0] + fn * weights[1]
+            if error < best:
+                best, layout = error, (b, r)
+    return layout if layout[0] >= 2 else (2, num_perm // 2)
+
+
+def _integral(values: Any, width: float) -> float:
+    """Simpson's rule over evenly spaced samples spanning `width`."""
+    h = width / (len(values) - 1)
+    return float(h / 3 * (values[0] + values[-1] + 4 * values[1:-1:2].sum() + 2 * values[2:-1:2].sum()))
+
+
+def band_keys(matrix: Any, bands: tuple[int, int]) -> Any:
+    """(rows, bands) uint64: one hash per band of each row, equal when the band's columns agree."""
+    count, width = bands
+    keys = np.zeros((len(matrix), count), dtype=np.uint64)
+    cols = matrix[:, :count * width].astype(np.uint64).reshape(len(matrix), count, width)
+    for c in range(width):  # polynomial of the band's columns; 64 bits, so unequal bands collide ~2**-64
+        keys *= np.uint64(0x100000001B3)
+        keys += cols[:, :, c] + np.uint64(1)
+    keys ^= keys >> np.uint64(29)
+    return keys
+
+
+class BandIndex(NamedTuple):
+    """The rows of one split, with each band's keys sorted for lookup."""
+
+    rows: Any  # (n, num_perm) uint32
+    bands: tuple[int, int]
+    sorted_keys: Any  # (bands, n) uint64, each band sorted
+    order: Any  # (bands, n) int64: the row of each sorted key
+
+    @classmethod
+    def build(cls, rows: Any, bands: tuple[int, int]) -> BandIndex:
+        keys = band_keys(rows, bands).T
+        order = np.argsort(keys, axis=1, kind="stable")
+        return cls(rows, bands, np.take_along_axis(keys, order, axis=1), order)
+
+    def candidates(self, batch: Any) -> tuple[Any, Any]:
+        """(batch row, index row) of every pair sharing a band, each pair once, sorted."""
+        if not len(batch) or not len(self.rows):
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        keys = band_keys(batch, self.bands)
+        found = []
+        for b in range(self.bands[0]):
+            left = np.searchsorted(self.sorted_keys[b], keys[:, b], side="left")
+            right = np.searchsorted(self.sorted_keys[b], keys[:, b], side="right")
+            hit = np.flatnonzero(right > left)
+            if not len(hit):
+                continue
+            runs = right[hit] - left[hit]
+            query = np.repeat(hit, runs)
+            offsets = np.arange(runs.sum()) - np.repeat(np.cumsum(runs) - runs, runs)
+            found.append(query * len(self.rows) + self.order[b][np.repeat(left[hit], runs) + offsets])
+        if not found:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        pairs = np.unique(np.concatenate(found))
+        return pairs // len(self.rows), pairs % len(self.rows)
