@@ -33,8 +33,6 @@ MIXED_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}
 DEFAULT_PORT = "29500"  # torch.distributed's default
 TAIL_LINES = 40  # output lines kept for the reason of a run that died without a result
 KILL_GRACE_S = 15  # between SIGTERM and SIGKILL of a timed-out run
-# The MLflow run a launched trainer streams its metrics to (tunegate.fullrun.live_metrics).
-URI_ENV, RUN_ENV = "TUNEGATE_LIVE_TRACKING_URI", "TUNEGATE_LIVE_RUN_ID"
 
 
 def has_cuda() -> bool:
@@ -213,7 +211,7 @@ def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print
            timeout_s: float | None = None, live: Mapping[str, str] | None = None, resume: bool = False) -> TrainResult:
     """Run the trainer on an approved spec through its launcher (accelerate, torchrun or python).
 
-    `live` (`tunegate.fullrun.live_metrics.live_env`) names the MLflow run its metrics stream to.
+    `live` (`tunegate.fullrun.live_run.live_env`) names the MLflow run its metrics stream to.
     """
     output = spec.full_run.output_dir
     output.mkdir(parents=True, exist_ok=True)
@@ -222,11 +220,6 @@ def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print
     log("launching: " + " ".join(cmd))
     # training_env drops the advisor's API key: the trainer never needs it.
     return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env={**training_env(spec), **(live or {})})
-
-
-def live_env(uri: str, run_id: str) -> dict[str, str]:
-    """The environment entries that make a launched trainer stream its metrics into run `run_id`."""
-    return {URI_ENV: uri, RUN_ENV: run_id}
 
 
 def torch_threads(parallel: int, cores: int | None = None) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from tunegate.fullrun.launcher import RUN_ENV, URI_ENV
+from tunegate.fullrun.live_run import RUN_ENV, URI_ENV
 
 SYSTEM_SAMPLING_S = 10  # MLflow's default interval; a step of a real run is seconds, a run hours
 _NAMES = {"loss": "live/train_loss", "grad_norm": "live/grad_norm", "learning_rate": "live/learning_rate",

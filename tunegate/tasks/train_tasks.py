@@ -4,7 +4,7 @@ from __future__ import annotations
 from prefect import get_run_logger, task
 
 from tunegate.fullrun import approved_report, launch
-from tunegate.fullrun.launcher import live_env
+from tunegate.fullrun.live_run import live_env
 from tunegate.fullrun.result import TrainResult
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
