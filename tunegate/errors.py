@@ -3,19 +3,24 @@
     TunegateError                 anything tunegate raises on purpose                      exit 1
     ├── UsageError                the command cannot run as asked: bad flags, an unreadable exit 2
     │   │                         spec, a missing environment variable, a missing extra
-    │   ├── YamlSyntaxError       the spec is not YAML (the spec stage reports it as TG106, with the place)
+    │   ├── YamlSyntaxError       the spec is not YAML, or past the loader's bounds (TG106, TG131, TG132)
     │   ├── SpaceError            a sweep's search space cannot be used as given
     │   ├── LaunchConfigError     the launcher's environment is incomplete (NNODES > 1, no MASTER_ADDR)
     │   └── MissingDependency     an optional extra is not installed; the message has the install line
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
     │   ├── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
+    │   │   └── NumberOutOfRange  a number's exponent is past any range (1e-400000000000000000000)
+    │   ├── DecompressionBomb     a gzip stream inflates past any real dataset's ratio: reading stops
     │   └── BrokenContainer       a .json array or parquet file breaks off; nothing after it can be trusted
     ├── ApprovalError             no approval for this spec, or it no longer matches the files
     ├── EstimateError             the estimate cannot be made; carries the finding code to report
     └── StageError                a stage could not run at all: not a verdict on the config   exit 3
         ├── AdvisorFailure        the LLM could not be used; carries the TG6xx code (the rules' advice stands)
         └── NomadError            NOMAD stopped without a result; carries what it evaluated
+
+    Terminated (a KeyboardInterrupt)  SIGTERM, raised where the process was, so it unwinds as a
+                                  Ctrl-C does: runs ended KILLED, servers stopped   exit 143
 
 Problems found in the user's files are never exceptions: they are `Finding`s in the report. The
 CLI is the single place that turns these into exit codes, reading `exit_code` from the class:
@@ -42,12 +47,17 @@ class UsageError(TunegateError):
 
 
 class YamlSyntaxError(UsageError):
-    """The spec's text is not valid YAML; `line` and `column` say where (1-based, when known)."""
+    """The spec's text is not valid YAML; `line` and `column` say where (1-based, when known).
 
-    def __init__(self, message: str, line: int | None, column: int | None):
+    `code` is the finding the spec stage reports: TG106 for text that is not YAML, TG131/TG132
+    for YAML past the loader's bounds (too deep, too many values).
+    """
+
+    def __init__(self, message: str, line: int | None, column: int | None, code: str = "TG106"):
         super().__init__(message)
         self.line = line
         self.column = column
+        self.code = code
 
 
 class SpaceError(UsageError):
@@ -79,6 +89,22 @@ class UnreadableRecord(DataError):
     """A line of the file is not one JSON object (strict reading only)."""
 
 
+class NumberOutOfRange(UnreadableRecord):
+    """A number whose exponent is past what any exact reading holds (over 18 digits); `text` is the number."""
+
+    def __init__(self, text: str, where: str = ""):
+        super().__init__(f"{where}the number {text[:40]} has an exponent past any range")
+        self.text = text
+
+
+class DecompressionBomb(DataError):
+    """A gzip stream inflates far more than data does; `inflated` bytes were read before it stopped."""
+
+    def __init__(self, message: str, inflated: int = 0):
+        super().__init__(message)
+        self.inflated = inflated
+
+
 class BrokenContainer(DataError):
     """A `.json` array or a parquet file breaks at a place; `kind` says how (json, utf8, depth, size, parquet)."""
 
@@ -97,6 +123,14 @@ class EstimateError(TunegateError):
     def __init__(self, code: str, message: str, hint: str, key: str | None = None):
         super().__init__(message)
         self.code, self.hint, self.key = code, hint, key
+
+
+class Terminated(KeyboardInterrupt):
+    """The process got SIGTERM (`tunegate.cli.main` turns the signal into this exception).
+
+    A KeyboardInterrupt, so Prefect, MLflow and our own code unwind exactly as they do for Ctrl-C,
+    then the CLI ends its runs KILLED and exits 143 (128 + SIGTERM), as the default handler would.
+    """
 
 
 class StageError(TunegateError):

@@ -2,16 +2,29 @@
 
 The terminal form follows litgpt's validate script: one line per stage, then each finding as
 `file:line:col CODE message` with its fix, then a one-line verdict.
+
+Text that is not ours (an LLM's answer, a key or file name from the user's files) is printed with
+`one_line` (every finding's message, fix and place) or `quoted` (LLM prose): control, bidi and
+zero-width characters dropped, line breaks folded, so no such text can start a line of its own,
+recolour the terminal, or pass for our verdict.
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from typing import TextIO
 
 from tunegate.report import Finding, GateReport, StageResult
 
 MARKS = {"passed": "✓", "failed": "✗", "skipped": "⊘"}
+# C0 and C1 controls (newlines, ESC), DEL, lone surrogates, the Arabic letter mark, zero-width and
+# bidirectional controls (U+200B-U+200F, U+202A-U+202E, U+2066-U+2069), the line and paragraph
+# separators, word joiners and the BOM: each could break, reorder or recolour a line of output.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                     "\ud800-\udfff]")
+_RUNS = re.compile(r"\s+")
 _COLOURS = {"passed": "32", "failed": "31", "skipped": "90", "error": "31", "warning": "33", "info": "36"}
 
 
@@ -65,11 +78,27 @@ def _stage_summary(stage: StageResult) -> str:
     return str(s.get("summary", ""))
 
 
+def one_line(text: object) -> str:
+    """`text` as one printable line: unsafe characters (see _UNSAFE) become spaces, runs of them one."""
+    return _RUNS.sub(" ", _UNSAFE.sub(" ", str(text))).strip()
+
+
+def quoted(text: object, limit: int = 400) -> str:
+    """Untrusted prose (an LLM's) for people: one line, in double quotes, at most `limit` characters.
+
+    Always shown after a label of ours (`why: "..."`), so it can never open a line.
+    """
+    line = one_line(text)
+    if len(line) > limit:
+        line = line[:limit - 1] + "…"
+    return json.dumps(line, ensure_ascii=False)
+
+
 def finding_lines(f: Finding, colour: bool) -> list[str]:
     sev = paint(f.severity, f.severity, colour)
-    out = [f"    {f.place()} {f.code} {sev}: {f.message}"]
+    out = [f"    {one_line(f.place())} {f.code} {sev}: {one_line(f.message)}"]
     if f.hint:
-        out.append(f"      fix: {f.hint}")
+        out.append(f"      fix: {one_line(f.hint)}")
     return out
 
 

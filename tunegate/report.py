@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
 from tunegate.facts import GateFacts
+from tunegate.pathguard import shown
 
 Severity = Literal["error", "warning", "info"]
 Status = Literal["passed", "failed", "skipped"]
@@ -40,6 +41,12 @@ class Finding(BaseModel):
     column: int | None = Field(default=None, description="1-based column.")
     record: int | None = Field(default=None, description="0-based index of the record among the file's records.")
     key: str | None = Field(default=None, description="Spec key path, e.g. training.learning_rate.")
+
+    @field_validator("file")
+    @classmethod
+    def _printable(cls, file: str | None) -> str | None:
+        # A file name need not be UTF-8 nor free of newlines; the report is JSON and terminal lines.
+        return None if file is None else shown(file)
 
     @field_validator("line")
     @classmethod
@@ -83,6 +90,19 @@ class FindingCollector:
         if self.totals[code] <= self.cap:
             self.kept.append(Finding(code=code, severity=severity, stage=self.stage,
                                      message=message, hint=hint, **place))
+
+    def full(self, code: str) -> bool:
+        """Whether `code` is at its cap: a caller may then skip building the message and `count` it.
+
+        Explaining costs far more than counting; 10 million broken lines must not be explained
+        10 million times when 20 are shown.
+        """
+        return self.totals[code] >= self.cap
+
+    def count(self, code: str, severity: Severity) -> None:
+        """Count one more `code` past its cap, without a message (see `full`)."""
+        self.totals[code] += 1
+        self.severities[code] = severity
 
     def extend(self, findings: list[Finding]) -> None:
         for f in findings:
@@ -167,6 +187,11 @@ class GateReport(BaseModel):
         default_factory=dict, description="Content digests of spec and data, keyed by role.")
     facts: GateFacts = Field(
         default_factory=GateFacts, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
+
+    @field_validator("spec")
+    @classmethod
+    def _printable_spec(cls, spec: str | None) -> str | None:
+        return None if spec is None else shown(spec)
 
     @field_serializer("facts")
     def _facts_json(self, facts: GateFacts) -> dict[str, Any]:

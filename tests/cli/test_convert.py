@@ -65,3 +65,24 @@ def test_an_input_with_errors_is_not_converted(tmp_path, capsys):
     assert main(["convert", str(BAD / "sharegpt_robot.jsonl"), str(out)]) == 1
     assert not out.exists() and not list(tmp_path.iterdir())
     assert "conversations[2].from is 'robot'" in capsys.readouterr().err
+
+
+def test_numbers_a_double_cannot_hold_are_written_back_digit_for_digit(tmp_path):
+    out = tmp_path / "train.jsonl"
+    assert main(["convert", str(DATA / "dataset" / "good" / "exact_numbers.jsonl"), str(out)]) == 0
+    text = out.read_text()
+    assert "123456789012345678901234567890" in text and "1.0000000000000000000001e-1" in text
+    assert "-9223372036854775809" in text
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_an_output_that_is_not_a_file_is_never_replaced_even_with_force(tmp_path, capsys, kind):
+    import os
+    import stat
+
+    out = tmp_path / "out"
+    out.mkdir() if kind == "folder" else os.mkfifo(out)
+    before = os.lstat(out).st_mode
+    assert main(["convert", str(GOOD / "sharegpt.jsonl"), str(out), "--force"]) == 2
+    assert os.lstat(out).st_mode == before and not stat.S_ISREG(before)
+    assert "not a file" in capsys.readouterr().err

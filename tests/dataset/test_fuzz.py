@@ -9,6 +9,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support.fuzz import JSONL_SEEDS as LENIENT_SEEDS
+from tests.support.fuzz import lenient_input
+from tests.support.mutate import JSON_HAZARDS
+from tests.support.mutate import mutate as mutate_bytes
 from tests.support.paths import DATA
 from tunegate.dataset import validate_dataset
 from tunegate.report import StageResult
@@ -70,3 +74,15 @@ def test_mutated_records_never_raise(data):
 def test_gzip_of_mutated_or_truncated_records_never_raises(data, cut):
     packed = gzip.compress(data, mtime=0)
     assert_well_formed(run_stage(packed[:len(packed) - cut], "fuzz.jsonl.gz"))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(LENIENT_SEEDS), st.randoms(use_true_random=False), st.booleans())
+def test_the_lenient_reader_raises_only_tunegates_errors(seed, rng, packed):
+    data = mutate_bytes(rng, seed, JSON_HAZARDS)
+    with tempfile.TemporaryDirectory() as folder:
+        if packed:
+            packed_data = gzip.compress(data, mtime=0)
+            lenient_input(packed_data[:len(packed_data) - rng.randint(0, 60)], Path(folder), "fuzz.jsonl.gz")
+        else:
+            lenient_input(data, Path(folder))

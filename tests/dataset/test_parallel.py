@@ -24,7 +24,7 @@ BAD = DATA / "dataset" / "bad"
 GOOD = DATA / "dataset" / "good"
 # Files whose defect is in the file as a whole (its start, its end, its encoding): not mixable.
 WHOLE_FILE = {"empty.jsonl", "blank_only.jsonl", "json_array.jsonl", "bom.jsonl", "utf16.jsonl", "bzip2.jsonl",
-              "truncated.jsonl.gz", "pretty_printed.jsonl"}
+              "truncated.jsonl.gz", "blank_run.jsonl.gz", "pretty_printed.jsonl"}
 
 
 def mixed_file(path: Path) -> Path:

@@ -89,3 +89,18 @@ def test_an_unreachable_orchestrator_leaves_the_runs_alone(client, store_uri):
 
 def test_a_missing_experiment_has_nothing_to_reconcile(client):
     assert reconcile_stale_runs(client, "never-created", is_alive=lambda fid: False).killed == []
+
+
+def test_a_terminated_process_ends_its_own_runs_killed_and_leaves_others_alone(client, store_uri):
+    import socket
+
+    from tunegate.tracking.session import HOST_TAG, PID_TAG, end_runs_of_process
+
+    here = socket.gethostname()
+    mine = start_parent(client, EXPERIMENT, "flow-mine", {HOST_TAG: here, PID_TAG: str(os.getpid())})
+    child = open_candidate_run(client, mine, "candidate-1").run_id
+    other = start_parent(client, EXPERIMENT, "flow-other", {HOST_TAG: here, PID_TAG: str(os.getpid() + 1)})
+    ended = end_runs_of_process(client, EXPERIMENT, here, os.getpid(), "SIGTERM")
+    assert sorted(ended) == sorted([mine, child])
+    assert [client.get_run(r).info.status for r in (mine, child, other)] == ["KILLED", "KILLED", "RUNNING"]
+    assert client.get_run(mine).data.tags[KILLED_REASON] == "SIGTERM"

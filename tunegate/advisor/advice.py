@@ -25,7 +25,10 @@ HARDWARE_SETTINGS = {"hardware.gpu", "hardware.count"}
 # Strings an LLM may propose are short identifiers (bf16, sdpa, q_proj, A100-80GB), never text
 # that could be a path, a URL or a command.
 _IDENT = re.compile(r"^[A-Za-z0-9_.\-]{1,40}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# Controls (all but tab and newline), C1, lone surrogates (they cannot be written as UTF-8), zero-width
+# and bidi controls, the line/paragraph separators and the BOM. The terminal folds the rest to one line.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                      r"\ud800-\udfff]")
 
 
 def clean_text(text: str, limit: int = 800) -> str:

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from tunegate.advisor.advice import ALLOWED_SETTINGS, Suggestion, clean_text
 from tunegate.errors import AdvisorFailure
 from tunegate.facts import GateFacts
+from tunegate.render import quoted
 from tunegate.spec.model import Spec
 
 # The source's four rules, verbatim in spirit, plus the answer format.
@@ -149,7 +150,7 @@ def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
         try:
             kept.append(_suggestion(item))
         except (ValidationError, ValueError, TypeError) as exc:
-            dropped.append(f"suggestion {i + 1}{_named(item)} dropped: {clean_text(_what_failed(exc), 200)}")
+            dropped.append(f"suggestion {i + 1}{_named(item)} dropped: {quoted(_what_failed(exc), 200)}")
     return clean_text(data.get("summary", ""), 1500), kept, dropped
 
 

@@ -42,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
                "findings": [f.model_dump(mode="json", exclude_none=True) for f in findings]}
         print(json.dumps(doc, indent=2))
     else:
+        from tunegate.render import one_line
+
         for f in findings:
-            print(f"{f.code} {f.severity}: {f.message}", file=sys.stderr)
+            print(f"{f.code} {f.severity}: {one_line(f.message)}", file=sys.stderr)
         if advice is not None:
             print(render_advice(advice.model_dump(mode="json"), spec.hardware.count, spec.hardware.gpu))
     return 0 if advice is not None else 1
@@ -53,9 +55,12 @@ def render_advice(a: dict[str, Any], gpu_count: int = 1, gpu: str = "") -> str:
     """The advice as plain text: our hours before and after, each suggestion and its check, the
     readings of a claimed time.
 
-    Only our numbers are shown as ours; an LLM's summary and rationale are quoted as its words.
+    Only our numbers are shown as ours; an LLM's summary and rationale are quoted as its words, one
+    line each (`tunegate.render.quoted`): its answer can neither break a line nor print something
+    that looks like our output.
     """
     from tunegate.estimate.readings import Reading, render_readings
+    from tunegate.render import one_line, quoted
 
     lines = [f"predicted hours: {fmt_hours(a['hours_before'])} -> {fmt_hours(a['hours_after'])}   "
              f"peak memory per GPU: {a['peak_gib_before']:.1f} -> {a['peak_gib_after']:.1f} GiB   "
@@ -63,17 +68,20 @@ def render_advice(a: dict[str, Any], gpu_count: int = 1, gpu: str = "") -> str:
     if a["summary"]:
         lines.append(a["summary"])
     if a.get("llm_summary"):
-        lines.append(f"the LLM's words (its figures that are not ours removed): \"{a['llm_summary']}\"")
+        lines.append(f"the LLM's words (its figures that are not ours removed): "
+                     f"{quoted(a['llm_summary'], 1500)}")
     for i, s in enumerate(a["suggestions"], 1):
+        text = quoted if s["source"] == "llm" else one_line
         extra = "".join(f", {k} -> {v}" for k, v in s["companions"].items())
+        who = " (the LLM's words)" if s["source"] == "llm" else ""
         lines += ["", f"{i}. {s['setting']}: {s['current']} -> {s['proposed']}{extra}  [{_mark(s)}]",
-                  f"   why{' (the LLM' + chr(39) + 's words)' if s['source'] == 'llm' else ''}: {s['rationale']}"]
+                  f"   why{who}: {text(s['rationale'])}"]
         if s["risks"]:
-            lines.append(f"   risks: {s['risks']}")
+            lines.append(f"   risks: {text(s['risks'])}")
         if s["monitor"]:
-            lines.append(f"   monitor: {s['monitor']}")
+            lines.append(f"   monitor: {text(s['monitor'])}")
     for note in a.get("notes", []):
-        lines += ["", f"note: {note}"]
+        lines += ["", f"note: {one_line(note)}"]
     lines += render_readings([Reading.model_validate(r) for r in a.get("readings", [])], gpu_count, gpu)
     return "\n".join(lines)
 
@@ -82,7 +90,9 @@ def _mark(s: dict[str, Any]) -> str:
     """What we verified about one suggestion: the check, our hours, our saving, the LLM's claim."""
     hours = "" if s["predicted_hours"] is None else f", {fmt_hours(s['predicted_hours'])}"
     if not s["verified"]:
-        return f"REJECTED: {s['rejected_reason']}"
+        from tunegate.render import one_line
+
+        return f"REJECTED: {one_line(s['rejected_reason'])}"
     if s.get("purpose") == "memory":
         mark = f"verified, needed to fit GPU memory{hours}"
     elif s.get("purpose") == "stability":

@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from tunegate.errors import TunegateError, UsageError
+from tunegate.pathguard import shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,6 +65,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _refuse_unsafe(source: Path, target: Path, force: bool) -> None:
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError:
+        mode = None
+    # A folder, device, FIFO or socket is never replaced, --force or not: renaming the output over
+    # /dev/null (run as root) would put a plain file where every program writes its discards.
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+        raise UsageError(f"OUT {shown(target)} is {kind}, not a file: give the path of the JSONL file to write")
     if target.exists() or target.is_symlink():
         if source.exists() and (target.resolve() == source.resolve() or os.path.samefile(source, target)):
             raise UsageError(f"refusing to overwrite the input {source}: give another OUT")
@@ -73,6 +84,7 @@ def _refuse_unsafe(source: Path, target: Path, force: bool) -> None:
 def _write(source: Path, target: Path, fmt: str) -> int:
     import orjson
 
+    from tunegate.dataset.fingerprint import exact_number
     from tunegate.dataset.records import iter_canonical
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -82,7 +94,8 @@ def _write(source: Path, target: Path, fmt: str) -> int:
         with os.fdopen(fd, "wb") as raw:
             out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.name.endswith(".gz") else raw
             for _, _, record in iter_canonical(source, fmt, strict=True):
-                out.write(orjson.dumps(record) + b"\n")
+                # A number a double cannot hold is read as a Decimal: written back digit for digit.
+                out.write(orjson.dumps(record, default=exact_number) + b"\n")
                 count += 1
             if out is not raw:
                 out.close()

@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def load_valid_spec(path_text: str) -> tuple[Any, Path]:
     """The validated spec and its path; prints the spec findings and returns None when invalid."""
+    from tunegate.cli.paths import require_files
     from tunegate.render import terminal
     from tunegate.report import GateReport
     from tunegate.spec.check import parse_spec
@@ -36,6 +37,8 @@ def load_valid_spec(path_text: str) -> tuple[Any, Path]:
     parsed = parse_spec(path)
     if parsed.spec is None:
         sys.stderr.write(terminal(GateReport.from_stages([parsed.result]), sys.stderr))
+    elif not parsed.spec.estimate.dataset_tokens:  # the token count comes from the training file
+        require_files(parsed.spec, "data.train")
     return parsed.spec, path
 
 

@@ -2,10 +2,22 @@
 
 Import this module BEFORE anything that imports prefect: Prefect reads its settings from the
 environment once, at import, so the defaults below only take effect if they are set first.
+
+No process outlives the command. Prefect's ephemeral API is a uvicorn child that Prefect stops
+from an atexit hook, which a SIGKILL (or an unhandled SIGTERM) never runs, so it used to stay
+behind as an orphan after every kill. Here it is started by the main thread before the flow,
+with a parent-death signal (Linux `PR_SET_PDEATHSIG`): the kernel sends it SIGTERM when the CLI
+dies, however it dies. A SIGTERM of the CLI itself becomes `Terminated` (`tunegate.cli.main`):
+the flow unwinds as for Ctrl-C (Prefect marks it Crashed), this module ends the process's MLflow
+runs KILLED, Prefect's exit hooks stop the server, and the command exits 143.
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -18,10 +30,25 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
+_PR_SET_PDEATHSIG = 1
+
 
 def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]:
-    """Call the flow; return (completed, the data its final state carries)."""
-    state = flow_fn(**parameters, return_state=True)
+    """Call the flow; return (completed, the data its final state carries).
+
+    On `Terminated` (SIGTERM), end this process's MLflow runs KILLED before the exception goes on
+    to the CLI; Prefect's exit hooks stop the server.
+    """
+    from tunegate.errors import Terminated
+
+    start_ephemeral_server()
+    try:
+        state = flow_fn(**parameters, return_state=True)
+    except Terminated:
+        # The server stays up until Prefect's exit hooks have drained its services, then they stop
+        # it (stopping it here left them retrying a dead API for a minute).
+        _end_runs_killed(parameters.get("spec_path"))
+        raise
     data = state.result(raise_on_failure=False)
     if isinstance(data, BaseException):
         from tunegate.errors import TunegateError
@@ -30,3 +57,77 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
             raise data
         raise RuntimeError(f"flow run {state.name}: {data}") from data
     return state.is_completed(), data
+
+
+def start_ephemeral_server() -> Any:
+    """Start Prefect's ephemeral API from this (main) thread so it dies with this process; None when
+    a server is configured (PREFECT_API_URL) or ephemeral mode is off.
+
+    Prefect starts the same server on the first client it needs; it reuses the one started here.
+    """
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ALLOW_EPHEMERAL_MODE
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_ALLOW_EPHEMERAL_MODE.value():
+        return None
+    from prefect.server.api import server as prefect_server
+
+    prefect_server.subprocess = _DyingWithParent()  # type: ignore[assignment]
+    server = prefect_server.SubprocessASGIServer()
+    server.start()
+    return server
+
+
+class _DyingWithParent:
+    """`subprocess` as Prefect's server module sees it: each Popen dies with this process (Linux)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    @staticmethod
+    def Popen(*args: Any, **kwargs: Any) -> subprocess.Popen[Any]:  # noqa: N802 (subprocess's name)
+        if sys.platform.startswith("linux") and "preexec_fn" not in kwargs:
+            kwargs["preexec_fn"] = _parent_death_signal()
+        return subprocess.Popen(*args, **kwargs)
+
+
+def _parent_death_signal() -> Callable[[], None]:
+    """A preexec_fn for a child that gets SIGTERM when this process dies.
+
+    The kernel ties the signal to the thread that forked, so the server is started from the main
+    thread (which lives as long as the process). If this process died before the child set it up,
+    the child exits at once rather than run as an orphan.
+    """
+    import signal
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
+    parent = os.getpid()
+
+    def set_up() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return set_up
+
+
+def _end_runs_killed(spec_path: Any) -> None:
+    """End the RUNNING MLflow runs this process opened as KILLED (best effort: it is terminating)."""
+    if spec_path is None:
+        return
+    try:
+        from tunegate.spec.check import parse_spec
+        from tunegate.tracking.session import end_runs_of_process
+        from tunegate.tracking.store import open_client, resolve_tracking_uri, sqlite_path
+
+        spec = parse_spec(spec_path).spec
+        if spec is None:
+            return
+        uri = resolve_tracking_uri(spec, spec_path)
+        path = sqlite_path(uri)
+        if path is not None and not path.is_file():
+            return  # no store was created: no run to end
+        end_runs_of_process(open_client(uri), spec.tracking.experiment, socket.gethostname(), os.getpid(),
+                            "the command got SIGTERM; its flow run was stopped")
+    except Exception as exc:  # never let the cleanup hide the termination itself
+        print(f"tunegate: could not end the MLflow runs of this process: {type(exc).__name__}: {exc}",
+              file=sys.stderr)

@@ -23,11 +23,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.cli.paths import require_file, require_files
     from tunegate.flows.full_run import full_run
     from tunegate.fullrun import approved_report
     from tunegate.spec.check import parse_spec
 
-    approved_report(parse_spec(args.spec), args.report)  # refuse before any flow or process starts
+    parsed = parse_spec(args.spec)
+    require_files(parsed.require(), "data.train", "data.validation")
+    if args.report:
+        require_file(args.report, "--report")
+    approved_report(parsed, args.report)  # refuse before any flow or process starts
     completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report, resume=args.resume)
     summary = {k: data.get(k) for k in ("status", "reason", "final_train_loss", "val_loss", "adapter_dir")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")

@@ -31,9 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.dataset import validate_dataset
+    from tunegate.pathguard import shown
 
-    # Each file is its own "role", so stats and duplicate detection stay per file.
-    result = validate_dataset({name: Path(name) for name in args.files}, cap=args.max_findings)
+    # Each file is its own "role", so stats and duplicate detection stay per file; the role is the
+    # name as it can be printed (a file name need not be UTF-8, nor free of newlines).
+    result = validate_dataset({shown(name): Path(name) for name in args.files}, cap=args.max_findings)
     counts = {sev: sum(n for code, n in result.totals_by_code.items() if _severity(result, code) == sev)
               for sev in ("error", "warning")}
     failed = counts["error"] > 0 or (args.strict and counts["warning"] > 0)

@@ -3,17 +3,23 @@
     tunegate check examples/quickstart.yaml
 
 Exit codes: 0 approved (or the command succeeded), 1 rejected, 2 usage error (bad flags, an
-unreadable spec), 3 an internal error (a bug in tunegate: please report it).
+unreadable spec), 3 an internal error (a bug in tunegate: please report it), 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM: the command stops as for Ctrl-C, its MLflow runs end KILLED and
+the Prefect server it started stops; see `tunegate.cli.flow_runner`).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
 
-from tunegate.errors import EXIT_INTERNAL, TunegateError
+from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
+
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 # Subcommand modules under tunegate.cli, in the order `--help` lists them.
 COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
@@ -36,11 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = _raise_on_sigterm()
     try:
         return int(args.run(args))
     except TunegateError as exc:  # each class says what its exit code means (tunegate.errors)
         print(f"tunegate: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print("tunegate: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("tunegate: interrupted", file=sys.stderr)
         return 130
@@ -51,6 +61,20 @@ def main(argv: list[str] | None = None) -> int:
               "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it.",
               file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_on_sigterm() -> signal.Handlers | None:
+    """Make SIGTERM raise Terminated in the main thread; return the handler it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    return signal.signal(signal.SIGTERM, terminated)  # type: ignore[return-value]
 
 
 def _version() -> str:

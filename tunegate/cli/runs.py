@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -45,10 +46,15 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
     else:
         uri = resolve_tracking_uri(spec, args.spec)
     experiment = args.experiment or (spec.tracking.experiment if spec else "tunegate")
+    from tunegate.pathguard import refusal, shown
+
     path = sqlite_path(uri)
-    # Reading must never create an empty store as a side effect.
-    if path is not None and not path.is_file():
-        raise UsageError(f"no MLflow store at {path}; run a preflight or sweep first, or pass --tracking-uri")
+    # Reading must never create an empty store as a side effect, nor open a FIFO or a device.
+    if path is not None and refusal(path):
+        if not os.path.lexists(path):
+            raise UsageError(f"no MLflow store at {shown(path)}; run a preflight or sweep first, "
+                             "or pass --tracking-uri")
+        raise UsageError(f"cannot read the MLflow store: {refusal(path)}")
     return uri, experiment
 
 

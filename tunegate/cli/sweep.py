@@ -23,10 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.cli.paths import require_files
     from tunegate.flows.sweep import sweep
     from tunegate.spec.check import load_spec
 
-    load_spec(args.spec)  # an invalid spec is a usage error before Prefect starts
+    # An invalid spec, or a data path that is not a file, is a usage error before Prefect starts.
+    require_files(load_spec(args.spec), "data.train", "data.validation")
     completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

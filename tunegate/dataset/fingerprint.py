@@ -11,11 +11,17 @@ version). Records of any format are hashed in the chat form every stage reads
 its `tunegate convert` output have the same digest. MLflow's own dataset digest hashes only the
 first 10,000 rows of string and number
 columns (mlflow/mlflow#11560), so the frozen-validation rule relies on this one instead.
+
+Numbers are hashed without loss: the readers hand on a number a double cannot hold (an integer
+beyond 64 bits, a decimal past 17 digits, an underflow) as a `Decimal`, written here as its exact
+value (integers as their digits, others as `d.ddd...e<exp>`). Every other number is written as
+orjson writes it, so digests of ordinary data are what they always were.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +29,8 @@ import orjson
 from pydantic import BaseModel, Field
 
 from tunegate.dataset.records import iter_canonical
+from tunegate.errors import UnreadableRecord
+from tunegate.pathguard import shown
 
 ALGORITHM = "sha256-canonical-jsonl"
 
@@ -39,12 +47,33 @@ class Fingerprint(BaseModel):
 def canonical_bytes(record: dict[str, Any]) -> bytes:
     """One record as canonical JSON: sorted keys, compact separators, UTF-8, no newline."""
     try:
-        return orjson.dumps(record, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(record, default=exact_number, option=orjson.OPT_SORT_KEYS)
     except TypeError:
-        # orjson refuses integers beyond 64 bits and lone surrogates, which a lenient reader may
-        # have let through; the standard library writes both, so the digest still covers them.
+        pass
+    # orjson refuses lone surrogates and nesting past 254 levels, which a lenient reader may let
+    # through; the standard library writes both, so the digest still covers them.
+    try:
         text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return text.encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError, RecursionError):  # exact numbers (Decimal) past 254 levels, or ~990 levels
+        raise UnreadableRecord("a record nests too deep to be fingerprinted") from None
+    return text.encode("utf-8", "surrogatepass")
+
+
+def exact_number(value: Any) -> orjson.Fragment:
+    """A Decimal from the readers, written as its exact value (orjson's `default=` for records)."""
+    if not isinstance(value, Decimal):
+        raise TypeError(f"{type(value).__name__} is not JSON")
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):  # NaN or Infinity: JSON has neither, and no reader makes them
+        raise TypeError("not a finite number")
+    while len(digits) > 1 and digits[-1] == 0:
+        digits, exponent = digits[:-1], exponent + 1
+    text = "".join(map(str, digits))
+    if exponent >= 0:  # an integer
+        text = (text + "0" * exponent) if text != "0" else "0"
+    else:
+        text = f"{text[0]}.{text[1:] or '0'}e{exponent + len(text) - 1}"
+    return orjson.Fragment(("-" if sign else "") + text)
 
 
 class SplitDigest:
@@ -101,7 +130,7 @@ class FingerprintObserver:
     def finish(self, role: str) -> None:
         digest = self._digests.pop(role, None) or SplitDigest()
         file = self.files.get(role)
-        self.sink[role] = digest.result(str(file) if file is not None else None).model_dump()
+        self.sink[role] = digest.result(shown(file) if file is not None else None).model_dump()
 
 
 class CanonicalPart:
@@ -129,4 +158,4 @@ def fingerprint_file(path: Path) -> Fingerprint:
     digest = SplitDigest()
     for _, _, record in iter_canonical(path, strict=True):
         digest.add(record)
-    return digest.result(str(path))
+    return digest.result(shown(path))

@@ -217,13 +217,39 @@ def _walk(text: str, pos: int, found: list[tuple[str, int]]) -> int:
 
 def deeper_than(value: Any, limit: int) -> bool:
     """Whether `value` nests containers more than `limit` levels deep (iterative, stops early)."""
-    stack = [(value, 1)]
+    return nesting(value, limit)[0]
+
+
+def nesting(value: Any, limit: int) -> tuple[bool, bool]:
+    """(nests containers more than `limit` levels deep, holds a float): one iterative walk.
+
+    A float is where orjson may have rounded a number (see `records.exact_record`).
+    """
+    stack, floats = [(value, 1)], False
     while stack:
         item, depth = stack.pop()
         if depth > limit:
-            return True
-        children = item.values() if type(item) is dict else item
-        stack.extend((v, depth + 1) for v in children if type(v) in (dict, list))
+            return True, floats
+        for v in (item.values() if type(item) is dict else item):
+            kind = type(v)
+            if kind is dict or kind is list:
+                stack.append((v, depth + 1))
+            elif kind is float:
+                floats = True
+    return False, floats
+
+
+def has_float(value: Any) -> bool:
+    """Whether `value` holds a float anywhere (iterative; stops at the first)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        for v in (item.values() if type(item) is dict else item):
+            kind = type(v)
+            if kind is float:
+                return True
+            if kind is dict or kind is list:
+                stack.append(v)
     return False
 
 

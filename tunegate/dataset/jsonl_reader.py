@@ -13,14 +13,15 @@ What it decides (documented in docs/checks.md, "Dataset"):
 - gzip is recognised by its magic bytes (1f 8b), whatever the file's name, and streamed. A UTF-8 BOM
   is an error (TG244: the JSON Lines spec forbids it and `json.loads` on text fails on it) but the
   rest of the file is still checked. UTF-16/32 and other compressions are named (TG245).
+- Two things stop the read of a gzip stream, said so at their line: inflating like a
+  decompression bomb (TG247, `tunegate.dataset.inflate`) and a run of more than MAX_BLANK_RUN
+  blank lines (TG248). Neither is a dataset, and either could hold the gate for hours.
 - Parsing is orjson's, which is strict: NaN/Infinity, numbers that overflow a double, lone
   surrogates, invalid UTF-8 and control characters are all rejected. Diagnosing a bad line (slow
   path, only for lines that fail) lives in `tunegate.dataset.json_line`.
 """
 from __future__ import annotations
 
-import gzip
-import io
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,11 +30,14 @@ from typing import BinaryIO
 import orjson
 
 from tunegate.dataset import containers, json_array, parquet_rows
+from tunegate.dataset.inflate import MAX_RATIO
 from tunegate.dataset.json_line import diagnose, non_object
-from tunegate.dataset.records import BOM, GZIP_MAGIC, MAX_LINE_BYTES, is_json_name, unreadable
+from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, is_json_name, open_data
+from tunegate.errors import DecompressionBomb, UsageError
+from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
 
-_BUFFER = 1 << 20
+_BUFFER = 1 << 20  # the piece a huge line is drained in
 _BLANK = b" \t\r\n"
 # Magic numbers of formats that are not UTF-8 JSONL, and what to tell the user.
 _FOREIGN = [
@@ -53,7 +57,7 @@ class JsonlReader:
 
     def __init__(self, path: Path, out: FindingCollector, max_line_bytes: int = MAX_LINE_BYTES):
         self.path = Path(path)
-        self.file = str(path)
+        self.file = shown(path)
         self.out = out
         self.max_line_bytes = max_line_bytes
         self.lines = self.blank_lines = self.records_seen = 0
@@ -86,14 +90,16 @@ class JsonlReader:
                 yield from self._scan(stream)
         finally:
             stream.close()
-            self._raw.close()
         self._report_emptiness()
 
     def _scan(self, stream: BinaryIO) -> Iterator[tuple[int, int, bytes, dict]]:
         # The hot loop: per line one readline, one orjson call and a type check; counters are
         # locals, written back once at the end.
         readline, loads, limit = stream.readline, orjson.loads, self.max_line_bytes + 1
-        n = index = blank = 0
+        n = index = blank = last_blank = run_start = 0
+        # Only an inflated stream can hold an endless blank run cheaply (a few KB on disk); a plain
+        # file's size bounds the work, and it may be read in parts that must agree with one read.
+        blank_limit = MAX_BLANK_RUN if self.gzip else 1 << 62
         bounded, budget = self.budget is not None, self.budget or 0
         first = self.holds_first_record
         try:
@@ -113,6 +119,11 @@ class JsonlReader:
                 except orjson.JSONDecodeError as exc:
                     if not raw.strip(_BLANK):
                         blank += 1
+                        run_start = run_start if last_blank == n - 1 else n
+                        last_blank = n
+                        if n - run_start >= blank_limit:
+                            self._report_blank_run(run_start)
+                            break
                         continue
                     if index == 0 and first and _starts_document(raw):
                         self._report_document_file(raw, n)  # every further line would be noise
@@ -128,6 +139,11 @@ class JsonlReader:
                     # an empty list stands in for a later part's first line: the same TG227 message.
                     non_object(record if first or index or type(record) is not list else [], self, n, index)
                 index += 1
+        except DecompressionBomb as exc:
+            self.error("TG247", f"{exc}; reading stopped after line {n} ({exc.inflated:,} bytes inflated)",
+                       f"Check the file: `gzip -l FILE` shows its sizes. Real JSONL inflates 3-10x and even "
+                       f"a file of one record repeated stays under 400x; past {MAX_RATIO}x it is not data. "
+                       "If it is, store it uncompressed.", line=n + 1, column=1)
         except (OSError, EOFError, zlib.error) as exc:  # a corrupt gzip stream or a failing disk
             self.read_failed(n, exc)
         finally:
@@ -151,6 +167,13 @@ class JsonlReader:
                    "truncated to max_seq_len), and a missing newline between records looks the same.",
                    line=n, column=1, record=index)
         return size - limit  # bytes drained after the first piece
+
+    def _report_blank_run(self, start: int) -> None:
+        # The line is the finding's place (a part read by a worker has its lines shifted afterwards).
+        self.error("TG248", f"over {MAX_BLANK_RUN:,} blank lines in a row from here; reading stopped",
+                   "The file is padded or damaged (no writer leaves that many blank lines between records): "
+                   "regenerate it, or delete the run (`grep -v '^\\s*$' FILE`) if the records after it are real.",
+                   line=start, column=1)
 
     def _report_document_file(self, raw: bytes, n: int) -> None:
         if raw.lstrip(_BLANK).startswith(b"["):
@@ -176,36 +199,19 @@ class JsonlReader:
 
     def _open(self) -> BinaryIO | None:
         """Open the file (gzip or plain) positioned after any BOM; None when it cannot be read."""
-        problem = unreadable(self.path)
-        if problem:
-            self.error("TG240", f"cannot read the file: {problem}",
+        try:
+            stream, self.gzip = open_data(self.path)
+        except UsageError as exc:  # a folder, FIFO, device, symlink loop, missing file (pathguard)
+            self.error("TG240", f"cannot read the file: {exc}",
                        "Check the path (relative paths in a spec resolve against the spec's folder) "
                        "and the file's permissions.")
             return None
-        raw = None
-        try:
-            raw = open(self.path, "rb", buffering=_BUFFER)  # noqa: SIM115 (closed by records())
-            stream: BinaryIO = raw
-            if raw.peek(2)[:2] == GZIP_MAGIC:
-                self.gzip = True
-                # GzipFile never closes the file it wraps: `self._raw` is closed with the stream.
-                stream = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), _BUFFER)  # type: ignore[arg-type]
-        except OSError as exc:
-            if raw is not None:
-                raw.close()
-            self.error("TG240", f"cannot read the file: {exc.strerror or exc}",
-                       "Check the file's permissions.")
-            return None
-        self._raw = raw
-        started = self._check_start(stream)
-        if started is None:
-            raw.close()
-        return started
+        return self._check_start(stream)
 
     def _check_start(self, stream: BinaryIO) -> BinaryIO | None:
         try:
             head = stream.peek(6)[:6]  # type: ignore[attr-defined]
-        except (OSError, EOFError, zlib.error) as exc:
+        except (OSError, EOFError, zlib.error, DecompressionBomb) as exc:
             stream.close()
             self.error("TG246", f"the gzip stream is corrupt: {exc}", "Re-create the file; "
                        "`gzip -t FILE` tests it.", line=1, column=1)

@@ -13,24 +13,32 @@ the trainer) reads it here, so all of them see the same records at the same plac
 - every non-blank line takes a record index, also a line that does not parse (as in the strict
   reader, so `record` in a finding means the same everywhere);
 - a line over MAX_LINE_BYTES is skipped in bounded pieces, so memory stays bounded;
+- numbers are exact: orjson turns an integer beyond 64 bits, or a decimal with more digits than a
+  double holds, into a nearby float, so a record holding a float is re-read with such numbers as
+  `Decimal` (`exact_record`): an edit past float precision must change the digest;
 - a `.json` (or `.json.gz`) file that holds one array is read element by element, each at the line
   where it starts (`tunegate.dataset.json_array`); a parquet file (magic `PAR1`, any name) row by
   row, with line 0 and the row index as the record index (`tunegate.dataset.parquet_rows`).
 Records of any format (`tunegate.formats`) are seen as chats through `iter_chats`, the one
 conversion every later stage shares.
 Lines that are not one JSON object are skipped (the dataset stage has reported them) or, when
-`strict`, raise UnreadableRecord: a digest of half a file must never stand for all of it.
+`strict`, raise UnreadableRecord: a digest of half a file must never stand for all of it. Two
+things stop the read of a gzip stream in either mode, as they stop the dataset stage: inflating
+like a decompression bomb (DecompressionBomb, `tunegate.dataset.inflate`) and more than
+MAX_BLANK_RUN blank lines in a row (UnreadableRecord): neither is a dataset, and either could
+hold the reader for hours.
 """
 from __future__ import annotations
 
-import gzip
 import io
+import json
 import os
 import random
-import stat
+import re
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -38,7 +46,10 @@ import orjson
 
 from tunegate import formats
 from tunegate.dataset import json_array, parquet_rows
-from tunegate.errors import BrokenContainer, UnreadableRecord, UsageError
+from tunegate.dataset.inflate import Inflated
+from tunegate.dataset.json_line import has_float
+from tunegate.errors import BrokenContainer, NumberOutOfRange, UnreadableRecord, UsageError
+from tunegate.pathguard import open_regular, refusal, shown
 
 # 64 MiB: a 1M-token record is 4-8 MB of UTF-8 and real long documents run past 4 MiB, so this
 # leaves 8x headroom over the longest contexts while bounding memory (a parsed line takes about 3x
@@ -48,39 +59,44 @@ GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 _BUFFER = 1 << 20
 _BLANK = b" \t\r\n"
+# No writer puts 10,000 blank lines in a row between records: in a gzip stream such a run is a
+# bomb (8 GiB of newlines in a few MB took lint past 120 s), so the read stops there (TG248).
+MAX_BLANK_RUN = 10_000
+_INT64_DIGITS = 18  # every integer of up to 18 digits fits orjson's 64-bit range
+# A JSON number whose exponent has 19 digits or more: past Decimal's limit (10^18).
+_HUGE_EXPONENT = re.compile(rb"-?\d+(?:\.\d+)?[eE][-+]?0*[1-9]\d{18,}")
 
 
 def unreadable(path: Path) -> str | None:
     """Why `path` cannot be read as a data file, or None when it can be opened.
 
-    The one guard every command shares: a folder, a FIFO (which would block a read forever), a
-    device such as /dev/zero (an endless stream) or a socket is refused before it is opened.
+    The one guard every command shares (`tunegate.pathguard`): a folder, a FIFO (which would
+    block a read forever), a device such as /dev/zero (an endless stream), a socket or a symlink
+    loop is refused before it is opened.
     """
+    return refusal(path)
+
+
+def open_data(path: Path) -> tuple[BinaryIO, bool]:
+    """The file's bytes, inflated when it is gzip (bounded, see `inflate`), and whether it was gzip.
+
+    Raises UsageError when the path is not a regular file or cannot be opened.
+    """
+    raw = open_regular(path, buffering=_BUFFER)
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return f"{path} does not exist"
-    except OSError as exc:  # a symlink loop, a permission on a parent folder, a name too long
-        return f"{path}: {exc.strerror or exc}"
-    if stat.S_ISDIR(st.st_mode):
-        return f"{path} is a folder, not a data file"
-    if not stat.S_ISREG(st.st_mode):
-        return f"{path} is not a regular file (a device, pipe or socket)"
-    return None
+        if raw.peek(2)[:2] == GZIP_MAGIC:  # type: ignore[attr-defined]
+            return io.BufferedReader(Inflated(raw, shown(path)), _BUFFER), True  # type: ignore[arg-type]
+    except OSError as exc:
+        raw.close()
+        raise UsageError(f"cannot read {shown(path)}: {exc.strerror or exc}") from None
+    return raw, False
 
 
 def open_stream(path: Path) -> BinaryIO:
     """The file's bytes, decompressed when it is gzip, positioned after a BOM; UsageError when unreadable."""
-    problem = unreadable(path)
-    if problem:
-        raise UsageError(f"file not found: {path}" if not os.path.lexists(path) else problem)
-    try:
-        raw = open(path, "rb", buffering=_BUFFER)  # noqa: SIM115 (the caller closes the stream)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    stream: BinaryIO = raw
-    if raw.peek(2)[:2] == GZIP_MAGIC:
-        stream = io.BufferedReader(_ClosingGzip(raw), _BUFFER)  # type: ignore[arg-type]
+    if not os.path.lexists(path):
+        raise UsageError(f"file not found: {shown(path)}")
+    stream, _ = open_data(Path(path))
     try:
         if stream.peek(3)[:3] == BOM:  # type: ignore[attr-defined]
             stream.read(len(BOM))
@@ -89,18 +105,39 @@ def open_stream(path: Path) -> BinaryIO:
     return stream
 
 
-class _ClosingGzip(gzip.GzipFile):
-    """A GzipFile that closes the file it wraps (gzip.GzipFile(fileobj=...) leaves it open)."""
+def exact_record(raw: bytes, record: dict[str, Any]) -> dict[str, Any]:
+    """`record` with every number exact: the line re-read, numbers a double cannot hold as Decimal.
 
-    def __init__(self, raw: BinaryIO):
-        super().__init__(fileobj=raw, mode="rb")
-        self._wrapped = raw
+    Only for records that hold a float (orjson gives every inexact number as one); a line the
+    standard library cannot follow (deeper than ~990 levels) keeps orjson's reading. Raises
+    NumberOutOfRange for a number whose exponent no Decimal holds (orjson reads it as 0.0, so an
+    edit to it would leave the digest unchanged): no real record holds one, and it is not hashed.
+    """
+    try:
+        return json.loads(raw, parse_int=_exact_int, parse_float=_exact_float)  # type: ignore[no-any-return]
+    except (ValueError, RecursionError):
+        return record
+    except InvalidOperation:
+        raise NumberOutOfRange(_out_of_range(raw)) from None
 
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._wrapped.close()
+
+def _out_of_range(raw: bytes) -> str:
+    """The first number of `raw` whose exponent has more than 18 digits."""
+    found = _HUGE_EXPONENT.search(raw)
+    return found.group().decode("ascii") if found else "?"
+
+
+def _exact_int(text: str) -> int | Decimal:
+    if len(text.lstrip("-")) <= _INT64_DIGITS:
+        return int(text)
+    value = Decimal(text)
+    return int(text) if -(1 << 63) <= value < (1 << 64) else value  # orjson's range stays an int
+
+
+def _exact_float(text: str) -> float | Decimal:
+    value = float(text)
+    # A decimal that a double holds exactly enough reads back as itself from the double's repr.
+    return value if Decimal(repr(value)) == Decimal(text) else Decimal(text)
 
 
 def iter_records(path: Path, *, strict: bool = False,
@@ -108,12 +145,20 @@ def iter_records(path: Path, *, strict: bool = False,
     """Yield `(line, index, record)` for every JSON-object line: 1-based physical line, 0-based index.
 
     Raises UsageError when the file cannot be opened; when `strict`, UnreadableRecord at the first
-    line that is not one JSON object, is too long, or where a gzip stream breaks off.
+    line that is not one JSON object, is too long, or where a gzip stream breaks off. In either
+    mode DecompressionBomb for a gzip bomb and UnreadableRecord past MAX_BLANK_RUN blank lines.
     """
     with open_stream(Path(path)) as stream:
-        if stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+        try:
+            parquet = stream.peek(4)[:4] == parquet_rows.MAGIC  # type: ignore[attr-defined]
+            array = not parquet and is_json_name(Path(path)) and json_array.starts_array(stream)
+        except (OSError, EOFError, zlib.error) as exc:  # a gzip stream that breaks off in its header
+            if strict:
+                raise UnreadableRecord(f"{shown(path)}:1: cannot read: {exc}") from None
+            return
+        if parquet:
             yield from _parquet_records(Path(path), strict)
-        elif is_json_name(Path(path)) and json_array.starts_array(stream):
+        elif array:
             yield from _array_records(stream, Path(path), strict, max_line_bytes)
         else:
             yield from _jsonl_records(stream, Path(path), strict, max_line_bytes)
@@ -131,7 +176,7 @@ def _parquet_records(path: Path, strict: bool) -> Iterator[tuple[int, int, dict[
             yield 0, index, row
     except BrokenContainer as exc:
         if strict:
-            raise UnreadableRecord(f"{path}: not a readable parquet file: {exc}") from None
+            raise UnreadableRecord(f"{shown(path)}: not a readable parquet file: {exc}") from None
 
 
 def _array_records(stream: BinaryIO, path: Path, strict: bool,
@@ -139,22 +184,25 @@ def _array_records(stream: BinaryIO, path: Path, strict: bool,
     index = 0
     try:
         for line, _, text in json_array.elements(stream, max_chars):
-            record = _parse(text.encode("utf-8", "surrogatepass"), path, line, strict)
+            record = _parse(text.encode("utf-8", "surrogatepass"), shown(path), line, strict)
             if record is not None:
                 yield line, index, record
             index += 1
     except BrokenContainer as exc:
         if strict:
-            raise UnreadableRecord(f"{path}:{exc.line}: {exc}") from None
+            raise UnreadableRecord(f"{shown(path)}:{exc.line}: {exc}") from None
     except (OSError, EOFError, zlib.error) as exc:
         if strict:
-            raise UnreadableRecord(f"{path}: cannot read further: {exc}") from None
+            raise UnreadableRecord(f"{shown(path)}: cannot read further: {exc}") from None
 
 
 def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
                    max_line_bytes: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
     limit = max_line_bytes + 1
-    line = index = 0
+    line = index = last_blank = run_start = 0
+    name = shown(path)
+    # As in the dataset stage: the blank run is bounded in an inflated stream only.
+    blank_limit = MAX_BLANK_RUN if isinstance(getattr(stream, "raw", None), Inflated) else 1 << 62
     readline = stream.readline
     try:
         while True:
@@ -166,18 +214,23 @@ def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
                 del raw  # up to 64 MiB: let it go before draining the rest of the line
                 _skip_rest(readline)
                 if strict:
-                    raise UnreadableRecord(f"{path}:{line}: the line is over {max_line_bytes:,} bytes")
+                    raise UnreadableRecord(f"{name}:{line}: the line is over {max_line_bytes:,} bytes")
                 index += 1
                 continue
             if not raw.strip(_BLANK):
+                run_start = run_start if last_blank == line - 1 else line
+                last_blank = line
+                if line - run_start >= blank_limit:
+                    raise UnreadableRecord(f"{name}:{run_start}: over {MAX_BLANK_RUN:,} blank lines in a row; "
+                                           "the file is padded or damaged")
                 continue
-            record = _parse(raw, path, line, strict)
+            record = _parse(raw, name, line, strict)
             if record is not None:
                 yield line, index, record
             index += 1
     except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
         if strict:
-            raise UnreadableRecord(f"{path}:{line + 1}: cannot read further: {exc}") from None
+            raise UnreadableRecord(f"{name}:{line + 1}: cannot read further: {exc}") from None
 
 
 def _skip_rest(readline: Any) -> None:
@@ -187,18 +240,23 @@ def _skip_rest(readline: Any) -> None:
             return
 
 
-def _parse(raw: bytes, path: Path, line: int, strict: bool) -> dict[str, Any] | None:
+def _parse(raw: bytes, name: str, line: int, strict: bool) -> dict[str, Any] | None:
     try:
         record = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         if strict:
-            raise UnreadableRecord(f"{path}:{line}: not valid JSON ({exc})") from None
+            raise UnreadableRecord(f"{name}:{line}: not valid JSON ({exc})") from None
         return None
     if type(record) is not dict:
         if strict:
-            raise UnreadableRecord(f"{path}:{line}: a record must be a JSON object, got {type(record).__name__}")
+            raise UnreadableRecord(f"{name}:{line}: a record must be a JSON object, got {type(record).__name__}")
         return None
-    return record
+    try:
+        return exact_record(raw, record) if has_float(record) else record
+    except NumberOutOfRange as exc:
+        if strict:
+            raise NumberOutOfRange(exc.text, f"{name}:{line}: ") from None
+        return None
 
 
 def iter_canonical(path: Path, fmt: str = "auto", *,

@@ -110,6 +110,9 @@ class RepeatedRecords:
             self.duplicates += 1
             if self.on_repeat is not None:
                 self.on_repeat(line)
+            if self.out.full("TG210"):  # past the cap: count, do not explain (10M repeats show 20)
+                self.out.count("TG210", "warning")
+                return
             self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
                          "Drop the repeat: duplicates weigh those examples double in training.",
                          file=self.file, line=line, column=1, record=index)

@@ -26,11 +26,13 @@ from xxhash import xxh3_64_intdigest
 from tunegate import formats
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
-from tunegate.dataset.json_line import deeper_than, repeated_key_columns, repeated_keys
+from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
 from tunegate.dataset.parallel import Workers, worker_count
+from tunegate.dataset.records import exact_record
 from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
+from tunegate.errors import NumberOutOfRange
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
 from tunegate.stage import GateContext, RecordObserver
@@ -136,7 +138,7 @@ class RecordChecks:
         self.repeats = repeats if repeats is not None else RepeatedRecords(out, file, on_repeat)
 
     def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:
-        """Check one record; the record as later stages see it, None when it is too deep to hand on."""
+        """Check one record; the record as later stages see it (numbers exact), None when it is too deep."""
         if self.file_format.format != "messages" or "messages" not in record:  # the hot path skips this
             fmt, own = self.file_format.of(record, line)
             if fmt != "messages" or own != "messages":
@@ -144,10 +146,16 @@ class RecordChecks:
         msgs = record.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
         extra_keys = bool(shape) and sum(map(len, msgs)) != 2 * len(msgs)
-        # Only extra keys can nest (a message is role + content strings): look only then.
-        if (not shape or len(record) > 1 or extra_keys) and deeper_than(record, MAX_DEPTH):
-            self._too_deep(line, index)
-            return None
+        # Only extra keys can nest or hold numbers (a message is role + content strings): look only then.
+        if not shape or len(record) > 1 or extra_keys:
+            too_deep, floats = nesting(record, MAX_DEPTH)
+            if too_deep:
+                self._too_deep(line, index)
+                return None
+            if floats:  # orjson may have rounded a number the digest must see exactly
+                record = self._exact(raw, record, line, index)
+                if record is None:
+                    return None
         # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
         # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
         # braces in its text is searched.
@@ -166,10 +174,14 @@ class RecordChecks:
     def _other_format(self, line: int, index: int, raw: bytes, record: dict, fmt: str | None,
                       own: str | None) -> dict | None:
         """A record the messages fast path does not cover: another format, a mix, or none."""
-        keys, strings, deep = _shape(record)
+        keys, strings, deep, floats = _shape(record)
         if deep:
             self._too_deep(line, index)
             return None
+        if floats:  # orjson may have rounded a number the digest must see exactly
+            record = self._exact(raw, record, line, index)
+            if record is None:
+                return None
         seen = formats.canonical(record, fmt, own)
         msgs = seen.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
@@ -220,6 +232,18 @@ class RecordChecks:
                          "keep only the last value (some keep the first)", "Delete or rename one of the two keys.",
                          file=self.file, line=line, column=column, record=index)
 
+    def _exact(self, raw: bytes, record: dict, line: int, index: int) -> dict | None:
+        """The record with exact numbers, or None (TG223) when one is past any range."""
+        try:
+            return exact_record(raw, record)
+        except NumberOutOfRange as exc:
+            at = raw.find(exc.text.encode("ascii"))
+            self.out.add("TG223", "error", f"{exc}: every reader takes it for 0.0 or infinity, so an edit "
+                         "to it would go unseen", "Write the number with an exponent of at most 18 digits "
+                         "(e.g. 0 or 1e-300), or as a string. It is not passed to later checks.", file=self.file,
+                         line=line, column=len(raw[:max(at, 0)].decode("utf-8", "replace")) + 1, record=index)
+            return None
+
     def _too_deep(self, line: int, index: int) -> None:
         self.out.add("TG224", "error", f"record nests more than {MAX_DEPTH} levels deep", "No chat record "
                      "nests that deep (a message is 3 levels); the line is corrupt or adversarial. Flatten "
@@ -227,16 +251,17 @@ class RecordChecks:
                      record=index)
 
 
-def _shape(record: dict) -> tuple[int, int, bool]:
+def _shape(record: dict) -> tuple[int, int, bool, bool]:
     """Keys and string values anywhere in a record (exact, so the repeated-key test stays cheap),
-    and whether it nests deeper than MAX_DEPTH; one walk for all three."""
+    whether it nests deeper than MAX_DEPTH and whether it holds a float; one walk for all four."""
     keys = strings = 0
+    floats = False
     stack = [(record, 1)]
     push = stack.append
     while stack:
         item, depth = stack.pop()
         if depth > MAX_DEPTH:
-            return keys, strings, True
+            return keys, strings, True, floats
         if type(item) is dict:
             keys += len(item)
             item = item.values()
@@ -246,7 +271,9 @@ def _shape(record: dict) -> tuple[int, int, bool]:
                 strings += 1
             elif kind is dict or kind is list:
                 push((v, depth + 1))
-    return keys, strings, False
+            elif kind is float:
+                floats = True
+    return keys, strings, False, floats
 
 
 def _shallow_counts(record: dict, msgs: Any) -> tuple[int, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tunegate.errors import UsageError, YamlSyntaxError
+from tunegate.pathguard import read_regular, shown
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec import imported, yaml_loader
 from tunegate.spec.digest import digest_bytes
@@ -26,6 +28,9 @@ from tunegate.spec.model import Spec
 from tunegate.spec.rules import check_rules
 
 STAGE = "spec"
+# 1 MiB: a real spec is a few KB (the largest sweep we ship is under 4 KB). Anything bigger is not
+# a config, and PyYAML needs ~0.7 s per MiB, so a 100 MB file would hold the gate for a minute.
+MAX_SPEC_BYTES = 1 << 20
 
 
 class ParsedSpec(BaseModel):
@@ -68,9 +73,24 @@ def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None) -> Pars
     if kind is not None and kind not in imported.KINDS:
         raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(imported.KINDS)}")
     raw = _read_bytes(Path(path))
+    if len(raw) > MAX_SPEC_BYTES:
+        return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=_too_large(Path(path)))
     result, spec, data = _validate_text(Path(path), _decode(Path(path), raw), cap, kind)
     return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=result, spec=spec,
                       raw=data if isinstance(data, dict) else None, kind=result.stats.get("kind", "tunegate"))
+
+
+def _too_large(path: Path) -> StageResult:
+    """TG133, without parsing: the file is not read past the limit."""
+    out = FindingCollector(STAGE)
+    try:
+        size = f"{path.stat().st_size / (1 << 20):,.1f} MiB"
+    except OSError:
+        size = "larger than that"
+    out.add("TG133", "error", f"the spec is {size}, over the {MAX_SPEC_BYTES >> 20} MiB a spec may be",
+            "A spec is a short config; keep data in the files data.train and data.validation name. "
+            "Is this the right file?", file=shown(path), line=1, column=1)
+    return out.result(0.0)
 
 
 # pydantic error type -> our code; every type not listed is a plain wrong-type error (TG102).
@@ -95,31 +115,35 @@ def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None
 def _validate_text(path: Path, text: str, cap: int, kind: str | None = None) -> tuple[StageResult, Spec | None, Any]:
     start = time.perf_counter()
     out = FindingCollector(STAGE, cap)
-    shown = str(path)
+    where = shown(path)
     try:
         located = yaml_loader.load(text)
     except YamlSyntaxError as exc:
-        out.add("TG106", "error", f"the spec is not valid YAML: {exc}",
-                "Fix the YAML syntax at this place (indentation, an unclosed bracket or quote).",
-                file=shown, line=exc.line, column=exc.column)
+        what = "the spec is not valid YAML: " if exc.code == "TG106" else ""
+        out.add(exc.code, "error", f"{what}{exc}", _YAML_HINTS[exc.code],
+                file=where, line=exc.line, column=exc.column)
         return out.result(time.perf_counter() - start), None, None
+    for problem in located.refused:
+        out.add("TG130", "error", f"{problem.message}; a spec holds only strings, numbers, booleans, null, "
+                "lists and mappings", "Remove the tag (`!!...` or `!...`) and write the plain value.",
+                file=where, line=problem.line, column=problem.column, key=problem.key or None)
     for key, line, col, first in located.duplicates:
         out.add("TG105", "error", f"key '{key}' is written twice (first on line {first}); YAML would "
                 "silently keep the last value", "Delete one of the two lines.",
-                file=shown, line=line, column=col, key=key)
+                file=where, line=line, column=col, key=key)
     if not isinstance(located.data, dict):
         got = "empty" if located.data is None else f"a {type(located.data).__name__}"
         out.add("TG113", "error", f"the spec must be a mapping of sections (model, data, lora, training, "
-                f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=shown, line=1, column=1)
+                f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=where, line=1, column=1)
         return out.result(time.perf_counter() - start), None, located.data
     kind = kind or imported.detect_kind(located.data)
-    mapped = imported.import_config(kind, located, shown, path.resolve().parent) if kind != "tunegate" else None
+    mapped = imported.import_config(kind, located, where, path.resolve().parent) if kind != "tunegate" else None
     if mapped is None:
-        spec = _check_spec(located, shown, path, out)
+        spec = _check_spec(located, where, path, out)
     else:  # an axolotl or TRL config: check the mapped spec, then name the original keys
         out.extend(mapped.findings)
         inner = FindingCollector(STAGE, cap)
-        spec = _check_spec(mapped.located, shown, path, inner)
+        spec = _check_spec(mapped.located, where, path, inner)
         out.extend([t for f in inner.kept if (t := imported.translate(f, mapped)) is not None])
     out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
     stats = {"keys_written": len(located.places), "kind": kind}
@@ -128,11 +152,12 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None) -> 
     return result, (spec if result.status == "passed" else None), data
 
 
-def _check_spec(located: yaml_loader.Located, shown: str, path: Path, out: FindingCollector) -> Spec | None:
+def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: FindingCollector) -> Spec | None:
     """Validate the mapping, then the cross-field rules; every problem into `out`."""
     spec, bad = _validate(located.data)
     for err in bad:
-        _add_pydantic_error(out, err, located, shown)
+        if not _under(err["loc"], located.refused):  # a refused value already has its finding
+            _add_pydantic_error(out, err, located, where)
     if spec is None and bad:
         # Report the cross-field rules too: validate again with the broken keys left at their
         # defaults, and keep only rule findings about keys that were not themselves broken.
@@ -140,8 +165,22 @@ def _check_spec(located: yaml_loader.Located, shown: str, path: Path, out: Findi
     broken = {".".join(map(str, e["loc"])) for e in bad}
     if spec is not None:
         spec = spec.resolve_paths(path.resolve().parent)
-        out.extend([f for f in check_rules(spec, located, shown) if f.key not in broken])
+        out.extend([f for f in check_rules(spec, located, where) if f.key not in broken])
     return spec
+
+
+_YAML_HINTS = {
+    "TG106": "Fix the YAML syntax at this place (indentation, an unclosed bracket or quote).",
+    "TG131": f"No spec nests that deep (a sweep override is 5 levels); flatten it to at most "
+             f"{yaml_loader.MAX_DEPTH} levels and check that no alias (*name) sits inside its own anchor.",
+    "TG132": f"Write the values out, or use fewer aliases: a spec may expand to at most "
+             f"{yaml_loader.MAX_NODES:,} values. A few lines of nested aliases can stand for billions.",
+}
+
+
+def _under(loc: tuple[Any, ...], refused: list[yaml_loader.TagProblem]) -> bool:
+    key = ".".join(map(str, loc))
+    return any(p.key == key or key.startswith(p.key + ".") or not p.key for p in refused)
 
 
 def _validate(data: dict[str, Any]) -> tuple[Spec | None, list[dict[str, Any]]]:
@@ -171,25 +210,24 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The spec's bytes, at most one past MAX_SPEC_BYTES; UsageError for what is not a regular file."""
+    if not os.path.lexists(path):
+        raise UsageError(f"spec file not found: {shown(path)}")
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"spec file not found: {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"spec path is a folder, not a file: {path}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read spec {path}: {exc.strerror}") from None
+        return read_regular(path, MAX_SPEC_BYTES + 1)
+    except UsageError as exc:
+        raise UsageError(f"cannot read the spec: {exc}") from None
 
 
 def _decode(path: Path, raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"spec {path} is not UTF-8 text (bad byte at offset {exc.start})") from None
+        raise UsageError(f"spec {shown(path)} is not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
 def _add_pydantic_error(out: FindingCollector, err: dict[str, Any], located: yaml_loader.Located,
-                        shown: str) -> None:
+                        where: str) -> None:
     loc = [str(p) for p in err["loc"]]
     key = ".".join(loc)
     line, col = located.place(key) or (None, None)
@@ -199,13 +237,13 @@ def _add_pydantic_error(out: FindingCollector, err: dict[str, Any], located: yam
         parent, name = loc[:-1], loc[-1]
         allowed = sorted(_fields_at(parent))
         close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-        where = ".".join(parent) or "the top level"
-        hint = (f"Did you mean '{close[0]}'? " if close else "") + f"Keys allowed in {where}: {', '.join(allowed)}."
-        out.add(code, "error", f"unknown key '{key}'", hint, file=shown, line=line, column=col, key=key)
+        section = ".".join(parent) or "the top level"
+        hint = (f"Did you mean '{close[0]}'? " if close else "") + f"Keys allowed in {section}: {', '.join(allowed)}."
+        out.add(code, "error", f"unknown key '{key}'", hint, file=where, line=line, column=col, key=key)
         return
     if code == "TG104":
         out.add(code, "error", f"required key '{key}' is missing",
-                f"Add '{key}' ({_description(loc)}).", file=shown, line=line, column=col, key=key)
+                f"Add '{key}' ({_description(loc)}).", file=where, line=line, column=col, key=key)
         return
     if code == "TG107" or (isinstance(value, float) and not math.isfinite(value)):
         code = "TG107"
@@ -213,7 +251,7 @@ def _add_pydantic_error(out: FindingCollector, err: dict[str, Any], located: yam
     else:
         msg = f"{key}: {err['msg'].lower()}, got {value!r}"
     hint = _strict_hint(err["type"], key, value) or _fix(loc, key)
-    out.add(code, "error", msg, hint, file=shown, line=line, column=col, key=key)
+    out.add(code, "error", msg, hint, file=where, line=line, column=col, key=key)
 
 
 _NUMBER_TYPES = {"int_type", "float_type", "int_from_float"}

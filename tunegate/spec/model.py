@@ -6,6 +6,7 @@ the GPU catalog or several fields together live in `tunegate.spec.rules`.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -229,7 +230,12 @@ class Spec(Section):
     def resolve_paths(self, base: Path) -> Spec:
         """Return a copy with relative data and output paths made absolute against `base`."""
         def res(p: Path) -> Path:
-            return p if p.is_absolute() else (base / p).resolve()
+            if p.is_absolute():
+                return p
+            try:
+                return (base / p).resolve()
+            except (RuntimeError, OSError):  # a symlink loop: the dataset stage names it (TG240)
+                return Path(os.path.abspath(base / p))
         data = self.data.model_copy(update={"train": res(self.data.train),
                                             "validation": res(self.data.validation)})
         full = self.full_run.model_copy(update={"output_dir": res(self.full_run.output_dir)})

@@ -6,6 +6,7 @@ work (bf16 on a V100), a warning a legal value that usually signals a mistake.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterator
 
@@ -168,4 +169,8 @@ def _same_file(spec: Spec) -> bool:
     try:
         return train.samefile(val)
     except OSError:
+        pass
+    try:
         return train.resolve() == val.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (Python < 3.13 raises RuntimeError)
+        return os.path.abspath(train) == os.path.abspath(val)

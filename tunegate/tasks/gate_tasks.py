@@ -42,16 +42,19 @@ def content_digest_key(context: TaskRunContext, parameters: dict[str, Any]) -> s
 
 
 def _file_digest(path: Path) -> str:
-    from tunegate.dataset.records import unreadable
+    from tunegate.errors import UsageError
+    from tunegate.pathguard import open_regular
 
-    if unreadable(path):  # a folder, FIFO or device is the dataset stage's finding, never a hang here
-        return "unreadable"
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
+        # The shared guard: a folder, FIFO, device or symlink loop is the dataset stage's finding,
+        # never a hang here (it opens without blocking and checks what it opened).
+        with open_regular(path) as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
-    except OSError as exc:  # a missing file is the dataset stage's finding, not a cache crash
+    except UsageError:
+        return "unreadable"
+    except OSError as exc:  # a read error is the dataset stage's finding, not a cache crash
         return f"unreadable:{type(exc).__name__}"
     return h.hexdigest()
 

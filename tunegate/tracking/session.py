@@ -173,3 +173,23 @@ def process_alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def end_runs_of_process(client: Any, experiment: str, host: str, pid: int, reason: str) -> list[str]:
+    """Mark KILLED the RUNNING parents this process (host, pid tags) opened, and their RUNNING children.
+
+    For a process that is being terminated: it will not be alive to close them, and the next
+    reconcile could only guess (a pid may be reused).
+    """
+    from tunegate.tracking.runs import PARENT_TAG, end_run, search_all
+
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    running = search_all(client, [exp.experiment_id], "attributes.status = 'RUNNING'")
+    mine = {r.info.run_id for r in running
+            if r.data.tags.get(HOST_TAG) == host and r.data.tags.get(PID_TAG) == str(pid)}
+    ended = [r.info.run_id for r in running if r.info.run_id in mine or r.data.tags.get(PARENT_TAG) in mine]
+    for run_id in ended:
+        end_run(client, run_id, "KILLED", reason)
+    return ended

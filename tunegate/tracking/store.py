@@ -11,6 +11,14 @@ succeeded in our reproduction with mlflow 3.17.2). Once the schema exists, paral
 fine (MLflow sets a 20 s SQLite busy timeout). So the store is created or upgraded exactly once,
 under a file lock, before any candidate starts.
 
+Why aside: MLflow's ~440 migration statements are not one transaction on SQLite (Alembic runs DDL
+outside transactions there), so a kill in the middle used to leave a half-migrated `mlflow.db`
+that every later run failed on (45 of 63 kill points). A fresh store is now built as
+`.mlflow.db.creating-<pid>` beside it and renamed into place only when complete: a kill at any
+point leaves no store (and a leftover the next creation removes) or a complete one. A store that an
+older tunegate left half-migrated, holding no runs, is set aside (`mlflow.db.broken-<time>`) and
+rebuilt; one that holds runs is never touched beyond the backup-then-upgrade MLflow asks for.
+
 MLflow is imported inside the functions: the static stages must not pay for it.
 """
 from __future__ import annotations
@@ -19,6 +27,7 @@ import ipaddress
 import os
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -112,10 +121,72 @@ def ensure_store(uri: str) -> None:
 
 
 def _init_sqlite(uri: str, path: Path) -> None:
-    if path.is_file() and path.stat().st_size > 0:
+    for leftover in path.parent.glob(f".{path.name}.creating-*"):  # a creation killed midway
+        leftover.unlink(missing_ok=True)
+    state = _schema_state(path)
+    if state == "outdated, no runs":
+        try:  # an older MLflow's store upgrades; one an older tunegate left half-migrated does not
+            _upgrade_if_old(uri, path)
+        except UsageError:
+            path.replace(path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}"))
+            state = "absent"  # rebuilt below: it held no run, so nothing is lost
+    if state == "absent":
+        _create_aside(path)
+    elif state == "outdated":
         _upgrade_if_old(uri, path)
-    # The first query builds MLflow's store, which creates every table on a fresh file.
+    # The first open verifies the schema and adds MLflow's default experiment (one transaction).
     open_client(uri).search_experiments(max_results=1)
+
+
+def _schema_state(path: Path) -> str:
+    """'absent' (no file, or 0 bytes), 'complete', or not at the latest revision: 'outdated' (it
+    holds runs) or 'outdated, no runs'."""
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    if not path.is_file() or path.stat().st_size == 0:
+        return "absent"
+    try:
+        # Read-write, so SQLite rolls back the hot journal a killed writer left (read-only cannot).
+        with sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30) as db:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            version = db.execute("SELECT version_num FROM alembic_version").fetchone() \
+                if "alembic_version" in tables else None
+            runs = db.execute("SELECT count(*) FROM runs").fetchone()[0] if "runs" in tables else 0
+    except sqlite3.DatabaseError as exc:  # not SQLite at all: never overwrite what we cannot read
+        raise UsageError(f"{path} is not an MLflow store ({exc}); move it away or set tracking.mlflow_uri") from None
+    if version is not None and version[0] == _get_latest_schema_revision() and "experiments" in tables:
+        return "complete"
+    return "outdated" if runs else "outdated, no runs"
+
+
+def _create_aside(path: Path) -> None:
+    """Build a fresh schema in a file beside `path`, then rename it into place (atomic on POSIX)."""
+    import sqlalchemy
+    from mlflow.store.db.utils import _initialize_tables
+
+    tmp = path.with_name(f".{path.name}.creating-{os.getpid()}")
+    engine = sqlalchemy.create_engine(sqlite_uri(tmp))
+    try:
+        _initialize_tables(engine)
+    finally:
+        engine.dispose()
+    with open(tmp, "rb+") as f:
+        os.fsync(f.fileno())  # the rename must not reach the disk before the tables do
+    os.replace(tmp, path)
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # not every platform opens folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _upgrade_if_old(uri: str, path: Path) -> None:
@@ -126,10 +197,16 @@ def _upgrade_if_old(uri: str, path: Path) -> None:
     engine = sqlalchemy.create_engine(uri)
     try:
         current = _get_schema_version(engine)
-        if current is None or current == _get_latest_schema_revision():
+        if current == _get_latest_schema_revision():
             return
-        _sqlite_backup(path, path.with_name(f"{path.name}.bak-{current}"))
-        _upgrade_db(engine)
+        backup = path.with_name(f"{path.name}.bak-{current}")
+        _sqlite_backup(path, backup)
+        try:
+            _upgrade_db(engine)
+        except Exception as exc:  # a half-migrated store: say so, touch nothing more
+            raise UsageError(f"the MLflow store {path} has a schema that cannot be upgraded "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]}); a copy from before "
+                             f"the attempt is {backup}. Move the store away or set tracking.mlflow_uri.") from None
     finally:
         engine.dispose()
 

@@ -60,6 +60,7 @@ BAD_FILES: dict[str, bytes] = {
     "nan_literal.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}], "score": NaN}\n',
     "negative_infinity.jsonl": good(1) + b'{"messages": [], "score": -Infinity}\n',
     "number_overflow.jsonl": good(1) + b'{"messages": [], "score": 1e400}\n',
+    "exponent_past_range.jsonl": good(1) + line(rec("hi", "ok", score=0)).replace(b'"score": 0', b'"score": 1e-400000000000000000000'),
     "deep_nesting.jsonl": good(1) + b'{"messages": ' + b"[" * 2000 + b"]" * 2000 + b"}\n",
     "lone_surrogate.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "cut emoji \\ud83d"}, {"role": "assistant", "content": "ok"}]}\n',
     "duplicate_key.jsonl": good(1) + b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Yes.", "content": "No."}]}\n',
@@ -72,6 +73,7 @@ BAD_FILES: dict[str, bytes] = {
     "utf16.jsonl": (good(1) + good(2)).decode().encode("utf-16"),
     "bzip2.jsonl": bz2.compress(good(1) + good(2)),
     "truncated.jsonl.gz": gzip.compress(good(1) + good(2) + good(3), mtime=0)[:-12],
+    "blank_run.jsonl.gz": gzip.compress(good(1) + b"\n" * 10_001 + good(2), mtime=0),
 }
 
 LONG = "This paragraph explains the refund policy in detail. " * 400  # ~21 kB per turn
@@ -91,6 +93,9 @@ GOOD_FILES: dict[str, bytes] = {
     "no_final_newline.jsonl": good(1) + good(2).rstrip(b"\n"),
     "escaped_quotes.jsonl": line(msgs(("user", 'Click "Save" then type {"a": 1}'), ("assistant", 'Done: "Saved" \\ path C:\\'))),
     "compressed.jsonl.gz": gzip.compress(good(1) + good(2), mtime=0),
+    "exact_numbers.jsonl": line(rec("hi", "hello", id=123456789012345678901234567890, weight=0.1)) +
+    b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], '
+    b'"score": 0.10000000000000000000001, "tiny": 1e-400, "neg": -9223372036854775809}\n',
     "text_parts.jsonl": line(msgs(("user", [{"type": "text", "text": "hi, "}, {"type": "text", "text": "help?"}]),
                                   ("assistant", "hello"))),
 }

@@ -1,0 +1,77 @@
+"""Hostile inputs through the whole CLI command, each against a plain-library baseline in the same run.
+
+    python benchmarks/hostile_inputs.py                 # 10M `{}` lines, the committed bombs, laughs, a big spec
+    python benchmarks/hostile_inputs.py --lines 1000000  # a quick look
+
+Each row times `python -m tunegate ...` end to end (a fresh process, imports included) and a
+baseline that does the naive thing with the same input in a fresh process:
+- 10M `{}` lines: `tunegate lint` vs the source's loop (`json.loads` per line, nothing explained);
+- gzip bombs (tests/data/dataset/hostile, 64 MiB each): `tunegate lint` vs the same loop over the
+  inflated lines (what a reader without a bound does);
+- billion laughs (10^6 values in 6 lines): `tunegate check` vs `yaml.safe_load` plus one walk of the
+  result (`json.dumps`), which is where the aliases expand;
+- a 10 MB spec (comments): `tunegate check` vs `yaml.safe_load`.
+Prints seconds, the ratio tunegate/baseline and the exit code (1: rejected with a finding). Files go
+to benchmarks/out/hostile/ (gitignored).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out" / "hostile"
+BOMBS = ROOT / "tests" / "data" / "dataset" / "hostile"
+
+JSON_LOOP = "import json,sys\nn=0\nfor line in open(sys.argv[1],'rb'):\n    json.loads(line); n+=1\nprint(n)"
+GZIP_LOOP = ("import gzip,json,sys\nn=0\nfor line in gzip.open(sys.argv[1]):\n    if line.strip():\n"
+             "        json.loads(line); n+=1\nprint(n)")
+YAML_LOAD = "import yaml,sys\nyaml.safe_load(open(sys.argv[1]))"
+YAML_USE = "import json,yaml,sys\nprint(len(json.dumps(yaml.safe_load(open(sys.argv[1])))))"
+
+
+def timed(argv: list[str]) -> tuple[float, int]:
+    start = time.perf_counter()
+    run = subprocess.run(argv, cwd=ROOT, capture_output=True)
+    return time.perf_counter() - start, run.returncode
+
+
+def inputs(lines: int) -> list[tuple[str, list[str], list[str]]]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    empty = OUT / f"empty-{lines}.jsonl"
+    if not empty.exists():
+        empty.write_bytes(b"{}\n" * lines)
+    laughs = OUT / "laughs.yaml"
+    rows = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    rows += [f"{c}: &{c} [{', '.join(['*' + p] * 10)}]" for p, c in zip("abcde", "bcdef")]
+    laughs.write_text("\n".join(rows) + "\n")
+    big = OUT / "big.yaml"
+    big.write_text("data: {train: t.jsonl, validation: v.jsonl}\n" + ("# " + "x" * 98 + "\n") * 100_000)
+    tg = [sys.executable, "-m", "tunegate"]
+    py = [sys.executable, "-c"]
+    return [
+        (f"{lines:,} `{{}}` lines", [*tg, "lint", str(empty)], [*py, JSON_LOOP, str(empty)]),
+        *[(f"gzip bomb: {b.name}", [*tg, "lint", str(b)], [*py, GZIP_LOOP, str(b)])
+          for b in sorted(BOMBS.glob("*.gz"))],
+        ("billion laughs (10^6 values)", [*tg, "check", str(laughs)], [*py, YAML_USE, str(laughs)]),
+        ("10 MB spec", [*tg, "check", str(big)], [*py, YAML_LOAD, str(big)]),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=10_000_000)
+    args = parser.parse_args()
+    print(f"{'input':34} {'tunegate s':>10} {'exit':>4} {'baseline s':>10} {'ratio':>6}")
+    for name, ours, baseline in inputs(args.lines):
+        ours_s, code = timed(ours)
+        base_s, _ = timed(baseline)
+        print(f"{name:34} {ours_s:10.2f} {code:4d} {base_s:10.2f} {ours_s / base_s:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
