@@ -68,12 +68,13 @@ def test_no_new_hardware_for_a_job_that_fits():
     assert not {"hardware.gpu", "hardware.count"} & set(by_setting(advice))
 
 
-def test_new_hardware_only_when_the_job_is_impossible_at_micro_batch_1_with_checkpointing():
+def test_a_job_impossible_at_micro_batch_1_gets_a_4bit_base_never_sharding_the_trainer_does_not_run():
     advice, final = advise_with_rules(make_spec(model={"id": str(DATA / "llama-70b")},
                                                 hardware={"gpu": "A100-80GB", "count": 1}))
-    s = by_setting(advice)["hardware.count"]
-    assert s.verified and s.proposed > 1 and s.companions["training.sharding"] == "fsdp"
-    assert final.hardware.count == s.proposed
+    s = by_setting(advice)["model.quantization"]
+    assert s.verified and s.proposed == "4bit" and s.companions == {"training.gradient_checkpointing": True}
+    assert final.model.quantization == "4bit" and final.training.sharding == "none"
+    assert not {"hardware.count", "training.sharding"} & set(by_setting(advice))
 
 
 def test_hours_before_and_after_come_from_the_estimate():

@@ -13,6 +13,9 @@ def axolotl_config(tmp_path, sequence_len: int) -> str:
     body = (CONFIGS / "axolotl" / "qlora-sharegpt.yml").read_text()
     body = body.replace("meta-llama/Llama-3.1-8B", "tunegate/tiny-llama").replace("../data", str(CONFIGS / "data"))
     body = body.replace("sequence_len: 4096", f"sequence_len: {sequence_len}")
+    # LoRA, not QLoRA: without bitsandbytes installed the spec stage rejects a 4-bit base (TG161)
+    body = body.replace("load_in_4bit: true", "load_in_4bit: false").replace("adapter: qlora", "adapter: lora")
+    body = body.replace("paged_adamw_8bit", "adamw_torch")
     (tmp_path / "cfg.yml").write_text(body)
     return str(tmp_path / "cfg.yml")
 

@@ -161,28 +161,26 @@ def _compile(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
 
 
 def _impossible(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
-    """New hardware, only when even micro batch 1 with checkpointing cannot fit: shard over more GPUs."""
-    if not ctx.impossible:
+    """Only when even micro batch 1 with checkpointing cannot fit: load the base in 4 bit (QLoRA).
+
+    Never sharding: tunegate's trainer runs no ZeRO or FSDP (the spec stage's TG160), and more GPUs
+    without sharding each hold the whole base, so they do not help either.
+    """
+    if not ctx.impossible or spec.model.quantization == "4bit":
         return None
-    t, count = spec.training, spec.hardware.count
-    for factor in (2, 4, 8):
-        changes = {"hardware.count": count * factor, "training.sharding": "fsdp",
-                   "training.gradient_checkpointing": True}
-        keeps = t.grad_accum_steps % factor == 0
-        if keeps:
-            changes["training.grad_accum_steps"] = t.grad_accum_steps // factor
-        after = ctx.estimate(apply_changes(spec, changes))
-        if after is not None and after.memory.verdict != "does not fit":
-            main = changes.pop("hardware.count")
-            return Suggestion(
-                setting="hardware.count", current=count, proposed=main, companions=changes,
-                changes_global_batch=not keeps,
-                rationale=f"The job cannot fit on {count} x {spec.hardware.gpu} even at micro batch 1 "
-                          f"with gradient checkpointing; FSDP over {main} GPUs shards the weights "
-                          f"({after.memory.peak_gib:.1f} GiB per GPU).",
-                risks="Inter-GPU traffic for every layer's weights; needs NVLink-class interconnect.",
-                monitor="Step time and all-gather time in the profiler.")
-    return None
+    changes = {"model.quantization": "4bit", "training.gradient_checkpointing": True}
+    after = ctx.estimate(apply_changes(spec, changes))
+    if after is None or after.memory.verdict == "does not fit":
+        return None
+    main = changes.pop("model.quantization")
+    return Suggestion(
+        setting="model.quantization", current=spec.model.quantization, proposed=main, companions=changes,
+        rationale=f"The job cannot fit on {spec.hardware.count} x {spec.hardware.gpu} even at micro batch 1 "
+                  f"with gradient checkpointing; the base in NF4 (QLoRA) fits ({after.memory.peak_gib:.1f} "
+                  "GiB per GPU).",
+        risks="NF4 rounds the frozen weights: quality can drop slightly; dequantising costs step time. "
+              "Needs bitsandbytes and a CUDA GPU (pip install 'tunegate[qlora]').",
+        monitor="Validation loss against a 16-bit run on a subset; step time.")
 
 
 RULES: list[Rule] = [_precision, _impossible, _memory, _attention, _raise_batch, _compile]

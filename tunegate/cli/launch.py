@@ -16,6 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(accelerate, torchrun or python). Exit 0 trained, 1 refused or unhealthy.")
     p.add_argument("spec", help="the approved spec YAML")
     p.add_argument("--report", metavar="PATH", help="the approval report (default: the spec's last preflight)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue from the last checkpoint in full_run.output_dir (after a crash or preemption)")
     p.set_defaults(run=run)
 
 
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         require_file(args.report, "--report")
     approved_report(parsed, args.report)  # refuse before any flow or process starts
-    completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report)
+    completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report, resume=args.resume)
     summary = {k: data.get(k) for k in ("status", "reason", "final_train_loss", "val_loss", "adapter_dir")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     return 0 if completed else 1

@@ -24,11 +24,10 @@ _FIXES = {
                    "training.micro_batch_size and raise grad_accum_steps to keep the global batch.",
     "logits": "Lower training.micro_batch_size (raise grad_accum_steps to keep the global batch) or "
               "training.max_seq_len: the logits are batch x seq x vocab values in fp32.",
-    "weights": "Load the base in 4 bit (model.quantization: 4bit) or shard it over more GPUs "
-               "(training.sharding: fsdp); tunegate's own trainer runs neither yet (TG410).",
-    "optimizer_states": "Shard the optimizer states over the GPUs (training.sharding: zero2 or fsdp), keep "
-                        "them in bf16 (training.master_weights: none), or train LoRA adapters "
-                        "(training.method: lora).",
+    "weights": "Load the base in 4 bit (model.quantization: 4bit, QLoRA) or use GPUs with more memory "
+               "(tunegate's trainer does not shard: TG160).",
+    "optimizer_states": "Keep the optimizer states in bf16 (training.master_weights: none) or train LoRA "
+                        "adapters (training.method: lora); tunegate's trainer does not shard them (TG160).",
 }
 _FIXES["gradients"] = _FIXES["master_weights"] = _FIXES["optimizer_states"]
 _FIXES["autocast_weight_copies"] = _FIXES["optimizer_states"]
@@ -72,9 +71,8 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
         if not fits_at_minimum(spec, base):
             out.add("TG403", "error", f"the run cannot fit on {est.gpu_count} x {est.gpu} even at "
                     f"micro batch 1 with gradient checkpointing ({where} now; biggest term: {m.biggest})",
-                    "Use GPUs with more memory, shard over more GPUs (training.sharding: fsdp), or "
-                    "load the base in 4 bit (model.quantization: 4bit; tunegate's own trainer runs "
-                    "neither yet).", file=file, key="hardware.gpu")
+                    "Use GPUs with more memory or load the base in 4 bit (model.quantization: 4bit, "
+                    "QLoRA); tunegate's trainer does not shard (TG160).", file=file, key="hardware.gpu")
             return
         out.add("TG401", "error", f"the run does not fit in GPU memory: {where}; biggest term: "
                 f"{m.biggest} ({m.breakdown_gib[m.biggest]:.1f} GiB)",

@@ -18,14 +18,14 @@ from tunegate.tasks.train_tasks import full_training_task, verify_approval_task
 
 
 @flow(name="full-run", flow_run_name=flow_run_namer("full-run"), log_prints=True)
-def full_run(spec_path: str, report_file: str | None = None):
-    """Train the approved spec to the end, evaluate on the frozen validation set, save the adapter."""
+def full_run(spec_path: str, report_file: str | None = None, resume: bool = False):
+    """Train the approved spec to the end (or on from its last checkpoint), evaluate, save the adapter."""
     parsed = parse_spec_task(spec_path)
     tag_flow_run_task(parsed)
     approval = verify_approval_task(parsed, report_file)
     session = open_tracking_task(parsed, "full-run", approval.fingerprints["validation"]["digest"],
                                  approval.fingerprints["train"]["digest"])
-    result = full_training_task(parsed)
+    result = full_training_task(parsed, session, resume)  # metrics stream to the session's run while it trains
     healthy = result.status == "completed"
     log_candidate_task(session, approval, parsed, salt="full-run", name=f"full-run {Path(spec_path).stem}",
                        kind="full run", trained_steps=result.global_step, **result.record_fields(),

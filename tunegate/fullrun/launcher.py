@@ -57,7 +57,7 @@ def num_processes(spec: Spec, nodes: int = 1, cuda: bool | None = None, log: Cal
 
 def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: Path, max_steps: int | None = None,
                    *, env: Mapping[str, str] | None = None, cuda: bool | None = None,
-                   log: Callable[[str], None] = print) -> list[str]:
+                   log: Callable[[str], None] = print, resume: bool = False) -> list[str]:
     """The command line that runs `tunegate.fullrun.trainer` for this spec under `full_run.launcher`."""
     env = os.environ if env is None else env
     nodes = int(env.get("NNODES", "1"))
@@ -66,6 +66,7 @@ def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: P
     program = ["-m", "tunegate.fullrun.trainer", "--spec", str(Path(spec_path).absolute()),
                "--output-dir", str(Path(output_dir).absolute()), "--result", str(Path(result_path).absolute())]
     program += ["--max-steps", str(max_steps)] if max_steps else []
+    program += ["--resume"] if resume else []
     launcher = spec.full_run.launcher
     if launcher == "python":
         return [sys.executable, *program]
@@ -128,7 +129,7 @@ def training_env(spec: Spec, base: Mapping[str, str] | None = None) -> dict[str,
 
 def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None = None,
                  log: Callable[[str], None] = print, *, env: Mapping[str, str] | None = None,
-                 cwd: Path | None = None) -> TrainResult:
+                 cwd: Path | None = None, die_with_parent: bool = False) -> TrainResult:
     """Run the launch command, streaming its output lines to `log`, and return its result.
 
     A stale result file is removed first, so a crash is never read as the previous run's outcome.
@@ -141,7 +142,8 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
     try:
         proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 errors="replace", bufsize=1, env=dict(env) if env is not None else None,
-                                cwd=cwd, start_new_session=True)  # its own group: a timeout stops every rank
+                                cwd=cwd, start_new_session=True,  # its own group: a timeout stops every rank
+                                preexec_fn=_die_with_parent if die_with_parent else None)
     except OSError as exc:
         return failed(NO_RESULT, f"the launch command cannot start: {exc}")
     expired = threading.Event()
@@ -162,6 +164,18 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
         if timer:
             timer.cancel()
     return _outcome(result_path, code, expired.is_set(), timeout_s, list(tail))
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL it when the process that started it dies (Linux).
+
+    A sweep worker killed mid-candidate must not leave its training running: the retried candidate
+    trains into the same folder. Elsewhere nothing is set and an orphan runs to its end.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
@@ -194,12 +208,51 @@ def _outcome(result_path: Path, code: int, timed_out: bool, timeout_s: float | N
 
 
 def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print,
-           timeout_s: float | None = None) -> TrainResult:
-    """Run the trainer on an approved spec through its launcher (accelerate, torchrun or python)."""
+           timeout_s: float | None = None, live: Mapping[str, str] | None = None, resume: bool = False) -> TrainResult:
+    """Run the trainer on an approved spec through its launcher (accelerate, torchrun or python).
+
+    `live` (`tunegate.fullrun.live_run.live_env`) names the MLflow run its metrics stream to.
+    """
     output = spec.full_run.output_dir
     output.mkdir(parents=True, exist_ok=True)
     result_path = output / "train_result.json"
-    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path)
+    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path, resume=resume)
     log("launching: " + " ".join(cmd))
     # training_env drops the advisor's API key: the trainer never needs it.
-    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=training_env(spec))
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env={**training_env(spec), **(live or {})})
+
+
+def torch_threads(parallel: int, cores: int | None = None) -> int:
+    """Intra-op threads for each of `parallel` short trainings (sweep candidates) on this machine.
+
+    The short-run setting the mini-run uses (`tunegate.training.runtime`: 1 unless
+    TUNEGATE_TORCH_THREADS says otherwise; issue 15 measured 7-28x slower candidates with torch's
+    thread-per-core default on a loaded machine), and never more than a candidate's share of the cores.
+    """
+    import os
+
+    from tunegate.training.runtime import SHORT_RUN_THREADS, THREADS_ENV
+
+    value = os.environ.get(THREADS_ENV, "").strip()
+    wanted = int(value) if value.isdigit() and int(value) > 0 else SHORT_RUN_THREADS
+    cores = cores or os.cpu_count() or 1
+    return max(1, min(wanted, cores // max(1, parallel)))
+
+
+def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: int, *, threads: int,
+                log: Callable[[str], None] = print, timeout_s: float | None = None) -> TrainResult:
+    """Train a sweep candidate's short budget in a process of its own (plain Python, one process).
+
+    Never in the caller's process: accelerate keeps one process-wide AcceleratorState, which every
+    new `TrainingArguments` resets, so two trainers in threads of one process break each other
+    (an AttributeError mid-step). A process per training shares nothing but the files.
+    """
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    result_path = output_dir / "train_result.json"
+    cmd = [sys.executable, "-m", "tunegate.fullrun.trainer", "--spec", str(Path(spec_path).absolute()),
+           "--output-dir", str(output_dir.absolute()), "--result", str(result_path.absolute()),
+           "--max-steps", str(max_steps)]
+    env = training_env(spec)
+    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))  # torch reads them at start
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=env, die_with_parent=True)

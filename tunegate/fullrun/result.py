@@ -90,6 +90,7 @@ class TrainResult(_Model):
     train_records: int = 0
     validation_records: int = 0
     dropped_records: int = Field(0, description="Records left out: zero trainable tokens or unrenderable.")
+    resumed_from: str | None = Field(None, description="The checkpoint a --resume run continued from.")
 
     @property
     def ok(self) -> bool:

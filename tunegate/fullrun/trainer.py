@@ -50,7 +50,7 @@ FP16_SKIP_TOLERANCE = 16  # overflow-skipped fp16 steps in a row: the scaler's 2
 
 
 def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
-          log: Callable[[str], None] = print) -> TrainResult:
+          log: Callable[[str], None] = print, resume: bool = False) -> TrainResult:
     """Train the spec's LoRA adapter into `output_dir`; every outcome is a `TrainResult`, never a raise.
 
     Args:
@@ -58,6 +58,8 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
         output_dir: checkpoints go to `<output_dir>/checkpoints`, the adapter to `<output_dir>/adapter`.
         max_steps: optimizer steps, overriding the spec's epochs/max_steps (a sweep's short budget).
         log: where progress lines go (only the main process logs).
+        resume: continue from the last complete checkpoint in `<output_dir>/checkpoints`, if any
+            (after a crash or a preempted worker); the optimizer, scheduler and data order resume too.
     """
     say = log if is_main_process() else (lambda _line: None)
     unsupported = _unsupported(spec)
@@ -67,7 +69,7 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
 
     try:
         with quiet_transformers():
-            return _Run(spec, Path(output_dir), max_steps, say).run()
+            return _Run(spec, Path(output_dir), max_steps, say, resume).run()
     except Exception as exc:  # noqa: BLE001  (the model's own code can raise anything)
         if os.environ.get("TUNEGATE_DEBUG"):
             raise
@@ -110,8 +112,10 @@ def _unsupported(spec: Spec) -> str:
 class _Run:
     """One training run, step by step; each step either continues or returns the final result."""
 
-    def __init__(self, spec: Spec, output_dir: Path, max_steps: int | None, log: Callable[[str], None]):
+    def __init__(self, spec: Spec, output_dir: Path, max_steps: int | None, log: Callable[[str], None],
+                 resume: bool = False):
         self.spec, self.output_dir, self.max_steps, self.log = spec, output_dir, max_steps, log
+        self.resume = resume
         self.facts: dict[str, Any] = {"num_processes": world_size()}
 
     def run(self) -> TrainResult:
@@ -187,11 +191,13 @@ class _Run:
 
         from tunegate.fullrun.health import HealthCallback
         from tunegate.fullrun.step_recorder import StepRecorder
+        from tunegate.fullrun.live_metrics import LiveMetrics
         health = HealthCallback(zero_grad_patience=ZERO_GRAD_PATIENCE)
         recorder = StepRecorder(self.log, total)
+        live = LiveMetrics.from_env()  # set by the full-run flow: metrics stream while it trains
         trainer = Trainer(model=model, args=args, train_dataset=data.rows if data.rows is not None else data.train,
                           eval_dataset=data.validation, data_collator=_collator(data, tokenizer.pad_token_id),
-                          callbacks=[health, recorder],
+                          callbacks=[health, recorder, *([live] if live else [])],
                           # packed rows carry no attention mask: the Trainer counts real tokens by pad id
                           processing_class=tokenizer if data.rows is not None else None)
         trainer.remove_callback(PrinterCallback)  # the recorder prints one short line per step instead
@@ -199,13 +205,24 @@ class _Run:
             health.skip_tolerance = FP16_SKIP_TOLERANCE
         self.log(f"training {total} steps on {self.facts['device']} in {self.facts['precision']}, "
                  f"{self.facts['num_processes']} process(es)")
-        output = trainer.train()
+        output = trainer.train(resume_from_checkpoint=self._checkpoint(args.output_dir))
         self._measure(trainer, output, recorder)
         if not health.stopped:
             self._evaluate(trainer, recorder)
         if health.stopped:
             return self._unhealthy(health, recorder)
         return self._publish(trainer, tokenizer, recorder)
+
+    def _checkpoint(self, folder: str) -> str | None:
+        """The last checkpoint to resume from (`--resume`), or None to start at step 0."""
+        from transformers.trainer_utils import get_last_checkpoint
+
+        if not self.resume:
+            return None
+        last = get_last_checkpoint(folder) if Path(folder).is_dir() else None
+        self.log(f"resuming from {last}" if last else f"--resume: no checkpoint in {folder}: starting at step 0")
+        self.facts["resumed_from"] = Path(last).name if last else None
+        return last
 
     def _measure(self, trainer: Any, output: Any, recorder: Any) -> None:
         from tunegate.training.runtime import peak_memory
@@ -292,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-dir", type=Path, help="Checkpoints and adapter; default full_run.output_dir.")
     parser.add_argument("--max-steps", type=int, help="Optimizer steps, overriding the spec's epochs/max_steps.")
     parser.add_argument("--result", type=Path, help="Where the main process writes the TrainResult JSON.")
+    parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in the output dir.")
     args = parser.parse_args(argv)
     result = _run_cli(args)
     if args.result and is_main_process():
@@ -310,7 +328,8 @@ def _run_cli(args: argparse.Namespace) -> TrainResult:
     if spec is None:
         errors = [f"{f.code} {f.message}" for f in checked.findings if f.severity == "error"]
         return failed(CANNOT_START, f"the spec {args.spec} is not valid: {'; '.join(errors[:5])}")
-    return train(spec, output_dir=args.output_dir or spec.full_run.output_dir, max_steps=args.max_steps)
+    return train(spec, output_dir=args.output_dir or spec.full_run.output_dir, max_steps=args.max_steps,
+                 resume=args.resume)
 
 
 if __name__ == "__main__":

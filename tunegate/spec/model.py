@@ -197,6 +197,11 @@ class SweepSpec(Section):
     max_evals: PositiveInt = Field(10, description="Most candidates evaluated.")
     train_steps: PositiveInt = Field(20, description="Short training budget per candidate.")
     max_parallel: PositiveInt = Field(1, description="Candidates evaluated at once.")
+    task_runner: Literal["threads", "dask"] = Field(
+        "threads", description="Where candidates run: threads of the sweep's process (each training in a process "
+        "of its own), or Dask worker processes (prefect-dask; a local cluster unless sweep.address is set).")
+    address: str | None = Field(None, description="An existing Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+                                "(task_runner dask); none: a LocalCluster of max_parallel worker processes.")
     seed: int = Field(0, description="Seed of the proposal strategy.")
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from tunegate.report import Finding, Severity
-from tunegate.spec import gpus
+from tunegate.spec import gpus, trainer_support
 from tunegate.spec.model import Spec
 from tunegate.spec.pasted_keys import key_like_values
 from tunegate.spec.yaml_loader import Located
@@ -66,6 +66,7 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
         yield _finding("TG115", "warning", "training.sharding",
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
                        "Set hardware.count above 1 or sharding to 'none'.", loc, file)
+    yield from trainer_support.findings(spec, loc.place, file)  # TG160, TG161: what launch would refuse
     yield from _learning_rate(spec, loc, file)
     yield from _pasted_keys(spec, loc, file)
     ratio = lora.alpha / lora.r

@@ -4,9 +4,16 @@ Every candidate passes the spec, its data (its own files when they differ from t
 estimate, frozen-validation and mini-run stages before it may spend a training budget (the
 source's rule; `tunegate.sweep.candidate_gate`). Every candidate is logged, a spec-rejected one too,
 with what it trained (`run.trained_steps`: the sweep's budget, not the spec's max_steps).
+
+A crash of ours (an exception while gating, a training that crashed, died or never started) is
+not a verdict on the candidate: its outcome is `errored`, its run FAILED with verdict `error` and
+the reason, and a rerun of the sweep evaluates it again. The short training runs in a process of
+its own (`tunegate.fullrun.launcher.train_apart`), so candidates in parallel share no process state.
 """
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +26,13 @@ from tunegate.spec.model import Spec
 from tunegate.sweep.candidate_gate import changed_data_inputs, gate_candidate
 from tunegate.sweep.candidates import Overrides, run_name, write_candidate_spec
 from tunegate.tracking.session import TrackingSession
+
+# Training results that say tunegate could not train the candidate, not that the candidate is bad
+# (a non-finite loss, a zero gradient or an out-of-memory step are verdicts; docs/checks.md, TG7xx).
+OUR_FAILURES = {"TG705", "TG707", "TG709", "TG711"}  # crashed, no result, cannot start, timed out
+# One mini-run at a time per process: it seeds torch's process-wide RNG for the LoRA init and the
+# dropout masks, which a second mini-run in another thread would draw from too.
+_MINI_RUN_LOCK = threading.Lock()
 
 
 class CandidateOutcome(BaseModel):
@@ -35,6 +49,7 @@ class CandidateOutcome(BaseModel):
     gpu_memory_gib: float | None = None
     run_id: str | None = None
     reused: bool = False
+    errored: bool = Field(False, description="tunegate failed to evaluate it: no verdict on the candidate.")
     own_data: list[str] = Field(default_factory=list, description="Data inputs it changes (its own data stages ran).")
     train_digest: str | None = Field(None, description="The training data it was gated (and trained) on.")
     # The candidate's gate report, for its Prefect artifact; left out of the JSON (and NOMAD's history).
@@ -42,8 +57,19 @@ class CandidateOutcome(BaseModel):
 
 
 def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
-                       session: TrackingSession | None, train_steps: int) -> CandidateOutcome:
-    """Gate, train and log one candidate; never raises for a bad candidate (it is rejected)."""
+                       session: TrackingSession | None, train_steps: int, parallel: int = 1) -> CandidateOutcome:
+    """Gate, train and log one candidate; never raises: a bad candidate is rejected, a crash of ours
+    is an errored outcome (logged as verdict `error` when the store can still be written)."""
+    try:
+        return _evaluate(base_spec, overrides, base, session, train_steps, parallel)
+    except Exception as exc:  # noqa: BLE001  (a bug of ours must not end the sweep or judge the candidate)
+        if os.environ.get("TUNEGATE_DEBUG"):
+            raise
+        return _errored(base_spec, overrides, session, f"{type(exc).__name__}: {exc}")
+
+
+def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, session: TrackingSession | None,
+              train_steps: int, parallel: int) -> CandidateOutcome:
     path = write_candidate_spec(base_spec, overrides)
     parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
     spec = parsed.spec
@@ -51,14 +77,15 @@ def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateRe
     done = _logged_before(session, parsed, base, own)
     if done is not None:
         return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, own_data=own, **done)
-    report = gate_candidate(parsed, base_spec, base)
+    with _MINI_RUN_LOCK:
+        report = gate_candidate(parsed, base_spec, base)
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),
                                report=report, **_memory(report))
     measured: dict[str, Any] = {"name": run_name(overrides), "kind": "sweep candidate"}
     if outcome.approved:
-        measured.update(_trained(spec, path, train_steps, outcome))
+        measured.update(_trained(spec, path, train_steps, outcome, parallel))
     if not outcome.approved and not outcome.reason:
         outcome.reason = measured.get("reason") or _reason(report)
     if session is not None:
@@ -67,17 +94,43 @@ def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateRe
     return outcome
 
 
-def _trained(spec: Spec, path: Path, train_steps: int, outcome: CandidateOutcome) -> dict[str, Any]:
+def _trained(spec: Spec, path: Path, train_steps: int, outcome: CandidateOutcome, parallel: int) -> dict[str, Any]:
     """Train the approved candidate for the sweep's budget; fold the result into its outcome."""
-    result = _train(spec, path, train_steps)
+    return fold_training(_train(spec, path, train_steps, parallel), outcome)
+
+
+def fold_training(result: Any, outcome: CandidateOutcome) -> dict[str, Any]:
+    """Fold a short training's `TrainResult` into the outcome; return what the candidate's run logs.
+
+    An unhealthy or out-of-memory training rejects the candidate; one that crashed, died, never
+    started or timed out (OUR_FAILURES) makes it `errored`: tunegate could not judge it.
+    """
     measured = {**_train_fields(result), "trained_steps": result.global_step}
     outcome.final_train_loss, outcome.val_loss = measured.get("final_train_loss"), measured.get("val_loss")
     if result.status != "completed":
         outcome.approved = False
         outcome.codes = sorted(set(outcome.codes) | set(result.codes))
-        measured.update(verdict="rejected", reason=f"short training {result.status}: {result.reason}",
-                        failing_codes=outcome.codes)
+        ours = bool(set(result.codes) & OUR_FAILURES)
+        outcome.errored = ours
+        what = "tunegate could not train it" if ours else f"short training {result.status}"
+        outcome.reason = f"{what}: {result.reason}"
+        measured.update(verdict="error" if ours else "rejected", reason=outcome.reason, failing_codes=outcome.codes)
     return measured
+
+
+def _errored(base_spec: ParsedSpec, overrides: Overrides, session: TrackingSession | None,
+             error: str) -> CandidateOutcome:
+    """The outcome of a candidate tunegate failed to evaluate, logged (if it can be) as an error."""
+    reason = f"tunegate error while evaluating the candidate (not a verdict on it): {error}"[:2000]
+    outcome = CandidateOutcome(overrides=overrides, spec_path="", approved=False, errored=True, reason=reason)
+    if session is not None:
+        try:
+            from tunegate.tracking.session import log_error
+
+            outcome.run_id = log_error(session, base_spec.require(), overrides, reason, name=run_name(overrides))
+        except Exception:  # noqa: BLE001  (the store is what broke: the outcome still says why)
+            pass
+    return outcome
 
 
 def _log(session: TrackingSession, report: GateReport, spec: Spec | None, base: Spec, overrides: Overrides,
@@ -119,19 +172,18 @@ def _own_fingerprints(spec: Spec) -> dict[str, Any]:
             for role, path in (("train", spec.data.train), ("validation", spec.data.validation))}
 
 
-def _train(spec: Spec, path: Path, steps: int):
-    from tunegate.fullrun.trainer import train
-    from tunegate.training.runtime import set_short_run_threads
+def _train(spec: Spec, path: Path, steps: int, parallel: int):
+    from tunegate.fullrun.launcher import torch_threads, train_apart
 
-    set_short_run_threads()  # deliberate, not torch's thread-per-core default (see the function)
     output = path.parent / f"{path.stem}-train"
+    output.mkdir(parents=True, exist_ok=True)
+    with (output / "train.log").open("w", encoding="utf-8") as out, progress.step(f"training {path.stem}"):
 
-    def log(line: str) -> None:  # the flow's log keeps every line; the terminal shows the latest
-        print(line)
-        progress.note(line)
+        def log(line: str) -> None:  # the trainer's lines, for the user; the terminal shows the latest
+            print(line, file=out, flush=True)
+            progress.note(line)
 
-    with progress.step(f"training {path.stem}"):
-        return train(spec, output_dir=output, max_steps=steps, log=log)
+        return train_apart(spec, path, output, steps, threads=torch_threads(parallel), log=log)
 
 
 def _train_fields(result: Any) -> dict[str, Any]:

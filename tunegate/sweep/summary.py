@@ -15,12 +15,13 @@ class SweepSummary(BaseModel):
     best_run_id: str | None
     best: CandidateOutcome | None
     approved: int
+    errored: int = 0  # candidates tunegate failed to evaluate: no verdict, a rerun tries them again
     train_digest: str | None = None  # the base's training data: the best is chosen among runs on it
 
     def text(self) -> str:
         lines = [f"{'#':>2}  {'verdict':<8} {'val loss':>9} {'train loss':>10}  candidate"]
         for i, o in enumerate(self.outcomes, 1):
-            verdict = "approved" if o.approved else "rejected"
+            verdict = "approved" if o.approved else "error" if o.errored else "rejected"
             val = f"{o.val_loss:.4f}" if o.val_loss is not None else "-"
             train = f"{o.final_train_loss:.4f}" if o.final_train_loss is not None else "-"
             note = "" if o.approved else f"  ({o.reason})"
@@ -40,7 +41,8 @@ def summarise(outcomes: list[CandidateOutcome], best_run_id: str | None,
     scored = [o for o in outcomes if o.approved and o.val_loss is not None and _comparable(o, train_digest)]
     best = min(scored, key=lambda o: o.val_loss) if scored else None
     return SweepSummary(outcomes=outcomes, best_run_id=best_run_id, best=best,
-                        approved=sum(o.approved for o in outcomes), train_digest=train_digest)
+                        approved=sum(o.approved for o in outcomes), errored=sum(o.errored for o in outcomes),
+                        train_digest=train_digest)
 
 
 def _comparable(outcome: CandidateOutcome, train_digest: str | None) -> bool:

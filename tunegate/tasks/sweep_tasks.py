@@ -21,8 +21,8 @@ def propose_task(parsed: ParsedSpec, strategy: str | None = None) -> list[dict[s
 
 @task(name="evaluate-candidate", tags=["tunegate", "gpu"], task_run_name="candidate {overrides}")
 def evaluate_candidate_task(parsed: ParsedSpec, overrides: dict[str, Any], base: GateReport,
-                            session: TrackingSession | None, train_steps: int) -> CandidateOutcome:
+                            session: TrackingSession | None, train_steps: int, parallel: int = 1) -> CandidateOutcome:
     """Gate one candidate (spec, estimate, mini-run), train it briefly, score it, log it."""
-    outcome = evaluate_candidate(parsed, overrides, base, session, train_steps)
+    outcome = evaluate_candidate(parsed, overrides, base, session, train_steps, parallel)
     publish_candidate(outcome, parsed.path)
     return outcome

@@ -5,9 +5,11 @@ from prefect import get_run_logger, task
 
 from tunegate import progress
 from tunegate.fullrun import approved_report, launch
+from tunegate.fullrun.live_run import live_env
 from tunegate.fullrun.result import TrainResult
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
+from tunegate.tracking.session import TrackingSession
 
 
 @task(name="verify-approval", tags=["tunegate"])
@@ -17,13 +19,16 @@ def verify_approval_task(parsed: ParsedSpec, report_file: str | None = None) -> 
 
 
 @task(name="full-training", tags=["tunegate", "gpu"])
-def full_training_task(parsed: ParsedSpec) -> TrainResult:
-    """Launch tunegate.fullrun.trainer (HF Trainer + PEFT LoRA with the health callback) and wait for it."""
+def full_training_task(parsed: ParsedSpec, session: TrackingSession | None = None,
+                       resume: bool = False) -> TrainResult:
+    """Launch tunegate.fullrun.trainer (HF Trainer + PEFT LoRA with the health callback) and wait for it;
+    its metrics stream to the session's parent run while it trains."""
     logger = get_run_logger()
+    live = live_env(session.uri, session.parent_run_id) if session is not None else None
 
     def log(line: str) -> None:  # the flow's log keeps every line; the terminal shows the latest
         logger.info(line)
         progress.note(line)
 
     with progress.step("full run"):
-        return launch(parsed.require(), parsed.path, log=log)
+        return launch(parsed.require(), parsed.path, log=log, live=live, resume=resume)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,10 @@ log = logging.getLogger(__name__)
 # MLflow's log_batch limits per request (mlflow/utils/validation.py).
 MAX_METRICS, MAX_PARAMS = 1000, 100
 INPUT_ATTEMPTS = 3
+# One lock per candidate and store in this process: two threads logging the same candidate would
+# otherwise both find the run incomplete (the first is still logging) and log every point twice.
+_CANDIDATE_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
 
 
 class CandidateLogResult(BaseModel):
@@ -59,6 +64,16 @@ def log_candidate(client: MlflowClient, parent_run_id: str, record: CandidateRec
 
     Returns the run's final status; never raises for a problem inside the candidate or its logging.
     """
+    with _candidate_lock(client.tracking_uri, record.candidate_id):
+        return _log_candidate(client, parent_run_id, record)
+
+
+def _candidate_lock(store: str, cid: str) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _CANDIDATE_LOCKS.setdefault((store, cid), threading.Lock())
+
+
+def _log_candidate(client: MlflowClient, parent_run_id: str, record: CandidateRecord) -> CandidateLogResult:
     redact = Redactor.from_env(record.secret_env_names)
     run_id = None
     try:

@@ -153,8 +153,13 @@ def open_candidate_run(client: MlflowClient, parent_run_id: str, cid: str,
 
 
 def is_complete(run: Run) -> bool:
-    """Whether a candidate's run was fully logged and ended: a flow can skip evaluating it again."""
-    return run.data.tags.get(COMPLETE) == "true" and run.info.status in ("FINISHED", "FAILED")
+    """Whether a candidate's run was fully logged and ended: a flow can skip evaluating it again.
+
+    A run whose verdict is `error` (tunegate failed to evaluate the candidate) is never complete:
+    a rerun evaluates the candidate again, into the same run.
+    """
+    return (run.data.tags.get(COMPLETE) == "true" and run.info.status in ("FINISHED", "FAILED")
+            and run.data.tags.get(VERDICT) != "error")
 
 
 def _reopen(client: MlflowClient, run: Run, parent_run_id: str, flow_run_id: str) -> None:

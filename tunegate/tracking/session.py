@@ -84,6 +84,16 @@ def log_rejected_spec(session: TrackingSession, report: GateReport, base: Spec, 
     return log_candidate(open_client(session.uri), session.parent_run_id, record)
 
 
+def log_error(session: TrackingSession, base: Spec, overrides: dict[str, Any], reason: str,
+              name: str | None = None) -> str | None:
+    """Log a sweep candidate tunegate failed to evaluate: a FAILED run, verdict `error`, the reason."""
+    from tunegate.tracking.record import record_from_overrides
+
+    record = record_from_overrides(GateReport.from_stages([]), base, overrides, verdict="error", reason=reason,
+                                   failing_codes=[], name=name, kind="sweep candidate")
+    return log_candidate(open_client(session.uri), session.parent_run_id, record).run_id
+
+
 def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | None:
     """The logged outcome of candidate `cid` (same params, same data) if a run of it completed.
 

@@ -1,0 +1,64 @@
+"""`--resume`: a trainer killed mid-run (SIGKILL, as on a preempted node) continues from its last
+checkpoint, to the planned step, and publishes the adapter only when the run completes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import DATA, ROOT
+from tunegate.fullrun.result import TrainResult
+
+pytestmark = pytest.mark.slow
+SPEC = DATA / "fullrun" / "resume.yaml"  # 40 steps, a checkpoint every 2
+DEADLINE_S = 300
+
+
+def _trainer(out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "tunegate.fullrun.trainer", "--spec", str(SPEC), "--output-dir", str(out),
+            "--result", str(out / "result.json"), *extra]
+
+
+def _kill_after_a_checkpoint(out: Path) -> None:
+    proc = subprocess.Popen(_trainer(out), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    start = time.monotonic()
+    try:  # trainer_state.json is written last into a checkpoint folder: the checkpoint is whole
+        while not list((out / "checkpoints").glob("checkpoint-*/trainer_state.json")):
+            assert proc.poll() is None, "the trainer ended before its first checkpoint"
+            assert time.monotonic() - start < DEADLINE_S
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def resumed(tiny_cache, tmp_path_factory) -> tuple[Path, TrainResult, list[str], bool]:
+    out = tmp_path_factory.mktemp("resume") / "run"
+    _kill_after_a_checkpoint(out)
+    before = sorted(p.name for p in (out / "checkpoints").glob("checkpoint-*"))
+    published_before = (out / "adapter").exists()
+    done = subprocess.run(_trainer(out, "--resume"), cwd=ROOT, capture_output=True, text=True, timeout=DEADLINE_S)
+    assert done.returncode == 0, done.stdout[-3000:]
+    return out, TrainResult.read(out / "result.json"), before, published_before
+
+
+def test_the_killed_run_left_checkpoints_but_no_adapter(resumed):
+    _, _, before, published_before = resumed
+    assert before and not published_before
+
+
+def test_the_resumed_run_continues_from_the_last_checkpoint_to_the_planned_step(resumed):
+    _, result, before, _ = resumed
+    last = max(before, key=lambda name: int(name.split("-")[1]))
+    assert result.resumed_from == last
+    assert result.status == "completed" and result.global_step == 40
+    assert min(s.step for s in result.steps) > int(last.split("-")[1])  # no step trained twice
+
+
+def test_the_adapter_is_published_once_the_resumed_run_completes(resumed):
+    out, result, _, _ = resumed
+    assert (out / "adapter" / "COMPLETE").is_file() and result.adapter_dir == str(out / "adapter")

@@ -1,0 +1,45 @@
+"""What tunegate's own trainer cannot run: the spec stage rejects it, so no gate approves it.
+
+The gate never approves what `tunegate launch` refuses. The trainer (`tunegate.fullrun.trainer`)
+runs LoRA on one GPU or data parallel (one full copy of the base per GPU); it has no sharding
+(ZeRO, FSDP), so `training.sharding` other than `none` is an error here (TG160), not a warning.
+Quantized bases (QLoRA) and the 8-bit/paged optimizers load through bitsandbytes: without it
+installed the trainer refuses them before loading anything, and so does this stage (TG161).
+Checked by looking for the package, never importing it: the spec stage imports no torch.
+"""
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+
+from tunegate.report import Finding
+from tunegate.spec.model import BNB_OPTIMIZERS, Spec
+
+
+def unrunnable(spec: Spec) -> Iterator[tuple[str, str, str, str]]:
+    """(code, key, message, fix) for each setting the trainer cannot run on this install."""
+    t = spec.training
+    if t.sharding != "none":
+        yield ("TG160", "training.sharding",
+               f"training.sharding '{t.sharding}' is not run by tunegate's trainer (no ZeRO or FSDP): "
+               "tunegate launch would refuse it",
+               "Set training.sharding: none (data parallel, one full copy of the base per GPU); for a base "
+               "too big for one GPU, load it in 4 bit (model.quantization: 4bit, QLoRA) or use larger GPUs.")
+    needs = [(key, value) for key, value, needed in (
+        ("model.quantization", spec.model.quantization, spec.model.quantization != "none"),
+        ("training.optimizer", t.optimizer, t.optimizer in BNB_OPTIMIZERS)) if needed]
+    if needs and importlib.util.find_spec("bitsandbytes") is None:
+        key = needs[0][0]
+        what = " and ".join(f"{k} {v}" for k, v in needs)
+        yield ("TG161", key, f"{what} need(s) bitsandbytes, which is not installed: tunegate launch would "
+               "refuse the spec", "pip install 'tunegate[qlora]' (bitsandbytes; quantization also needs a "
+               "CUDA GPU) where the gate and the run happen, or use model.quantization: none and "
+               "training.optimizer: adamw_torch.")
+
+
+def findings(spec: Spec, place, file: str) -> Iterator[Finding]:
+    """The TG160/TG161 errors as findings, at the key's line and column (`place(key) -> (line, col)`)."""
+    for code, key, message, fix in unrunnable(spec):
+        line, col = place(key) or (None, None)
+        yield Finding(code=code, severity="error", stage="spec", message=message, hint=fix,
+                      file=file, line=line, column=col, key=key)
