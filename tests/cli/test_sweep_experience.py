@@ -73,9 +73,12 @@ def test_each_candidate_and_the_sweep_have_their_own_artifact(sweep_run):
 
 
 def test_the_flow_run_is_named_and_tagged_for_what_it_gates(sweep_run):
-    [(name, tags)] = _prefect(sweep_run, "select name, tags from flow_run")
-    assert name.startswith("sweep-three-") and len(name) == len("sweep-three-") + 8
-    assert {"model:tunegate/tiny-llama", "data:flows-v1"} <= set(json.loads(tags))
+    runs = dict(_prefect(sweep_run, "select name, tags from flow_run"))
+    [name] = [n for n in runs if n.startswith("sweep-three-")]
+    assert len(name) == len("sweep-three-") + 8
+    assert {"model:tunegate/tiny-llama", "data:flows-v1"} <= set(json.loads(runs[name]))
+    # the candidates' subflow (issue 16) carries the same spec and digest in its name
+    assert sorted(runs) == sorted([name, name.replace("sweep-", "sweep-candidates-", 1)])
 
 
 def test_the_experiment_opens_as_model_training_with_val_loss_per_candidate_on_the_parent(sweep_run):

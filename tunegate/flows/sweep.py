@@ -27,7 +27,7 @@ from tunegate.tasks.tracking_tasks import chart_candidates_task, close_tracking_
 from tunegate.tracking.session import TrackingSession
 
 
-@flow(name="sweep-candidates", log_prints=True)
+@flow(name="sweep-candidates", flow_run_name=flow_run_namer("sweep-candidates"), log_prints=True)
 def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSession | None,
                      strategy: str | None = None) -> list[CandidateOutcome]:
     """Evaluate the candidates, `sweep.max_parallel` at a time, on the sweep's task runner."""

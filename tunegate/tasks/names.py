@@ -52,12 +52,15 @@ def run_name(kind: str, spec_path: str | None) -> str:
 
 
 def flow_run_namer(kind: str) -> Callable[[], str]:
-    """For `@flow(flow_run_name=...)`: names each run from its own `spec_path` parameter."""
+    """For `@flow(flow_run_name=...)`: names each run from its own `spec_path` parameter, or from
+    the path of its `parsed` spec (a subflow such as sweep-candidates gets the ParsedSpec)."""
     def name() -> str:
         from prefect.runtime import flow_run
 
         parameters: dict[str, Any] = flow_run.parameters or {}
-        return run_name(kind, parameters.get("spec_path"))
+        parsed = parameters.get("parsed")
+        path = parsed.get("path") if isinstance(parsed, dict) else getattr(parsed, "path", None)
+        return run_name(kind, parameters.get("spec_path") or (str(path) if path else None))
 
     return name
 
