@@ -6,8 +6,8 @@
 
 This module only runs stages; what each one checks lives in its own folder, behind the front
 door `tunegate/<stage>/stage.py` (`run_stage(ctx)`, see `tunegate.stage`). Stages before the
-mini-run import neither torch, prefect nor mlflow, so a static check answers in about a second
-(docs/benchmarks.md); each stage is imported only when it will run.
+mini-run import neither torch, prefect nor mlflow, so a static check of the quickstart answers in
+about 0.4 s as a whole command (docs/benchmarks.md); each stage is imported only when it will run.
 """
 from __future__ import annotations
 
