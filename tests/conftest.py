@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser import chromium
 from tests.support.flows import prefect_api, workdir
 from tests.support.minirun import tiny_cache
 from tests.support.paths import DATA, ROOT
 from tests.support.tracking import client, store_template, store_uri
 from tests.support.trainer import encoded
 
-__all__ = ["client", "data_dir", "encoded", "prefect_api", "root", "store_template", "store_uri", "tiny_cache",
-           "workdir"]
+__all__ = ["chromium", "client", "data_dir", "encoded", "prefect_api", "root", "store_template", "store_uri",
+           "tiny_cache", "workdir"]
 
 
 @pytest.fixture

@@ -16,12 +16,14 @@ PACKAGE = ROOT / "tunegate"
 # Lower ranks are imported by higher ones, never the other way. Wings of the same rank do not
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
-    "errors": 0, "pathguard": 0.5, "facts": 1, "report": 2, "render": 3, "spec": 3, "stage": 4,
+    "errors": 0, "progress": 0, "pathguard": 0.5, "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
+    "stage": 4,
     "formats": 4.5,  # dataset formats and config import: below every stage that reads records
     "dataset": 5, "tracking": 5,
     "overlap": 6, "estimate": 6, "training": 6,
     "minirun": 7, "advisor": 7,
     "gate": 8, "": 8.5,  # "": the package's own __init__ (`from tunegate import check`)
+    "output": 8.7,
     "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
 }
 KERNEL = {"errors", "pathguard", "facts", "report", "render", "stage", "gate"}

@@ -154,3 +154,8 @@ def markdown(report: GateReport) -> str:
 
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def stage_summary(stage: StageResult) -> str:
+    """The one-line note a stage's row shows (records read, losses, the estimate's verdict)."""
+    return _stage_summary(stage)

@@ -117,6 +117,15 @@ def test_an_empty_experiment_says_so(client, store_uri):
     assert out.returncode == 0 and out.stdout == "no candidate runs in experiment 'empty'\n"
 
 
+def test_the_table_ends_with_how_to_open_the_runs_in_the_mlflow_ui(client, store_uri):
+    _sweep(client)
+    out = _tunegate("--tracking-uri", store_uri, "--experiment", EXPERIMENT)
+    experiment_id = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    assert out.stdout.endswith(f"\nopen in the MLflow UI: mlflow ui --backend-store-uri {store_uri} --port 5000\n"
+                               f"  then http://127.0.0.1:5000/#/experiments/{experiment_id}/runs"
+                               "?workflowType=machine_learning&compareRunsMode=CHART\n")
+
+
 def _on_train(train_file, r: int, val_loss: float):
     """An approved candidate whose training data is `train_file` (real digest and record count)."""
     from tunegate.dataset.fingerprint import fingerprint_file

@@ -152,6 +152,21 @@ def test_schema_carries_the_field_descriptions():
     assert schema["title"] == "tunegate spec"
 
 
+def test_a_missing_section_is_named_with_the_keys_it_needs():
+    result, _, codes = findings("no_data.yaml")
+    assert ("TG104", "data") in codes
+    hint = next(f.hint for f in result.findings if f.key == "data")
+    assert "()" not in hint
+    assert hint == ("Add the 'data' section with train, validation (and optionally version, format); "
+                    "`tunegate schema` lists every key.")
+
+
+def test_a_missing_key_is_named_with_its_description():
+    result, _, _ = findings("no_validation.yaml")
+    hint = next(f.hint for f in result.findings if f.key == "data.validation")
+    assert hint.startswith("Add 'data.validation' (Validation set, same kinds; must be a different file")
+
+
 def test_a_boolean_rank_and_quoted_numbers_are_wrong_types_not_silently_coerced():
     result, spec, codes = findings("coerced_types.yaml")
     assert spec is None and result.status == "failed"

@@ -24,6 +24,8 @@ def cli_env(prefect_home: Path, **extra: str) -> dict[str, str]:
     env.update(PREFECT_HOME=str(prefect_home), PREFECT_SERVER_ALLOW_EPHEMERAL_MODE="true",
                PREFECT_SERVER_ANALYTICS_ENABLED="false", MLFLOW_DISABLE_TELEMETRY="true", DO_NOT_TRACK="1",
                PYTHONUNBUFFERED="1",
+               # Library chatter (tunegate.cli.logs) lands beside Prefect's home, where the test can read it.
+               TUNEGATE_LOG_FILE=str(prefect_home / "tunegate.log"),
                # A fresh home migrates Prefect's database first: ~7 s on an idle 2-core machine, over
                # Prefect's 20 s default on a loaded one or with every logger at DEBUG.
                PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="120")

@@ -1,6 +1,6 @@
 """Stage 5: advice to run the job faster on the same hardware; never fails the gate.
 
-Run: `tunegate check SPEC --advisor` (with the gate) or `tunegate advise SPEC` (alone).
+Run: `tunegate check SPEC --advise` (with the gate) or `tunegate advise SPEC` (alone).
 The rule engine always runs. With `advisor.enabled` and a key in the environment variable
 `advisor.api_key_env`, an OpenAI-compatible LLM is asked too; its suggestions are verified by
 the estimate like the rules' are. On any LLM failure the rules' advice stands and a warning says why.

@@ -3,6 +3,7 @@
     tunegate check examples/quickstart.yaml
     tunegate check --train data/train.jsonl --validation data/val.jsonl --json
     tunegate check examples/quickstart.yaml --mini-run     # stages 0-4: real LoRA steps on a sample
+    tunegate check examples/quickstart.yaml --output-format sarif --html report.html > tunegate.sarif
     tunegate check examples/axolotl/lora-1b.yml             # an axolotl or TRL config, as it is
     tunegate check --train data/sharegpt.json --data-format sharegpt
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
 from tunegate.errors import UsageError
 
 
@@ -35,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--advise", action="store_true",
                    help="also run the advisor (stage 5): rule-based advice, plus the LLM when its key is set")
     p.add_argument("--max-findings", type=_positive, metavar="N", help="findings shown per code (default 20)")
+    add_report_flags(p)
     add_approval_flag(p)
     p.set_defaults(run=run)
 
@@ -55,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
+    chosen_format(args)  # two formats for stdout is a usage error before any stage runs
     spec = args.spec
     if spec is not None and args.kind is not None:
         from tunegate.gate import DEFAULT_CAP
@@ -63,10 +67,7 @@ def run(args: argparse.Namespace) -> int:
         spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind)
     report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
                    advisor=args.advise, max_findings=args.max_findings, data_format=args.data_format)
-    if args.json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
-    else:
-        sys.stdout.write(terminal(report, sys.stdout))
+    emit_report(report, args, lambda: terminal(report, sys.stdout))
     return exit_code(report, args.require_full_approval)
 
 

@@ -39,11 +39,14 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
     On `Terminated` (SIGTERM), end this process's MLflow runs KILLED before the exception goes on
     to the CLI; Prefect's exit hooks stop the server.
     """
+    from tunegate import progress
     from tunegate.errors import Terminated
 
-    start_ephemeral_server()
+    with progress.step("starting Prefect's local API"):  # 10-20 s on a busy machine
+        start_ephemeral_server()
     try:
-        state = flow_fn(**parameters, return_state=True)
+        with progress.step(f"{flow_fn.name} flow"):
+            state = flow_fn(**parameters, return_state=True)
     except Terminated:
         # The server stays up until Prefect's exit hooks have drained its services, then they stop
         # it (stopping it here left them retrying a dead API for a minute).

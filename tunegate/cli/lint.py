@@ -2,6 +2,7 @@
 
     tunegate lint data/train.jsonl data/val.jsonl.gz
     tunegate lint --json data/*.jsonl
+    tunegate lint --output-format sarif data/*.jsonl > tunegate.sarif
 
 Each file is checked on its own (no spec, no train/validation pairing, no overlap). Exit 0 when no
 file has an error (warnings are shown but pass, unless --strict), 1 otherwise, 2 on bad usage.
@@ -14,7 +15,8 @@ import sys
 from pathlib import Path
 
 from tunegate.cli.check import _positive
-from tunegate.report import StageResult
+from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
+from tunegate.report import GateReport, StageResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strict", action="store_true", help="fail on warnings too")
     p.add_argument("--max-findings", type=_positive, default=20, metavar="N",
                    help="findings shown per code (default 20)")
+    add_report_flags(p)
     p.set_defaults(run=run)
 
 
@@ -33,18 +36,17 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.dataset import validate_dataset
     from tunegate.pathguard import shown
 
+    chosen_format(args)
     # Each file is its own "role", so stats and duplicate detection stay per file; the role is the
     # name as it can be printed (a file name need not be UTF-8, nor free of newlines).
     result = validate_dataset({shown(name): Path(name) for name in args.files}, cap=args.max_findings)
     counts = {sev: sum(n for code, n in result.totals_by_code.items() if _severity(result, code) == sev)
               for sev in ("error", "warning")}
     failed = counts["error"] > 0 or (args.strict and counts["warning"] > 0)
-    if args.json:
-        doc = {"passed": not failed, "counts": counts, "files": result.stats,
-               "findings": [f.model_dump() for f in result.findings], "totals_by_code": result.totals_by_code}
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(_text(result, counts, failed))
+    doc = {"passed": not failed, "counts": counts, "files": result.stats,
+           "findings": [f.model_dump() for f in result.findings], "totals_by_code": result.totals_by_code}
+    emit_report(GateReport.from_stages([result]), args, lambda: _text(result, counts, failed),
+                json_text=lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return 1 if failed else 0
 
 

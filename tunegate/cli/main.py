@@ -17,6 +17,8 @@ import sys
 import threading
 import traceback
 
+from tunegate.cli.logs import log_file
+from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -36,12 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"tunegate.cli.{name}")
         module.register(sub)
+    for command in sub.choices.values():
+        add_output_flags(command)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    start_output(args)
     previous = _raise_on_sigterm()
     try:
         return int(args.run(args))
@@ -58,10 +63,13 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TUNEGATE_DEBUG"):
             traceback.print_exc()
         print(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"
-              "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it.",
-              file=sys.stderr)
+              "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it "
+              f"(library log: {log_file()}).", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
+        from tunegate import progress
+
+        progress.disable()  # erase a board still drawn, before the shell prompt returns
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

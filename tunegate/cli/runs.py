@@ -3,6 +3,8 @@
     tunegate runs --spec examples/quickstart.yaml
     tunegate runs --tracking-uri sqlite:///mlflow.db --experiment tunegate --json
     tunegate runs --compare RUN_A RUN_B        # refused when A and B used different training or validation data
+
+The table ends with the command that opens the same runs in the MLflow UI.
 """
 from __future__ import annotations
 
@@ -78,7 +80,23 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(format_table(groups, experiment))
+        if groups:
+            sys.stdout.write(ui_hint(uri, client.get_experiment_by_name(experiment)))
     return 0
+
+
+def ui_hint(uri: str, found) -> str:
+    """How to open these runs in the MLflow UI: the exact command for a SQLite store, the URL for a server."""
+    from tunegate.tracking.store import sqlite_path
+
+    # MLflow 3's UI opens in its GenAI layout unless told otherwise; CHART shows the parents'
+    # candidates/val_loss without expanding them.
+    page = (f"#/experiments/{found.experiment_id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
+            if found is not None else "")
+    if sqlite_path(uri) is None:
+        return f"\nopen in the MLflow UI: {uri.rstrip('/')}/{page}\n"
+    return (f"\nopen in the MLflow UI: mlflow ui --backend-store-uri {uri} --port 5000\n"
+            f"  then http://127.0.0.1:5000/{page}\n")
 
 
 def _compared(client, run_ids: list[str], compare_runs) -> list:

@@ -25,10 +25,14 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.flows.sweep import sweep
-    from tunegate.spec.check import load_spec
+    from tunegate.spec.check import parse_spec
+    from tunegate.sweep.plan import check_sweep_plan
 
-    # An invalid spec, or a data path that is not a file, is a usage error before Prefect starts.
-    require_files(load_spec(args.spec), "data.train", "data.validation")
+    # An invalid spec, no sweep section, nothing to try, or a data path that is not a file is a
+    # usage error before Prefect starts.
+    parsed = parse_spec(args.spec)
+    check_sweep_plan(parsed, args.strategy)
+    require_files(parsed.require(), "data.train", "data.validation")
     completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

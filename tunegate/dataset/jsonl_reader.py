@@ -68,6 +68,11 @@ class JsonlReader:
         self.budget: int | None = None
         self.holds_first_record = True
 
+    def bytes_read(self) -> int:
+        """How far into the file (its bytes on disk, compressed or not) reading has come; for progress."""
+        raw = getattr(self, "_raw", None)
+        return raw.tell() if raw is not None and not raw.closed else 0
+
     def error(self, code: str, message: str, hint: str, line: int | None = None,
               column: int | None = None, record: int | None = None) -> None:
         self.out.add(code, "error", message, hint, file=self.file, line=line, column=column, record=record)

@@ -23,7 +23,7 @@ from typing import Any
 
 from xxhash import xxh3_64_intdigest
 
-from tunegate import formats
+from tunegate import formats, progress
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
@@ -104,11 +104,12 @@ def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequenc
     reader = JsonlReader(path, out)
     check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers))
     observes = [o.observe for o in observers]
-    for line, index, raw, record in reader.records():
-        seen = check(line, index, raw, record)
-        if seen is not None:
-            for observe in observes:
-                observe(role, line, index, seen)
+    with progress.step(f"reading {path.name}", total=size or None, unit="bytes", poll=reader.bytes_read):
+        for line, index, raw, record in reader.records():
+            seen = check(line, index, raw, record)
+            if seen is not None:
+                for observe in observes:
+                    observe(role, line, index, seen)
     for observer in observers:
         observer.finish(role)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
@@ -318,19 +319,24 @@ def read_part(part: Part) -> PartResult:
 def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
                     part_bytes: int, file_format: formats.FileFormat) -> dict[str, Any]:
     templates = [o.part(role) for o in observers]
-    parts = (Part(role, str(path), a, b, out.cap, templates, file_format) for a, b in cut(path, part_bytes))
+    spans = cut(path, part_bytes)
+    parts = (Part(role, str(path), a, b, out.cap, templates, file_format) for a, b in spans)
     stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers))
     lines = records = blank = 0
-    for got in pool.in_order(read_part, parts):
-        out.absorb(shifted(got, repeats, lines, records))
-        stats.absorb(got.stats)
-        for observer, payload in zip(observers, got.payloads):
-            observer.join(role, payload, lines, records)
-        if got.failure is not None:  # reading stopped there, as one read would have
-            JsonlReader(path, out).read_failed(lines + got.failure[0], got.failure[1])  # type: ignore[arg-type]
-        lines, records, blank = lines + got.lines, records + got.records, blank + got.blank_lines
-        if got.failure is not None:
-            break
+    shown = progress.step(f"reading {path.name} in {len(spans)} parts", total=spans[-1][1] if spans else None,
+                          unit="bytes")
+    with shown:
+        for (_, end), got in zip(spans, pool.in_order(read_part, parts)):
+            shown.update(done=end)  # parts merge in file order: everything before `end` is read
+            out.absorb(shifted(got, repeats, lines, records))
+            stats.absorb(got.stats)
+            for observer, payload in zip(observers, got.payloads):
+                observer.join(role, payload, lines, records)
+            if got.failure is not None:  # reading stopped there, as one read would have
+                JsonlReader(path, out).read_failed(lines + got.failure[0], got.failure[1])  # type: ignore[arg-type]
+            lines, records, blank = lines + got.lines, records + got.records, blank + got.blank_lines
+            if got.failure is not None:
+                break
     if not records:  # the file-level findings one read makes at its end (TG241, TG242)
         whole = JsonlReader(path, out)
         whole.lines = lines

@@ -11,14 +11,17 @@ from prefect import flow
 from prefect.states import Completed, Failed
 
 from tunegate.tasks.gate_tasks import parse_spec_task
+from tunegate.tasks.names import flow_run_namer
+from tunegate.tasks.run_tasks import tag_flow_run_task
 from tunegate.tasks.tracking_tasks import close_tracking_task, log_candidate_task, open_tracking_task
 from tunegate.tasks.train_tasks import full_training_task, verify_approval_task
 
 
-@flow(name="full-run", log_prints=True)
+@flow(name="full-run", flow_run_name=flow_run_namer("full-run"), log_prints=True)
 def full_run(spec_path: str, report_file: str | None = None, resume: bool = False):
     """Train the approved spec to the end (or on from its last checkpoint), evaluate, save the adapter."""
     parsed = parse_spec_task(spec_path)
+    tag_flow_run_task(parsed)
     approval = verify_approval_task(parsed, report_file)
     session = open_tracking_task(parsed, "full-run", approval.fingerprints["validation"]["digest"],
                                  approval.fingerprints["train"]["digest"])

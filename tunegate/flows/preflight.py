@@ -15,15 +15,18 @@ from tunegate.render import verdict_text
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.tasks.gate_tasks import advisor_task, mini_run_task, parse_spec_task, static_gate_task
+from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task
+from tunegate.tasks.run_tasks import tag_flow_run_task
 from tunegate.tasks.tracking_tasks import close_tracking_task, log_candidate_task, open_tracking_task
 
 
-@flow(name="preflight", log_prints=True)
+@flow(name="preflight", flow_run_name=flow_run_namer("preflight"), log_prints=True)
 def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
               mini_run_deployment: str | None = None):
     """Gate one spec: static stages, mini-run, advisor; track it in MLflow; fail if rejected."""
     parsed = parse_spec_task(spec_path)
+    tag_flow_run_task(parsed)
     report = static_gate_task(parsed)
     if report.gates_passed and mini_run:
         report = GateReport.merge([report, _mini_run(parsed, report.facts, mini_run_deployment)])

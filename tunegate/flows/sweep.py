@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from prefect import flow, unmapped
@@ -15,36 +16,43 @@ from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.summary import summarise
+from tunegate.sweep.tally import CandidateTally
 from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
-from tunegate.tasks.report_tasks import publish_report_task
+from tunegate.tasks.names import flow_run_namer
+from tunegate.tasks.report_tasks import publish_report_task, publish_sweep_task
+from tunegate.tasks.run_tasks import tag_flow_run_task
 from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
 from tunegate.tasks.task_runners import task_runner
-from tunegate.tasks.tracking_tasks import close_tracking_task, open_tracking_task
+from tunegate.tasks.tracking_tasks import chart_candidates_task, close_tracking_task, open_tracking_task
 from tunegate.tracking.session import TrackingSession
 
 
-@flow(name="sweep-candidates", log_prints=True)
+@flow(name="sweep-candidates", flow_run_name=flow_run_namer("sweep-candidates"), log_prints=True)
 def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSession | None,
                      strategy: str | None = None) -> list[CandidateOutcome]:
     """Evaluate the candidates, `sweep.max_parallel` at a time, on the sweep's task runner."""
     settings = parsed.require().sweep
+    tally = CandidateTally(settings.max_evals)  # the terminal's "candidates done/total, last verdict"
 
     def evaluate_many(batch: list[dict]) -> list[CandidateOutcome]:
         futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
                                               unmapped(settings.train_steps), unmapped(settings.max_parallel))
-        return [f.result() for f in futures]
+        return [tally.record(f.result()) for f in futures]
 
-    if (strategy or settings.strategy) == "nomad":
-        return nomad_sweep(parsed, evaluate_many)[0]
-    candidates = propose_task(parsed, strategy)
-    step = settings.max_parallel
-    return [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
+    with tally:
+        if (strategy or settings.strategy) == "nomad":
+            return nomad_sweep(parsed, evaluate_many)[0]
+        candidates = propose_task(parsed, strategy)
+        tally.plan(len(candidates))
+        step = settings.max_parallel
+        return [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
 
 
-@flow(name="sweep", log_prints=True)
+@flow(name="sweep", flow_run_name=flow_run_namer("sweep"), log_prints=True)
 def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
     """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
     parsed = parse_spec_task(spec_path)
+    tag_flow_run_task(parsed)
     base = static_gate_task(parsed)
     if not base.gates_passed:
         publish_report_task(base, spec_path)
@@ -55,8 +63,10 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     on_runner = sweep_candidates.with_options(task_runner=task_runner(settings))
     outcomes = on_runner(parsed, base, session, strategy)
     summary = summarise(outcomes, None, base.fingerprints["train"]["digest"])
+    charts = chart_candidates_task(session, Path(spec_path).stem)
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
     summary.best_run_id = best
+    publish_sweep_task(summary, spec_path, charts)
     print(summary.text())
     if not any(o.approved for o in outcomes):
         what = "could not be evaluated" if all(o.errored for o in outcomes) else "was rejected or errored"

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tunegate import progress
 from tunegate.facts import MiniRunFacts
 from tunegate.minirun import adapter_check
 from tunegate.minirun import steps as minirun_steps
@@ -47,8 +48,10 @@ class MiniRun:
                           torch_threads=runtime.set_short_run_threads())
         if self.place.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
+        progress.note("loading the tokenizer")
         if not self._load_tokenizer():
             return
+        progress.note("tokenising both splits with the chat template")
         train, val = self._audit()
         sample = self._sample(train)
         with torch.random.fork_rng(devices=[]):
@@ -150,6 +153,7 @@ class MiniRun:
         if not sample:
             return
         batches, val_batch = self._batches(sample, val)
+        progress.note("loading the model")
         base = self._load_model()
         if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out):
             return
@@ -170,6 +174,7 @@ class MiniRun:
         if not outcome.healthy:
             return
         start = time.perf_counter()
+        progress.note("evaluating on the validation sample")
         loss = self._guard("the evaluation step", minirun_steps.eval_step, model, val_batch, self.place, self.out)
         self.stats.update(eval_loss=runtime.finite_or_text(loss) if loss is not None else None,
                           eval_s=round(time.perf_counter() - start, 3))
@@ -259,6 +264,7 @@ class MiniRun:
 
     def _save_and_reload(self, probe_batch: dict[str, Any], probe_logits: Any) -> None:
         start = time.perf_counter()
+        progress.note("saving and reloading the adapter")
         trainable = self.stats["trainable_params"]
         with runtime.scratch_dir() as tmp:
             saved = self._guard("saving the adapter", save_adapter, self.model, self.tokenizer,

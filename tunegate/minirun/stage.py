@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tunegate import progress
 from tunegate.facts import GateFacts
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.model import Spec
@@ -47,6 +48,7 @@ def run_stage(ctx: GateContext) -> StageResult:
         out.add("TG527", "error", f"the mini-run needs {', '.join(missing)}, which is not installed",
                 "Install the training stack: pip install 'tunegate[train]'.")
         return out.result(time.perf_counter() - start, stats)
+    progress.note("importing torch, transformers, peft")
     stats["imports_s"] = _import_stack()
     from tunegate.minirun.session import MiniRun
     from tunegate.training.runtime import quiet_transformers

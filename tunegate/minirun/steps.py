@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tunegate import progress
 from tunegate.minirun.profile_split import StepProfiler, data_range, optimizer_range
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
@@ -76,6 +77,7 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
         with profiler.step(step) if profiler is not None else contextlib.nullcontext():
             log = _one_step(model, micro, optimizer, scaler, params, place, step)
         result.steps.append(log)
+        progress.note(f"step {step}/{spec.gate.mini_run.steps} loss {log.loss:.4f}")
         if not _step_healthy(log, scaler is not None, out):
             result.healthy = False
             return result

@@ -18,6 +18,7 @@ import weakref
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tunegate import progress
 from tunegate.dataset.records import iter_canonical
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record
@@ -222,8 +223,10 @@ def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: 
     near = NearPass(index_role, NearSettings(threshold, shingle_size, num_perm))
     query_role = "train" if index_role == "validation" else "validation"
     for role in (index_role, query_role):
+        label = f"{'indexing' if role == index_role else 'querying'} {role}"
         for line, index, record in iter_canonical(files[role]):  # any format, as the dataset stage hands it on
             feed(near, role, line, index, record)
+            progress.note(label, advance=1)  # one attribute check when progress is off
         near.finish(role)
     found = near.result()
     return found._replace(seconds=time.perf_counter() - start)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tunegate import progress
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.records import feed_observers
 from tunegate.errors import TunegateError
@@ -165,8 +166,9 @@ def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, s
     else:
         train, val = observer.split("train"), observer.split("validation")
         index_role = "validation" if len(val) <= len(train) else "train"
-        found = find_near_duplicates(files, index_role, threshold=settings.threshold,
-                                     shingle_size=settings.shingle_size, num_perm=settings.num_perm)
+        with progress.step("near duplicates", total=len(train) + len(val), unit="records"):
+            found = find_near_duplicates(files, index_role, threshold=settings.threshold,
+                                         shingle_size=settings.shingle_size, num_perm=settings.num_perm)
     for p in found.pairs:
         more = f"; {p.count} train records in all" if p.count > 1 else ""
         out.add("TG303", settings.near_duplicate_severity,

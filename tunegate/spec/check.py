@@ -242,8 +242,8 @@ def _add_pydantic_error(out: FindingCollector, err: dict[str, Any], located: yam
         out.add(code, "error", f"unknown key '{key}'", hint, file=where, line=line, column=col, key=key)
         return
     if code == "TG104":
-        out.add(code, "error", f"required key '{key}' is missing",
-                f"Add '{key}' ({_description(loc)}).", file=where, line=line, column=col, key=key)
+        out.add(code, "error", f"required key '{key}' is missing", _missing_hint(loc, key),
+                file=where, line=line, column=col, key=key)
         return
     if code == "TG107" or (isinstance(value, float) and not math.isfinite(value)):
         code = "TG107"
@@ -289,6 +289,20 @@ def _model_at(path: list[str]) -> type[BaseModel] | None:
 def _fields_at(path: list[str]) -> list[str]:
     model = _model_at(path)
     return list(model.model_fields) if model else []
+
+
+def _missing_hint(loc: list[str], key: str) -> str:
+    """What to add: a section with the keys it needs, or a key with what it holds."""
+    section = _model_at(loc)
+    if section is not None:
+        fields = section.model_fields
+        needed = [n for n, f in fields.items() if f.is_required()]
+        optional = [n for n, f in fields.items() if not f.is_required()]
+        keys = ", ".join(needed) + (f" (and optionally {', '.join(optional)})" if optional else "") if needed \
+            else ", ".join(optional)
+        return f"Add the '{key}' section with {keys}; `tunegate schema` lists every key."
+    description = _description(loc)
+    return f"Add '{key}'" + (f" ({description})." if description else "; `tunegate schema` says what it holds.")
 
 
 def _description(loc: list[str]) -> str:

@@ -29,7 +29,8 @@ def propose(spec: Spec, strategy: str | None = None) -> list[Overrides]:
         raise UsageError("a NOMAD sweep proposes candidates as it goes; use tunegate.sweep.nomad_search")
     if strategy == "grid":
         keys = list(sweep.grid)
-        candidates = [dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())]
+        # product() of no axes is one empty combination: an empty grid must propose nothing, not {}.
+        candidates = [dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())] if keys else []
     else:
         candidates = [dict(c) for c in sweep.candidates]
     if not candidates:

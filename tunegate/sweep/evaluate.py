@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from tunegate import progress
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
 from tunegate.spec.model import Spec
@@ -51,6 +52,8 @@ class CandidateOutcome(BaseModel):
     errored: bool = Field(False, description="tunegate failed to evaluate it: no verdict on the candidate.")
     own_data: list[str] = Field(default_factory=list, description="Data inputs it changes (its own data stages ran).")
     train_digest: str | None = Field(None, description="The training data it was gated (and trained) on.")
+    # The candidate's gate report, for its Prefect artifact; left out of the JSON (and NOMAD's history).
+    report: GateReport | None = Field(default=None, exclude=True)
 
 
 def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
@@ -79,7 +82,7 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),
-                               **_memory(report))
+                               report=report, **_memory(report))
     measured: dict[str, Any] = {"name": run_name(overrides), "kind": "sweep candidate"}
     if outcome.approved:
         measured.update(_trained(spec, path, train_steps, outcome, parallel))
@@ -174,9 +177,13 @@ def _train(spec: Spec, path: Path, steps: int, parallel: int):
 
     output = path.parent / f"{path.stem}-train"
     output.mkdir(parents=True, exist_ok=True)
-    with (output / "train.log").open("w", encoding="utf-8") as out:  # the trainer's lines, for the user
-        return train_apart(spec, path, output, steps, threads=torch_threads(parallel),
-                           log=lambda line: print(line, file=out, flush=True))
+    with (output / "train.log").open("w", encoding="utf-8") as out, progress.step(f"training {path.stem}"):
+
+        def log(line: str) -> None:  # the trainer's lines, for the user; the terminal shows the latest
+            print(line, file=out, flush=True)
+            progress.note(line)
+
+        return train_apart(spec, path, output, steps, threads=torch_threads(parallel), log=log)
 
 
 def _train_fields(result: Any) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.candidates import propose
 from tunegate.sweep.evaluate import CandidateOutcome, evaluate_candidate
+from tunegate.tasks.report_tasks import publish_candidate
 from tunegate.tracking.session import TrackingSession
 
 
@@ -22,4 +23,6 @@ def propose_task(parsed: ParsedSpec, strategy: str | None = None) -> list[dict[s
 def evaluate_candidate_task(parsed: ParsedSpec, overrides: dict[str, Any], base: GateReport,
                             session: TrackingSession | None, train_steps: int, parallel: int = 1) -> CandidateOutcome:
     """Gate one candidate (spec, estimate, mini-run), train it briefly, score it, log it."""
-    return evaluate_candidate(parsed, overrides, base, session, train_steps, parallel)
+    outcome = evaluate_candidate(parsed, overrides, base, session, train_steps, parallel)
+    publish_candidate(outcome, parsed.path)
+    return outcome

@@ -48,3 +48,12 @@ def log_candidate_task(session: TrackingSession, report: GateReport, parsed: Par
 def close_tracking_task(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
     """End the parent run with its verdict, tag the best candidate, attach its spec."""
     return close_session(session, failed_reason, best_spec)
+
+
+@task(name="chart-candidates", tags=["tunegate", "mlflow"])
+def chart_candidates_task(session: TrackingSession, title: str) -> dict[str, bytes]:
+    """Put validation loss per candidate and every candidate's loss curve on the parent run."""
+    from tunegate.tracking.parent_charts import chart_candidates
+    from tunegate.tracking.store import open_client
+
+    return chart_candidates(open_client(session.uri), session.parent_run_id, title)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from prefect import get_run_logger, task
 
+from tunegate import progress
 from tunegate.fullrun import approved_report, launch
 from tunegate.fullrun.live_run import live_env
 from tunegate.fullrun.result import TrainResult
@@ -24,4 +25,10 @@ def full_training_task(parsed: ParsedSpec, session: TrackingSession | None = Non
     its metrics stream to the session's parent run while it trains."""
     logger = get_run_logger()
     live = live_env(session.uri, session.parent_run_id) if session is not None else None
-    return launch(parsed.require(), parsed.path, log=logger.info, live=live, resume=resume)
+
+    def log(line: str) -> None:  # the flow's log keeps every line; the terminal shows the latest
+        logger.info(line)
+        progress.note(line)
+
+    with progress.step("full run"):
+        return launch(parsed.require(), parsed.path, log=log, live=live, resume=resume)

@@ -232,6 +232,10 @@ def _log_artifacts(client: MlflowClient, run_id: str, record: CandidateRecord, r
                          record.name or f"candidate {record.candidate_id[:12]}")
     if png is not None:
         files["loss_curve.png"] = png
+    if record.report is not None:  # memory per GPU, token lengths vs max_seq_len, mini-run loss
+        from tunegate.charts import report_charts
+
+        files.update(report_charts(record.report))
     if not files:
         return
     with tempfile.TemporaryDirectory(prefix="tunegate-artifacts-") as tmp:

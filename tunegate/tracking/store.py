@@ -43,6 +43,12 @@ if TYPE_CHECKING:
 ALLOW_INSECURE_ENV = "TUNEGATE_ALLOW_INSECURE_TRACKING"
 DEFAULT_DB = "mlflow.db"
 ARTIFACTS_DIR = "mlartifacts"
+# MLflow 3 types an experiment by this tag: GenAI (traces, evaluations) or model training (runs,
+# charts). MLflow's APIs and tools read it; the 3.17 UI takes its layout from its own "GenAI /
+# Model training" switch (the `workflowType=machine_learning` URL parameter, remembered in the
+# browser), so `tunegate runs` prints links that set it.
+KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = {KIND_TAG: "custom_model_development"}
 # A fresh store's migrations take ~2 s here; a minute covers a slow disk with room to spare.
 LOCK_TIMEOUT_S = 120
 
@@ -240,7 +246,7 @@ def ensure_experiment(client: MlflowClient, name: str, uri: str) -> str:
         path = sqlite_path(uri)
         location = (path.parent / ARTIFACTS_DIR).resolve().as_uri() if path else None
         try:
-            return client.create_experiment(name, artifact_location=location)
+            return client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_KIND)
         except MlflowException as exc:  # another process created it between our two calls
             found = client.get_experiment_by_name(name)
             if found is None:
@@ -249,4 +255,6 @@ def ensure_experiment(client: MlflowClient, name: str, uri: str) -> str:
         raise UsageError(f"MLflow experiment '{name}' is deleted; restore it "
                          f"(`mlflow experiments restore --experiment-id {found.experiment_id}`) "
                          "or set tracking.experiment to another name")
+    if KIND_TAG not in found.tags:  # made before tunegate set it; a kind the user chose is kept
+        client.set_experiment_tag(found.experiment_id, KIND_TAG, EXPERIMENT_KIND[KIND_TAG])
     return found.experiment_id

@@ -10,6 +10,7 @@ loss in the full run (huggingface/trl#6668), so it is an error naming its line.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from tunegate.training.chat_tokens import EncodedChat, encode_chats, encode_plai
 # Records tokenised per file. Rendering and tokenising ~20k chats takes a few seconds on one core;
 # beyond that a uniform sample of this size gives percentiles within a fraction of a percent.
 AUDIT_LIMIT = 20_000
+HISTOGRAM_BINS = 40  # enough to see a tail past max_seq_len, few enough to read in a report
 BATCH = 256  # conversations per call of the fast tokenizer
 
 
@@ -137,7 +139,25 @@ def _stats(audited: list[AuditedRecord], total: int, sampled: bool, max_seq_len:
         "final_reply_cut": sum(1 for e in encoded if e.final_reply_cut),
         "zero_trainable": sum(1 for e in encoded if e.trainable_tokens == 0),
         "train_tokens": round(kept * scale), "trainable_tokens": round(trainable * scale),
+        "length_histogram": length_histogram(lengths, max_seq_len),
     }
+
+
+def length_histogram(sorted_lengths: list[int], max_seq_len: int, bins: int = HISTOGRAM_BINS) -> dict[str, list[float]]:
+    """Bins (a, b] over [0, the longest record or max_seq_len], one edge exactly at max_seq_len, so every bin
+    is wholly kept or wholly truncated (the chart colours them so)."""
+    if not sorted_lengths:
+        return {"edges": [], "counts": []}
+    top = max(sorted_lengths[-1] + 1, max_seq_len)
+    below = max(1, min(bins, round(bins * max_seq_len / top)))
+    edges = [max_seq_len * i / below for i in range(below + 1)]
+    if top > max_seq_len:
+        above = max(1, bins - below)
+        edges += [max_seq_len + (top - max_seq_len) * i / above for i in range(1, above + 1)]
+    counts = [0] * (len(edges) - 1)
+    for n in sorted_lengths:
+        counts[min(len(counts) - 1, max(0, bisect.bisect_left(edges, n) - 1))] += 1  # bins are (a, b]
+    return {"edges": [round(e, 1) for e in edges], "counts": counts}
 
 
 def _pct(sorted_values: list[int], q: float) -> int:

@@ -1,0 +1,83 @@
+"""Library chatter goes to the log file (and to stderr only with --verbose), with credentials masked."""
+from __future__ import annotations
+
+import logging
+import warnings
+
+import pytest
+
+from tunegate.cli.logs import route_library_output
+
+
+@pytest.fixture
+def log_path(tmp_path, monkeypatch):
+    path = tmp_path / "logs" / "tunegate.log"
+    monkeypatch.setenv("TUNEGATE_LOG_FILE", str(path))
+    yield path
+    logging.captureWarnings(False)
+
+
+def _flush() -> None:
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
+def test_a_library_warning_lands_in_the_log_file_not_on_stderr(log_path, capsys):
+    route_library_output(verbose=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("`torch_dtype` is deprecated! Use `dtype` instead!", FutureWarning, stacklevel=1)
+    logging.getLogger("mlflow.store.db.utils").info("Creating initial MLflow database tables...")
+    _flush()
+    assert capsys.readouterr().err == ""
+    text = log_path.read_text()
+    assert "FutureWarning: `torch_dtype` is deprecated!" in text and "Creating initial MLflow database tables" in text
+
+
+def test_verbose_also_shows_them_on_stderr(log_path, capsys):
+    route_library_output(verbose=True)
+    logging.getLogger("prefect").info("Starting temporary server on http://127.0.0.1:8530")
+    assert "Starting temporary server" in capsys.readouterr().err
+
+
+def test_credential_values_from_the_environment_are_masked_in_the_log(log_path, monkeypatch):
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "sk-canary-logfile-0123456789")
+    route_library_output(verbose=False)
+    logging.getLogger("openai").warning("request failed with key %s", "sk-canary-logfile-0123456789")
+    _flush()
+    text = log_path.read_text()
+    assert "sk-canary-logfile" not in text and "request failed with key [REDACTED]" in text
+
+
+def test_nothing_is_written_when_nothing_is_logged(log_path):
+    route_library_output(verbose=False)
+    _flush()
+    assert not log_path.exists()  # the file opens on the first record, so a clean `check` leaves none
+
+
+def test_a_second_routing_captures_warnings_again_after_they_were_swapped(log_path):
+    route_library_output(verbose=False)  # an earlier main() in the same process
+    with warnings.catch_warnings(record=True) as displaced:  # swaps showwarning, as pytest does per test
+        route_library_output(verbose=False)
+        warnings.simplefilter("always")
+        warnings.warn("canary FutureWarning", FutureWarning, stacklevel=1)
+    _flush()
+    assert displaced == [] and "FutureWarning: canary FutureWarning" in log_path.read_text()
+
+
+def test_torch_profiler_lines_stay_off_stderr_unless_verbose(log_path, monkeypatch, tmp_path):
+    """Kineto prints `USDT: ... profiler_start` from C++ past logging; routing sets its level before torch loads."""
+    import os
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("KINETO_LOG_LEVEL", raising=False)
+    probe = ("import sys\nfrom tunegate.cli.logs import route_library_output\n"
+             "route_library_output(verbose=sys.argv[1] == 'verbose')\n"
+             "import torch\nfrom torch.profiler import profile, ProfilerActivity\n"
+             "with profile(activities=[ProfilerActivity.CPU]):\n    torch.ones(3) * 2\n")
+    runs = {mode: subprocess.run([sys.executable, "-c", probe, mode], capture_output=True, text=True, timeout=120,
+                                 env={**os.environ, "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
+            for mode in ("quiet", "verbose")}
+    assert "profiler_start" not in runs["quiet"].stderr
+    assert "profiler_start" in runs["verbose"].stderr  # the probe does reach the profiler's output

@@ -1,0 +1,67 @@
+"""A command that cannot run as asked says so in one line with the fix, before Prefect starts.
+
+Measured before: `tunegate sweep quickstart.yaml` (no `sweep:` section) printed 69 lines with two
+tracebacks, after 20 s of Prefect start-up, before the usage error.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import DATA, ROOT
+
+FLOWS = DATA / "flows"
+
+
+def tunegate(args: list[str], log: Path) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.perf_counter()
+    run = subprocess.run([sys.executable, "-m", "tunegate", *args], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, env={**_env(), "TUNEGATE_LOG_FILE": str(log)})
+    return run, time.perf_counter() - start
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+
+
+def _one_error_line(run: subprocess.CompletedProcess) -> str:
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tunegate: error: "), run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    return lines[0]
+
+
+def test_sweep_of_a_spec_without_a_sweep_section_is_one_line_before_prefect_starts(tmp_path):
+    log = tmp_path / "tunegate.log"
+    run, seconds = tunegate(["sweep", "examples/quickstart.yaml"], log)
+    assert run.returncode == 2 and run.stdout == ""
+    line = _one_error_line(run)
+    assert "has no 'sweep:' section" in line and "tunegate preflight examples/quickstart.yaml" in line
+    assert not log.exists() or "Starting temporary server" not in log.read_text()
+    assert seconds < 20  # Prefect's ephemeral API alone takes 10-20 s to start here
+
+
+def test_a_grid_sweep_without_a_grid_names_the_key_to_set(tmp_path):
+    run, _ = tunegate(["sweep", str(FLOWS / "three.yaml"), "--strategy", "grid"], tmp_path / "log")
+    assert run.returncode == 2
+    assert "sweep.strategy is 'grid' but the spec lists no candidates (set sweep.grid)" in _one_error_line(run)
+
+
+@pytest.mark.parametrize("command", ["check", "preflight", "sweep", "launch", "estimate", "advise"])
+def test_a_spec_that_does_not_exist_is_one_line(command, tmp_path):
+    run, _ = tunegate([command, "no/such/spec.yaml"], tmp_path / "log")
+    assert run.returncode == 2
+    assert _one_error_line(run) == "tunegate: error: spec file not found: no/such/spec.yaml"
+
+
+@pytest.mark.parametrize("command", ["preflight", "sweep", "launch", "estimate", "advise", "lint", "fingerprint"])
+def test_a_missing_argument_is_argparse_usage_with_exit_2(command, tmp_path):
+    run, _ = tunegate([command], tmp_path / "log")
+    assert run.returncode == 2 and "the following arguments are required" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -1,0 +1,18 @@
+"""Progress of long steps, on stderr, for a person at a terminal; nothing anywhere else.
+
+    from tunegate import progress
+
+    with progress.step("reading train.jsonl", total=size, unit="bytes", poll=reader.bytes_read):
+        ...                                   # the bar follows poll() ten times a second
+    with progress.step("mini-run", total=steps, unit="steps"):
+        progress.note("step 3/4 loss 6.6396", advance=1)   # the innermost step of this thread
+
+Off unless the CLI turns it on (`progress.enable(sys.stderr)`), which it does only when stderr is
+a terminal and `--quiet` was not given: stdout stays the report alone (`--json` is one JSON
+document), and a CI log or a pipe never gets carriage returns. A step shows only once it has
+run for `DELAY_S` (a fast `tunegate check` prints its report and nothing else) and disappears
+when it ends. Off, a step costs one attribute check: the data stages call it in their loops.
+"""
+from tunegate.progress.board import DELAY_S, Step, disable, enable, enabled, note, step
+
+__all__ = ["DELAY_S", "Step", "disable", "enable", "enabled", "note", "step"]
