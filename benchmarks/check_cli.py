@@ -35,10 +35,11 @@ import sys
 import time
 from pathlib import Path
 
+from naive_contract import contract_problems
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = HERE / "out" / "check_cli"
-ROLES = ("system", "user", "assistant")
 TUNEGATE = [sys.executable, "-m", "tunegate"]
 
 
@@ -61,31 +62,6 @@ def baseline(paths: list[str]) -> int:
                 problems += len(contract_problems(record))
     print(f"{problems} problem(s)")
     return 1 if problems else 0
-
-
-def contract_problems(record: object) -> list[str]:
-    """The chat contract's rules (tunegate.dataset.contract), one line each."""
-    msgs = record.get("messages") if isinstance(record, dict) else None
-    if not isinstance(msgs, list) or len(msgs) < 2:
-        return ["messages missing, not a list, or fewer than 2"]
-    problems, prev = [], None
-    for i, m in enumerate(msgs):
-        if not isinstance(m, dict):
-            problems.append("message not an object")
-            continue
-        role, content = m.get("role"), m.get("content")
-        if role not in ROLES:
-            problems.append("unsupported role")
-        if not isinstance(content, str) or not content.strip():
-            problems.append("empty content")
-        if role == "system" and i > 0:
-            problems.append("system not first")
-        if role == "assistant" and prev == "assistant":
-            problems.append("two assistant turns")
-        prev = role
-    if not isinstance(msgs[-1], dict) or msgs[-1].get("role") != "assistant":
-        problems.append("last message not from the assistant")
-    return problems
 
 
 # -- measuring one command in a fresh process ---------------------------------------------------

@@ -28,7 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 from chat_corpus import write_corpus  # noqa: E402
-from static_throughput import _peak_rss_kib, contract_problems  # noqa: E402
+from naive_contract import contract_problems  # noqa: E402
+from static_throughput import _peak_rss_kib  # noqa: E402
 
 FROM = {"system": "system", "user": "human", "assistant": "gpt"}
 TO = {"system": "system", "human": "user", "gpt": "assistant"}

@@ -24,8 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 from chat_corpus import write_corpus  # noqa: E402
-
-ROLES = ("system", "user", "assistant")
+from naive_contract import contract_problems  # noqa: E402
 
 
 def baseline_check(path: Path) -> list[tuple[int, str]]:
@@ -41,31 +40,6 @@ def baseline_check(path: Path) -> list[tuple[int, str]]:
                 problems.append((n, "invalid JSON"))
                 continue
             problems.extend((n, p) for p in contract_problems(record))
-    return problems
-
-
-def contract_problems(record: object) -> list[str]:
-    """The same rules as tunegate's contract, written plainly."""
-    msgs = record.get("messages") if isinstance(record, dict) else None
-    if not isinstance(msgs, list) or len(msgs) < 2:
-        return ["messages missing, not a list, or fewer than 2"]
-    problems, prev = [], None
-    for i, m in enumerate(msgs):
-        if not isinstance(m, dict):
-            problems.append("message not an object")
-            continue
-        role, content = m.get("role"), m.get("content")
-        if role not in ROLES:
-            problems.append("unsupported role")
-        if not isinstance(content, str) or not content.strip():
-            problems.append("empty content")
-        if role == "system" and i > 0:
-            problems.append("system not first")
-        if role == "assistant" and prev == "assistant":
-            problems.append("two assistant turns")
-        prev = role
-    if not isinstance(msgs[-1], dict) or msgs[-1].get("role") != "assistant":
-        problems.append("last message not from the assistant")
     return problems
 
 

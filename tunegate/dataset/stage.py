@@ -149,14 +149,9 @@ class RecordChecks:
         extra_keys = bool(shape) and sum(map(len, msgs)) != 2 * len(msgs)
         # Only extra keys can nest or hold numbers (a message is role + content strings): look only then.
         if not shape or len(record) > 1 or extra_keys:
-            too_deep, floats = nesting(record, MAX_DEPTH)
-            if too_deep:
-                self._too_deep(line, index)
+            record = self._handed_on(raw, record, line, index, *nesting(record, MAX_DEPTH))
+            if record is None:
                 return None
-            if floats:  # orjson may have rounded a number the digest must see exactly
-                record = self._exact(raw, record, line, index)
-                if record is None:
-                    return None
         # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
         # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
         # braces in its text is searched.
@@ -176,13 +171,9 @@ class RecordChecks:
                       own: str | None) -> dict | None:
         """A record the messages fast path does not cover: another format, a mix, or none."""
         keys, strings, deep, floats = _shape(record)
-        if deep:
-            self._too_deep(line, index)
+        record = self._handed_on(raw, record, line, index, deep, floats)
+        if record is None:
             return None
-        if floats:  # orjson may have rounded a number the digest must see exactly
-            record = self._exact(raw, record, line, index)
-            if record is None:
-                return None
         seen = formats.canonical(record, fmt, own)
         msgs = seen.get("messages")
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
@@ -199,6 +190,15 @@ class RecordChecks:
             # refuse any record they cannot map, and keep every extra key for the check above.)
             self.explainer.explain(raw, record, line, index, fmt)
         return self._common(line, index, raw, seen, keys, strings)
+
+    def _handed_on(self, raw: bytes, record: dict, line: int, index: int, too_deep: bool,
+                   floats: bool) -> dict | None:
+        """The record later stages may see: None when it nests too deep (reported), else read again
+        with exact numbers when orjson may have rounded one the digest must see exactly."""
+        if too_deep:
+            self._too_deep(line, index)
+            return None
+        return self._exact(raw, record, line, index) if floats else record
 
     def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int) -> dict:
         """The checks of every record, whatever its format: repeated keys and records, stats folding."""
