@@ -191,6 +191,15 @@ def test_flash_attention_without_cuda_falls_back_to_sdpa_and_says_so(tiny_cache)
     assert result.stats["attention"] == "sdpa"
 
 
+def test_a_quantized_base_off_a_gpu_is_trained_unquantized_and_the_report_says_so(tiny_cache):
+    result, _ = run_stage(load_spec("good", **{"model.quantization": "4bit"}))
+    assert result.status == "passed"
+    note = finding(result, "TG537")
+    assert note.severity == "info" and note.key == "model.quantization"
+    assert any("unquantized" in c and "CUDA" in c for c in result.stats["caveats"])
+    assert any("tiny model" in c for c in result.stats["caveats"])  # the other caveat is kept
+
+
 def test_a_validation_set_with_no_usable_record_fails_the_evaluation_step(tiny_cache):
     spec = load_spec("good")
     result, _ = run_stage(load_spec("good", **{"data.validation": spec.data.train.with_name("validation_empty.jsonl")}))

@@ -48,6 +48,8 @@ class MiniRun:
                           torch_threads=runtime.set_short_run_threads())
         if self.place.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
+        elif self.spec.model.quantization != "none":
+            self._unquantized_caveat()
         progress.note("loading the tokenizer")
         if not self._load_tokenizer():
             return
@@ -104,10 +106,21 @@ class MiniRun:
                   "template, token audit, LoRA wiring, eval, adapter save and reload work end to end, and that "
                   "the learning rate keeps the LoRA update in scale; it cannot prove that your model's loss "
                   "stays finite or falls, nor its memory or speed")
-        self.stats["caveats"] = [caveat]
+        self.stats.setdefault("caveats", []).append(caveat)
         self.out.add("TG536", "info", caveat[0].upper() + caveat[1:],
                      "Point model.id at the real model (or a smaller one of its family) for a mini-run that "
                      "measures it.", key="model.id")
+
+    def _unquantized_caveat(self) -> None:
+        """bitsandbytes loads a quantized base on CUDA only: off a GPU the mini-run trains it unquantized,
+        so it proves nothing about the 4/8-bit path the full run takes (and `launch` refuses it here)."""
+        caveat = (f"the mini-run trained the base unquantized on {self.place.device}: bitsandbytes loads "
+                  f"model.quantization {self.spec.model.quantization} only on a CUDA GPU, so the quantized "
+                  "load and its memory were not checked, and the full run needs a CUDA GPU")
+        self.stats.setdefault("caveats", []).append(caveat)
+        self.out.add("TG537", "info", caveat[0].upper() + caveat[1:],
+                     "Run the mini-run on the GPU type the full run uses (tunegate preflight with a gpu work "
+                     "pool) to check the quantized path.", key="model.quantization")
 
     def _load_failed(self, exc: BaseException) -> None:
         self.out.add("TG508", "error", f"model.id {self.spec.model.id!r} cannot be loaded: "
