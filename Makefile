@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test test-nightly bench clean
 
 setup: $(STAMP)
 
@@ -21,7 +21,10 @@ demo: setup
 	$(BIN)/python examples/demo.py
 
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not nightly"
+
+test-nightly: setup
+	$(BIN)/python -m pytest -q -m nightly
 
 bench: setup
 	$(BIN)/python benchmarks/static_throughput.py

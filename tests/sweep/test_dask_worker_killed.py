@@ -21,7 +21,7 @@ import yaml
 from tests.support.cli_flow import cli_env, kill_group, run_cli, start_cli
 from tests.support.flows import FLOWS_DATA
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.nightly]  # ~4 min: make test-nightly
 DEADLINE_S = 900
 
 

@@ -16,7 +16,7 @@ import yaml
 
 from tests.support.flows import FLOWS_DATA
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.nightly]  # ~5 min: make test-nightly
 
 
 def _swept(folder: Path, max_parallel: int, runner: str = "threads") -> dict[str, Any]:
