@@ -11,11 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from tunegate.spec.config_data import map_data_file
-from tunegate.spec.config_map import ConfigMap
-from tunegate.spec.model import Optimizer, Scheduler
+from tunegate.spec.config_map import OPTIMIZERS, SCHEDULERS, ConfigMap
 
-_OPTIMIZERS = set(Optimizer.__args__)  # type: ignore[attr-defined]
-_SCHEDULERS = set(Scheduler.__args__)  # type: ignore[attr-defined]
 _ATTENTION = {"flash_attention_2": "flash_attention_2", "sdpa": "sdpa", "eager": "eager"}
 # (key, spec key, axolotl's default when the key is absent)
 _PLAIN = [("sequence_len", "training.max_seq_len", 512), ("micro_batch_size", "training.micro_batch_size", 1),
@@ -110,13 +107,8 @@ def _precision(cmap: ConfigMap) -> None:
 
 
 def _training(cmap: ConfigMap) -> None:
-    optimizer, scheduler = cmap.get("optimizer", "adamw_torch_fused"), cmap.get("lr_scheduler", "cosine")
-    for key, value, allowed in (("optimizer", optimizer, _OPTIMIZERS), ("lr_scheduler", scheduler, _SCHEDULERS)):
-        if value not in allowed:
-            cmap.note("TG147", "error", key, f"{key} {value!r} is not one tunegate's full run can honour",
-                      f"Use one of: {', '.join(sorted(allowed))}.")
-    cmap.set("training.optimizer", optimizer if optimizer in _OPTIMIZERS else "adamw_torch_fused", "optimizer")
-    cmap.set("training.lr_scheduler", scheduler if scheduler in _SCHEDULERS else "cosine", "lr_scheduler")
+    cmap.choose("optimizer", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
+    cmap.choose("lr_scheduler", "training.lr_scheduler", "cosine", SCHEDULERS)
     if cmap.has("warmup_steps") and cmap.has("warmup_ratio"):
         cmap.note("TG149", "error", "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one of them "
                   "(axolotl refuses both).")

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.report import Finding, Severity
+from tunegate.spec.model import Optimizer, Scheduler
 from tunegate.spec.yaml_loader import Located
+
+# What the full run honours, for either tool's optimizer and scheduler keys.
+OPTIMIZERS = frozenset(Optimizer.__args__)  # type: ignore[attr-defined]
+SCHEDULERS = frozenset(Scheduler.__args__)  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -45,6 +50,15 @@ class ConfigMap:
         self.data.setdefault(section, {})[name] = value
         if from_key is not None and self.located.place(from_key) is not None:
             self.origin[spec_key] = from_key
+
+    def choose(self, key: str, spec_key: str, default: str, allowed: frozenset[str]) -> None:
+        """Map a config key whose value must be one the full run honours: TG147 for any other value,
+        and the tool's default in its place (the finding already says the run cannot honour it)."""
+        value = self.get(key, default)
+        if value not in allowed:
+            self.note("TG147", "error", key, f"{key} {value!r} is not one tunegate's full run can honour",
+                      f"Use one of: {', '.join(sorted(allowed))}.")
+        self.set(spec_key, value if value in allowed else default, key)
 
     def note(self, code: str, severity: Severity, key: str | None, message: str, hint: str) -> None:
         """A finding about the config itself, at the original key's place."""

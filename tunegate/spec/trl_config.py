@@ -11,11 +11,8 @@ docs/trl.md lists what is mapped.
 from __future__ import annotations
 
 from tunegate.spec.config_data import map_data_file
-from tunegate.spec.config_map import ConfigMap
-from tunegate.spec.model import Optimizer, Scheduler
+from tunegate.spec.config_map import OPTIMIZERS, SCHEDULERS, ConfigMap
 
-_OPTIMIZERS = set(Optimizer.__args__)  # type: ignore[attr-defined]
-_SCHEDULERS = set(Scheduler.__args__)  # type: ignore[attr-defined]
 _PLAIN = [("model_name_or_path", "model.id", None), ("trust_remote_code", "model.trust_remote_code", None),
           ("lora_r", "lora.r", 16), ("lora_alpha", "lora.alpha", 32), ("lora_dropout", "lora.dropout", 0.05),
           ("lora_modules_to_save", "lora.modules_to_save", None), ("learning_rate", "training.learning_rate", 2e-5),
@@ -99,13 +96,8 @@ def _precision(cmap: ConfigMap) -> None:
 
 
 def _schedule(cmap: ConfigMap) -> None:
-    optim, scheduler = cmap.get("optim", "adamw_torch_fused"), cmap.get("lr_scheduler_type", "linear")
-    for key, value, allowed in (("optim", optim, _OPTIMIZERS), ("lr_scheduler_type", scheduler, _SCHEDULERS)):
-        if value not in allowed:
-            cmap.note("TG147", "error", key, f"{key} {value!r} is not one tunegate's full run can honour",
-                      f"Use one of: {', '.join(sorted(allowed))}.")
-    cmap.set("training.optimizer", optim if optim in _OPTIMIZERS else "adamw_torch_fused", "optim")
-    cmap.set("training.lr_scheduler", scheduler if scheduler in _SCHEDULERS else "linear", "lr_scheduler_type")
+    cmap.choose("optim", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
+    cmap.choose("lr_scheduler_type", "training.lr_scheduler", "linear", SCHEDULERS)
     warmup, ratio = cmap.get("warmup_steps", 0), cmap.get("warmup_ratio", 0.0)
     if warmup and ratio:
         cmap.note("TG149", "error", "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one.")
