@@ -123,3 +123,11 @@ def test_an_axolotl_config_without_a_frozen_validation_file_is_refused(tmp_path,
     result = parse_spec(tmp_path / "cfg.yml").result
     assert code in {f.code for f in result.findings} and result.status == "failed"
     assert "TG104" not in {f.code for f in result.findings}  # said once, by the import's own finding
+
+
+@pytest.mark.parametrize(("config", "keys"), [(AXOLOTL / "lora-1b-unhonoured.yml", ("optimizer", "lr_scheduler")),
+                                              (TRL / "sft-unhonoured.yaml", ("optim", "lr_scheduler_type"))])
+def test_an_optimizer_or_scheduler_the_full_run_cannot_honour_is_an_error_at_its_key(config, keys):
+    findings = [f for f in parse_spec(config).result.findings if f.code == "TG147"]
+    assert [f.key for f in findings] == list(keys)
+    assert all(f.severity == "error" and f.line and f.hint.startswith("Use one of: ") for f in findings)
