@@ -9,6 +9,7 @@ Every record carries a unique ticket number, so the file has no exact duplicates
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from pathlib import Path
 
@@ -62,6 +63,20 @@ def record(rng: random.Random, ticket: int) -> dict:
         messages.append({"role": "user", "content": user})
         messages.append({"role": "assistant", "content": _text(rng, 520)})
     return {"messages": messages}
+
+
+def variant(rng: random.Random, rec: dict, kind: str) -> dict:
+    """A copy of a train record for a validation file: exact, case/whitespace changed, or one word of
+    the reply replaced (the overlap stage's exact, normalised and near duplicates)."""
+    copy = json.loads(json.dumps(rec))
+    last = copy["messages"][-1]
+    if kind == "case":
+        last["content"] = "  " + last["content"].upper().replace(" ", "   ")
+    elif kind == "edit":
+        words = last["content"].split(" ")
+        words[rng.randrange(len(words))] = "different"
+        last["content"] = " ".join(words)
+    return copy
 
 
 def write_corpus(path: Path, megabytes: float, seed: int = 0, broken: bool = False) -> int:

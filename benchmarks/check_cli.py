@@ -119,7 +119,7 @@ def generate(train_mb: float, seed: int = 0) -> tuple[Path, Path]:
     """Write (or reuse) a train file of about `train_mb` MB and its validation file; return both paths."""
     sys.path.insert(0, str(HERE))
     import orjson
-    from chat_corpus import record
+    from chat_corpus import record, variant
 
     OUT.mkdir(parents=True, exist_ok=True)
     train, val = OUT / f"train_{train_mb:g}mb.jsonl", OUT / f"validation_{train_mb:g}mb.jsonl"
@@ -144,19 +144,6 @@ def generate(train_mb: float, seed: int = 0) -> tuple[Path, Path]:
             ticket += 1
             written += f.write(orjson.dumps(rec) + b"\n")
     return train, val
-
-
-def variant(rng: random.Random, rec: dict, kind: str) -> dict:
-    """A copy of a train record: exact, case/whitespace changed, or one word of the reply replaced."""
-    copy = json.loads(json.dumps(rec))
-    last = copy["messages"][-1]
-    if kind == "case":
-        last["content"] = "  " + last["content"].upper().replace(" ", "   ")
-    elif kind == "edit":
-        words = last["content"].split(" ")
-        words[rng.randrange(len(words))] = "different"
-        last["content"] = " ".join(words)
-    return copy
 
 
 def no_near_spec(train: Path, val: Path) -> Path:

@@ -28,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out" / "overlap"
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from chat_corpus import variant  # noqa: E402
 
 _SYLLABLES = "ka lo mi ne ru sa te vi po da fe gu hi jo ba ce lu mo ni re zo wa ye xi qu".split()
 _SYSTEM = ["You are a concise support agent.", "Answer in the customer's language; under 150 words."]
@@ -46,19 +48,6 @@ def _record(rng: random.Random, words: list[str], ticket: int) -> dict:
         messages.append({"role": "user", "content": f"Ticket {ticket}: " + " ".join(rng.choices(words, k=user))})
         messages.append({"role": "assistant", "content": " ".join(rng.choices(words, k=reply)).capitalize() + "."})
     return {"messages": messages}
-
-
-def _variant(rng: random.Random, record: dict, kind: str) -> dict:
-    """A copy of a train record: exact, case/whitespace-changed, or with one word replaced."""
-    copy = json.loads(json.dumps(record))
-    last = copy["messages"][-1]
-    if kind == "case":
-        last["content"] = "  " + last["content"].upper().replace(" ", "   ")
-    elif kind == "edit":
-        words = last["content"].split()
-        words[rng.randrange(len(words))] = "different"
-        last["content"] = " ".join(words)
-    return copy
 
 
 def generate(train_mb: int, val_fraction: float, seed: int = 0) -> tuple[Path, Path]:
@@ -82,7 +71,7 @@ def generate(train_mb: int, val_fraction: float, seed: int = 0) -> tuple[Path, P
         while f.tell() < train_mb * 1_000_000 * val_fraction:
             draw = rng.random()
             kind = "exact" if draw < 0.01 else "case" if draw < 0.015 else "edit" if draw < 0.02 else None
-            record = _variant(rng, rng.choice(kept), kind) if kind else _record(rng, words, ticket)
+            record = variant(rng, rng.choice(kept), kind) if kind else _record(rng, words, ticket)
             ticket += 1
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
     return train, val
