@@ -199,3 +199,42 @@ class PostgresMlflow:
             except psutil.Error:
                 pass
         return sorted(alive)
+
+
+def read_back(uri: str, experiment: str, downloads: Path) -> dict:
+    """Every run of `experiment` as the server gives it: status, tags, metrics, dataset inputs, artifacts.
+
+    Each run's report.json is downloaded through the server (into `downloads`) and parsed.
+    """
+    import json
+
+    from mlflow import MlflowClient
+
+    from tunegate.tracking.runs import search_all
+
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    runs = []
+    for run in search_all(client, [found.experiment_id]):
+        run_id = run.info.run_id
+        artifacts = [a.path for a in client.list_artifacts(run_id)]
+        report = None
+        if "report.json" in artifacts:
+            local = client.download_artifacts(run_id, "report.json", str(downloads / run_id))
+            report = json.loads(Path(local).read_text())
+        runs.append({"id": run_id, "status": run.info.status, "tags": dict(run.data.tags),
+                     "metrics": dict(run.data.metrics), "artifacts": artifacts, "report": report,
+                     "inputs": [{t.key: t.value for t in d.tags} for d in run.inputs.dataset_inputs]})
+    return {"artifact_location": found.artifact_location, "runs": runs}
+
+
+def runs_in_postgres(server: PostgresMlflow, experiment: str) -> dict[str, int]:
+    """{status: count} of the experiment's rows in PostgreSQL's `runs` table, read with psql."""
+    rows = server.sql("SELECT r.status, count(*) FROM runs r JOIN experiments e ON r.experiment_id = "
+                      f"e.experiment_id WHERE e.name = '{experiment}' GROUP BY r.status")
+    return {status: int(n) for status, n in rows}
+
+
+def run_inputs_in_postgres(server: PostgresMlflow) -> int:
+    """How many dataset inputs PostgreSQL holds for runs."""
+    return int(server.sql("SELECT count(*) FROM inputs WHERE destination_type = 'RUN'")[0][0])
