@@ -35,13 +35,12 @@ SKIP_REASON = ("PostgreSQL is not installed (no initdb on PATH or under /usr/lib
                "`bash .ci/run` installs Debian's postgresql package")
 
 
-def pg_bin() -> Path | None:
+def pg_bin(debian_root: Path = Path("/usr/lib/postgresql")) -> Path | None:
     """The folder holding initdb/pg_ctl: on PATH, else Debian's /usr/lib/postgresql/<newest>/bin."""
     found = shutil.which("initdb")
     if found:
         return Path(found).resolve().parent  # /usr/local/bin may link initdb alone
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3])
-                      if p.parts[-3].isdigit() else 0)
+    versions = sorted(debian_root.glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
     return versions[-1].parent if versions else None
 
 
