@@ -63,10 +63,9 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     from mlflow.exceptions import MlflowException
 
+    from tunegate.tracking.reachable import check_reachable
     from tunegate.tracking.runs_table import candidate_rows, compare_runs, format_table, group_by_data
     from tunegate.tracking.store import open_client
-
-    from tunegate.tracking.reachable import check_reachable
 
     uri, experiment = _target(args)
     check_reachable(uri)  # a down server: said now, not after MLflow's minutes of retries
