@@ -114,7 +114,7 @@ class PostgresMlflow:
         self.mlflow = subprocess.Popen(
             [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", self.backend_uri,
              "--artifacts-destination", str(self.artifacts), "--host", "127.0.0.1", "--port", str(self.port),
-             "--workers", "2"],
+             "--workers", "1"],  # one process: requests run in its threads; a second only costs start-up
             env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=self.root)
         log.close()
         deadline = time.monotonic() + timeout_s
