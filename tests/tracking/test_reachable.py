@@ -65,3 +65,14 @@ def test_tunegate_runs_on_a_down_server_exits_3_with_the_uri_and_no_traceback():
     assert proc.returncode == EXIT_INTERNAL, proc.stderr
     assert uri in proc.stderr and "does not answer" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_a_postgresql_store_without_its_driver_names_the_extra(monkeypatch):
+    from tunegate.errors import MissingDependency
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` now fails as if not installed
+    with socket.socket() as db:
+        db.bind(("127.0.0.1", 0))
+        db.listen()
+        with pytest.raises(MissingDependency, match=r"tunegate\[postgres\]"):
+            ensure_store(f"postgresql://team@127.0.0.1:{db.getsockname()[1]}/mlflow")

@@ -137,6 +137,12 @@ def _open_server_store(uri: str) -> None:
     check_reachable(uri)
     try:
         open_client(uri).search_experiments(max_results=1)
+    except ModuleNotFoundError as exc:  # a postgresql:// store without its driver (SQLAlchemy imports it)
+        if not (exc.name or "").startswith("psycopg"):
+            raise
+        from tunegate.errors import MissingDependency
+
+        raise MissingDependency(exc.name, "postgres") from None
     except MlflowException as exc:
         why = Redactor([uri_password(uri) or ""]).text(str(exc.message).splitlines()[0][:300])
         raise StageError(f"the tracking store {uri_without_password(uri)} answered, but not as an MLflow "
