@@ -267,10 +267,12 @@ def quickstart(rounds: int) -> None:
     """The small spec through the CLI: approval and a rejection, median wall of `rounds` runs each."""
     approve = [*TUNEGATE, "check", "examples/quickstart.yaml"]
     reject = [*TUNEGATE, "check", "examples/broken.yaml"]
-    times: dict[str, list[dict]] = {"approve": [], "reject": []}
+    names = ["approve", "reject"] + (["old-approve", "old-reject"] if AGAINST else [])  # --against: paired
+    times: dict[str, list[dict]] = {name: [] for name in names}
     for _ in range(rounds):
-        times["approve"].append(measure(approve, OUT / "approve.out"))
-        times["reject"].append(measure(reject, OUT / "reject.out"))
+        for name in names:
+            command = approve if name.endswith("approve") else reject
+            times[name].append(measure(command, OUT / f"{name}.out", workdir(name)))
     for name, runs in times.items():
         walls = sorted(r["wall"] for r in runs)
         print(f"  quickstart {name}: median {statistics.median(walls):.3f} s wall (min {walls[0]:.3f}), "

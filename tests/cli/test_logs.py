@@ -81,3 +81,24 @@ def test_torch_profiler_lines_stay_off_stderr_unless_verbose(log_path, monkeypat
             for mode in ("quiet", "verbose")}
     assert "profiler_start" not in runs["quiet"].stderr
     assert "profiler_start" in runs["verbose"].stderr  # the probe does reach the profiler's output
+
+
+def test_routing_loads_no_tracking_code_until_a_record_needs_masking(tmp_path):
+    # The masking Redactor lives in the tracking package (~50 ms of imports): a check that logs
+    # nothing must not pay for it, and a record logged later is still masked.
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    code = ("import logging, sys\nfrom tunegate.cli.logs import route_library_output\n"
+            "route_library_output(verbose=False)\nbefore = 'tunegate.tracking' in sys.modules\n"
+            "logging.getLogger('openai').warning('key %s', 'sk-canary-lazy-0123456789')\n"
+            "print(before, 'tunegate.tracking' in sys.modules)")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SOME_API_KEY": "sk-canary-lazy-0123456789",
+           "TUNEGATE_LOG_FILE": str(tmp_path / "t.log"), "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert run.stdout.split() == ["False", "True"]
+    text = (tmp_path / "t.log").read_text()
+    assert "sk-canary-lazy" not in text and "key [REDACTED]" in text

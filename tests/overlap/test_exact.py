@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tests.support.paths import DATA as TEST_DATA
 from tunegate.dataset.records import feed_observers
 from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes, cross_duplicates, repeats
-from tunegate.overlap.normalize import normalise_record
+from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.stage import find_overlap
 from tunegate.report import StageResult
 from tunegate.spec.model import OverlapSpec
@@ -154,11 +154,11 @@ def test_a_normalised_variant_injected_into_validation_is_always_found(words, da
     train, validation = SplitHashes(), SplitHashes()
     questions = [f"question about {w}" for w in words]
     for i, q in enumerate(questions):
-        train.add(i + 1, i, normalise_record(chat(q, f"answer {i}")))
+        train.add(i + 1, i, normalise_record_bytes(chat(q, f"answer {i}")))
     pick = data.draw(st.integers(0, len(words) - 1))
     variant = data.draw(st.sampled_from([str.upper, str.title, lambda s: "  " + s.replace(" ", "\u00a0\t")]))
-    validation.add(1, 0, normalise_record(chat("something else entirely", "no")))
-    validation.add(2, 1, normalise_record(chat(variant(questions[pick]), variant(f"answer {pick}"))))
+    validation.add(1, 0, normalise_record_bytes(chat("something else entirely", "no")))
+    validation.add(2, 1, normalise_record_bytes(chat(variant(questions[pick]), variant(f"answer {pick}"))))
     assert cross_duplicates(train, validation) == [Match(at=1, other=pick, count=1)]
 
 

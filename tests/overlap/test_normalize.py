@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tunegate.overlap import normalize
-from tunegate.overlap.normalize import NormalRecord, normal_text, normalise_record
+from tunegate.overlap.normalize import NormalRecord, normal_bytes, normal_text, normalise_record, normalise_record_bytes
 
 
 def msg(role: str, content: object) -> dict:
@@ -78,3 +78,43 @@ def test_the_whitespace_the_fast_path_looks_for_is_all_that_survives_nfkc_and_ca
         survivors.update(c for c in unicodedata.normalize("NFKC", chr(code)).casefold() if c.isspace())
     assert survivors == {" ", *normalize._ASCII_SPACES, *normalize._OTHER_SPACES}
     assert [c for c in SPACES if c.isprintable()] == [" "]  # so a printable text has no other space
+
+
+# Text that takes every branch of the fast path: ASCII and not, printable or with controls, the
+# spaces only str.split() knows, runs of every length, and what NFKC and casefold change.
+HOSTILE = [
+    "Hello  World", "  lead and trail  ", "para one.\n\npara two\n\n\n- item\r\n- item", "tab\t\t\tcol",
+    "a\x1c\x1d\x1e\x1fb", "nul\x00inside \x7f del", "Straße STRASSE", "İstanbul ıi Iİ", "ΣΊΣΥΦΟΣ σίσυφος",
+    "ﬁne ﬂow ﬀ", "ＦＵＬＬ－ｗｉｄｔｈ　ｓｐａｃｅ", "nbsp\u00a0here\u202fand\u2007there", "line\u2028sep\u2029para",
+    "next\x85line", "ogham\u1680space", "e\u0301 é e\u0301\u0327", "\u0301 a mark first", "ends with a mark \u0301",
+    "한국어 \u1100\u1161\u11a8", "emoji 😀👍🏽 🇫🇷 👨‍👩‍👧", "mixed عربي and 中文 and русский  текст",
+    "ｶﾀｶﾅ ㍿ ① ℌ ㎒", "zero\u200bwidth\ufeffbom", "lone \ud800 surrogate", "", "   ", "\n\n\n",
+]
+
+
+def reference_record(record: dict) -> NormalRecord:
+    """The record form written plainly from the definition, message by message."""
+    lines = [f"{reference_normal_text(m['role'])}\t{reference_normal_text(m['content'])}" for m in record["messages"]]
+    role, _, answer = lines[-1].partition("\t")
+    return NormalRecord("\n".join(lines[:-1]), answer) if role == "assistant" else NormalRecord("\n".join(lines), None)
+
+
+def encoded(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def test_the_bytes_fast_path_agrees_with_the_definition_on_hostile_text():
+    for text in HOSTILE + [a + b for a in HOSTILE for b in HOSTILE[:6]]:
+        assert normal_bytes(text) == encoded(reference_normal_text(text)), repr(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "system", "tool", " User ", "ASSISTANT", "Ａｓｓｉｓｔａｎｔ"]),
+                          st.one_of(st.sampled_from(HOSTILE), st.text(max_size=30))), min_size=1, max_size=5))
+def test_a_records_bytes_form_is_the_definition_encoded(messages):
+    record = {"messages": [msg(role, text) for role, text in messages]}
+    want = reference_record(record)
+    got = normalise_record_bytes(record)
+    assert (got.prompt, got.answer) == (encoded(want.prompt), None if want.answer is None else encoded(want.answer))
+    assert got.text == encoded(want.text)
+    assert normalise_record(record) == want

@@ -107,8 +107,9 @@ def test_an_out_of_date_store_is_backed_up_then_upgraded(store_template, tmp_pat
 
 
 @pytest.mark.slow
-def test_eight_processes_opening_a_fresh_store_at_once_all_succeed(tmp_path):
+def test_eight_processes_opening_a_fresh_store_at_once_all_succeed(tmp_path, monkeypatch):
     """Without the lock, all 8 fail in MLflow's migrations and the file stays broken (research finding 1)."""
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "cache"))  # no template: the migrations race
     uri = sqlite_uri(tmp_path / "fresh" / "mlflow.db")
     go = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, str(WORKER), "init", uri, str(go), str(i)],

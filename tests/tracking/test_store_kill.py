@@ -25,6 +25,13 @@ from tunegate.tracking.store import ensure_store, open_client, sqlite_uri
 STRIDE = 150  # kills before the rename: one every STRIDE statements
 
 
+@pytest.fixture(autouse=True)
+def no_template(tmp_path, monkeypatch):
+    """An empty cache for each test: its creations run MLflow's migrations, which the kills cut
+    (a cached template would make them a copy; tests/tracking/test_store_template.py)."""
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "cache"))
+
+
 def usable(path: Path) -> bool:
     """A rerun creates (or opens) the store and logs a run to it."""
     uri = sqlite_uri(path)
@@ -47,7 +54,9 @@ def targets(tmp_path_factory) -> list[str]:
 
     sqlalchemy.event.listen(Engine, "before_cursor_execute", record)
     try:
-        ensure_store(sqlite_uri(tmp_path_factory.mktemp("whole") / "mlflow.db"))
+        with pytest.MonkeyPatch.context() as mp:  # an empty cache: the creation migrates
+            mp.setenv("TUNEGATE_CACHE", str(tmp_path_factory.mktemp("cache")))
+            ensure_store(sqlite_uri(tmp_path_factory.mktemp("whole") / "mlflow.db"))
     finally:
         sqlalchemy.event.remove(Engine, "before_cursor_execute", record)
     return sent

@@ -47,13 +47,19 @@ class _MaskSecrets(logging.Filter):
 
     def __init__(self) -> None:
         super().__init__()
-        from tunegate.tracking.redaction import Redactor
-
-        self.redactor = Redactor(v for k, v in os.environ.items() if _SECRET_NAME.search(k))
+        # The values as they are now; the Redactor only at the first record, since importing it
+        # loads the whole tracking package (~50 ms) that a check which logs nothing never needs.
+        self.values = [v for k, v in os.environ.items() if _SECRET_NAME.search(k)]
+        self.redactor = None
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.redactor.secrets:
-            record.msg, record.args = self.redactor.text(record.getMessage()), None
+        if self.values:
+            if self.redactor is None:
+                from tunegate.tracking.redaction import Redactor
+
+                self.redactor = Redactor(self.values)
+            if self.redactor.secrets:
+                record.msg, record.args = self.redactor.text(record.getMessage()), None
         return True
 
 

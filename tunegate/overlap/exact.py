@@ -17,15 +17,10 @@ from typing import Any, NamedTuple
 
 from xxhash import xxh3_128_digest
 
-from tunegate.overlap.normalize import NormalRecord, normalise_record
+from tunegate.overlap.normalize import NormalBytes, normalise_record_bytes
 
 NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; a 128-bit hash is all zeros with probability 2**-128
 _WIDTH = 16
-
-
-def text_hash(text: str) -> bytes:
-    """16-byte XXH3 of a normalised text (lone surrogates pass through rather than raise)."""
-    return xxh3_128_digest(text.encode("utf-8", "surrogatepass"))
 
 
 class SplitHashes:
@@ -43,7 +38,7 @@ class SplitHashes:
     def __len__(self) -> int:
         return len(self.lines)
 
-    def add(self, line: int, index: int, norm: NormalRecord) -> bytes:
+    def add(self, line: int, index: int, norm: NormalBytes) -> bytes:
         """Hash one normalised record and keep its hashes and place; return its whole-record hash."""
         full, prompt, answer = record_hashes(norm)
         self.full += full
@@ -64,11 +59,11 @@ class SplitHashes:
         self.skipped += later.skipped
 
 
-def record_hashes(norm: NormalRecord) -> tuple[bytes, bytes, bytes]:
+def record_hashes(norm: NormalBytes) -> tuple[bytes, bytes, bytes]:
     """(whole record, prompt, answer) hashes; the whole is hashed from the two parts, so each
     character is hashed once. A record without an answer gets NO_HASH as its answer."""
-    prompt = text_hash(norm.prompt)
-    answer = NO_HASH if norm.answer is None else text_hash(norm.answer)
+    prompt = xxh3_128_digest(norm.prompt)  # 16-byte XXH3 of the UTF-8 text
+    answer = NO_HASH if norm.answer is None else xxh3_128_digest(norm.answer)
     return xxh3_128_digest(prompt + answer), prompt, answer
 
 
@@ -106,7 +101,7 @@ class OverlapObserver:
         start = time.perf_counter()
         split = self.split(role)
         split.seen += 1
-        norm = normalise_record(record)
+        norm = normalise_record_bytes(record)
         if norm is None:
             split.skipped += 1
             self.seconds += time.perf_counter() - start
@@ -114,7 +109,7 @@ class OverlapObserver:
         full = split.add(line, index, norm)
         self.seconds += time.perf_counter() - start
         if self.near is not None:  # its own clock: `near.seconds`
-            self.near.add(role, line, index, full, norm.text.encode("utf-8", "surrogatepass"))
+            self.near.add(role, line, index, full, norm.text)
 
     def exact_repeat(self, role: str, line: int) -> None:
         self.exact_repeats.setdefault(role, set()).add(line)

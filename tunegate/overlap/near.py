@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from tunegate import progress
 from tunegate.dataset.records import iter_canonical
 from tunegate.overlap.exact import record_hashes
-from tunegate.overlap.normalize import normalise_record
+from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.shared_index import drop_index, load_index, share_index
 
 BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
@@ -207,9 +207,9 @@ class NearPass:
 
 def feed(near: NearPass, role: str, line: int, index: int, record: Any) -> None:
     """Normalise one record and hand it to the pass (records without readable messages are skipped)."""
-    norm = normalise_record(record)
+    norm = normalise_record_bytes(record)
     if norm is not None:
-        near.add(role, line, index, record_hashes(norm)[0], norm.text.encode("utf-8", "surrogatepass"))
+        near.add(role, line, index, record_hashes(norm)[0], norm.text)
 
 
 def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: float,

@@ -10,6 +10,7 @@ which normalisation removes from roles and texts, so the form is unambiguous.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any, NamedTuple
 
@@ -32,30 +33,54 @@ class NormalRecord(NamedTuple):
         return f"{self.prompt}\n{last}" if self.prompt and last else self.prompt or last
 
 
+class NormalBytes(NamedTuple):
+    """A NormalRecord as UTF-8 bytes (lone surrogates kept, "surrogatepass"): what the hashes and
+    the near-duplicate pass take, built without a str of the whole record."""
+
+    prompt: bytes
+    answer: bytes | None
+
+    @property
+    def text(self) -> bytes:
+        """The whole record, normalised: `NormalRecord.text`, encoded."""
+        if self.answer is None:
+            return self.prompt
+        return self.prompt + b"\nassistant\t" + self.answer if self.prompt else b"assistant\t" + self.answer
+
+
 # Whitespace that str.split() cuts on and that survives NFKC + casefold: these ASCII controls and,
 # beyond ASCII, only U+0085, U+1680, U+2028 and U+2029 (NFKC turns every other Unicode space into
 # U+0020; tests/overlap/test_normalize.py checks both lists against the Unicode database).
 _ASCII_SPACES = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _OTHER_SPACES = ("\x85", "\u1680", "\u2028", "\u2029")
+# The ASCII ones to a space, in one pass over the UTF-8 bytes (bytes below 0x80 are never part of
+# a longer character's encoding, so no other character is touched).
+_TO_SPACE = bytes.maketrans(_ASCII_SPACES.encode(), b" " * len(_ASCII_SPACES))
+_SPACE_RUNS = re.compile(b"  +")
 
 
 def normal_text(text: str) -> str:
     """NFKC, casefold, and collapse every whitespace run to one space (as " ".join(text.split()))."""
+    return normal_bytes(text).decode("utf-8", "surrogatepass")
+
+
+def normal_bytes(text: str) -> bytes:
+    """`normal_text(text)` as UTF-8 bytes (lone surrogates pass through rather than raise)."""
     if text.isascii():
         text = text.lower()  # ASCII: NFKC is the identity and casefold is lower()
     else:
         text = unicodedata.normalize("NFKC", text).casefold()
-        if not text.isprintable() and any(c in text for c in _OTHER_SPACES):
-            return " ".join(text.split())
-    # Cheaper than split/join (which builds a string per word): only the space is printable
-    # whitespace, so a printable text needs only its double spaces and ends fixed.
-    if not text.isprintable():
-        for c in _ASCII_SPACES:
-            if c in text:
-                text = text.replace(c, " ")
-    while "  " in text:
-        text = text.replace("  ", " ")
-    return text.strip(" ")
+    if text.isprintable():  # only the space is printable whitespace: no control to replace
+        data = text.encode("utf-8", "surrogatepass")
+    elif any(c in text for c in _OTHER_SPACES):  # rare: a space only str.split() knows
+        return " ".join(text.split()).encode("utf-8", "surrogatepass")
+    else:
+        data = text.encode("utf-8", "surrogatepass").translate(_TO_SPACE)
+    # One regex pass over the runs: cheaper than split/join (an object per word) and than replacing
+    # double spaces until none is left (a pass per halving; paragraph breaks make most texts need 2-3).
+    if b"  " in data:
+        data = _SPACE_RUNS.sub(b" ", data)
+    return data.strip(b" ")
 
 
 def normalise_record(record: Any) -> NormalRecord | None:
@@ -65,10 +90,19 @@ def normalise_record(record: Any) -> NormalRecord | None:
     unexpected (no list, a message that is not an object, content that is not text) gives None
     instead of an exception.
     """
+    norm = normalise_record_bytes(record)
+    if norm is None:
+        return None
+    answer = None if norm.answer is None else norm.answer.decode("utf-8", "surrogatepass")
+    return NormalRecord(norm.prompt.decode("utf-8", "surrogatepass"), answer)
+
+
+def normalise_record_bytes(record: Any) -> NormalBytes | None:
+    """`normalise_record(record)`, encoded: the form the overlap observers hash (see NormalBytes)."""
     messages = record.get("messages") if isinstance(record, dict) else None
     if not isinstance(messages, list) or not messages:
         return None
-    lines: list[str] = []
+    lines: list[bytes] = []
     for message in messages:  # one loop, no call per message: this runs for every message of both splits
         if not isinstance(message, dict):
             return None
@@ -78,14 +112,15 @@ def normalise_record(record: Any) -> NormalRecord | None:
         text = content if isinstance(content, str) else _content_text(content)
         if text is None:
             return None
-        lines.append(f"{_ROLES.get(role) or normal_text(role)}\t{normal_text(text)}")
-    role, _, answer = lines[-1].partition("\t")
-    if role != "assistant":
-        return NormalRecord("\n".join(lines), None)
-    return NormalRecord("\n".join(lines[:-1]), answer)
+        lines.append((_ROLES.get(role) or normal_bytes(role) + b"\t") + normal_bytes(text))
+    role, _, answer = lines[-1].partition(b"\t")
+    if role != b"assistant":
+        return NormalBytes(b"\n".join(lines), None)
+    return NormalBytes(b"\n".join(lines[:-1]), answer)
 
 
-_ROLES = {r: r for r in ("system", "user", "assistant", "tool")}  # skip normalising the usual roles
+# The usual roles, already normal, with their tab: not normalised again for every message.
+_ROLES = {r: f"{r}\t".encode() for r in ("system", "user", "assistant", "tool")}
 
 
 def _content_text(content: Any) -> str | None:

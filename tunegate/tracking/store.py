@@ -189,16 +189,12 @@ def _schema_state(path: Path) -> str:
 
 
 def _create_aside(path: Path) -> None:
-    """Build a fresh schema in a file beside `path`, then rename it into place (atomic on POSIX)."""
-    import sqlalchemy
-    from mlflow.store.db.utils import _initialize_tables
+    """Build a fresh schema in a file beside `path`, then rename it into place (atomic on POSIX).
+    The schema is a copy of a migrated empty store kept per MLflow version (tracking.store_template)."""
+    from tunegate.tracking.store_template import build_schema
 
     tmp = path.with_name(f".{path.name}.creating-{os.getpid()}")
-    engine = sqlalchemy.create_engine(sqlite_uri(tmp))
-    try:
-        _initialize_tables(engine)
-    finally:
-        engine.dispose()
+    build_schema(tmp)
     with open(tmp, "rb+") as f:
         os.fsync(f.fileno())  # the rename must not reach the disk before the tables do
     os.replace(tmp, path)
