@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -102,3 +105,17 @@ def test_routing_loads_no_tracking_code_until_a_record_needs_masking(tmp_path):
     assert run.stdout.split() == ["False", "True"]
     text = (tmp_path / "t.log").read_text()
     assert "sk-canary-lazy" not in text and "key [REDACTED]" in text
+
+
+def test_an_mlflow_imported_before_the_routing_still_logs_to_the_file_only(tmp_path):
+    # A caller (a notebook, a test module) that imported MLflow first leaves MLflow's own stderr handler.
+    path = tmp_path / "tunegate.log"
+    code = ("import logging, mlflow; from tunegate.cli.logs import route_library_output; "
+            "route_library_output(verbose=False); "
+            "logging.getLogger('mlflow.store.db.utils').warning('Creating initial MLflow database tables...')")
+    env = {**os.environ, "TUNEGATE_LOG_FILE": str(path)}
+    env.pop("MLFLOW_CONFIGURE_LOGGING", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Creating initial MLflow" not in done.stderr
+    assert "Creating initial MLflow database tables" in path.read_text()

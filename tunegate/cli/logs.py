@@ -67,6 +67,8 @@ def route_library_output(verbose: bool) -> Path:
     """Send every logging record (and captured warning) to the log file, and to stderr if `verbose`."""
     # Without this MLflow gives its loggers a stderr handler of their own when first imported.
     os.environ.setdefault("MLFLOW_CONFIGURE_LOGGING", "false")
+    if "mlflow" in sys.modules:  # imported before us (a library caller, a test): undo what it set up
+        _hand_back("mlflow")
     if not verbose:
         # torch's profiler (Kineto, which the mini-run's profiled steps use) writes "USDT: ...
         # profiler_start/stop" lines from C++ straight to stderr, past logging; only its own
@@ -95,6 +97,14 @@ def route_library_output(verbose: bool) -> Path:
     logging.captureWarnings(False)
     logging.captureWarnings(True)
     return path
+
+
+def _hand_back(name: str) -> None:
+    """Give a library's logger back to the root: drop the handlers it installed, let records propagate."""
+    logger = logging.getLogger(name)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.propagate = True
 
 
 def _file_handler(path: Path) -> logging.Handler:
