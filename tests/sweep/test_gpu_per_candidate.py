@@ -89,6 +89,7 @@ def test_dask_pins_the_gpu_worker_to_its_own_device(on_dask):
     assert {r["devices"] for r in on_dask} == {"0"}
 
 
+@pytest.mark.nightly  # the control: a third cluster start, not needed for CI's coverage
 def test_without_a_gpu_request_the_same_engine_runs_candidates_at_once(prefect_api):
     """The control: the serial runs above come from the GPU request, not from the engine or the load."""
     runs = _on_engine("dask", gpu_per_candidate=False)

@@ -39,7 +39,8 @@ def task_runner(spec: Spec) -> Any:
     if sweep.task_runner == "ray":
         from tunegate.tasks.ray_runner import ray_runner
 
-        return ray_runner(spec, worker_env(sweep.max_parallel))
+        elsewhere = bool(sweep.address) and sweep.address != "auto"  # auto: a `ray start` on this machine
+        return ray_runner(spec, prefect_api_env(local=False) if elsewhere else worker_env(sweep.max_parallel))
     from prefect.task_runners import ThreadPoolTaskRunner
 
     return ThreadPoolTaskRunner(max_workers=sweep.max_parallel)
@@ -64,9 +65,30 @@ def candidate_resources(spec: Spec) -> Iterator[None]:
 
 
 def worker_env(max_parallel: int) -> dict[str, str]:
-    """Torch's threads in each local worker: a candidate's share of this machine's cores."""
+    """What each local worker's environment adds: torch's threads (a candidate's share of this
+    machine's cores) and the Prefect API this process reports to."""
     threads = str(torch_threads(max_parallel))
-    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, **prefect_api_env()}
+
+
+def prefect_api_env(local: bool = True) -> dict[str, str]:
+    """PREFECT_API_URL of the API this process uses, also when it is the CLI's ephemeral one
+    (`local`: for workers on this machine; the ephemeral API listens on 127.0.0.1 only).
+
+    A worker process without it starts an ephemeral API of its own (measured 10-20 s per Ray
+    worker here, and a Dask worker timed out starting it on the loaded machine), and its task runs
+    land in that throwaway database instead of the sweep's.
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        return {"PREFECT_API_URL": str(PREFECT_API_URL.value())}
+    if not local:
+        return {}
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()  # the one instance the CLI (or Prefect's first client) started
+    return {"PREFECT_API_URL": server.api_url} if server.running else {}
 
 
 def _dask(spec: Spec) -> Any:
