@@ -38,7 +38,7 @@ def one_at_a_time(prefect_api, tiny_cache, tmp_path_factory) -> dict[str, Any]:
     return _swept(tmp_path_factory.mktemp("serial") / "flows", 1)
 
 
-# dask with 2 workers runs in tests/sweep/test_dask_worker_killed.py (with one worker killed)
+# dask with 2 workers runs in tests/sweep/test_worker_killed.py (with one worker killed)
 @pytest.mark.parametrize(("runner", "max_parallel"), [("threads", 2), ("threads", 4), ("dask", 4)])
 def test_candidates_in_parallel_are_all_approved_with_the_serial_losses(
         prefect_api, tiny_cache, tmp_path, one_at_a_time, runner, max_parallel):
