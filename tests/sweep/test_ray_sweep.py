@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e]  # ~1 min idle, ~3 min at load 
 RAY_DAEMONS = {"raylet", "gcs_server"}
 
 
-def _ray_daemons_since(start: float) -> list[str]:
+def _ray_daemons_under(folder: str) -> list[str]:
+    """Ray's daemons whose session lives under `folder` (this sweep's RAY_TMPDIR, not another test's)."""
     import psutil
 
-    return [p.info["name"] for p in psutil.process_iter(["name", "create_time"])
-            if p.info["name"] in RAY_DAEMONS and p.info["create_time"] >= start]
+    return [p.info["name"] for p in psutil.process_iter(["name", "cmdline"])
+            if p.info["name"] in RAY_DAEMONS and folder in " ".join(p.info["cmdline"] or [])]
 
 
 def _runs(uri: str) -> list[dict[str, Any]]:
@@ -49,13 +51,19 @@ def on_ray(tiny_cache, tmp_path_factory) -> dict[str, Any]:
     spec = yaml.safe_load((folder / "parallel.yaml").read_text())
     spec["sweep"].update(task_runner="ray", max_parallel=2, candidates=spec["sweep"]["candidates"][:2])
     (folder / "ray.yaml").write_text(yaml.safe_dump(spec))
-    start = time.time() - 1
-    code = run_cli(["sweep", str(folder / "ray.yaml"), "--json"], cli_env(root / "prefect-home"),
-                   root / "out", root / "err", timeout=900)
-    time.sleep(1)  # ray.shutdown() has returned; let the kernel reap its daemons
+    # Ray's sessions under a folder of this test's own; short, as Ray's unix socket paths must be
+    ray_tmp = tempfile.mkdtemp(prefix="tg-ray-", dir="/tmp")
+    try:
+        code = run_cli(["sweep", str(folder / "ray.yaml"), "--json"],
+                       cli_env(root / "prefect-home", RAY_TMPDIR=ray_tmp), root / "out", root / "err", timeout=900)
+        time.sleep(1)  # ray.shutdown() has returned; let the kernel reap its daemons
+        left = _ray_daemons_under(ray_tmp)
+        sessions = [d.name for d in (Path(ray_tmp) / "ray").glob("session_2*")]
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
     err = Path(root / "err").read_text()
     return {"code": code, "err": err, "summary": json.loads((root / "out").read_text() or "{}"),
-            "left": _ray_daemons_since(start), "runs": _runs(f"sqlite:///{folder / 'mlflow.db'}")}
+            "left": left, "sessions": sessions, "runs": _runs(f"sqlite:///{folder / 'mlflow.db'}")}
 
 
 def test_both_candidates_are_approved_on_ray(on_ray):
@@ -80,4 +88,5 @@ def test_every_candidate_has_exactly_one_mlflow_run_and_none_is_left_running(on_
 
 
 def test_no_ray_process_outlives_the_sweep(on_ray):
+    assert len(on_ray["sessions"]) == 1  # the sweep's Ray ran under RAY_TMPDIR: the search below can see it
     assert on_ray["left"] == []
