@@ -1,4 +1,4 @@
-"""Candidates evaluated at once: 1, 2 and 4 in parallel, in threads or on Dask worker processes,
+"""Candidates evaluated at once: 1, 2 and 4 in parallel, in threads or on Dask or Ray worker processes,
 give the same verdicts and the same losses.
 
 tests/data/flows/parallel.yaml holds four candidates the gate approves. Two trainers in one process
@@ -38,8 +38,8 @@ def one_at_a_time(prefect_api, tiny_cache, tmp_path_factory) -> dict[str, Any]:
     return _swept(tmp_path_factory.mktemp("serial") / "flows", 1)
 
 
-# dask with 2 workers runs in tests/sweep/test_dask_worker_killed.py (with one worker killed)
-@pytest.mark.parametrize(("runner", "max_parallel"), [("threads", 2), ("threads", 4), ("dask", 4)])
+# dask with 2 workers runs in tests/sweep/test_worker_killed.py (with one worker killed)
+@pytest.mark.parametrize(("runner", "max_parallel"), [("threads", 2), ("threads", 4), ("dask", 4), ("ray", 4)])
 def test_candidates_in_parallel_are_all_approved_with_the_serial_losses(
         prefect_api, tiny_cache, tmp_path, one_at_a_time, runner, max_parallel):
     summary = _swept(tmp_path / "flows", max_parallel, runner)

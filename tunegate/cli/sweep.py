@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -33,7 +34,10 @@ def run(args: argparse.Namespace) -> int:
     parsed = parse_spec(args.spec)
     check_sweep_plan(parsed, args.strategy)
     require_files(parsed.require(), "data.train", "data.validation")
-    completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
+    # Only the result goes to stdout: Ray's driver prints its workers' and raylet's stdout lines to
+    # sys.stdout ("(raylet) A worker died ..." once broke the --json of a sweep whose worker was killed)
+    with contextlib.redirect_stdout(sys.stderr):
+        completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     elif "outcomes" in data:

@@ -22,7 +22,7 @@ from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task, publish_sweep_task
 from tunegate.tasks.run_tasks import tag_flow_run_task
 from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
-from tunegate.tasks.task_runners import task_runner
+from tunegate.tasks.task_runners import candidate_resources, task_runner
 from tunegate.tasks.tracking_tasks import chart_candidates_task, close_tracking_task, open_tracking_task
 from tunegate.tracking.session import TrackingSession
 
@@ -30,13 +30,15 @@ from tunegate.tracking.session import TrackingSession
 @flow(name="sweep-candidates", flow_run_name=flow_run_namer("sweep-candidates"), log_prints=True)
 def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSession | None,
                      strategy: str | None = None) -> list[CandidateOutcome]:
-    """Evaluate the candidates, `sweep.max_parallel` at a time, on the sweep's task runner."""
+    """Evaluate the candidates, `sweep.max_parallel` at a time, on the sweep's task runner (threads,
+    Dask or Ray: `tunegate.tasks.task_runners`)."""
     settings = parsed.require().sweep
     tally = CandidateTally(settings.max_evals)  # the terminal's "candidates done/total, last verdict"
 
     def evaluate_many(batch: list[dict]) -> list[CandidateOutcome]:
-        futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
-                                              unmapped(settings.train_steps), unmapped(settings.max_parallel))
+        with candidate_resources(parsed.require()):  # one GPU each, when the spec wants one
+            futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
+                                                  unmapped(settings.train_steps), unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
     with tally:
@@ -57,10 +59,9 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     if not base.gates_passed:
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
-    settings = parsed.require().sweep
     session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],
                                  base.fingerprints["train"]["digest"])
-    on_runner = sweep_candidates.with_options(task_runner=task_runner(settings))
+    on_runner = sweep_candidates.with_options(task_runner=task_runner(parsed.require()))
     outcomes = on_runner(parsed, base, session, strategy)
     summary = summarise(outcomes, None, base.fingerprints["train"]["digest"])
     charts = chart_candidates_task(session, Path(spec_path).stem)

@@ -197,11 +197,16 @@ class SweepSpec(Section):
     max_evals: PositiveInt = Field(10, description="Most candidates evaluated.")
     train_steps: PositiveInt = Field(20, description="Short training budget per candidate.")
     max_parallel: PositiveInt = Field(1, description="Candidates evaluated at once.")
-    task_runner: Literal["threads", "dask"] = Field(
+    task_runner: Literal["threads", "dask", "ray"] = Field(
         "threads", description="Where candidates run: threads of the sweep's process (each training in a process "
-        "of its own), or Dask worker processes (prefect-dask; a local cluster unless sweep.address is set).")
-    address: str | None = Field(None, description="An existing Dask scheduler, e.g. tcp://10.0.0.5:8786 "
-                                "(task_runner dask); none: a LocalCluster of max_parallel worker processes.")
+        "of its own), Dask worker processes (prefect-dask) or Ray workers (prefect-ray); a local cluster "
+        "unless sweep.address is set.")
+    address: str | None = Field(None, description="An existing cluster: a Dask scheduler (tcp://10.0.0.5:8786) or "
+                                "Ray (ray://10.0.0.5:10001, or auto: the one `ray start` runs here); none: a local "
+                                "cluster of max_parallel worker processes.")
+    gpu_per_candidate: bool | None = Field(
+        None, description="Each candidate asks its engine for one GPU (Dask resources GPU=1, Ray num_gpus=1); a "
+        "local cluster then declares hardware.count GPUs. Default: when gate.mini_run.device is cuda.")
     seed: int = Field(0, description="Seed of the proposal strategy.")
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from tunegate.report import Finding, Severity
-from tunegate.spec import gpus, trainer_support
+from tunegate.spec import gpus, runner_support, trainer_support
 from tunegate.spec.model import Spec
 from tunegate.spec.pasted_keys import key_like_values
 from tunegate.spec.yaml_loader import Located
@@ -67,6 +67,7 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
                        "Set hardware.count above 1 or sharding to 'none'.", loc, file)
     yield from trainer_support.findings(spec, loc.place, file)  # TG160, TG161: what launch would refuse
+    yield from runner_support.findings(spec, loc.place, file)  # TG167, TG168: where candidates run
     yield from _learning_rate(spec, loc, file)
     yield from _pasted_keys(spec, loc, file)
     ratio = lora.alpha / lora.r

@@ -1,18 +1,18 @@
-"""A 4-candidate sweep on a real Dask LocalCluster of 2 worker processes, one worker killed mid-candidate.
+"""A 4-candidate sweep on a real local cluster of 2 worker processes (Dask LocalCluster, local Ray),
+one worker killed mid-candidate.
 
-The sweep runs as a user runs it (`python -m tunegate sweep SPEC --json`, `sweep.task_runner: dask`).
-Once a candidate's training process is running under a Dask worker, that worker process gets
-SIGKILL, as on a preempted node. Its training dies with it (PR_SET_PDEATHSIG), the Dask nanny starts
-a new worker, the scheduler runs the candidate again, and the sweep ends with every candidate
-scored once: one run each in MLflow, none left RUNNING. A rerun then reuses all four.
+The sweep runs as a user runs it (`python -m tunegate sweep SPEC --json`, `sweep.task_runner: dask`
+or `ray`). Once a candidate's training process is running under a worker, that worker process gets
+SIGKILL, as on a preempted node. Its training dies with it (PR_SET_PDEATHSIG), the engine replaces
+the worker (Dask's nanny; Ray's raylet) and runs the candidate again (Ray: a task's max_retries), and
+the sweep ends with every candidate scored once: one run each in MLflow, none left RUNNING. A rerun
+then reuses all four.
 """
 from __future__ import annotations
 
 import json
 import shutil
-import signal
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,61 +20,29 @@ import yaml
 
 from tests.support.cli_flow import cli_env, kill_group, run_cli, start_cli
 from tests.support.flows import FLOWS_DATA
+from tests.support.worker_kill import DEADLINE_S, kill_a_worker_mid_candidate, mlflow_runs
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.nightly]  # ~4 min: make test-nightly
-DEADLINE_S = 900
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.nightly]  # ~4 min per engine: make test-nightly
 
 
-def _training_under_a_worker(folder: Path) -> Any:
-    """A `tunegate.fullrun.trainer` process training into `folder`, started by a Dask worker."""
+@pytest.fixture(scope="module", params=["dask", "ray"])
+def killed(request, tiny_cache, tmp_path_factory) -> dict[str, Any]:
     import psutil
 
-    for proc in psutil.process_iter(["cmdline"]):
-        cmd = proc.info["cmdline"] or []
-        if "tunegate.fullrun.trainer" in cmd and any(str(folder) in part for part in cmd):
-            parent = proc.parent()
-            if parent is not None and "tunegate" not in " ".join(parent.cmdline()[:3]):
-                return proc
-    return None
-
-
-def _kill_a_worker_mid_candidate(folder: Path, proc) -> int:
-    """SIGKILL the worker process of the first candidate seen training; return the trainer's pid."""
-    start = time.monotonic()
-    while (trainer := _training_under_a_worker(folder)) is None:
-        assert proc.poll() is None, "the sweep ended before any candidate trained"
-        assert time.monotonic() - start < DEADLINE_S, "no candidate ever trained"
-        time.sleep(0.2)
-    trainer.parent().send_signal(signal.SIGKILL)
-    return trainer.pid
-
-
-def _runs(uri: str) -> list[dict[str, Any]]:
-    from mlflow import MlflowClient
-
-    from tunegate.tracking.runs import search_all
-
-    client = MlflowClient(uri)
-    experiment_id = client.get_experiment_by_name("tunegate").experiment_id
-    return [{"run_id": r.info.run_id, "status": r.info.status, "tags": dict(r.data.tags)}
-            for r in search_all(client, [experiment_id])]
-
-
-@pytest.fixture(scope="module")
-def killed(tiny_cache, tmp_path_factory) -> dict[str, Any]:
-    import psutil
-
-    root = tmp_path_factory.mktemp("dask-kill")
+    runner = request.param
+    if runner == "ray":
+        pytest.importorskip("prefect_ray", reason="sweep.task_runner ray needs pip install 'tunegate[ray]'")
+    root = tmp_path_factory.mktemp(f"{runner}-kill")
     folder = root / "flows"
     shutil.copytree(FLOWS_DATA, folder)
     spec = yaml.safe_load((folder / "parallel.yaml").read_text())
-    spec["sweep"].update(task_runner="dask", max_parallel=2)
-    (folder / "dask.yaml").write_text(yaml.safe_dump(spec))
+    spec["sweep"].update(task_runner=runner, max_parallel=2)
+    (folder / "swept.yaml").write_text(yaml.safe_dump(spec))
     env = cli_env(root / "prefect-home")
-    args = ["sweep", str(folder / "dask.yaml"), "--json"]
+    args = ["sweep", str(folder / "swept.yaml"), "--json"]
     proc = start_cli(args, env, root / "killed.out", root / "killed.err")
     try:
-        trainer_pid = _kill_a_worker_mid_candidate(folder, proc)
+        trainer_pid = kill_a_worker_mid_candidate(folder, proc)
         code = proc.wait(timeout=DEADLINE_S)
     finally:
         if proc.poll() is None:
@@ -87,7 +55,7 @@ def killed(tiny_cache, tmp_path_factory) -> dict[str, Any]:
             "summary": json.loads((root / "killed.out").read_text()),
             "trainer_alive": psutil.pid_exists(trainer_pid) and psutil.Process(trainer_pid).status() != "zombie",
             "rerun_code": rerun, "rerun": json.loads((root / "rerun.out").read_text()),
-            "runs": _runs(f"sqlite:///{folder / 'mlflow.db'}")}
+            "runs": mlflow_runs(f"sqlite:///{folder / 'mlflow.db'}")}
 
 
 def test_the_sweep_with_a_killed_worker_still_scores_every_candidate(killed):
