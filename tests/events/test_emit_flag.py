@@ -128,3 +128,14 @@ def test_the_help_says_the_event_is_sent_only_when_the_data_passed(tmp_path):
     for command in ("check", "lint"):
         text = " ".join(tunegate([command, "--help"], tmp_path, None).stdout.split())
         assert "Sent only when the data passed" in text
+
+
+def test_without_prefect_installed_the_flag_is_a_usage_error_naming_the_extra(tmp_path):
+    # sys.modules['prefect'] = None is how Python marks a package absent: find_spec says None, import fails.
+    code = ("import sys; sys.modules['prefect'] = None\nfrom tunegate.cli.main import main\n"
+            f"sys.exit(main(['check', {str(QUICKSTART)!r}, '--emit-event']))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PREFECT_API_URL": "http://127.0.0.1:9/api",
+                              "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
+    assert run.returncode == 2
+    assert "pip install 'tunegate[orchestrate]'" in run.stderr and "Traceback" not in run.stderr

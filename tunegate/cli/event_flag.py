@@ -10,10 +10,11 @@ only when the flag is given (the static path stays free of it).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from typing import Any
 
-from tunegate.errors import UsageError
+from tunegate.errors import MissingDependency, UsageError
 
 HELP = ("after the gate, send a tunegate.dataset.version event (the spec path and the data's SHA-256 "
         "digests, never their content) to the Prefect API in PREFECT_API_URL, which starts the `preflight` "
@@ -28,8 +29,12 @@ def add_emit_flag(p: argparse.ArgumentParser, needs_spec_flag: bool = False) -> 
 
 def require_spec(args: argparse.Namespace, spec: Any, how: str) -> None:
     """--emit-event starts a preflight of a spec: without one it is a usage error, before any check runs."""
-    if args.emit_event and spec is None:
+    if not args.emit_event:
+        return
+    if spec is None:
         raise UsageError(f"--emit-event needs a spec (the preflight it starts gates one): {how}")
+    if importlib.util.find_spec("prefect") is None:  # found without importing it
+        raise MissingDependency("prefect (for --emit-event)", "orchestrate")
 
 
 def emit_dataset_event(spec_path: str, fingerprints: dict[str, dict[str, Any]],
