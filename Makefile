@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/python examples/demo.py
 
+# Two workers, one per core; --dist loadscope keeps each module (and its one server) on one worker.
 test: setup
-	$(BIN)/python -m pytest -q -m "not nightly"
+	$(BIN)/python -m pytest -q -m "not nightly" -n 2 --dist loadscope
 
 test-nightly: setup
 	$(BIN)/python -m pytest -q -m nightly
