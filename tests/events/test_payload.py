@@ -3,8 +3,14 @@ from __future__ import annotations
 
 import json
 
-from tunegate.events.payload import (APPROVED_EVENT, DATASET_EVENT, REJECTED_EVENT, data_resource_id,
-                                     dataset_event, preflight_event)
+from tunegate.events.payload import (
+    APPROVED_EVENT,
+    DATASET_EVENT,
+    REJECTED_EVENT,
+    data_resource_id,
+    dataset_event,
+    preflight_event,
+)
 from tunegate.gate import check
 from tunegate.report import REQUIRED_GATES, GateReport, StageResult
 

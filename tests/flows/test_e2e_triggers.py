@@ -18,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -153,7 +152,8 @@ def test_the_approval_starts_a_full_run_on_the_gpu_pool_that_pauses_for_review(c
 
 
 def test_the_paused_form_asks_i_reviewed_the_samples_and_names_the_report_and_samples(chain):
-    schema = json.loads(chain["form"]["schema"]) if isinstance(chain["form"]["schema"], str) else chain["form"]["schema"]
+    schema = chain["form"]["schema"]
+    schema = json.loads(schema) if isinstance(schema, str) else schema  # stored as a JSON string
     assert schema["properties"]["reviewed_samples"]["description"] == "I reviewed the samples"
     description = chain["form"]["description"]
     assert str(chain["spec"].parent / ".tunegate" / "reports" / "good.json") in description
