@@ -87,6 +87,21 @@ class _Clock:
         return value
 
 
+def _form(stack: PrefectStack, run: dict, timeout_s: float = 60) -> dict:
+    """The paused run's form (description, schema): Prefect stores it just after the run turns Paused."""
+    import urllib.error
+
+    keys = run["state"]["state_details"]["run_input_keyset"]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return {k: stack.api("GET", f"/flow_runs/{run['id']}/input/{keys[k]}") for k in ("description", "schema")}
+        except urllib.error.HTTPError as exc:
+            if exc.code != 404 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def _resume(stack: PrefectStack, run: dict, **answer) -> None:
     result = stack.api("POST", f"/flow_runs/{run['id']}/resume", {"run_input": answer})
     assert result["status"] == "ACCEPT", result
@@ -105,9 +120,7 @@ def chain(stack, tmp_path_factory):
     clock = steps["clock"] = _Clock()
     steps["preflight"] = clock.lap("preflight", _wait_for(stack, "preflight", TERMINAL))
     steps["paused"] = clock.lap("full run 1 paused", _wait_for(stack, "full-run", {"PAUSED"}))
-    keys = steps["paused"]["state"]["state_details"]["run_input_keyset"]
-    steps["form"] = {k: stack.api("GET", f"/flow_runs/{steps['paused']['id']}/input/{keys[k]}")
-                     for k in ("description", "schema")}
+    steps["form"] = _form(stack, steps["paused"])
     steps["adapter_while_paused"] = steps["adapter"].exists()
     _resume(stack, steps["paused"], reviewed_samples=False, reviewer="e2e", note="the replies look truncated")
     steps["refused"] = clock.lap("full run 1 refused", _wait_for(stack, "full-run", TERMINAL))
@@ -127,6 +140,7 @@ def trained(stack, chain):
     stack.cli("event", "emit", message.event, "--resource", json.dumps(message.resource),
               "--payload", json.dumps(message.payload))
     second = clock.lap("full run 2 paused", _wait_for(stack, "full-run", {"PAUSED"}, count=2))
+    _form(stack, second)  # answer only once the form is there, as a person in the UI does
     answer = {"run_input": {"reviewed_samples": True, "reviewer": "e2e", "note": ""}}
     stack.cli("api", "POST", f"/flow_runs/{second['id']}/resume", "--data", json.dumps(answer))
     run = clock.lap("full run 2 trained", _wait_for(stack, "full-run", TERMINAL, count=2))

@@ -18,7 +18,7 @@ def _in_thread(target) -> tuple[threading.Thread, list]:
 
 
 def _paused_run(flow_name: str, timeout_s: float = 120):
-    """The one paused flow run of this flow, once Prefect shows it Paused."""
+    """The one paused flow run of this flow, once Prefect shows it Paused with its form stored."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowFilter, FlowFilterName, FlowRunFilter, FlowRunFilterStateType
 
@@ -28,11 +28,23 @@ def _paused_run(flow_name: str, timeout_s: float = 120):
     with get_client(sync_client=True) as client:
         while time.monotonic() < deadline:
             runs = client.read_flow_runs(flow_filter=flows, flow_run_filter=paused)
-            if runs:
+            if runs and _form_saved(client, runs[0]):  # the schema lands just after the Paused state
                 (run,) = runs
                 return run
             time.sleep(0.5)
     raise AssertionError(f"no paused {flow_name} run after {timeout_s}s")
+
+
+def _form_saved(client, run) -> bool:
+    import httpx
+
+    try:
+        client.read_flow_run_input(run.id, run.state.state_details.run_input_keyset["schema"])
+        return True
+    except httpx.HTTPStatusError as exc:  # Prefect's own subclasses it
+        if exc.response.status_code != 404:
+            raise
+        return False
 
 
 def test_no_answer_within_the_timeout_is_not_an_approval(prefect_api):
