@@ -71,3 +71,26 @@ def test_params_never_include_the_advisor_section(client, monkeypatch):
     run = client.get_run(log_candidate(client, parent, approved_record()).run_id)
     assert not [k for k in run.data.params if k.startswith("advisor.")]
     assert CANARY_ENV not in str(run.data)
+
+
+DB_PASSWORD = "pg-canary-3b7d1e9f0a"  # PGPASSWORD: how a team's database password reaches libpq
+SERVER_PASSWORD = "mlflow-canary-c4a8e2f61d"  # MLFLOW_TRACKING_PASSWORD: a tracking server's basic auth
+
+
+def test_no_tracking_credential_reaches_the_store_or_the_artifacts(client, tmp_path, monkeypatch):
+    monkeypatch.setenv("PGPASSWORD", DB_PASSWORD)
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", SERVER_PASSWORD)
+    parent = start_parent(client, EXPERIMENT, "flow-db-secrets")
+    leaky = approved_record(verdict="error", reason=f"psycopg: password {DB_PASSWORD} / {SERVER_PASSWORD} refused")
+    assert log_candidate(client, parent, leaky).status == "FAILED"
+    for canary in (DB_PASSWORD, SERVER_PASSWORD):
+        assert _files_holding(tmp_path, canary) == []
+
+
+def test_a_password_in_the_tracking_uri_is_masked_in_messages():
+    from tunegate.tracking.redaction import uri_password, uri_without_password
+
+    uri = f"postgresql://team:{DB_PASSWORD}@db.internal:5432/mlflow"
+    assert uri_password(uri) == DB_PASSWORD
+    assert uri_without_password(uri) == f"postgresql://team:{MASK}@db.internal:5432/mlflow"
+    assert uri_without_password("http://127.0.0.1:5000") == "http://127.0.0.1:5000"

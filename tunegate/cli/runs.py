@@ -63,10 +63,12 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     from mlflow.exceptions import MlflowException
 
+    from tunegate.tracking.reachable import check_reachable
     from tunegate.tracking.runs_table import candidate_rows, compare_runs, format_table, group_by_data
     from tunegate.tracking.store import open_client
 
     uri, experiment = _target(args)
+    check_reachable(uri)  # a down server: said now, not after MLflow's minutes of retries
     client = open_client(uri)
     try:
         if args.compare:
@@ -74,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             groups = group_by_data(candidate_rows(client, experiment))
     except MlflowException as exc:
-        raise UsageError(f"cannot read the MLflow store {uri}: {exc.message}") from None
+        from tunegate.tracking.redaction import uri_without_password
+
+        raise UsageError(f"cannot read the MLflow store {uri_without_password(uri)}: {exc.message}") from None
     if args.json:
         doc = {"experiment": experiment, "groups": [g.model_dump() for g in groups]}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -94,7 +98,9 @@ def ui_hint(uri: str, found) -> str:
     page = (f"#/experiments/{found.experiment_id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
             if found is not None else "")
     if sqlite_path(uri) is None:
-        return f"\nopen in the MLflow UI: {uri.rstrip('/')}/{page}\n"
+        from tunegate.tracking.redaction import uri_without_password
+
+        return f"\nopen in the MLflow UI: {uri_without_password(uri).rstrip('/')}/{page}\n"
     return (f"\nopen in the MLflow UI: mlflow ui --backend-store-uri {uri} --port 5000\n"
             f"  then http://127.0.0.1:5000/{page}\n")
 

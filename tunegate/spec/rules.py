@@ -110,6 +110,21 @@ def _pasted_keys(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
                        "Remove it from the spec (every spec string can reach a log, an MLflow param or a "
                        "shared file); keep keys in the environment variable advisor.api_key_env names, and "
                        "rotate this key if the file was shared or committed.", loc, file)
+    if _uri_has_password(spec.tracking.mlflow_uri):
+        # Never echo the URI: the password is in it.
+        yield _finding("TG165", "error", "tracking.mlflow_uri", "tracking.mlflow_uri holds a password",
+                       "Write the URI without it (postgresql://user@host/db, https://host) and give the password "
+                       "in the environment: PGPASSWORD for a database, MLFLOW_TRACKING_PASSWORD (or "
+                       "MLFLOW_TRACKING_TOKEN) for a server; rotate it if this file was shared.", loc, file)
+
+
+def _uri_has_password(uri: str | None) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        return bool(uri and urlsplit(uri).password)
+    except ValueError:  # not a URI at all: the tracking layer says so when it opens it
+        return False
 
 
 def _gpu_name_rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:

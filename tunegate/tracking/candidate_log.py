@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from tunegate.tracking.record import CandidateRecord
-from tunegate.tracking.redaction import Redactor
+from tunegate.tracking.redaction import Redactor, uri_password
 from tunegate.tracking.runs import (
     APPROVED,
     CANDIDATE_ID,
@@ -74,7 +74,7 @@ def _candidate_lock(store: str, cid: str) -> threading.Lock:
 
 
 def _log_candidate(client: MlflowClient, parent_run_id: str, record: CandidateRecord) -> CandidateLogResult:
-    redact = Redactor.from_env(record.secret_env_names)
+    redact = Redactor.from_env(record.secret_env_names, also=[uri_password(client.tracking_uri) or ""])
     run_id = None
     try:
         run = open_candidate_run(client, parent_run_id, record.candidate_id, record.name)

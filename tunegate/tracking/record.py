@@ -47,7 +47,9 @@ ValScope = Literal["validation set", "mini-run eval batch"]
 # An environment variable NAME; anything else in advisor.api_key_env may be a pasted key.
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # Keys commonly present in the environment of an LLM tool, redacted even if the spec names another.
-DEFAULT_SECRET_ENV = ("OPENAI_API_KEY", "OXLO_API_KEY")
+# ... and the credentials of a team's tracking server and its database (deployments/README.md).
+DEFAULT_SECRET_ENV = ("OPENAI_API_KEY", "OXLO_API_KEY", "PGPASSWORD", "MLFLOW_TRACKING_PASSWORD",
+                      "MLFLOW_TRACKING_TOKEN")
 
 
 class StepMetrics(BaseModel):

@@ -181,8 +181,10 @@ def end_runs_of_process(client: Any, experiment: str, host: str, pid: int, reaso
     For a process that is being terminated: it will not be alive to close them, and the next
     reconcile could only guess (a pid may be reused).
     """
+    from tunegate.tracking.reachable import check_reachable
     from tunegate.tracking.runs import PARENT_TAG, end_run, search_all
 
+    check_reachable(client.tracking_uri)  # a terminating process cannot wait out MLflow's retries
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         return []

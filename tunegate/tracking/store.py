@@ -117,13 +117,36 @@ def ensure_store(uri: str) -> None:
     """
     path = sqlite_path(uri)
     if path is None:
-        open_client(uri).search_experiments(max_results=1)
+        _open_server_store(uri)
         return
     from filelock import FileLock
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
         _init_sqlite(uri, path)
+
+
+def _open_server_store(uri: str) -> None:
+    """A server (or database) store: it must answer now, and as an MLflow store (StageError if not)."""
+    from mlflow.exceptions import MlflowException
+
+    from tunegate.errors import StageError
+    from tunegate.tracking.reachable import check_reachable
+    from tunegate.tracking.redaction import Redactor, uri_password, uri_without_password
+
+    check_reachable(uri)
+    try:
+        open_client(uri).search_experiments(max_results=1)
+    except ModuleNotFoundError as exc:  # a postgresql:// store without its driver (SQLAlchemy imports it)
+        if not (exc.name or "").startswith("psycopg"):
+            raise
+        from tunegate.errors import MissingDependency
+
+        raise MissingDependency(exc.name, "postgres") from None
+    except MlflowException as exc:
+        why = Redactor([uri_password(uri) or ""]).text(str(exc.message).splitlines()[0][:300])
+        raise StageError(f"the tracking store {uri_without_password(uri)} answered, but not as an MLflow "
+                         f"store: {why}; check tracking.mlflow_uri") from None
 
 
 def _init_sqlite(uri: str, path: Path) -> None:
@@ -230,6 +253,9 @@ def open_client(uri: str) -> MlflowClient:
     """An explicit MlflowClient for `uri`. Thread-safe, unlike the fluent API's thread-local run."""
     from mlflow import MlflowClient
 
+    # With a server, MLflow prints "View run ... at: <url>" on stdout as each run ends, into
+    # `--json` output and the terminal table; `tunegate runs` prints the links instead.
+    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
     return MlflowClient(tracking_uri=uri)
 
 
