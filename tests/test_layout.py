@@ -23,7 +23,7 @@ RANKS = {
     "overlap": 6, "estimate": 6, "training": 6,
     "minirun": 7, "advisor": 7,
     "gate": 8, "": 8.5,  # "": the package's own __init__ (`from tunegate import check`)
-    "output": 8.7,
+    "output": 8.7, "events": 8.7,  # events: the Prefect events tunegate emits, the review form
     "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
 }
 KERNEL = {"errors", "pathguard", "facts", "report", "render", "stage", "gate"}

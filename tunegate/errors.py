@@ -17,7 +17,8 @@
     ├── EstimateError             the estimate cannot be made; carries the finding code to report
     └── StageError                a stage could not run at all: not a verdict on the config   exit 3
         ├── AdvisorFailure        the LLM could not be used; carries the TG6xx code (the rules' advice stands)
-        └── NomadError            NOMAD stopped without a result; carries what it evaluated
+        ├── NomadError            NOMAD stopped without a result; carries what it evaluated
+        └── EventNotSent          --emit-event: no Prefect API took the event (the verdict stands)
 
     Terminated (a KeyboardInterrupt)  SIGTERM, raised where the process was, so it unwinds as a
                                   Ctrl-C does: runs ended KILLED, servers stopped   exit 143
@@ -154,3 +155,7 @@ class NomadError(StageError):
         super().__init__(message)
         self.evaluations = evaluations
         self.stderr = stderr
+
+
+class EventNotSent(StageError):
+    """`--emit-event`: no Prefect API took the event; the check's verdict, already shown, stands (exit 3)."""

@@ -6,6 +6,7 @@
     tunegate check examples/quickstart.yaml --output-format sarif --html report.html > tunegate.sarif
     tunegate check examples/axolotl/lora-1b.yml             # an axolotl or TRL config, as it is
     tunegate check --train data/sharegpt.json --data-format sharegpt
+    PREFECT_API_URL=http://prefect:4200/api tunegate check spec.yaml --emit-event   # starts the preflight
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import argparse
 import sys
 
 from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
+from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate.errors import UsageError
 
 
@@ -39,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-findings", type=_positive, metavar="N", help="findings shown per code (default 20)")
     add_report_flags(p)
     add_approval_flag(p)
+    add_emit_flag(p)
     p.set_defaults(run=run)
 
 
@@ -59,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
     chosen_format(args)  # two formats for stdout is a usage error before any stage runs
+    _emit_usage(args)
     spec = args.spec
     if spec is not None and args.kind is not None:
         from tunegate.gate import DEFAULT_CAP
@@ -68,7 +72,25 @@ def run(args: argparse.Namespace) -> int:
     report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
                    advisor=args.advise, max_findings=args.max_findings, data_format=args.data_format)
     emit_report(report, args, lambda: terminal(report, sys.stdout))
+    if args.emit_event:
+        _emit(report, args.spec)
     return exit_code(report, args.require_full_approval)
+
+
+def _emit_usage(args: argparse.Namespace) -> None:
+    require_spec(args, args.spec, "give SPEC")
+    if args.emit_event and (args.train or args.validation):
+        # The preflight the event starts gates the spec's own data files: the digests must be theirs.
+        raise UsageError("--emit-event sends the digests of the spec's own data: drop --train/--validation")
+
+
+def _emit(report, spec_path: str) -> None:
+    if not report.gates_passed:
+        return skipped("the gate rejected the spec or its data")
+    prints = {role: fp for role, fp in report.fingerprints.items() if role in ("train", "validation")}
+    if not prints:
+        return skipped("no data fingerprint was computed (the overlap stage did not run)")
+    emit_dataset_event(spec_path, prints, (report.fingerprints.get("spec") or {}).get("digest"))
 
 
 def add_approval_flag(p: argparse.ArgumentParser) -> None:

@@ -3,6 +3,7 @@
     tunegate lint data/train.jsonl data/val.jsonl.gz
     tunegate lint --json data/*.jsonl
     tunegate lint --output-format sarif data/*.jsonl > tunegate.sarif
+    PREFECT_API_URL=... tunegate lint --emit-event --spec spec.yaml data/*.jsonl   # starts the preflight
 
 Each file is checked on its own (no spec, no train/validation pairing, no overlap). Exit 0 when no
 file has an error (warnings are shown but pass, unless --strict), 1 otherwise, 2 on bad usage.
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from tunegate.cli.check import _positive
 from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
+from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate.report import GateReport, StageResult
 
 
@@ -29,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-findings", type=_positive, default=20, metavar="N",
                    help="findings shown per code (default 20)")
     add_report_flags(p)
+    add_emit_flag(p, needs_spec_flag=True)
     p.set_defaults(run=run)
 
 
@@ -37,9 +40,12 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.pathguard import shown
 
     chosen_format(args)
+    require_spec(args, args.spec, "add --spec SPEC")
     # Each file is its own "role", so stats and duplicate detection stay per file; the role is the
     # name as it can be printed (a file name need not be UTF-8, nor free of newlines).
-    result = validate_dataset({shown(name): Path(name) for name in args.files}, cap=args.max_findings)
+    files = {shown(name): Path(name) for name in args.files}
+    prints: dict = {}
+    result = validate_dataset(files, cap=args.max_findings, observers=_digests(prints, files, args.emit_event))
     counts = {sev: sum(n for code, n in result.totals_by_code.items() if _severity(result, code) == sev)
               for sev in ("error", "warning")}
     failed = counts["error"] > 0 or (args.strict and counts["warning"] > 0)
@@ -47,7 +53,20 @@ def run(args: argparse.Namespace) -> int:
            "findings": [f.model_dump() for f in result.findings], "totals_by_code": result.totals_by_code}
     emit_report(GateReport.from_stages([result]), args, lambda: _text(result, counts, failed),
                 json_text=lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    if args.emit_event and failed:
+        skipped("the data did not pass")
+    elif args.emit_event:
+        emit_dataset_event(args.spec, prints)
     return 1 if failed else 0
+
+
+def _digests(sink: dict, files: dict[str, Path], wanted: bool) -> list:
+    """The fingerprint observer (SHA-256 of each file, in the same single read) when an event will carry it."""
+    if not wanted:
+        return []
+    from tunegate.dataset.fingerprint import FingerprintObserver
+
+    return [FingerprintObserver(sink, files)]
 
 
 def _severity(result: StageResult, code: str) -> str:

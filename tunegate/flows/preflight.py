@@ -2,6 +2,9 @@
 
     tunegate preflight examples/quickstart.yaml        # locally, no server needed
     prefect deployment run preflight/preflight -p spec_path=examples/quickstart.yaml
+
+prefect.yaml's trigger also starts it on a tunegate.dataset.version event (`tunegate check --emit-event`);
+it emits tunegate.preflight.approved (or .rejected) when done, which the full-run trigger waits for.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from tunegate.facts import GateFacts
 from tunegate.render import verdict_text
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
+from tunegate.tasks.event_tasks import emit_preflight_event_task
 from tunegate.tasks.gate_tasks import advisor_task, mini_run_task, parse_spec_task, static_gate_task
 from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task
@@ -36,7 +40,8 @@ def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
         session = open_tracking_task(parsed, "preflight", _digest(report, "validation"), _digest(report, "train"))
         log_candidate_task(session, report, parsed, name=f"preflight {Path(spec_path).stem}", kind="preflight")
         close_tracking_task(session, "" if report.gates_passed else "gate rejected the spec")
-    publish_report_task(report, spec_path)
+    report_file = publish_report_task(report, spec_path)
+    emit_preflight_event_task(report, spec_path, report_file)  # an approval starts the full-run trigger
     data = report.model_dump(mode="json")
     if not report.gates_passed:
         return Failed(message=f"gate {verdict_text(report)}", data=data)

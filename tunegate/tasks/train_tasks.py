@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from prefect import get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 
 from tunegate import progress
 from tunegate.fullrun import approved_report, launch
@@ -12,7 +13,8 @@ from tunegate.spec.check import ParsedSpec
 from tunegate.tracking.session import TrackingSession
 
 
-@task(name="verify-approval", tags=["tunegate"])
+# Never cached: the check after a review pause must read the files as they are then, not reuse the first.
+@task(name="verify-approval", tags=["tunegate"], cache_policy=NO_CACHE)
 def verify_approval_task(parsed: ParsedSpec, report_file: str | None = None) -> GateReport:
     """Refuse unless a preflight approved this exact spec and data (digests match the files now)."""
     return approved_report(parsed, report_file)
