@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from tunegate.report import Finding
 from tunegate.spec.model import Spec, SweepSpec
+from tunegate.spec.trainer_support import as_findings
 
 ENGINES = {"dask": (("prefect_dask", "distributed"), "dask"), "ray": (("prefect_ray", "ray"), "ray")}
 
@@ -49,7 +50,4 @@ def unrunnable(spec: Spec) -> Iterator[tuple[str, str, str, str]]:
 
 def findings(spec: Spec, place, file: str) -> Iterator[Finding]:
     """The TG167/TG168 errors as findings, at the key's line and column (`place(key) -> (line, col)`)."""
-    for code, key, message, fix in unrunnable(spec):
-        line, col = place(key) or (None, None)
-        yield Finding(code=code, severity="error", stage="spec", message=message, hint=fix,
-                      file=file, line=line, column=col, key=key)
+    return as_findings(unrunnable(spec), place, file)

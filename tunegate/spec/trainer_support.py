@@ -10,7 +10,7 @@ Checked by looking for the package, never importing it: the spec stage imports n
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from tunegate.report import Finding
 from tunegate.spec.model import BNB_OPTIMIZERS, Spec
@@ -39,7 +39,12 @@ def unrunnable(spec: Spec) -> Iterator[tuple[str, str, str, str]]:
 
 def findings(spec: Spec, place, file: str) -> Iterator[Finding]:
     """The TG160/TG161 errors as findings, at the key's line and column (`place(key) -> (line, col)`)."""
-    for code, key, message, fix in unrunnable(spec):
+    return as_findings(unrunnable(spec), place, file)
+
+
+def as_findings(problems: Iterable[tuple[str, str, str, str]], place, file: str) -> Iterator[Finding]:
+    """(code, key, message, fix) problems as spec errors at the key's line and column."""
+    for code, key, message, fix in problems:
         line, col = place(key) or (None, None)
         yield Finding(code=code, severity="error", stage="spec", message=message, hint=fix,
                       file=file, line=line, column=col, key=key)
