@@ -41,11 +41,7 @@ def stack(tiny_cache, tmp_path_factory):  # noqa: F811  (fixture)
     stack = PrefectStack(tmp_path_factory.mktemp("prefect-e2e"), os.environ["TUNEGATE_CACHE"])
     stack.repo_before, started = _tree(ROOT), time.monotonic()
     try:
-        stack.start_server()
-        for pool in ("cpu", "gpu"):
-            stack.cli("work-pool", "create", pool, "--type", "process")
-        stack.deploy_output = stack.cli("deploy", "--all", "--no-prompt")
-        stack.spawn("worker", "worker", "start", "--pool", "cpu", "--name", "e2e-cpu")
+        stack.deploy_all()
         yield stack
     finally:
         stopping = time.monotonic()

@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from tests.support.prefect_stack import ROOT, TERMINAL, PrefectStack, _stop_group
+from tests.support.prefect_stack import ROOT, TERMINAL, PrefectStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -35,24 +35,13 @@ def stack(tiny_cache, tmp_path_factory):
     stack = PrefectStack(tmp_path_factory.mktemp("prefect-triggers"), os.environ["TUNEGATE_CACHE"])
     started = time.monotonic()
     try:
-        stack.start_server()
-        for pool in ("cpu", "gpu"):
-            stack.cli("work-pool", "create", pool, "--type", "process")
-        stack.deploy_output = stack.cli("deploy", "--all", "--no-prompt")
-        stack.spawn("worker", "worker", "start", "--pool", "cpu", "--name", "e2e-cpu")
-        stack.spawn("worker-gpu", "worker", "start", "--pool", "gpu", "--name", "e2e-gpu")
+        stack.deploy_all(worker_pools=("cpu", "gpu"))
         print(f"\ntrigger stack up in {time.monotonic() - started:.0f}s")
         yield stack
     finally:
-        if "worker-gpu" in stack.procs:  # PrefectStack.stop knows the one worker it names
-            _stop_group(stack.procs["worker-gpu"])
         problems = stack.stop()
         print(f"\ntrigger stack: {time.monotonic() - started:.0f}s in all")
     assert problems == [], "\n".join(problems)
-
-
-def _diagnostics(stack: PrefectStack) -> str:
-    return stack.diagnostics() + f"\n----- worker-gpu log (tail) -----\n{stack.tail('worker-gpu')}"
 
 
 def _runs_of(stack: PrefectStack, deployment: str) -> list[dict]:
@@ -72,7 +61,7 @@ def _wait_for(stack: PrefectStack, deployment: str, states: set[str], count: int
             break
         time.sleep(1)
     found = [(r["name"], r["state_type"], (r.get("state") or {}).get("message")) for r in runs]
-    raise AssertionError(f"{deployment} run {count} not in {states} after {WAIT_S}s: {found}\n{_diagnostics(stack)}")
+    raise AssertionError(f"{deployment} run {count} not in {states} after {WAIT_S}s: {found}\n{stack.diagnostics()}")
 
 
 class _Clock:
@@ -151,7 +140,7 @@ def trained(stack, chain):
 def test_check_with_emit_event_sends_the_event_that_starts_a_preflight_on_the_cpu_worker(stack, chain):
     assert "sent tunegate.dataset.version" in chain["check"].stderr
     run = chain["preflight"]
-    assert run["state_type"] == "COMPLETED", f"{run['state']}\n{_diagnostics(stack)}"
+    assert run["state_type"] == "COMPLETED", f"{run['state']}\n{stack.diagnostics()}"
     assert run["parameters"] == {"spec_path": str(chain["spec"])}  # from the event's payload
     assert run["work_pool_name"] == "cpu"
     assert run["state"]["message"] == "approved for a full run: every required gate passed"
@@ -185,6 +174,6 @@ def test_a_reviewer_who_did_not_confirm_ends_the_run_without_training(chain):
 @pytest.mark.nightly  # ~95 s more (a second flow run, the training): `make test-nightly`
 def test_a_reviewed_full_run_trains_and_publishes_the_adapter(stack, chain, trained):
     run = trained
-    assert run["state_type"] == "COMPLETED", f"{run['state']}\n{_diagnostics(stack)}"
+    assert run["state_type"] == "COMPLETED", f"{run['state']}\n{stack.diagnostics()}"
     assert run["state"]["message"].startswith("trained; validation loss")
     assert chain["adapter"].is_file()

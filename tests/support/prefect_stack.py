@@ -92,6 +92,16 @@ class PrefectStack:
             self._set_port(free_port())
         raise AssertionError(f"no free port after {attempts} attempts\n{self.diagnostics()}")
 
+    def deploy_all(self, worker_pools: tuple[str, ...] = ("cpu",)) -> None:
+        """Server, the `cpu` and `gpu` process pools, every deployment of prefect.yaml, a worker per pool given."""
+        self.start_server()
+        for pool in ("cpu", "gpu"):
+            self.cli("work-pool", "create", pool, "--type", "process")
+        self.deploy_output = self.cli("deploy", "--all", "--no-prompt")
+        for pool in worker_pools:
+            self.spawn("worker" if pool == "cpu" else f"worker-{pool}", "worker", "start", "--pool", pool,
+                       "--name", f"e2e-{pool}")
+
     def healthy(self) -> bool:
         try:
             return self.api("GET", "/health") is True
@@ -140,13 +150,15 @@ class PrefectStack:
         return "\n".join(text.splitlines()[-lines:])
 
     def diagnostics(self) -> str:
-        return "\n".join(f"----- {name} log (tail) -----\n{self.tail(name)}" for name in ("server", "worker"))
+        names = ["server", *sorted(n for n in self.procs if n != "server")]
+        return "\n".join(f"----- {name} log (tail) -----\n{self.tail(name)}" for name in names)
 
     # -- cleanup ------------------------------------------------------------------------------
     def stop(self) -> list[str]:
         """Stop every process this stack started; return what is still alive or listening."""
         started = self._descendants()  # before the parents go: orphans are harder to find
-        for name in ("worker", "server"):  # the worker first, while the server still answers it
+        # The workers first, while the server still answers them.
+        for name in [*sorted(n for n in self.procs if n != "server"), "server"]:
             if name in self.procs:
                 _stop_group(self.procs[name])
         alive = _end([p for p in started | self._carrying_home() if _alive(p)])
