@@ -118,6 +118,7 @@ def test_an_unreachable_prefect_api_is_exit_3_naming_the_url_not_a_traceback(tmp
 
 @pytest.mark.parametrize("args", [["check", "--train", str(DATA / "train.jsonl"), "--emit-event"],
                                   ["lint", "--emit-event", str(DATA / "train.jsonl")],
+                                  ["lint", "--emit-event", "--spec", "/dev/zero", str(DATA / "train.jsonl")],
                                   ["check", str(QUICKSTART), "--train", str(DATA / "train.jsonl"), "--emit-event"]])
 def test_an_event_without_a_spec_of_its_own_data_is_a_usage_error(tmp_path, args):
     run = tunegate(args, tmp_path, "http://127.0.0.1:9/api")

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from tunegate.errors import MissingDependency, UsageError
+from tunegate.pathguard import refusal
 
 HELP = ("after the gate, send a tunegate.dataset.version event (the spec path and the data's SHA-256 "
         "digests, never their content) to the Prefect API in PREFECT_API_URL, which starts the `preflight` "
@@ -33,6 +34,8 @@ def require_spec(args: argparse.Namespace, spec: Any, how: str) -> None:
         return
     if spec is None:
         raise UsageError(f"--emit-event needs a spec (the preflight it starts gates one): {how}")
+    if (why := refusal(spec)) is not None:  # the event would start a preflight of nothing readable
+        raise UsageError(f"--emit-event: the spec {why}: give the spec file the preflight should gate")
     if importlib.util.find_spec("prefect") is None:  # found without importing it
         raise MissingDependency("prefect (for --emit-event)", "orchestrate")
 
