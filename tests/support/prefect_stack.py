@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -116,12 +117,20 @@ class PrefectStack:
         assert proc.returncode == 0, f"prefect {' '.join(args)} exited {proc.returncode}\n{out}"
         return out
 
-    def api(self, method: str, path: str, body: Any = None) -> Any:
+    def api(self, method: str, path: str, body: Any = None, attempts: int = 5) -> Any:
+        """One API call. A 503 (the server's SQLite busy under load: nothing was applied) is retried,
+        as Prefect's own client retries it; every other error is raised at once."""
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return json.loads(resp.read() or b"null")
+        for attempt in range(attempts):
+            req = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    return json.loads(resp.read() or b"null")
+            except urllib.error.HTTPError as exc:
+                if exc.code != 503 or attempt == attempts - 1:
+                    raise
+                time.sleep(1 + attempt)
 
     # -- flow runs ----------------------------------------------------------------------------
     def trigger(self, deployment: str, **params: Any) -> str:
