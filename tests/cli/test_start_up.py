@@ -1,8 +1,9 @@
 """What the command loads lazily to start fast still behaves as if everything were loaded.
 
 The parser registers only the command named first, `tunegate` and `tunegate.output` load their
-names on first use, and a check runs with pydantic's plugin look-up off (docs/benchmarks.md,
-issue 15's start-up targets). None of that may change what a user sees.
+names on first use, and a check runs with pydantic's plugin look-up off and numpy's OpenBLAS on
+one thread (tunegate.cli.start_up; docs/benchmarks.md, issue 15's start-up targets). None of that
+may change what a user sees, nor leak into the environment of a caller or of a training run.
 """
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ import sys
 import pytest
 
 from tests.support.paths import ROOT
-from tunegate.cli.main import COMMANDS, PLUGINS_ENV, build_parser, main
+from tunegate.cli.main import COMMANDS, build_parser, main
+from tunegate.cli.start_up import SETTINGS, is_static
+
+PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
 
 
 def _help_of(parser, command: str) -> str:
@@ -43,18 +47,45 @@ def test_a_misspelt_command_still_gets_the_list_of_every_command(capsys):
     assert "invalid choice: 'chek' (choose from 'check', 'lint'," in capsys.readouterr().err
 
 
-def test_a_check_leaves_no_pydantic_setting_behind(monkeypatch, capsys):
-    monkeypatch.delenv(PLUGINS_ENV, raising=False)
+def test_a_check_leaves_none_of_its_settings_behind(monkeypatch, capsys):
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(ROOT)
     assert main(["check", "examples/broken.yaml"]) == 1
-    assert PLUGINS_ENV not in os.environ
+    assert not set(SETTINGS) & set(os.environ)
 
 
-def test_a_pydantic_plugin_setting_the_user_made_is_kept(monkeypatch, capsys):
-    monkeypatch.setenv(PLUGINS_ENV, "")  # empty: the user wants plugins on
+def test_a_setting_the_user_made_is_kept(monkeypatch, capsys):
+    monkeypatch.setenv(PLUGINS_ENV, "")  # empty: the user wants pydantic's plugins on
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
     monkeypatch.chdir(ROOT)
     assert main(["check", "examples/broken.yaml"]) == 1
-    assert os.environ[PLUGINS_ENV] == ""
+    assert os.environ[PLUGINS_ENV] == "" and os.environ["OPENBLAS_NUM_THREADS"] == "4"
+
+
+@pytest.mark.parametrize("argv", [["check", "spec.yaml", "--mini-run"], ["check", "spec.yaml", "--mini"],
+                                  ["check", "--mi", "spec.yaml"], ["preflight", "spec.yaml"], ["sweep", "spec.yaml"],
+                                  ["--help"], []])
+def test_a_command_that_trains_or_starts_other_programs_gets_no_settings(argv):
+    assert not is_static(argv)
+
+
+@pytest.mark.parametrize("argv", [["check", "spec.yaml"], ["check", "--train", "t.jsonl", "--json"],
+                                  ["lint", "t.jsonl"]])
+def test_a_static_check_gets_the_settings(argv):
+    assert is_static(argv)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="counts threads through /proc")
+def test_approving_the_quickstart_leaves_the_process_with_one_thread():
+    # numpy's OpenBLAS would start a thread per core at import (~85 ms of CPU on 2 cores); the
+    # static stages multiply no matrices, so the check runs on the main thread alone.
+    code = ("import os, re\nos.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
+            "from tunegate.cli.main import main\nassert main(['check', 'examples/quickstart.yaml']) == 0\n"
+            "print(re.search(r'Threads:\\s+(\\d+)', open('/proc/self/status').read())[1])")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         check=True)
+    assert run.stdout.splitlines()[-1] == "1"
 
 
 def _fresh(code: str) -> list[str]:

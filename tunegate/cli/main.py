@@ -10,16 +10,15 @@ the Prefect server it started stops; see `tunegate.cli.flow_runner`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
 
 from tunegate.cli.logs import log_file
+from tunegate.cli.start_up import static_settings
 from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
@@ -29,10 +28,6 @@ EXIT_TERMINATED = 128 + signal.SIGTERM
 COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
             "advise", "runs", "schema",
             "gpus"]
-# Commands that start no other program (a check's dataset workers are forks of itself), so no
-# process but ours sees PYDANTIC_DISABLE_PLUGINS (see _no_pydantic_plugins).
-PLUGIN_FREE = ("check", "lint")
-PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
 
 
 
@@ -59,7 +54,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    with _no_pydantic_plugins(argv[:1]):
+    with static_settings(argv):  # a check's process skips what it never uses (tunegate.cli.start_up)
         return _run(argv)
 
 
@@ -92,24 +87,6 @@ def _run(argv: list[str]) -> int:
         progress.disable()  # erase a board still drawn, before the shell prompt returns
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-@contextlib.contextmanager
-def _no_pydantic_plugins(command: list[str]) -> Iterator[None]:
-    """While a command that starts no other program runs, pydantic does not look for plugins.
-
-    Plugins instrument an application's own models, not tunegate's, and the look-up scans every
-    installed package's entry points: ~10-20 ms of a ~0.25 s rejection (docs/benchmarks.md). A
-    PYDANTIC_DISABLE_PLUGINS the user set is left as it is; ours is removed again on the way out.
-    """
-    ours = bool(command) and command[0] in PLUGIN_FREE and PLUGINS_ENV not in os.environ
-    if ours:
-        os.environ[PLUGINS_ENV] = "__all__"
-    try:
-        yield
-    finally:
-        if ours:
-            os.environ.pop(PLUGINS_ENV, None)
 
 
 def _raise_on_sigterm() -> signal.Handlers | None:
