@@ -280,6 +280,15 @@ def quickstart(rounds: int) -> None:
               f"exit {runs[-1]['rc']}")
 
 
+def compile_trees(roots: list[Path]) -> None:
+    """Bytecode for every tree's tunegate, as an installed package has. Where PYTHONDONTWRITEBYTECODE
+    is set (these machines), a fresh `git archive` has none and would compile every module on every
+    run: ~0.1 s of a 0.3 s rejection, all of it on the --against side."""
+    for root in roots:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "tunegate")], check=True,
+                       stdout=subprocess.DEVNULL)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", default="50,200,400", help="train sizes in MB, comma-separated")
@@ -295,6 +304,7 @@ def main() -> None:
         if args.only == ap.get_default("only"):
             args.only += ",old-check,old-no-near"
     OUT.mkdir(parents=True, exist_ok=True)
+    compile_trees([ROOT, *AGAINST])
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     if args.quickstart:
         quickstart(max(args.rounds, 5))

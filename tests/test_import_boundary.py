@@ -44,3 +44,14 @@ def test_rejecting_the_broken_spec_imports_neither_scipy_numpy_nor_the_training_
             "assert main(['check', 'examples/broken.yaml']) == 1")
     loaded = {m.split(".")[0] for m in modules_after(code)}
     assert not loaded & {*HEAVY, "scipy", "datasketch", "numpy"}
+
+
+def test_rejecting_the_broken_spec_loads_no_later_stage_nor_the_advisor_or_page_writers():
+    # A rejection at the spec is the gate's fastest answer (<= 0.25 s, docs/benchmarks.md): it
+    # loads only what the spec stage and the text report use.
+    code = ("import sys\nfrom tunegate.cli.main import main\n"
+            "assert main(['check', 'examples/broken.yaml']) == 1")
+    loaded = modules_after(code)
+    later = {"tunegate.dataset.stage", "tunegate.overlap.stage", "tunegate.estimate.stage", "tunegate.advisor",
+             "tunegate.output.html", "tunegate.charts", "tunegate.cli.sweep", "tunegate.cli.advise"}
+    assert not loaded & later

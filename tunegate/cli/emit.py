@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tunegate.errors import UsageError
-from tunegate.output import FORMATS, html_page, render_as
+from tunegate.output.formats import FORMATS, render_as
 from tunegate.report import GateReport
 
 
@@ -46,7 +46,6 @@ def emit_report(report: GateReport, args: argparse.Namespace, text: Callable[[],
                 json_text: Callable[[], str] | None = None) -> None:
     """Print the report in the chosen format; add the HTML page and GitHub's annotations when asked."""
     from tunegate import __version__
-    from tunegate.output.github import workflow_commands
 
     fmt = chosen_format(args)
     if fmt == "text":
@@ -57,6 +56,8 @@ def emit_report(report: GateReport, args: argparse.Namespace, text: Callable[[],
         sys.stdout.write(render_as(report, fmt, __version__))
     if in_github_actions():
         if fmt == "text":
+            from tunegate.output.github import workflow_commands
+
             sys.stdout.write(workflow_commands(report))
         _job_summary(report)
     html = getattr(args, "html", None)
@@ -67,6 +68,8 @@ def emit_report(report: GateReport, args: argparse.Namespace, text: Callable[[],
 
 
 def write_html(report: GateReport, path: Path, version: str) -> None:
+    from tunegate.output.html import html_page
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(html_page(report, version), encoding="utf-8")

@@ -18,6 +18,7 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
+from tunegate.cli.start_up import static_settings
 from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
@@ -30,12 +31,20 @@ COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "
 
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of only the one `argv` names first.
+
+    Each subcommand module imports what its command runs (the advisor, the output formats, the
+    flows), so registering all of them costs a check ~50 ms of imports it never uses. A command
+    named first parses the same either way (`tunegate check --help` is that command's own parser);
+    anything else (`--help`, `--version`, a misspelt command) gets the full parser and its list.
+    """
     parser = argparse.ArgumentParser(
         prog="tunegate", description="Fail-fast preflight gate for LLM fine-tuning.")
     parser.add_argument("--version", action="version", version=f"tunegate {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    named = [argv[0]] if argv and argv[0] in COMMANDS else COMMANDS
+    for name in named:
         module = importlib.import_module(f"tunegate.cli.{name}")
         module.register(sub)
     for command in sub.choices.values():
@@ -44,7 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    with static_settings(argv):  # a check's process skips what it never uses (tunegate.cli.start_up)
+        return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     start_output(args)
     previous = _raise_on_sigterm()

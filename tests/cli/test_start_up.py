@@ -1,0 +1,113 @@
+"""What the command loads lazily to start fast still behaves as if everything were loaded.
+
+The parser registers only the command named first, `tunegate` and `tunegate.output` load their
+names on first use, and a check runs with pydantic's plugin look-up off and numpy's OpenBLAS on
+one thread (tunegate.cli.start_up; docs/benchmarks.md, issue 15's start-up targets). None of that
+may change what a user sees, nor leak into the environment of a caller or of a training run.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.paths import ROOT
+from tunegate.cli.main import COMMANDS, build_parser, main
+from tunegate.cli.start_up import SETTINGS, is_static
+
+PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+
+
+def _help_of(parser, command: str) -> str:
+    return parser._subparsers._group_actions[0].choices[command].format_help()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_named_first_gets_the_same_flags_and_help_as_in_the_full_parser(command):
+    alone = build_parser([command, "--help"])
+    assert _help_of(alone, command) == _help_of(build_parser(), command)
+
+
+def test_the_top_level_help_still_lists_every_command():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["--help"])
+    listed = out.getvalue()
+    assert all(f"    {name}" in listed for name in COMMANDS)
+
+
+def test_a_misspelt_command_still_gets_the_list_of_every_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["chek", "examples/quickstart.yaml"])
+    assert "invalid choice: 'chek' (choose from 'check', 'lint'," in capsys.readouterr().err
+
+
+def test_a_check_leaves_none_of_its_settings_behind(monkeypatch, capsys):
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(ROOT)
+    assert main(["check", "examples/broken.yaml"]) == 1
+    assert not set(SETTINGS) & set(os.environ)
+
+
+def test_a_setting_the_user_made_is_kept(monkeypatch, capsys):
+    monkeypatch.setenv(PLUGINS_ENV, "")  # empty: the user wants pydantic's plugins on
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    monkeypatch.chdir(ROOT)
+    assert main(["check", "examples/broken.yaml"]) == 1
+    assert os.environ[PLUGINS_ENV] == "" and os.environ["OPENBLAS_NUM_THREADS"] == "4"
+
+
+@pytest.mark.parametrize("argv", [["check", "spec.yaml", "--mini-run"], ["check", "spec.yaml", "--mini"],
+                                  ["check", "--mi", "spec.yaml"], ["preflight", "spec.yaml"], ["sweep", "spec.yaml"],
+                                  ["--help"], []])
+def test_a_command_that_trains_or_starts_other_programs_gets_no_settings(argv):
+    assert not is_static(argv)
+
+
+@pytest.mark.parametrize("argv", [["check", "spec.yaml"], ["check", "--train", "t.jsonl", "--json"],
+                                  ["lint", "t.jsonl"]])
+def test_a_static_check_gets_the_settings(argv):
+    assert is_static(argv)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="counts threads through /proc")
+def test_approving_the_quickstart_leaves_the_process_with_one_thread():
+    # numpy's OpenBLAS would start a thread per core at import (~85 ms of CPU on 2 cores); the
+    # static stages multiply no matrices, so the check runs on the main thread alone.
+    code = ("import os, re\nos.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
+            "from tunegate.cli.main import main\nassert main(['check', 'examples/quickstart.yaml']) == 0\n"
+            "print(re.search(r'Threads:\\s+(\\d+)', open('/proc/self/status').read())[1])")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         check=True)
+    assert run.stdout.splitlines()[-1] == "1"
+
+
+def _fresh(code: str) -> list[str]:
+    run = subprocess.run([sys.executable, "-c", f"{code}\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def test_the_package_and_the_output_formats_still_export_every_name_in_a_fresh_process():
+    loaded = _fresh("from tunegate import Finding, GateReport, StageResult, check\n"
+                    "from tunegate.output import FORMATS, charts_section, html_page, markdown_with_charts, render_as\n"
+                    "import tunegate, tunegate.output\n"
+                    "assert all(getattr(m, n) for m in (tunegate, tunegate.output) for n in m.__all__)\n"
+                    "assert check.__module__ == 'tunegate.gate' and html_page.__module__ == 'tunegate.output.html'")
+    assert {"tunegate.gate", "tunegate.output.html", "tunegate.output.markdown"} <= set(loaded)
+
+
+def test_an_unknown_name_of_the_package_is_an_attribute_error():
+    import tunegate
+    import tunegate.output
+
+    with pytest.raises(AttributeError):
+        tunegate.no_such_name  # noqa: B018
+    with pytest.raises(AttributeError):
+        tunegate.output.no_such_name  # noqa: B018
