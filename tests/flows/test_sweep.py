@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.fullrun.standby import READY
+from tunegate.fullrun.standby_trainer import READY
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Standby trainers: a candidate's fresh training process, started before the candidate is known.
 
-Each is a real `python -m tunegate.fullrun.standby` process. One process serves one candidate and
+Each is a real `python -m tunegate.fullrun.standby_trainer` process. One process serves one candidate and
 is never handed out twice; one started with another environment is never used; none is left
 running after `close`, nor after its parent is killed with SIGKILL.
 """
@@ -18,7 +18,8 @@ import pytest
 from tests.support.minirun import DATA, load_spec
 from tests.support.paths import ROOT
 from tunegate.fullrun.launcher import candidate_env, follow_launched
-from tunegate.fullrun.standby import READY, StandbyTrainers, hand_over
+from tunegate.fullrun.standby import StandbyTrainers, hand_over
+from tunegate.fullrun.standby_trainer import READY
 from tunegate.sweep.start_ahead import start_trainers_ahead
 
 SPEC = DATA / "good.yaml"
@@ -78,6 +79,20 @@ def test_a_standby_trainer_started_with_another_environment_is_stopped_not_used(
     pool.close()
 
 
+def test_a_standby_trainer_is_used_when_only_mlflow_variables_changed_after_its_start():
+    pool, env = StandbyTrainers(), candidate_env(load_spec("good"), 1)
+    pool.plan(env, total=1, width=1)
+    later = {**env, "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}  # what opening the store sets
+    proc = _take_when_started(pool, later)
+    try:
+        assert proc is not None
+    finally:
+        pool.close()
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+
+
 def test_close_stops_every_waiting_trainer():
     pool, env = StandbyTrainers(), candidate_env(load_spec("good"), 1)
     pool.plan(env, total=3, width=2)
@@ -100,7 +115,7 @@ def test_a_standby_trainer_runs_the_trainer_on_the_arguments_it_is_handed(tmp_pa
     result_path = tmp_path / "train_result.json"
     lines: list[str] = []
     assert hand_over(proc, ["--spec", str(tmp_path / "missing.yaml"), "--output-dir", str(tmp_path / "out"),
-                            "--result", str(result_path), "--max-steps", "2"])
+                            "--result", str(result_path), "--max-steps", "2"], env)
     result = follow_launched(proc, result_path, timeout_s=120, log=lines.append)
     # what `python -m tunegate.fullrun.trainer` answers for a spec it cannot read (TG709), from the file
     assert result.status == "failed" and result.codes == ["TG709"], lines

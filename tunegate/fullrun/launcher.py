@@ -255,7 +255,7 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     waiting = STANDBY.take(env)  # the same fresh process, started earlier (tunegate.fullrun.standby)
     if waiting is not None:
         result_path.unlink(missing_ok=True)
-        if hand_over(waiting, args):
+        if hand_over(waiting, args, env):
             return follow_launched(waiting, result_path, timeout_s, log)
     cmd = [sys.executable, "-m", "tunegate.fullrun.trainer", *args]
     return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=env, die_with_parent=True)

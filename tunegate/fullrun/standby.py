@@ -2,7 +2,7 @@
 
     STANDBY.plan(candidate_env(spec, threads), total=3, width=1)   # before the Prefect server starts
     proc = STANDBY.take(candidate_env(spec, threads))             # when a candidate is approved
-    python -m tunegate.fullrun.standby                            # what each one runs
+    python -m tunegate.fullrun.standby_trainer                    # what each one runs
 
 A sweep candidate's short training runs in a fresh process of its own (`launcher.train_apart`):
 accelerate's process-wide AcceleratorState and torch's RNG must not leak from one candidate into
@@ -18,8 +18,11 @@ the plan's budget lasts (one per candidate still to train), so at most `width` w
 Every standby trainer is started by one long-lived thread of this module with a parent-death
 signal (`die_with_parent`, tied by the kernel to the thread that forked), so none
 outlives the command, however it ends; `close` (the end of a sweep, and atexit) stops the unused.
-A process whose environment is not the candidate's (an API key dropped, other torch threads) is
-never used: it is stopped and the candidate starts a cold one.
+A process started with another environment than the candidate's (an API key dropped, other
+torch threads) is never used: it is stopped and the candidate starts a cold one. Only MLflow's
+variables may differ (the sweep sets MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT when it opens its
+store, after the trainers started; nothing a standby imports reads them): the candidate's exact
+environment is handed over with its arguments and set before the trainer starts.
 """
 from __future__ import annotations
 
@@ -33,8 +36,8 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 
-STANDBY_COMMAND = [sys.executable, "-m", "tunegate.fullrun.standby"]
-READY = "trainer started ahead"  # its first output line, in the candidate's train.log
+STANDBY_COMMAND = [sys.executable, "-m", "tunegate.fullrun.standby_trainer"]
+LATE_PREFIXES = ("MLFLOW_",)  # variables that may change after a start: no import of a standby reads them
 
 
 class StandbyTrainers:
@@ -52,7 +55,7 @@ class StandbyTrainers:
         """Start `min(width, total)` trainers with `env` now and one more per one taken, `total` in
         all; a second plan for the same environment changes nothing."""
         with self._lock:
-            if self._env == dict(env):
+            if self._env is not None and _same_start(self._env, env):
                 return
             self._env, self._budget = dict(env), total
             starting = min(width, total)
@@ -68,11 +71,12 @@ class StandbyTrainers:
         with self._lock:
             while self._ready and found is None:
                 started_with, proc = self._ready.pop(0)
-                if started_with == wanted and proc.poll() is None:
+                if _same_start(started_with, wanted) and proc.poll() is None:
                     found = proc
                 else:
                     stale.append(proc)
-            refill = found is not None and self._budget > 0 and self._env == wanted
+            refill = found is not None and self._budget > 0 and self._env is not None \
+                and _same_start(self._env, wanted)
             if refill:
                 self._budget -= 1
         for proc in stale:
@@ -127,6 +131,14 @@ class StandbyTrainers:
             _stop(proc)
 
 
+def _same_start(started_with: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
+    """Whether a trainer started with `started_with` imported what one started with `wanted` would."""
+    def early(env: Mapping[str, str]) -> dict[str, str]:
+        return {k: v for k, v in env.items() if not k.startswith(LATE_PREFIXES)}
+
+    return early(started_with) == early(wanted)
+
+
 def die_with_parent() -> None:
     """In the child, before exec: SIGKILL it when the thread that started it dies (Linux).
 
@@ -139,11 +151,12 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
 
 
-def hand_over(proc: subprocess.Popen, argv: Sequence[str]) -> bool:
-    """Give a waiting trainer its arguments (`python -m tunegate.fullrun.trainer` would take them);
+def hand_over(proc: subprocess.Popen, argv: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Give a waiting trainer its arguments (`python -m tunegate.fullrun.trainer` would take them)
+    and the candidate's environment (through the pipe: it holds no API key, `training_env`);
     False when it died meanwhile."""
     try:
-        proc.stdin.write(json.dumps(list(argv)) + "\n")  # type: ignore[union-attr]
+        proc.stdin.write(json.dumps({"argv": list(argv), "env": dict(env)}) + "\n")  # type: ignore[union-attr]
         proc.stdin.close()  # type: ignore[union-attr]
     except (BrokenPipeError, OSError, ValueError):
         _stop(proc)
@@ -167,51 +180,3 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 STANDBY = StandbyTrainers()
-
-
-def _import_training_stack() -> None:
-    """What the trainer imports before its first step, imported before its arguments come."""
-    import importlib
-
-    for name in ("torch", "transformers", "peft", "accelerate", "tunegate.fullrun.trainer",
-                 "tunegate.fullrun.args", "tunegate.fullrun.data", "tunegate.fullrun.health",
-                 "tunegate.fullrun.step_recorder", "tunegate.fullrun.live_metrics", "tunegate.fullrun.publish",
-                 "tunegate.training.model", "tunegate.training.runtime", "tunegate.spec.check"):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            return  # the trainer itself reports the missing package in its result
-    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
-
-
-def main() -> int:
-    """Import the training stack, wait for one JSON list of trainer arguments on stdin, train."""
-    import time
-
-    start = time.perf_counter()
-    _import_training_stack()
-    print(f"{READY} (the training stack imported in {time.perf_counter() - start:.1f} s before its "
-          "candidate was known)", flush=True)
-    line = sys.stdin.readline()
-    if not line.strip():
-        return 0  # never needed: the sweep ended first
-    from tunegate.fullrun.trainer import main as train_main
-
-    return train_main(json.loads(line))
-
-
-def exit_now(code: int) -> None:
-    """Exit once the result is written, without the interpreter's teardown of torch & co.
-
-    The sweep waits for this process to end, and tearing down the modules of a process that
-    imported torch, transformers and peft took 1.4-3 s on the 2-core machine (issue 15); its
-    files are closed by then. The atexit handlers still run (logging flushes its handlers).
-    """
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
-
-
-if __name__ == "__main__":
-    exit_now(main())
