@@ -174,7 +174,8 @@ def main() -> None:
         AGAINST.append(args.against.resolve())
     OUT.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
-    timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"])  # warm-up
+    for source in [ROOT, *AGAINST]:  # warm-up: Prefect's home, the tiny model, each checkout's bytecode
+        timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"], source=source)
     runs: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
         for name, (wall, cpu, verdicts) in one_round(args.steps).items():

@@ -79,18 +79,20 @@ def test_a_standby_trainer_started_with_another_environment_is_stopped_not_used(
     pool.close()
 
 
-def test_a_standby_trainer_is_used_when_only_mlflow_variables_changed_after_its_start():
+def test_standby_trainers_serve_and_are_replaced_when_only_mlflow_variables_changed_after_the_plan():
     pool, env = StandbyTrainers(), candidate_env(load_spec("good"), 1)
-    pool.plan(env, total=1, width=1)
+    pool.plan(env, total=2, width=1)
     later = {**env, "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}  # what opening the store sets
-    proc = _take_when_started(pool, later)
+    first = _take_when_started(pool, later)
+    second = _take_when_started(pool, later)  # the replacement (a 6-candidate sweep once trained 5 cold)
     try:
-        assert proc is not None
+        assert first is not None and second is not None
     finally:
         pool.close()
-        if proc is not None:
-            proc.kill()
-            proc.wait()
+        for proc in (first, second):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
 
 
 def test_close_stops_every_waiting_trainer():

@@ -55,7 +55,7 @@ class StandbyTrainers:
         """Start `min(width, total)` trainers with `env` now and one more per one taken, `total` in
         all; a second plan for the same environment changes nothing."""
         with self._lock:
-            if self._env is not None and _same_start(self._env, env):
+            if self._current(env):
                 return
             self._env, self._budget = dict(env), total
             starting = min(width, total)
@@ -65,8 +65,8 @@ class StandbyTrainers:
             self._request(dict(env))
 
     def take(self, env: Mapping[str, str]) -> subprocess.Popen | None:
-        """A waiting trainer started with exactly `env`, still alive, removed from the pool (and
-        replaced while the budget lasts); None when there is none: start a cold one."""
+        """A waiting trainer started as `env` would start one (`_same_start`), still alive, removed
+        from the pool (and replaced while the budget lasts); None when there is none: start a cold one."""
         wanted, found, stale = dict(env), None, []
         with self._lock:
             while self._ready and found is None:
@@ -75,10 +75,10 @@ class StandbyTrainers:
                     found = proc
                 else:
                     stale.append(proc)
-            refill = found is not None and self._budget > 0 and self._env is not None \
-                and _same_start(self._env, wanted)
+            refill = found is not None and self._budget > 0 and self._current(wanted)
             if refill:
                 self._budget -= 1
+                self._env = wanted  # the next candidate's environment is this one's (MLflow's included)
         for proc in stale:
             _stop(proc)
         if refill:
@@ -96,10 +96,15 @@ class StandbyTrainers:
             self._env, self._budget = None, 0
         self._stop_ready(keep=None)
 
+    def _current(self, env: Mapping[str, str]) -> bool:
+        """Whether `env` starts trainers as the plan does (call with the lock held)."""
+        return self._env is not None and _same_start(self._env, env)
+
     def _stop_ready(self, keep: dict[str, str] | None) -> None:
         with self._lock:
-            gone = [proc for env, proc in self._ready if env != keep]
-            self._ready = [(env, proc) for env, proc in self._ready if env == keep]
+            kept = [(env, proc) for env, proc in self._ready if keep is not None and _same_start(env, keep)]
+            gone = [proc for env, proc in self._ready if (env, proc) not in kept]
+            self._ready = kept
         for proc in gone:
             _stop(proc)
 
@@ -116,7 +121,7 @@ class StandbyTrainers:
         while True:
             env = self._requests.get()
             with self._lock:
-                if env != self._env:  # the plan changed or closed while this waited
+                if not self._current(env):  # the plan changed or closed while this waited
                     continue
             try:
                 proc = subprocess.Popen(STANDBY_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -125,7 +130,7 @@ class StandbyTrainers:
             except OSError:
                 continue  # the candidate starts a cold one, which reports why it cannot start
             with self._lock:
-                if env == self._env:
+                if self._current(env):
                     self._ready.append((env, proc))
                     continue
             _stop(proc)
