@@ -1,21 +1,28 @@
-"""A 1-candidate sweep against a bare script of the same LoRA steps, and where the difference goes.
+"""A 1-candidate sweep against a bare script of the same LoRA steps, and what each more candidate costs.
 
-    python benchmarks/sweep_overhead.py                 # 1- and 3-candidate sweeps, the bare loop, the parts
-    python benchmarks/sweep_overhead.py --rounds 2
+    python benchmarks/sweep_overhead.py --rounds 3                     # bare-1/6, sweep-1/6
+    python benchmarks/sweep_overhead.py --rounds 3 --against /tmp/old  # also old-sweep-1/6: another checkout's
+    python benchmarks/sweep_overhead.py --rounds 1 --parts             # also the fixed parts, one by one
 
 Every command runs as a fresh process (as a user runs it), on the built-in tiny model and the
-quickstart data, CPU, one torch thread:
-  bare      a plain script: import torch/transformers/peft, load the model, add LoRA (the
+quickstart data, CPU, one torch thread, the rounds interleaved (A B A B) so a load change on the
+shared machine hits every variant alike:
+  bare-1    a plain script: import torch/transformers/peft, load the model, add LoRA (the
             candidate's r/alpha), the candidate's optimizer steps (the mini-run's 4 + the sweep's
             train_steps) on the same batch size and length, one evaluation of the validation set;
-  sweep-1   `tunegate sweep` with one candidate (static gate, candidate gate, mini-run, short
-            training, scoring, MLflow parent and child runs, Prefect ephemeral API);
-  sweep-3   the same with three candidates: (sweep-3 - sweep-1) / 2 is the cost of one more candidate;
-  script-1  the 1-candidate sweep's flow called from a plain script (no CLI), for comparison.
-Then the fixed parts, each timed in a fresh process: the imports, the ephemeral Prefect API (a
-flow with one task), an MLflow store created on a fresh SQLite file and opened again, and a parent
-run opened and closed. Prefect's home and the tiny model cache are warmed first, so first-use
-migrations and the model build are not counted.
+  bare-6    the same script looping over 6 candidates in one process (imports paid once): its
+            (bare-6 - bare-1) / 5 is what one more candidate costs a bare script;
+  sweep-1   `tunegate sweep --json` with one candidate (static gate, candidate gate, mini-run, short
+            training in a process of its own, scoring, MLflow parent and child runs, Prefect's
+            ephemeral API), on a fresh MLflow store;
+  sweep-6   the same with six candidates: (sweep-6 - sweep-1) / 5 is the cost of one more;
+  old-*     with --against DIR: the same sweeps run from another checkout's tunegate (PYTHONPATH).
+It prints the median wall and CPU (user + sys of the process and its children) of each, the ratio
+of each sweep to bare-1 (the target: sweep-1 <= 1.5x bare-1's wall), the per-candidate costs, and
+the load average before and after. --parts times the fixed parts, each in a fresh process: the
+imports, the ephemeral Prefect API (a flow with one task), an MLflow store created on a fresh
+SQLite file and opened again, a parent run opened and closed. Prefect's home and the tiny model
+cache are warmed first, so first-use migrations and the model build are not counted.
 """
 from __future__ import annotations
 
@@ -36,10 +43,14 @@ ENV = {**os.environ, "PREFECT_HOME": str(OUT / "prefect-home"), "TUNEGATE_TORCH_
        "PYTHONPATH": str(ROOT)}
 CANDIDATES = [{"lora.r": 8, "lora.alpha": 16, "training.learning_rate": 3e-4},
               {"lora.r": 16, "lora.alpha": 32, "training.learning_rate": 1e-3},
-              {"lora.r": 4, "lora.alpha": 8, "training.learning_rate": 5e-4}]
+              {"lora.r": 4, "lora.alpha": 8, "training.learning_rate": 5e-4},
+              {"lora.r": 8, "lora.alpha": 8, "training.learning_rate": 2e-4},
+              {"lora.r": 16, "lora.alpha": 16, "training.learning_rate": 5e-4},
+              {"lora.r": 4, "lora.alpha": 16, "training.learning_rate": 1e-4}]
+AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs the old-* sweeps
 
 BARE = r'''
-import sys, time
+import json, sys, time
 start = time.perf_counter()
 import torch, transformers, peft
 torch.set_num_threads(1)
@@ -47,9 +58,6 @@ from tunegate.training.tiny_model import resolve_model_id
 import orjson
 path = resolve_model_id("tunegate/tiny-llama")
 tok = transformers.AutoTokenizer.from_pretrained(path)
-model = transformers.AutoModelForCausalLM.from_pretrained(path)
-model = peft.get_peft_model(model, peft.LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05,
-                                                   target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]))
 def encode(file, n=None):
     rows = [orjson.loads(l) for l in open(file, "rb") if l.strip()][:n]
     return [tok.apply_chat_template(r["messages"], tokenize=True, truncation=True, max_length=256) for r in rows]
@@ -58,27 +66,26 @@ def batches(ids, size):
         chunk = [torch.tensor(x if isinstance(x, list) else x["input_ids"])[:256] for x in ids[i:i + size]]
         padded = torch.nn.utils.rnn.pad_sequence(chunk, batch_first=True, padding_value=tok.pad_token_id or 0)
         yield padded, (padded != (tok.pad_token_id or 0)).long()
+def candidate(r, alpha, lr, steps):
+    model = transformers.AutoModelForCausalLM.from_pretrained(path)
+    model = peft.get_peft_model(model, peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.05,
+                                                       target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]))
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
+    model.train()
+    done = 0
+    while done < steps:
+        for ids, mask in batches(train, 4):
+            loss = model(input_ids=ids, attention_mask=mask, labels=ids).loss
+            loss.backward(); opt.step(); opt.zero_grad(); done += 1
+            if done == steps:
+                break
+    model.eval()
+    with torch.no_grad():
+        return sum(model(input_ids=i, attention_mask=m, labels=i).loss.item() for i, m in batches(val, 4))
 train, val = encode(sys.argv[1]), encode(sys.argv[2])
-opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=3e-4)
-model.train()
-steps, done = int(sys.argv[3]), 0
-while done < steps:
-    for ids, mask in batches(train, 4):
-        loss = model(input_ids=ids, attention_mask=mask, labels=ids).loss
-        loss.backward(); opt.step(); opt.zero_grad(); done += 1
-        if done == steps:
-            break
-model.eval()
-with torch.no_grad():
-    val_loss = sum(model(input_ids=i, attention_mask=m, labels=i).loss.item() for i, m in batches(val, 4))
+for c in json.loads(sys.argv[4]):
+    val_loss = candidate(c["lora.r"], c["lora.alpha"], c["training.learning_rate"], int(sys.argv[3]))
 print(round(time.perf_counter() - start, 3), val_loss)
-'''
-
-SCRIPT = r'''
-import sys
-from tunegate.cli.flow_runner import run_flow
-from tunegate.flows.sweep import sweep
-run_flow(sweep, spec_path=sys.argv[1], strategy=None)
 '''
 
 PREFECT_PROBE = r'''
@@ -117,10 +124,12 @@ print(round(t1 - t0, 3), round(t2 - t1, 3), round(t3 - t2, 3), round(t4 - t3, 3)
 '''
 
 
-def timed(command: list[str], cwd: Path = ROOT) -> tuple[float, float, str]:
-    """(wall, CPU of the process and its children, stdout) of one fresh process."""
+def timed(command: list[str], source: Path = ROOT) -> tuple[float, float, str]:
+    """(wall, CPU of the process and its children, stdout) of one fresh process running `source`'s
+    tunegate (from that folder: `python -m` puts the working folder first on sys.path)."""
     start = time.perf_counter()
-    child = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {**ENV, "PYTHONPATH": str(source)}
+    child = subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = child.communicate()
     wall = time.perf_counter() - start
     if child.returncode not in (0, 1):
@@ -158,30 +167,67 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds; medians are shown")
     ap.add_argument("--steps", type=int, default=12, help="sweep.train_steps of each candidate")
+    ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-sweep-1/6")
+    ap.add_argument("--parts", action="store_true", help="also time the fixed parts, each in a fresh process")
     args = ap.parse_args()
+    if args.against:
+        AGAINST.append(args.against.resolve())
     OUT.mkdir(parents=True, exist_ok=True)
-    py = sys.executable
-    data = ROOT / "examples" / "data"
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    timed([py, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"])  # warm Prefect home, model
-    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "sweep-1": [], "script-1": [], "sweep-3": []}
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
+    for source in [ROOT, *AGAINST]:  # warm-up: Prefect's home, the tiny model, each checkout's bytecode
+        timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"], source=source)
+    runs: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
-        wall, cpu, _ = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
-                              str(4 + args.steps)])
-        runs["bare"].append((wall, cpu))
-        for n in (1, 3):
-            wall, cpu, _ = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, args.steps)), "--json"])
-            runs[f"sweep-{n}"].append((wall, cpu))
-        wall, cpu, _ = timed([py, "-c", SCRIPT, str(sweep_spec(1, args.steps))])
-        runs["script-1"].append((wall, cpu))
+        for name, (wall, cpu, verdicts) in one_round(args.steps).items():
+            runs.setdefault(name, []).append((wall, cpu))
+            print(f"    {name:<12} {wall:6.1f} s wall {cpu:6.1f} s CPU  {verdicts}  load {_load()}", flush=True)
+    report(runs)
+    if args.parts:
+        parts()
+    print(f"load average after: {_load()}")
+
+
+def one_round(steps: int) -> dict[str, tuple[float, float, str]]:
+    """Each variant once: the bare loops, then each checkout's 1- and 6-candidate sweeps, alternating."""
+    py, data = sys.executable, ROOT / "examples" / "data"
+    out: dict[str, tuple[float, float, str]] = {}
+    for n in (1, 6):
+        wall, cpu, text = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
+                                 str(4 + steps), json.dumps(CANDIDATES[:n])])
+        out[f"bare-{n}"] = (wall, cpu, f"val loss {float(text.split()[1]):.4f}")
+    for n in (1, 6):
+        for label, source in [("", ROOT)] + [("old-", a) for a in AGAINST]:
+            wall, cpu, text = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, steps)), "--json"],
+                                    source=source)
+            out[f"{label}sweep-{n}"] = (wall, cpu, _verdicts(text))
+    return out
+
+
+def _verdicts(text: str) -> str:
+    summary = json.loads(text)
+    losses = " ".join(f"{o['val_loss']:.4f}" if o.get("val_loss") is not None else "-" for o in summary["outcomes"])
+    return f"{summary['approved']}/{len(summary['outcomes'])} approved, val loss {losses}"
+
+
+def report(runs: dict[str, list[tuple[float, float]]]) -> None:
     med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
+    bare_wall, bare_cpu = med["bare-1"]
+    print(f"medians of {len(runs['bare-1'])} round(s):")
     for name, (wall, cpu) in med.items():
-        print(f"  {name:<8} {wall:6.1f} s wall {cpu:6.1f} s CPU   x{wall / med['bare'][0]:.2f} the bare loop's wall")
-    per = (med["sweep-3"][0] - med["sweep-1"][0]) / 2
-    print(f"  one more candidate: {per:.1f} s wall; fixed cost of a sweep: {med['sweep-1'][0] - per:.1f} s "
-          f"(the bare loop: {med['bare'][0]:.1f} s)")
-    parts()
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
+        print(f"  {name:<12} {wall:6.1f} s wall {cpu:6.1f} s CPU   x{wall / bare_wall:.2f} bare-1's wall, "
+              f"x{cpu / bare_cpu:.2f} its CPU")
+    bare_per = ((med["bare-6"][0] - bare_wall) / 5, (med["bare-6"][1] - bare_cpu) / 5)
+    print(f"  one more candidate, bare loop: {bare_per[0]:.1f} s wall, {bare_per[1]:.1f} s CPU")
+    for label in [""] + ["old-"] * bool(AGAINST):
+        one, six = med[f"{label}sweep-1"], med[f"{label}sweep-6"]
+        per = ((six[0] - one[0]) / 5, (six[1] - one[1]) / 5)
+        print(f"  one more candidate, {label}sweep: {per[0]:.1f} s wall, {per[1]:.1f} s CPU "
+              f"(x{per[0] / bare_per[0]:.2f} the bare loop's wall); fixed cost of a sweep beyond bare-1: "
+              f"{one[0] - bare_wall:.1f} s wall, {one[1] - bare_cpu:.1f} s CPU")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def parts() -> None:

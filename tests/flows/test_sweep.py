@@ -1,7 +1,11 @@
 """The sweep flow: data stages once, every candidate gated, rejected ones logged, none aborts it."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from tunegate.fullrun.standby_trainer import READY
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +29,8 @@ def test_sweep_scores_good_candidates_and_logs_the_diverging_one_as_rejected(pre
     assert {c.info.status for c in children} == {"FINISHED", "FAILED"}
     assert parent.data.tags["tunegate.best_run"] == good["run_id"]
     assert any(a.path == "best_spec.yaml" for a in client.list_artifacts(parent.info.run_id))
+    spec = Path(good["spec_path"])  # its training ran in a process started ahead (tunegate.fullrun.standby)
+    assert (spec.with_name(f"{spec.stem}-train") / "train.log").read_text().startswith(READY)
 
 
 def test_rerun_of_a_finished_sweep_reuses_every_candidate(prefect_api, tiny_cache, workdir):

@@ -7,7 +7,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+
+# Cores from which the standby trainers start before Prefect's local API (with the import thread,
+# three busy processes): below, they start with the flow (tunegate.sweep.start_ahead).
+EARLY_TRAINERS_MIN_CORES = 4
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,17 +28,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    exit_code = _skip_teardown_at_exit()  # first: its atexit handler must run last
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
-    from tunegate.flows.sweep import sweep
     from tunegate.spec.check import parse_spec
     from tunegate.sweep.plan import check_sweep_plan
+    from tunegate.sweep.start_ahead import start_imports_ahead, start_trainers_ahead
 
     # An invalid spec, no sweep section, nothing to try, or a data path that is not a file is a
     # usage error before Prefect starts.
     parsed = parse_spec(args.spec)
     check_sweep_plan(parsed, args.strategy)
     require_files(parsed.require(), "data.train", "data.validation")
+    # The slow, certain work starts now, on the cores Prefect's start-up leaves idle (issue 15):
+    # once this thread has imported what it needs itself, the flow's later imports in a thread of
+    # their own; the candidates' training processes (their imports) too where the cores allow,
+    # else the flow starts them once Prefect is up (on 2 cores they slowed its start-up).
+    if (os.cpu_count() or 1) >= EARLY_TRAINERS_MIN_CORES:
+        start_trainers_ahead(parsed, args.strategy)
+    _import_local_api()
+
+    from tunegate.flows.sweep import sweep
+
+    start_imports_ahead(parsed)
     # Only the result goes to stdout: Ray's driver prints its workers' and raylet's stdout lines to
     # sys.stdout ("(raylet) A worker died ..." once broke the --json of a sweep whose worker was killed)
     with contextlib.redirect_stdout(sys.stderr):
@@ -49,4 +66,39 @@ def run(args: argparse.Namespace) -> int:
         from tunegate.report import GateReport
 
         sys.stdout.write(terminal(GateReport.model_validate(data), sys.stdout))
-    return 0 if completed else 1
+    exit_code.append(0 if completed else 1)
+    return exit_code[0]
+
+
+def _skip_teardown_at_exit() -> list[int]:
+    """When this process is the `tunegate` command, end it after the last atexit handler (Prefect's
+    server stop, MLflow's, the standby trainers') without the interpreter's teardown of every
+    module: with torch, transformers, prefect and mlflow loaded it took 3.3 s of a sweep's wall
+    time on the 2-core machine (issue 15). Armed only once the sweep has answered (the code is
+    appended to the list returned); a library caller (pytest, a notebook) keeps its own exit.
+    """
+    import atexit
+    from pathlib import Path
+
+    code: list[int] = []
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if getattr(spec, "parent", None) == "tunegate" or Path(sys.argv[0]).name == "tunegate":  # python -m tunegate
+
+        def exit_now() -> None:
+            if code:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code[0])
+
+        atexit.register(exit_now)
+    return code
+
+
+def _import_local_api() -> None:
+    """Import Prefect's server module now, when the flow will start the ephemeral API (its first
+    step), so that import does not share this thread's interpreter lock with the import thread."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ALLOW_EPHEMERAL_MODE
+
+    if not PREFECT_API_URL.value() and PREFECT_SERVER_ALLOW_EPHEMERAL_MODE.value():
+        from prefect.server.api import server  # noqa: F401

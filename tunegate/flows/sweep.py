@@ -5,16 +5,19 @@
 """
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Literal
 
 from prefect import flow, unmapped
 from prefect.states import Completed, Failed
 
+from tunegate.fullrun.standby import STANDBY
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
+from tunegate.sweep.start_ahead import start_trainers_ahead
 from tunegate.sweep.summary import summarise
 from tunegate.sweep.tally import CandidateTally
 from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
@@ -41,7 +44,7 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                                   unmapped(settings.train_steps), unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    with tally:
+    with tally, contextlib.closing(STANDBY):  # the standby trainers no candidate took are stopped
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)
@@ -54,9 +57,11 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
 def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
     """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
     parsed = parse_spec_task(spec_path)
+    start_trainers_ahead(parsed, strategy)  # their imports while the data gate runs (`tunegate sweep` did already)
     tag_flow_run_task(parsed)
     base = static_gate_task(parsed)
     if not base.gates_passed:
+        STANDBY.close()
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],

@@ -26,6 +26,8 @@ from pydantic import ValidationError
 
 from tunegate.errors import LaunchConfigError
 from tunegate.fullrun.result import NO_RESULT, TIMED_OUT, TrainResult, failed
+from tunegate.fullrun.standby import STANDBY, hand_over
+from tunegate.fullrun.standby import die_with_parent as _dying_with_parent
 from tunegate.spec.model import Spec
 from tunegate.tracking.record import secret_env_names
 
@@ -138,14 +140,21 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
     """
     result_path = Path(result_path)
     result_path.unlink(missing_ok=True)
-    tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     try:
         proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 errors="replace", bufsize=1, env=dict(env) if env is not None else None,
                                 cwd=cwd, start_new_session=True,  # its own group: a timeout stops every rank
-                                preexec_fn=_die_with_parent if die_with_parent else None)
+                                preexec_fn=_dying_with_parent if die_with_parent else None)
     except OSError as exc:
         return failed(NO_RESULT, f"the launch command cannot start: {exc}")
+    return follow_launched(proc, result_path, timeout_s, log)
+
+
+def follow_launched(proc: subprocess.Popen, result_path: Path, timeout_s: float | None = None,
+                    log: Callable[[str], None] = print) -> TrainResult:
+    """Stream a started run's output lines to `log` until it ends, then read its result (as
+    `run_launched`; the stale result file must be gone before the run was told to start)."""
+    tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     expired = threading.Event()
 
     def expire() -> None:
@@ -164,18 +173,6 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
         if timer:
             timer.cancel()
     return _outcome(result_path, code, expired.is_set(), timeout_s, list(tail))
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGKILL it when the process that started it dies (Linux).
-
-    A sweep worker killed mid-candidate must not leave its training running: the retried candidate
-    trains into the same folder. Elsewhere nothing is set and an orphan runs to its end.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
 
 
 def _stop_group(proc: subprocess.Popen) -> None:
@@ -245,14 +242,28 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
 
     Never in the caller's process: accelerate keeps one process-wide AcceleratorState, which every
     new `TrainingArguments` resets, so two trainers in threads of one process break each other
-    (an AttributeError mid-step). A process per training shares nothing but the files.
+    (an AttributeError mid-step). A process per training shares nothing but the files. When a
+    standby trainer with this environment waits (`tunegate.fullrun.standby`: started ahead by the
+    sweep, its imports done), it is that process, given these arguments; otherwise a cold one.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     result_path = output_dir / "train_result.json"
-    cmd = [sys.executable, "-m", "tunegate.fullrun.trainer", "--spec", str(Path(spec_path).absolute()),
-           "--output-dir", str(output_dir.absolute()), "--result", str(result_path.absolute()),
-           "--max-steps", str(max_steps)]
-    env = training_env(spec)
-    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))  # torch reads them at start
+    args = ["--spec", str(Path(spec_path).absolute()), "--output-dir", str(output_dir.absolute()),
+            "--result", str(result_path.absolute()), "--max-steps", str(max_steps)]
+    env = candidate_env(spec, threads)
+    waiting = STANDBY.take(env)  # the same fresh process, started earlier (tunegate.fullrun.standby)
+    if waiting is not None:
+        result_path.unlink(missing_ok=True)
+        if hand_over(waiting, args, env):
+            return follow_launched(waiting, result_path, timeout_s, log)
+    cmd = [sys.executable, "-m", "tunegate.fullrun.trainer", *args]
     return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=env, die_with_parent=True)
+
+
+def candidate_env(spec: Spec, threads: int) -> dict[str, str]:
+    """A sweep candidate's training environment: `training_env` with torch's threads, which torch
+    reads once, at start (so a standby trainer is started with them)."""
+    env = training_env(spec)
+    env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    return env

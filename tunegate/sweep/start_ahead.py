@@ -1,0 +1,98 @@
+"""Start a sweep's slow, certain work before it is needed, while Prefect's local API starts.
+
+    start_trainers_ahead(parsed, strategy)   # tunegate sweep: as soon as the spec is read
+    start_imports_ahead(parsed)              # then, just before Prefect's local API starts
+
+Issue 15 measured a 1-candidate sweep on the tiny model at 6x a bare loop of the same LoRA steps,
+mostly in waits one after the other: Prefect's ephemeral API (~6 s, in its own process, while this
+one sleeps in a health poll), then MLflow's imports (~2 s), then torch/transformers/peft for the
+mini-run (~5 s), then the same again in the candidate's training process. Two things start here
+instead, on the CPU the waits leave idle:
+
+- the standby trainers (`tunegate.fullrun.standby`): the first `max_parallel` candidates'
+  training processes, each a fresh process that imports the training stack and then waits for its
+  candidate's arguments (one process per candidate, as before);
+- one thread importing, in this process, the modules the flow is sure to import later: MLflow's
+  client and SQL store first (the tracking session opens right after the data gate), then the
+  training stack the mini-run imports, then matplotlib for the loss curves. Importing is all it
+  does: no model, no store, no torch state. A module the other thread reaches first just waits
+  for this one to finish it (Python's per-module import locks).
+
+Only for the threads runner: on Dask or Ray the candidates run in worker processes, which import
+for themselves. The gate's order and verdicts are unchanged; only when the imports happen moves.
+"""
+from __future__ import annotations
+
+import importlib
+import threading
+
+from tunegate.spec.check import ParsedSpec
+
+TRACKING_MODULES = ("mlflow", "mlflow.store.db.utils", "mlflow.store.tracking.sqlalchemy_store",
+                    "mlflow.tracking")
+TRAINING_MODULES = ("torch", "peft", "transformers.models.auto.modeling_auto",
+                    "transformers.models.auto.tokenization_auto")
+CHART_MODULES = ("matplotlib.pyplot",)
+
+
+def start_trainers_ahead(parsed: ParsedSpec, strategy: str | None) -> None:
+    """Start this sweep's standby trainers (threads runner only): `max_parallel` now, one more per
+    one taken, one per planned candidate in all). Never raises: a spec the flow will reject, or a
+    sweep with nothing to try, starts none, and the flow reports it as before."""
+    spec = parsed.spec
+    if spec is None or spec.sweep.task_runner != "threads":
+        return
+    from tunegate.errors import UsageError
+    from tunegate.fullrun.launcher import candidate_env, torch_threads
+    from tunegate.fullrun.standby import STANDBY
+
+    try:
+        total = spec.sweep.max_evals if (strategy or spec.sweep.strategy) == "nomad" else _planned(parsed, strategy)
+    except UsageError:
+        return
+    width = spec.sweep.max_parallel
+    STANDBY.plan(candidate_env(spec, torch_threads(width)), total=total, width=width)
+
+
+def start_imports_ahead(parsed: ParsedSpec) -> threading.Thread:
+    """Import what this process's sweep flow will import, in a daemon thread (the training stack
+    only when the mini-runs run here: the threads runner)."""
+    local = parsed.spec is not None and parsed.spec.sweep.task_runner == "threads"
+    return import_ahead(TRACKING_MODULES + (TRAINING_MODULES + CHART_MODULES if local else ()))
+
+
+def _planned(parsed: ParsedSpec, strategy: str | None) -> int:
+    from tunegate.sweep.candidates import propose
+
+    return len(propose(parsed.require(), strategy))
+
+
+def import_ahead(names: tuple[str, ...]) -> threading.Thread:
+    """Import `names` in order in a daemon thread; one that is missing is left to whoever needs it."""
+
+    def run() -> None:
+        for name in names:
+            try:
+                importlib.import_module(name)
+                if name == "torch":
+                    _settle_profiler()
+            except Exception:  # noqa: BLE001  (the stage that needs it reports a missing package itself)
+                continue
+
+    thread = threading.Thread(target=run, name="tunegate-import-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
+def _settle_profiler() -> None:
+    """Start and stop torch's profiler once in the thread that imported torch.
+
+    libkineto expects its first profiler start on the thread that registered it at `import
+    torch`; the mini-run profiles on a candidate's thread, and without this its first profile
+    printed "ERROR: External init callback must run in same thread as registerClient" to the
+    terminal (the profile itself was whole). The mini-run would start the profiler anyway.
+    """
+    import torch
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        pass
