@@ -1,0 +1,557 @@
+/* The overlap stage's two hot loops, compiled: the exact pass's normalisation and the near pass's
+ * MinHash rows. Each computes exactly what its Python definition computes (normalize.normal_bytes,
+ * minhash.signatures); tunegate/overlap/native.py picks this module when it is built and matches
+ * the interpreter, and tests/overlap/test_native.py holds both to the same results.
+ *
+ * normal_bytes(text, normalize) -> bytes
+ *     normalize("NFKC", text) for non-ASCII text (the caller passes unicodedata.normalize), then each character
+ *     case-folded from the generated table, whitespace runs to one space, ends stripped, written
+ *     as UTF-8 with lone surrogates passed through: one pass instead of casefold, isprintable,
+ *     encode, translate, a regex and strip.
+ * signatures(texts, shingle_size, num_perm, densify_table, long_word_hash) -> (matrix, has)
+ *     one MinHash row per text (bytes of uint32, texts x num_perm) and a byte per text (1 when it
+ *     has a word); see minhash.py for the hashing, one permutation hashing and densification.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "_fold_table.h"
+
+/* ---------------------------------------------------------------- normalisation */
+
+static PyObject *NFKC, *TEXT, *SPACE, *ROLE, *CONTENT, *MESSAGES; /* strings made once */
+
+typedef struct {
+    PyObject *bytes; /* the result, resized as it grows */
+    char *at;
+    char *end;
+} Out;
+
+static int out_reserve(Out *out, Py_ssize_t more) {
+    if (out->end - out->at >= more)
+        return 0;
+    char *start = PyBytes_AS_STRING(out->bytes);
+    Py_ssize_t used = out->at - start, size = PyBytes_GET_SIZE(out->bytes);
+    Py_ssize_t want = size * 2 > used + more ? size * 2 : used + more;
+    if (_PyBytes_Resize(&out->bytes, want) < 0)
+        return -1;
+    start = PyBytes_AS_STRING(out->bytes);
+    out->at = start + used;
+    out->end = start + want;
+    return 0;
+}
+
+/* Writes cp as UTF-8 at p (the caller reserved 4 bytes); lone surrogates as "surrogatepass" does.
+ * A local pointer, not the Out's: the compiler keeps it in a register through char writes. */
+static inline unsigned char *put_utf8(unsigned char *p, Py_UCS4 cp) {
+    if (cp < 0x80) {
+        *p++ = (unsigned char)cp;
+    } else if (cp < 0x800) {
+        *p++ = 0xC0 | (cp >> 6);
+        *p++ = 0x80 | (cp & 0x3F);
+    } else if (cp < 0x10000) {
+        *p++ = 0xE0 | (cp >> 12);
+        *p++ = 0x80 | ((cp >> 6) & 0x3F);
+        *p++ = 0x80 | (cp & 0x3F);
+    } else {
+        *p++ = 0xF0 | (cp >> 18);
+        *p++ = 0x80 | ((cp >> 12) & 0x3F);
+        *p++ = 0x80 | ((cp >> 6) & 0x3F);
+        *p++ = 0x80 | (cp & 0x3F);
+    }
+    return p;
+}
+
+static inline unsigned int fold_entry(Py_UCS4 cp) {
+    return tg_fold_stage2[tg_fold_stage1[cp / TG_FOLD_BLOCK] * TG_FOLD_BLOCK + cp % TG_FOLD_BLOCK];
+}
+
+/* The characters of one kind, a stretch of STRETCH at a time, with room reserved for the
+ * stretch's worst case (every character folding to three 4-byte characters, plus a space). */
+#define STRETCH 256
+#define FOLD_LOOP(TYPE)                                                                    \
+    do {                                                                                   \
+        const TYPE *chars = (const TYPE *)data;                                            \
+        for (Py_ssize_t from = 0; from < n; from += STRETCH) {                             \
+            Py_ssize_t to = from + STRETCH < n ? from + STRETCH : n;                       \
+            if (out_reserve(&out, (to - from) * 12 + 1) < 0) {                             \
+                *pout = out; /* bytes NULL: _PyBytes_Resize freed it */                    \
+                return -1;                                                                 \
+            }                                                                              \
+            unsigned char *at = (unsigned char *)out.at;                                   \
+            for (Py_ssize_t i = from; i < to; i++) {                                       \
+                Py_UCS4 cp = chars[i];                                                     \
+                if (cp < 0x80) { /* no branch on the space: written, kept unless a repeat */ \
+                    unsigned char c = ascii_map[cp];                                       \
+                    int space = c == ' ';                                                  \
+                    *at = c;                                                               \
+                    at += !(space & last);                                                 \
+                    last = space;                                                          \
+                    continue;                                                              \
+                }                                                                          \
+                unsigned int entry = fold_entry(cp);                                       \
+                if (entry == TG_FOLD_SPACE) {                                              \
+                    *at = ' ';                                                             \
+                    at += !last;                                                           \
+                    last = 1;                                                              \
+                } else if (entry == 0) {                                                   \
+                    at = put_utf8(at, cp);                                                 \
+                    last = 0;                                                              \
+                } else { /* a fold is never whitespace (fold_table.py checks) */           \
+                    for (unsigned int k = 1; k <= tg_folds[entry][0]; k++)                 \
+                        at = put_utf8(at, tg_folds[entry][k]);                             \
+                    last = 0;                                                              \
+                }                                                                          \
+            }                                                                              \
+            out.at = (char *)at;                                                           \
+        }                                                                                  \
+    } while (0)
+
+/* Each ASCII character folded (A-Z lowered; every whitespace character a space). */
+static unsigned char ascii_map[0x80];
+
+/* Fold, collapse and encode `text` (already NFKC), appended to `out`. */
+static int fold_into(Out *pout, PyObject *text) {
+    Out out = *pout;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t start = out.at - PyBytes_AS_STRING(out.bytes);
+    /* 1 after a space was written, and at the start: a space then is not kept, so runs collapse
+     * to one space and leading ones go; a trailing one is dropped at the end. */
+    int last = 1;
+    if (kind == PyUnicode_1BYTE_KIND)
+        FOLD_LOOP(Py_UCS1);
+    else if (kind == PyUnicode_2BYTE_KIND)
+        FOLD_LOOP(Py_UCS2);
+    else
+        FOLD_LOOP(Py_UCS4);
+    if (last && out.at != PyBytes_AS_STRING(out.bytes) + start)
+        out.at--;
+    *pout = out;
+    return 0;
+}
+
+/* normalize.normal_bytes(text), appended to `out`. */
+static int normal_into(Out *out, PyObject *text, PyObject *normalize) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0)
+        return -1;
+#endif
+    if (PyUnicode_IS_ASCII(text))
+        return fold_into(out, text); /* NFKC is the identity on ASCII */
+    PyObject *call[2] = {NFKC, text};
+    PyObject *normal = PyObject_Vectorcall(normalize, call, 2, NULL);
+    if (normal == NULL)
+        return -1;
+    if (!PyUnicode_Check(normal)) {
+        Py_DECREF(normal);
+        PyErr_SetString(PyExc_TypeError, "normalize must return str");
+        return -1;
+    }
+    int done = fold_into(out, normal);
+    Py_DECREF(normal);
+    return done;
+}
+
+static int out_open(Out *out, Py_ssize_t size) {
+    out->bytes = PyBytes_FromStringAndSize(NULL, size);
+    if (out->bytes == NULL)
+        return -1;
+    out->at = PyBytes_AS_STRING(out->bytes);
+    out->end = out->at + size;
+    return 0;
+}
+
+static PyObject *out_close(Out *out) { /* the bytes written, as a bytes object */
+    if (_PyBytes_Resize(&out->bytes, out->at - PyBytes_AS_STRING(out->bytes)) < 0)
+        return NULL;
+    return out->bytes;
+}
+
+static PyObject *normal_bytes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "normal_bytes(text: str, normalize: unicodedata.normalize)");
+        return NULL;
+    }
+    Out out;
+    if (out_open(&out, PyUnicode_GET_LENGTH(args[0]) + 16) < 0)
+        return NULL;
+    if (normal_into(&out, args[0], args[1]) < 0) {
+        Py_XDECREF(out.bytes);
+        return NULL;
+    }
+    return out_close(&out);
+}
+
+/* A message's text as normalize._content_text reads it: a new reference, Py_None when there is
+ * none to read (the record then has no normal form), NULL on an error. */
+static PyObject *content_text(PyObject *content) {
+    if (content == NULL || content == Py_None)
+        return PyUnicode_FromStringAndSize("", 0);
+    if (PyUnicode_Check(content))
+        return Py_NewRef(content);
+    if (!PyList_Check(content))
+        return Py_NewRef(Py_None);
+    PyObject *parts = PyList_New(0);
+    if (parts == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
+        PyObject *part = PyList_GET_ITEM(content, i);
+        PyObject *text = PyDict_Check(part) ? PyDict_GetItemWithError(part, TEXT) : NULL;
+        if (text == NULL && PyErr_Occurred()) {
+            Py_DECREF(parts);
+            return NULL;
+        }
+        if (text != NULL && PyUnicode_Check(text) && PyList_Append(parts, text) < 0) {
+            Py_DECREF(parts);
+            return NULL;
+        }
+    }
+    PyObject *joined = PyUnicode_Join(SPACE, parts);
+    Py_DECREF(parts);
+    return joined;
+}
+
+/* The role/content of one message (borrowed; NULL when absent), or -1 on an error. */
+static int message_fields(PyObject *message, PyObject **role, PyObject **content) {
+    *role = PyDict_GetItemWithError(message, ROLE);
+    if (*role == NULL && PyErr_Occurred())
+        return -1;
+    *content = PyDict_GetItemWithError(message, CONTENT);
+    if (*content == NULL && PyErr_Occurred())
+        return -1;
+    return 0;
+}
+
+/* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
+ * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
+ * assistant message; None when the record has no readable messages. */
+static PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "normalise_record(record, normalize: unicodedata.normalize)");
+        return NULL;
+    }
+    PyObject *record = args[0], *normalize = args[1];
+    PyObject *messages = PyDict_Check(record) ? PyDict_GetItemWithError(record, MESSAGES) : NULL;
+    if (messages == NULL && PyErr_Occurred())
+        return NULL;
+    if (messages == NULL || !PyList_Check(messages) || PyList_GET_SIZE(messages) == 0)
+        Py_RETURN_NONE;
+    Out out;
+    if (out_open(&out, 4096) < 0)
+        return NULL;
+    Py_ssize_t line_start = 0, text_start = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages); i++) {
+        PyObject *message = PyList_GET_ITEM(messages, i), *role, *content;
+        if (!PyDict_Check(message))
+            goto none;
+        if (message_fields(message, &role, &content) < 0)
+            goto fail;
+        if (role == NULL || !PyUnicode_Check(role))
+            goto none;
+        PyObject *text = content_text(content);
+        if (text == NULL)
+            goto fail;
+        if (text == Py_None) {
+            Py_DECREF(text);
+            goto none;
+        }
+        Py_INCREF(role); /* held while Python code (NFKC) runs */
+        int failed = out_reserve(&out, 2) < 0;
+        if (!failed) {
+            if (i > 0)
+                *out.at++ = '\n';
+            line_start = out.at - PyBytes_AS_STRING(out.bytes);
+            failed = normal_into(&out, role, normalize) < 0 || out_reserve(&out, 1) < 0;
+        }
+        if (!failed) {
+            *out.at++ = '\t';
+            text_start = out.at - PyBytes_AS_STRING(out.bytes);
+            failed = normal_into(&out, text, normalize) < 0;
+        }
+        Py_DECREF(role);
+        Py_DECREF(text);
+        if (failed)
+            goto fail;
+    }
+    const char *base = PyBytes_AS_STRING(out.bytes);
+    Py_ssize_t end = out.at - base;
+    if (text_start - line_start - 1 == 9 && memcmp(base + line_start, "assistant", 9) == 0) {
+        PyObject *answer = PyBytes_FromStringAndSize(base + text_start, end - text_start);
+        out.at = (char *)base + (line_start ? line_start - 1 : 0);
+        PyObject *prompt = answer ? out_close(&out) : NULL;
+        if (prompt == NULL) {
+            Py_XDECREF(answer);
+            Py_XDECREF(out.bytes);
+            return NULL;
+        }
+        PyObject *pair = PyTuple_Pack(2, prompt, answer);
+        Py_DECREF(prompt);
+        Py_DECREF(answer);
+        return pair;
+    }
+    PyObject *prompt = out_close(&out);
+    if (prompt == NULL)
+        return NULL;
+    PyObject *pair = PyTuple_Pack(2, prompt, Py_None);
+    Py_DECREF(prompt);
+    return pair;
+none:
+    Py_DECREF(out.bytes);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(out.bytes);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- MinHash rows */
+
+#define EMPTY 0xFFFFFFFFu
+#define LONG_WORD 64
+#define LENGTH_MUL 0x9E3779B97F4A7C15ull
+#define CHUNK_MUL 0x100000001B3ull
+#define DENSIFY_ATTEMPTS 4
+
+static inline uint64_t mix(uint64_t x) { /* splitmix64's finaliser, as minhash._mix */
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+static unsigned char separator[256]; /* what bytes.split() cuts on: space, \t \n \v \f \r */
+
+static inline int is_separator(unsigned char c) { return separator[c]; }
+
+/* Up to 8 bytes at p (little-endian), no byte at or past `end`: bytes past a word are masked off. */
+static inline uint64_t load(const unsigned char *p, const unsigned char *end, Py_ssize_t take) {
+    uint64_t v = 0;
+    if (end - p >= 8 && take == 8) {
+        memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        v = __builtin_bswap64(v);
+#endif
+        return v;
+    }
+    for (Py_ssize_t k = 0; k < take; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+/* The hash of one word (minhash._words): 8-byte chunks up to LONG_WORD bytes, XXH3 beyond. */
+static int word_hash(const unsigned char *w, Py_ssize_t len, const unsigned char *end, PyObject *long_hash,
+                     uint64_t *out) {
+    uint64_t h;
+    if (len > LONG_WORD) {
+        PyObject *word = PyBytes_FromStringAndSize((const char *)w, len);
+        if (word == NULL)
+            return -1;
+        PyObject *value = PyObject_CallOneArg(long_hash, word);
+        Py_DECREF(word);
+        if (value == NULL)
+            return -1;
+        h = PyLong_AsUnsignedLongLongMask(value);
+        Py_DECREF(value);
+        if (PyErr_Occurred())
+            return -1;
+    } else {
+        h = load(w, end, len < 8 ? len : 8);
+        for (Py_ssize_t chunk = 1; len > 8 * chunk; chunk++) {
+            Py_ssize_t rest = len - 8 * chunk;
+            h = h * CHUNK_MUL + load(w + 8 * chunk, end, rest < 8 ? rest : 8);
+        }
+    }
+    *out = mix(h + (uint64_t)len * LENGTH_MUL);
+    return 0;
+}
+
+typedef struct {
+    uint64_t *items;
+    Py_ssize_t size, cap;
+} Words;
+
+static int words_of(const unsigned char *text, Py_ssize_t n, PyObject *long_hash, Words *words) {
+    words->size = 0;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && is_separator(text[i]))
+            i++;
+        if (i >= n)
+            break;
+        Py_ssize_t start = i;
+        while (i < n && !is_separator(text[i]))
+            i++;
+        if (words->size == words->cap) {
+            Py_ssize_t cap = words->cap ? words->cap * 2 : 1024;
+            uint64_t *grown = PyMem_Realloc(words->items, cap * sizeof(uint64_t));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            words->items = grown, words->cap = cap;
+        }
+        if (word_hash(text + start, i - start, text + n, long_hash, &words->items[words->size]) < 0)
+            return -1;
+        words->size++;
+    }
+    return 0;
+}
+
+static inline void keep_min(uint32_t *row, uint64_t value, Py_ssize_t num_perm) {
+    Py_ssize_t bin = (Py_ssize_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
+    uint32_t low = (uint32_t)(value & 0xFFFFFFFFu);
+    if (low > EMPTY - 1)
+        low = EMPTY - 1;
+    if (low < row[bin])
+        row[bin] = low;
+}
+
+static void one_row(const Words *words, Py_ssize_t size, Py_ssize_t num_perm, uint32_t *row) {
+    const uint64_t *w = words->items;
+    Py_ssize_t n = words->size;
+    if (n < size) { /* a text shorter than a shingle is one shingle, all of it */
+        uint64_t c = w[0];
+        for (Py_ssize_t k = 1; k < n; k++)
+            c = c * CHUNK_MUL + w[k];
+        keep_min(row, mix(c), num_perm);
+        return;
+    }
+    uint64_t c = w[0], top = 1; /* top: CHUNK_MUL ** (size - 1), the first word's weight */
+    for (Py_ssize_t k = 1; k < size; k++) {
+        c = c * CHUNK_MUL + w[k];
+        top *= CHUNK_MUL;
+    }
+    keep_min(row, mix(c), num_perm);
+    for (Py_ssize_t i = 1; i + size <= n; i++) { /* rolled: the same polynomial, modulo 2**64 */
+        c = (c - w[i - 1] * top) * CHUNK_MUL + w[i + size - 1];
+        keep_min(row, mix(c), num_perm);
+    }
+}
+
+/* minhash._densify for one row: each empty bin copies the first filled donor the table names,
+ * else the next filled bin to its right (cyclically); donors are read from the row before. */
+static void densify(uint32_t *row, uint32_t *source, Py_ssize_t num_perm, const int64_t *table) {
+    Py_ssize_t attempts = DENSIFY_ATTEMPTS * num_perm;
+    int empty = 0;
+    for (Py_ssize_t b = 0; b < num_perm; b++)
+        empty |= row[b] == EMPTY;
+    if (!empty)
+        return;
+    memcpy(source, row, num_perm * sizeof(uint32_t));
+    for (Py_ssize_t b = 0; b < num_perm; b++) {
+        if (source[b] != EMPTY)
+            continue;
+        const int64_t *donors = table + b * attempts;
+        Py_ssize_t a = 0;
+        while (a < attempts && source[donors[a]] == EMPTY)
+            a++;
+        if (a < attempts) {
+            row[b] = source[donors[a]];
+            continue;
+        }
+        Py_ssize_t next = (b + 1) % num_perm;
+        while (source[next] == EMPTY)
+            next = (next + 1) % num_perm;
+        row[b] = source[next];
+    }
+}
+
+static PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "signatures(texts: list[bytes], shingle_size, num_perm, table, long_word_hash)");
+        return NULL;
+    }
+    PyObject *texts = args[0], *long_hash = args[4];
+    Py_ssize_t size = PyLong_AsSsize_t(args[1]), num_perm = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (size < 1 || num_perm < 1) {
+        PyErr_SetString(PyExc_ValueError, "shingle_size and num_perm must be >= 1");
+        return NULL;
+    }
+    Py_buffer table;
+    if (PyObject_GetBuffer(args[3], &table, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(texts);
+    PyObject *matrix = NULL, *has = NULL, *result = NULL;
+    Words words = {NULL, 0, 0};
+    uint32_t *source = PyMem_Malloc(num_perm * sizeof(uint32_t));
+    if (table.len != (Py_ssize_t)(num_perm * DENSIFY_ATTEMPTS * num_perm * sizeof(int64_t))) {
+        PyErr_SetString(PyExc_ValueError, "densify table must be num_perm x 4*num_perm int64");
+        goto done;
+    }
+    matrix = PyBytes_FromStringAndSize(NULL, count * num_perm * sizeof(uint32_t));
+    has = PyBytes_FromStringAndSize(NULL, count);
+    if (source == NULL || matrix == NULL || has == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    uint32_t *rows = (uint32_t *)PyBytes_AS_STRING(matrix);
+    char *flags = PyBytes_AS_STRING(has);
+    for (Py_ssize_t t = 0; t < count; t++) {
+        PyObject *text = PyList_GET_ITEM(texts, t);
+        if (!PyBytes_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "texts must be bytes");
+            goto done;
+        }
+        uint32_t *row = rows + t * num_perm;
+        for (Py_ssize_t b = 0; b < num_perm; b++)
+            row[b] = EMPTY;
+        if (words_of((const unsigned char *)PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), long_hash, &words) < 0)
+            goto done;
+        flags[t] = words.size > 0;
+        if (words.size) {
+            one_row(&words, size, num_perm, row);
+            densify(row, source, num_perm, (const int64_t *)table.buf);
+        }
+    }
+    result = PyTuple_Pack(2, matrix, has);
+done:
+    PyBuffer_Release(&table);
+    PyMem_Free(words.items);
+    PyMem_Free(source);
+    Py_XDECREF(matrix);
+    Py_XDECREF(has);
+    return result;
+}
+
+/* ---------------------------------------------------------------- module */
+
+static PyMethodDef methods[] = {
+    {"normal_bytes", (PyCFunction)(void (*)(void))normal_bytes, METH_FASTCALL, "normalize.normal_bytes, compiled."},
+    {"normalise_record", (PyCFunction)(void (*)(void))normalise_record, METH_FASTCALL,
+     "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
+    {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    for (Py_UCS4 cp = 0; cp < 0x80; cp++) { /* ASCII folds to one ASCII character */
+        unsigned int entry = fold_entry(cp);
+        ascii_map[cp] = entry == TG_FOLD_SPACE ? ' ' : entry ? (unsigned char)tg_folds[entry][1] : (unsigned char)cp;
+    }
+    for (int c = 0; c < 256; c++)
+        separator[c] = c == 32 || (c >= 9 && c <= 13);
+    NFKC = PyUnicode_InternFromString("NFKC");
+    TEXT = PyUnicode_InternFromString("text");
+    SPACE = PyUnicode_InternFromString(" ");
+    ROLE = PyUnicode_InternFromString("role");
+    CONTENT = PyUnicode_InternFromString("content");
+    MESSAGES = PyUnicode_InternFromString("messages");
+    if (!NFKC || !TEXT || !SPACE || !ROLE || !CONTENT || !MESSAGES)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "UNIDATA_VERSION", TG_UNIDATA_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
