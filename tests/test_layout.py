@@ -37,6 +37,8 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+# Compiled modules (tunegate/overlap/_native.c): leaves, they import no tunegate module.
+EXTENSIONS = {module_name(p) for p in PACKAGE.rglob("*.c")}
 
 
 def wing(module: str) -> str:
@@ -46,7 +48,7 @@ def wing(module: str) -> str:
 
 def resolve(target: str) -> str | None:
     """The tunegate module an import names (a submodule if it is one, else its package)."""
-    while target and target not in MODULES:
+    while target and target not in MODULES and target not in EXTENSIONS:
         target = target.rpartition(".")[0]
     return target or None
 
@@ -65,8 +67,8 @@ def imports_of(module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # `from tunegate.fullrun import args` imports the submodule; `from tunegate.spec import Spec`
             # imports the package's front door.
-            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
-                     for a in node.names]
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES.keys() | EXTENSIONS
+                     else node.module for a in node.names]
         else:
             continue
         for name in names:
@@ -77,7 +79,7 @@ def imports_of(module: str) -> set[str]:
     return found
 
 
-GRAPH = {m: imports_of(m) for m in MODULES}
+GRAPH = {**{m: imports_of(m) for m in MODULES}, **{e: set() for e in EXTENSIONS}}
 
 
 def cycles() -> list[list[str]]:
