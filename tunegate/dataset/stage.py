@@ -28,6 +28,7 @@ from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explain
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
+from tunegate.dataset.line_marks import line_marks, may_hold_a_placeholder, may_repeat_a_key
 from tunegate.dataset.parallel import Workers, worker_count
 from tunegate.dataset.records import exact_record
 from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
@@ -145,6 +146,7 @@ class RecordChecks:
             if fmt != "messages" or own != "messages":
                 return self._other_format(line, index, raw, record, fmt, own)
         msgs = record.get("messages")
+        marks = line_marks(raw)
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
         extra_keys = bool(shape) and sum(map(len, msgs)) != 2 * len(msgs)
         # Only extra keys can nest or hold numbers (a message is role + content strings): look only then.
@@ -152,10 +154,8 @@ class RecordChecks:
             record = self._handed_on(raw, record, line, index, *nesting(record, MAX_DEPTH))
             if record is None:
                 return None
-        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
-        # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
-        # braces in its text is searched.
-        if shape >= ENDS_EARLY and (extra_keys or (raw.count(b"{") > len(msgs) + 1 and b"{{" in raw)):
+        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides.
+        if shape >= ENDS_EARLY and (extra_keys or may_hold_a_placeholder(raw, marks, len(msgs) + 1)):
             shape = SHAPED
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
@@ -165,7 +165,7 @@ class RecordChecks:
             keys, strings = len(record) + 2 * len(msgs), 2 * len(msgs)
         else:
             keys, strings = _shallow_counts(record, msgs)
-        return self._common(line, index, raw, record, keys, strings)
+        return self._common(line, index, raw, record, keys, strings, marks)
 
     def _other_format(self, line: int, index: int, raw: bytes, record: dict, fmt: str | None,
                       own: str | None) -> dict | None:
@@ -200,12 +200,10 @@ class RecordChecks:
             return None
         return self._exact(raw, record, line, index) if floats else record
 
-    def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int) -> dict:
+    def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int,
+                marks: Any = None) -> dict:
         """The checks of every record, whatever its format: repeated keys and records, stats folding."""
-        # A repeated key vanishes in parsing, so the text holds more strings than the record: at
-        # most 2 * (keys + strings) quotes proves there is none (one fast byte count). Else '":'
-        # counts the keys as writers emit them, and only a mismatch costs the exact look.
-        if raw.count(b'"') > 2 * (keys + strings) and raw.count(b'":') != keys:
+        if may_repeat_a_key(raw, marks, keys, strings):
             self._duplicate_keys(raw, line, index)
         # Exact duplicates: the same bytes once surrounding whitespace and the line ending go. XXH3,
         # not hash(): every process must give a record the same key.

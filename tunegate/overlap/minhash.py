@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
-from tunegate.overlap.native import native
+from tunegate.native import compiled
 
 SEED = 1  # fixed: the same data gives the same rows on every run and in every process
 WINDOW = 1 << 20  # bytes hashed per numpy pass
@@ -185,8 +185,8 @@ def shingle_values(texts: list[bytes], size: int) -> tuple[Any, Any]:
 
 def signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
     """One MinHash row per text (one permutation hashing with optimal densification)."""
-    if native is not None:  # the same rows, text by text in compiled code (tunegate/overlap/_native.c)
-        matrix, has = native.signatures(texts, shingle_size, num_perm, _densify_bytes(num_perm), xxh3_64_intdigest)
+    if compiled is not None:  # the same rows, text by text in compiled code (tunegate/native/_loops.c)
+        matrix, has = compiled.signatures(texts, shingle_size, num_perm, _densify_bytes(num_perm), xxh3_64_intdigest)
         return Rows(np.frombuffer(matrix, dtype=np.uint32).reshape(len(texts), num_perm),
                     np.frombuffer(has, dtype=bool))
     return python_signatures(texts, shingle_size, num_perm)

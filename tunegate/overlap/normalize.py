@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Any, NamedTuple
 
-from tunegate.overlap.native import native
+from tunegate.native import compiled
 
 
 class NormalRecord(NamedTuple):
@@ -68,8 +68,8 @@ def normal_text(text: str) -> str:
 
 def normal_bytes(text: str) -> bytes:
     """`normal_text(text)` as UTF-8 bytes (lone surrogates pass through rather than raise)."""
-    if native is not None:  # the same bytes, in one compiled pass (tunegate/overlap/_native.c)
-        return native.normal_bytes(text, unicodedata.normalize)
+    if compiled is not None:  # the same bytes, in one compiled pass (tunegate/native/_loops.c)
+        return compiled.normal_bytes(text, unicodedata.normalize)
     return python_normal_bytes(text)
 
 
@@ -108,8 +108,8 @@ def normalise_record(record: Any) -> NormalRecord | None:
 
 def normalise_record_bytes(record: Any) -> NormalBytes | None:
     """`normalise_record(record)`, encoded: the form the overlap observers hash (see NormalBytes)."""
-    if native is not None:  # the same bytes, the record in one compiled call (tunegate/overlap/_native.c)
-        pair = native.normalise_record(record, unicodedata.normalize)
+    if compiled is not None:  # the same bytes, the record in one compiled call (tunegate/native/_loops.c)
+        pair = compiled.normalise_record(record, unicodedata.normalize)
         return None if pair is None else NormalBytes(*pair)
     return python_normalise_record_bytes(record)
 

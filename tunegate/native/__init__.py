@@ -1,7 +1,7 @@
-"""The compiled overlap loops (tunegate/overlap/_native.c), when they can be used; else None.
+"""Compiled hot loops (tunegate/native/_loops.c), when they can be used; else None.
 
-    from tunegate.overlap.native import native
-    if native is not None: ...
+    from tunegate.native import compiled
+    if compiled is not None: ...
 
 The extension is built by `pip install` where a C compiler is present (setup.py; optional, so an
 install without one still works). It is used only when its casefold table was written from the
@@ -20,10 +20,10 @@ def _load() -> ModuleType | None:
     if os.environ.get("TUNEGATE_NATIVE", "1") == "0":
         return None
     try:
-        from tunegate.overlap import _native
+        from tunegate.native import _loops
     except ImportError:  # not built: no compiler at install time
         return None
-    return _native if _native.UNIDATA_VERSION == unicodedata.unidata_version else None
+    return _loops if _loops.UNIDATA_VERSION == unicodedata.unidata_version else None
 
 
-native = _load()
+compiled = _load()

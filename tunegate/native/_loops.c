@@ -1,7 +1,7 @@
 /* The overlap stage's two hot loops, compiled: the exact pass's normalisation and the near pass's
  * MinHash rows. Each computes exactly what its Python definition computes (normalize.normal_bytes,
- * minhash.signatures); tunegate/overlap/native.py picks this module when it is built and matches
- * the interpreter, and tests/overlap/test_native.py holds both to the same results.
+ * minhash.signatures); tunegate/native/__init__.py picks this module when it is built and matches
+ * the interpreter, and tests/native/test_loops.py holds both to the same results.
  *
  * normal_bytes(text, normalize) -> bytes
  *     normalize("NFKC", text) for non-ASCII text (the caller passes unicodedata.normalize), then each character
@@ -521,19 +521,53 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- a JSON line's marks */
+
+/* line_marks(raw) -> (quotes, key_ends, braces, double_brace): the counts of `"`, `":` and `{` in
+ * a line and whether it holds `{{`, in one pass (the dataset stage's four bytes.count/find). */
+static PyObject *line_marks(PyObject *self, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "line_marks(raw: bytes)");
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(arg);
+    Py_ssize_t n = PyBytes_GET_SIZE(arg);
+    if (n == 0)
+        return Py_BuildValue("nnnO", (Py_ssize_t)0, (Py_ssize_t)0, (Py_ssize_t)0, Py_False);
+    /* Branch-free sums over each byte and its successor, which the compiler vectorises; 32-bit
+     * sums (twice as many lanes), so a block holds at most 2**31 bytes. */
+    size_t quotes = 0, key_ends = 0, braces = 0, doubled = 0;
+    for (Py_ssize_t from = 0; from + 1 < n; from += (Py_ssize_t)1 << 31) {
+        Py_ssize_t to = n - 1 - from > ((Py_ssize_t)1 << 31) ? from + ((Py_ssize_t)1 << 31) : n - 1;
+        uint32_t q = 0, k = 0, b = 0, d = 0;
+        for (Py_ssize_t i = from; i < to; i++) {
+            uint32_t quote = p[i] == '"', brace = p[i] == '{';
+            q += quote;
+            k += quote & (p[i + 1] == ':');
+            b += brace;
+            d |= brace & (p[i + 1] == '{');
+        }
+        quotes += q, key_ends += k, braces += b, doubled |= d;
+    }
+    quotes += p[n - 1] == '"';
+    braces += p[n - 1] == '{';
+    return Py_BuildValue("nnnO", (Py_ssize_t)quotes, (Py_ssize_t)key_ends, (Py_ssize_t)braces, doubled ? Py_True : Py_False);
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef methods[] = {
     {"normal_bytes", (PyCFunction)(void (*)(void))normal_bytes, METH_FASTCALL, "normalize.normal_bytes, compiled."},
     {"normalise_record", (PyCFunction)(void (*)(void))normalise_record, METH_FASTCALL,
      "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
+    {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs) in a line."},
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_loops", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__native(void) {
+PyMODINIT_FUNC PyInit__loops(void) {
     for (Py_UCS4 cp = 0; cp < 0x80; cp++) { /* ASCII folds to one ASCII character */
         unsigned int entry = fold_entry(cp);
         ascii_map[cp] = entry == TG_FOLD_SPACE ? ' ' : entry ? (unsigned char)tg_folds[entry][1] : (unsigned char)cp;

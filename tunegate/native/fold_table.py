@@ -1,11 +1,11 @@
 """The casefold and whitespace tables of the compiled normaliser, written from this interpreter.
 
-    python tunegate/overlap/fold_table.py OUT.h     # what setup.py runs before compiling _native.c
+    python tunegate/native/fold_table.py OUT.h     # what setup.py runs before compiling _loops.c
 
 `str.casefold()` folds each character on its own (no context, unlike lower()'s final sigma), so a
 table of every character whose fold differs, taken from the interpreter that builds the extension,
 folds exactly as that interpreter does. The table records the Unicode version it was taken from;
-tunegate.overlap.native refuses the extension under an interpreter with another version, and the
+tunegate.native refuses the extension under an interpreter with another version, and the
 pure-Python normaliser runs instead. Whitespace is what `str.split()` cuts on (`str.isspace()`).
 
 Stdlib only: setup.py runs it before any dependency is installed.
@@ -48,7 +48,7 @@ def header() -> str:
             blocks.append(block)
         stage1.append(blocks.index(block))
     lines = [
-        "/* Written by tunegate/overlap/fold_table.py from this interpreter: do not edit. */",
+        "/* Written by tunegate/native/fold_table.py from this interpreter: do not edit. */",
         f'#define TG_UNIDATA_VERSION "{unicodedata.unidata_version}"',
         f"#define TG_FOLD_BLOCK {BLOCK}",
         f"#define TG_FOLD_SPACE {SPACE}",
