@@ -16,6 +16,9 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "_fold_table.h"
 
@@ -331,12 +334,12 @@ static inline int is_separator(unsigned char c) { return separator[c]; }
 /* Up to 8 bytes at p (little-endian), no byte at or past `end`: bytes past a word are masked off. */
 static inline uint64_t load(const unsigned char *p, const unsigned char *end, Py_ssize_t take) {
     uint64_t v = 0;
-    if (end - p >= 8 && take == 8) {
+    if (end - p >= 8) { /* one unaligned load, then the mask: most words are shorter than 8 bytes */
         memcpy(&v, p, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
         v = __builtin_bswap64(v);
 #endif
-        return v;
+        return take >= 8 ? v : v & ((1ull << (8 * take)) - 1);
     }
     for (Py_ssize_t k = 0; k < take; k++)
         v |= (uint64_t)p[k] << (8 * k);
@@ -344,7 +347,7 @@ static inline uint64_t load(const unsigned char *p, const unsigned char *end, Py
 }
 
 /* The hash of one word (minhash._words): 8-byte chunks up to LONG_WORD bytes, XXH3 beyond. */
-static int word_hash(const unsigned char *w, Py_ssize_t len, const unsigned char *end, PyObject *long_hash,
+static inline int word_hash(const unsigned char *w, Py_ssize_t len, const unsigned char *end, PyObject *long_hash,
                      uint64_t *out) {
     uint64_t h;
     if (len > LONG_WORD) {
@@ -375,40 +378,81 @@ typedef struct {
     Py_ssize_t size, cap;
 } Words;
 
+/* Bit i set when byte i of the 64 at p (or fewer: `count`) is a separator; bits past `count` are
+ * set too, so the last word ends at the text's end. SSE2 compares 16 bytes at once where the
+ * compiler has it (every x86-64), a table look-up per byte elsewhere. */
+static inline uint64_t separator_mask(const unsigned char *p, Py_ssize_t count) {
+    uint64_t mask = 0;
+#if defined(__SSE2__)
+    if (count >= 64) {
+        const __m128i space = _mm_set1_epi8(' '), nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
+        for (int k = 0; k < 4; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+            __m128i is_space = _mm_cmpeq_epi8(v, space);
+            /* 9..13: (v - 9) saturating-minus 4 is 0 exactly for 0..4 */
+            __m128i is_control = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v, nine), four), _mm_setzero_si128());
+            mask |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(is_space, is_control)) << (16 * k);
+        }
+        return mask;
+    }
+#endif
+    Py_ssize_t k = 0;
+    for (; k < count && k < 64; k++)
+        mask |= (uint64_t)separator[p[k]] << k;
+    if (k < 64)
+        mask |= ~(uint64_t)0 << k;
+    return mask;
+}
+
+static inline int push_word(Words *words, const unsigned char *w, Py_ssize_t len, const unsigned char *end,
+                     PyObject *long_hash) {
+    if (words->size == words->cap) {
+        Py_ssize_t cap = words->cap ? words->cap * 2 : 1024;
+        uint64_t *grown = PyMem_Realloc(words->items, cap * sizeof(uint64_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        words->items = grown, words->cap = cap;
+    }
+    if (word_hash(w, len, end, long_hash, &words->items[words->size]) < 0)
+        return -1;
+    words->size++;
+    return 0;
+}
+
+/* Every word of a text in order, found 64 bytes at a time: a word starts at a non-separator after
+ * a separator (or the text's start) and ends at the next separator (or the text's end). */
 static int words_of(const unsigned char *text, Py_ssize_t n, PyObject *long_hash, Words *words) {
     words->size = 0;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        while (i < n && is_separator(text[i]))
-            i++;
-        if (i >= n)
-            break;
-        Py_ssize_t start = i;
-        while (i < n && !is_separator(text[i]))
-            i++;
-        if (words->size == words->cap) {
-            Py_ssize_t cap = words->cap ? words->cap * 2 : 1024;
-            uint64_t *grown = PyMem_Realloc(words->items, cap * sizeof(uint64_t));
-            if (grown == NULL) {
-                PyErr_NoMemory();
+    uint64_t before = 1; /* bit 0: the byte before this block was a separator */
+    Py_ssize_t start = 0;
+    for (Py_ssize_t block = 0; block < n; block += 64) {
+        uint64_t seps = separator_mask(text + block, n - block);
+        uint64_t shifted = (seps << 1) | before; /* bit i: byte i - 1 is a separator */
+        uint64_t edges = (~seps & shifted) | (seps & ~shifted); /* word starts, then word ends */
+        while (edges) {
+            int bit = __builtin_ctzll(edges);
+            edges &= edges - 1;
+            if (!((seps >> bit) & 1)) {
+                start = block + bit;
+            } else if (push_word(words, text + start, block + bit - start, text + n, long_hash) < 0) {
                 return -1;
             }
-            words->items = grown, words->cap = cap;
         }
-        if (word_hash(text + start, i - start, text + n, long_hash, &words->items[words->size]) < 0)
-            return -1;
-        words->size++;
+        before = seps >> 63;
     }
+    if (!before && push_word(words, text + start, n - start, text + n, long_hash) < 0)
+        return -1; /* a text that ends a full block inside a word */
     return 0;
 }
 
 static inline void keep_min(uint32_t *row, uint64_t value, Py_ssize_t num_perm) {
     Py_ssize_t bin = (Py_ssize_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
     uint32_t low = (uint32_t)(value & 0xFFFFFFFFu);
-    if (low > EMPTY - 1)
-        low = EMPTY - 1;
-    if (low < row[bin])
-        row[bin] = low;
+    low = low < EMPTY - 1 ? low : EMPTY - 1;
+    uint32_t held = row[bin];
+    row[bin] = low < held ? low : held; /* a store either way: no branch to mispredict */
 }
 
 static void one_row(const Words *words, Py_ssize_t size, Py_ssize_t num_perm, uint32_t *row) {
