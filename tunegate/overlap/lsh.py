@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import numpy as np
+from tunegate.overlap.numeric import np
 
 # Weights of (false positives, false negatives): candidates are checked against the threshold
 # anyway, so a missed pair costs more than a spare candidate. At threshold 0.8 and 128 columns

@@ -30,10 +30,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import numpy as np
 from xxhash import xxh3_64_intdigest
 
 from tunegate.native import compiled
+from tunegate.overlap.numeric import np
 
 SEED = 1  # fixed: the same data gives the same rows on every run and in every process
 WINDOW = 1 << 20  # bytes hashed per numpy pass
