@@ -229,6 +229,43 @@ static int message_fields(PyObject *message, PyObject **role, PyObject **content
     return 0;
 }
 
+/* One message as `role<TAB>text` (after a newline when `after`), its line's and text's offsets
+ * kept: 1 when written, 0 when the message is not readable (the record has no normal form), -1 on
+ * an error (out.bytes may then be gone). */
+static int append_message(Out *out, PyObject *message, int after, PyObject *normalize, Py_ssize_t *line_start,
+                          Py_ssize_t *text_start) {
+    PyObject *role, *content;
+    if (!PyDict_Check(message))
+        return 0;
+    if (message_fields(message, &role, &content) < 0)
+        return -1;
+    if (role == NULL || !PyUnicode_Check(role))
+        return 0;
+    Py_INCREF(role);
+    Py_XINCREF(content);
+    PyObject *text = content_text(content);
+    Py_XDECREF(content);
+    int done = text == NULL ? -1 : text == Py_None ? 0 : 1;
+    if (done == 1 && out_reserve(out, 2) < 0)
+        done = -1;
+    if (done == 1) {
+        if (after)
+            *out->at++ = '\n';
+        *line_start = out->at - PyBytes_AS_STRING(out->bytes);
+        if (normal_into(out, role, normalize) < 0 || out_reserve(out, 1) < 0)
+            done = -1;
+    }
+    if (done == 1) {
+        *out->at++ = '\t';
+        *text_start = out->at - PyBytes_AS_STRING(out->bytes);
+        if (normal_into(out, text, normalize) < 0)
+            done = -1;
+    }
+    Py_DECREF(role);
+    Py_XDECREF(text);
+    return done;
+}
+
 /* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
  * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
  * assistant message; None when the record has no readable messages. */
@@ -247,39 +284,21 @@ static PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssiz
     if (out_open(&out, 4096) < 0)
         return NULL;
     Py_ssize_t line_start = 0, text_start = 0;
+    Py_INCREF(messages); /* each message, role and text is held too while it is written */
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages); i++) {
-        PyObject *message = PyList_GET_ITEM(messages, i), *role, *content;
-        if (!PyDict_Check(message))
-            goto none;
-        if (message_fields(message, &role, &content) < 0)
-            goto fail;
-        if (role == NULL || !PyUnicode_Check(role))
-            goto none;
-        PyObject *text = content_text(content);
-        if (text == NULL)
-            goto fail;
-        if (text == Py_None) {
-            Py_DECREF(text);
-            goto none;
+        PyObject *message = PyList_GET_ITEM(messages, i);
+        Py_INCREF(message);
+        int written = append_message(&out, message, i > 0, normalize, &line_start, &text_start);
+        Py_DECREF(message);
+        if (written <= 0) {
+            Py_DECREF(messages);
+            Py_XDECREF(out.bytes);
+            if (written < 0)
+                return NULL;
+            Py_RETURN_NONE;
         }
-        Py_INCREF(role); /* held while Python code (NFKC) runs */
-        int failed = out_reserve(&out, 2) < 0;
-        if (!failed) {
-            if (i > 0)
-                *out.at++ = '\n';
-            line_start = out.at - PyBytes_AS_STRING(out.bytes);
-            failed = normal_into(&out, role, normalize) < 0 || out_reserve(&out, 1) < 0;
-        }
-        if (!failed) {
-            *out.at++ = '\t';
-            text_start = out.at - PyBytes_AS_STRING(out.bytes);
-            failed = normal_into(&out, text, normalize) < 0;
-        }
-        Py_DECREF(role);
-        Py_DECREF(text);
-        if (failed)
-            goto fail;
     }
+    Py_DECREF(messages);
     const char *base = PyBytes_AS_STRING(out.bytes);
     Py_ssize_t end = out.at - base;
     if (text_start - line_start - 1 == 9 && memcmp(base + line_start, "assistant", 9) == 0) {
@@ -302,12 +321,6 @@ static PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssiz
     PyObject *pair = PyTuple_Pack(2, prompt, Py_None);
     Py_DECREF(prompt);
     return pair;
-none:
-    Py_DECREF(out.bytes);
-    Py_RETURN_NONE;
-fail:
-    Py_XDECREF(out.bytes);
-    return NULL;
 }
 
 /* ---------------------------------------------------------------- MinHash rows */
