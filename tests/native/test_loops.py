@@ -116,7 +116,8 @@ def test_real_chat_records_normalise_as_the_definition_says():
 
 def texts_for_rows() -> list[bytes]:
     """Normalised records, and texts that take every branch: no word, fewer words than a shingle,
-    words of every length up to and past the 64-byte chunked hash, a text longer than a window."""
+    words of every length up to and past the 64-byte chunked hash, a text longer than a window,
+    rows with 1 to ~40 shingles (a row with few filled bins densifies another way)."""
     rnd = random.Random(7)
     texts = [python_normalise_record_bytes(orjson.loads(line)).text
              for line in (DATA / "overlap" / "train.jsonl").read_bytes().splitlines() if line.strip()]
@@ -124,6 +125,7 @@ def texts_for_rows() -> list[bytes]:
     texts += [b"", b"   \n\t ", b"one", b"a b", b"a b c d", b"x" * 100 + b" y", b"\x00\x01 \xff\xfe zz",
               b" ".join(rnd.choice(words) for _ in range(3000)), b"w " * (minhash.WINDOW // 2 + 10) + b"end",
               b"\x0b".join(words), b"\x1c".join(words[:20])]  # \x1c is no separator for bytes.split()
+    texts += [b" ".join(words[:k]) for k in range(1, 40)]  # few shingles to many: both ways of densifying
     return texts
 
 

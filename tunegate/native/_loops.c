@@ -490,25 +490,65 @@ static void one_row(const Words *words, Py_ssize_t size, Py_ssize_t num_perm, ui
     }
 }
 
-/* minhash._densify for one row: each empty bin copies the first filled donor the table names,
- * else the next filled bin to its right (cyclically); donors are read from the row before. */
-static void densify(uint32_t *row, uint32_t *source, Py_ssize_t num_perm, const int64_t *table) {
-    Py_ssize_t attempts = DENSIFY_ATTEMPTS * num_perm;
-    int empty = 0;
+/* The densification's choices, precomputed once per call: first[b * num_perm + f] is the first
+ * attempt at which bin b's donor list names bin f (`attempts` when it never does). */
+typedef struct {
+    const int64_t *table; /* num_perm x attempts donors */
+    int32_t *first;       /* num_perm x num_perm */
+    Py_ssize_t num_perm, attempts;
+} Densify;
+
+static int densify_open(Densify *d, const int64_t *table, Py_ssize_t num_perm) {
+    d->table = table, d->num_perm = num_perm, d->attempts = DENSIFY_ATTEMPTS * num_perm;
+    d->first = PyMem_Malloc(num_perm * num_perm * sizeof(int32_t));
+    if (d->first == NULL)
+        return -1;
+    for (Py_ssize_t k = 0; k < num_perm * num_perm; k++)
+        d->first[k] = (int32_t)d->attempts;
     for (Py_ssize_t b = 0; b < num_perm; b++)
-        empty |= row[b] == EMPTY;
-    if (!empty)
+        for (Py_ssize_t a = d->attempts - 1; a >= 0; a--) {
+            int64_t donor = table[b * d->attempts + a];
+            if (donor < 0 || donor >= num_perm) {
+                PyErr_SetString(PyExc_ValueError, "densify table holds a bin outside 0..num_perm-1");
+                return -1;
+            }
+            d->first[b * num_perm + donor] = (int32_t)a;
+        }
+    return 0;
+}
+
+#define FEW_FILLED 16 /* below this, look up each filled bin's first attempt instead of scanning */
+
+/* minhash._densify for one row: each empty bin copies the first filled donor the table names,
+ * else the next filled bin to its right (cyclically); donors are read from the row before. A row
+ * with few filled bins (a short text) finds that donor among its filled bins: scanning the
+ * attempts would take ~num_perm tries for each empty bin. */
+static void densify(uint32_t *row, uint32_t *source, Py_ssize_t *filled, const Densify *d) {
+    Py_ssize_t num_perm = d->num_perm, attempts = d->attempts, count = 0;
+    for (Py_ssize_t b = 0; b < num_perm; b++)
+        if (row[b] != EMPTY)
+            filled[count++] = b;
+    if (count == num_perm)
         return;
     memcpy(source, row, num_perm * sizeof(uint32_t));
     for (Py_ssize_t b = 0; b < num_perm; b++) {
         if (source[b] != EMPTY)
             continue;
-        const int64_t *donors = table + b * attempts;
-        Py_ssize_t a = 0;
-        while (a < attempts && source[donors[a]] == EMPTY)
-            a++;
-        if (a < attempts) {
-            row[b] = source[donors[a]];
+        Py_ssize_t a = attempts, donor = -1;
+        if (count < FEW_FILLED) {
+            const int32_t *first = d->first + b * num_perm;
+            for (Py_ssize_t j = 0; j < count; j++)
+                if (first[filled[j]] < a)
+                    a = first[filled[j]], donor = filled[j];
+        } else {
+            const int64_t *donors = d->table + b * attempts;
+            for (a = 0; a < attempts && source[donors[a]] == EMPTY; a++)
+                ;
+            if (a < attempts)
+                donor = donors[a];
+        }
+        if (donor >= 0) {
+            row[b] = source[donor];
             continue;
         }
         Py_ssize_t next = (b + 1) % num_perm;
@@ -537,14 +577,17 @@ static PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_ssize_t count = PyList_GET_SIZE(texts);
     PyObject *matrix = NULL, *has = NULL, *result = NULL;
     Words words = {NULL, 0, 0};
+    Densify plan = {NULL, NULL, 0, 0};
     uint32_t *source = PyMem_Malloc(num_perm * sizeof(uint32_t));
+    Py_ssize_t *filled = PyMem_Malloc(num_perm * sizeof(Py_ssize_t));
     if (table.len != (Py_ssize_t)(num_perm * DENSIFY_ATTEMPTS * num_perm * sizeof(int64_t))) {
         PyErr_SetString(PyExc_ValueError, "densify table must be num_perm x 4*num_perm int64");
         goto done;
     }
     matrix = PyBytes_FromStringAndSize(NULL, count * num_perm * sizeof(uint32_t));
     has = PyBytes_FromStringAndSize(NULL, count);
-    if (source == NULL || matrix == NULL || has == NULL) {
+    if (source == NULL || filled == NULL || matrix == NULL || has == NULL ||
+        densify_open(&plan, (const int64_t *)table.buf, num_perm) < 0) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
@@ -560,12 +603,16 @@ static PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t na
         uint32_t *row = rows + t * num_perm;
         for (Py_ssize_t b = 0; b < num_perm; b++)
             row[b] = EMPTY;
-        if (words_of((const unsigned char *)PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), long_hash, &words) < 0)
+        Py_INCREF(text); /* held while a long word's hash (Python code) runs */
+        int failed = words_of((const unsigned char *)PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), long_hash,
+                              &words) < 0;
+        Py_DECREF(text);
+        if (failed)
             goto done;
         flags[t] = words.size > 0;
         if (words.size) {
             one_row(&words, size, num_perm, row);
-            densify(row, source, num_perm, (const int64_t *)table.buf);
+            densify(row, source, filled, &plan);
         }
     }
     result = PyTuple_Pack(2, matrix, has);
@@ -573,6 +620,8 @@ done:
     PyBuffer_Release(&table);
     PyMem_Free(words.items);
     PyMem_Free(source);
+    PyMem_Free(filled);
+    PyMem_Free(plan.first);
     Py_XDECREF(matrix);
     Py_XDECREF(has);
     return result;
