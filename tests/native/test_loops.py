@@ -158,3 +158,23 @@ def test_the_check_reports_the_same_with_and_without_the_extension(tmp_path):
     assert [f["code"] for f in with_native["findings"]] == [f["code"] for f in without["findings"]]
     assert with_native["findings"] == without["findings"]
     assert any(f["code"] == "TG303" for f in with_native["findings"])  # the near pass found its copies
+
+
+@needs_native
+def test_the_first_seen_map_keeps_what_dict_setdefault_keeps():
+    rnd = random.Random(11)
+    keys = [rnd.getrandbits(64) for _ in range(50_000)] + [0, 1, 2**64 - 1]
+    keys += rnd.sample(keys, 20_000)  # repeats, in another order
+    seen, want = native.FirstSeen(), {}
+    for line, key in enumerate(keys, start=1):
+        assert seen.setdefault(key, line) == want.setdefault(key, line)
+    assert len(seen) == len(want)
+
+
+@needs_native
+def test_the_first_seen_map_refuses_what_a_key_or_line_cannot_be():
+    seen = native.FirstSeen()
+    for key, line in ((-1, 1), (2**64, 1), (1, -1)):
+        with pytest.raises((OverflowError, ValueError)):
+            seen.setdefault(key, line)
+    assert len(seen) == 0

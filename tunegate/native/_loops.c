@@ -660,6 +660,123 @@ static PyObject *line_marks(PyObject *self, PyObject *arg) {
     return Py_BuildValue("nnnO", (Py_ssize_t)quotes, (Py_ssize_t)key_ends, (Py_ssize_t)braces, doubled ? Py_True : Py_False);
 }
 
+/* ---------------------------------------------------------------- first lines by key */
+
+/* FirstSeen(): the line each 64-bit key was first seen on, as dict.setdefault keeps it, in 16
+ * bytes a slot (open addressing, at most half full: ~32 bytes a key) instead of a dict's ~110
+ * (two int objects and an entry). The dataset stage's TG210 map holds one key per record. */
+typedef struct {
+    PyObject_HEAD
+    uint64_t *keys;
+    int64_t *lines; /* -1: an empty slot (lines are >= 0) */
+    Py_ssize_t size, mask;
+} FirstSeen;
+
+static int first_seen_alloc(uint64_t **keys, int64_t **lines, Py_ssize_t slots) {
+    *keys = PyMem_Malloc(slots * sizeof(uint64_t));
+    *lines = PyMem_Malloc(slots * sizeof(int64_t));
+    if (*keys == NULL || *lines == NULL) {
+        PyMem_Free(*keys), PyMem_Free(*lines);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < slots; k++)
+        (*lines)[k] = -1;
+    return 0;
+}
+
+static inline Py_ssize_t first_seen_slot(const FirstSeen *m, uint64_t key) {
+    Py_ssize_t at = (Py_ssize_t)(mix(key) & (uint64_t)m->mask); /* mixed: keys are not trusted to be spread */
+    while (m->lines[at] >= 0 && m->keys[at] != key)
+        at = (at + 1) & m->mask;
+    return at;
+}
+
+static int first_seen_grow(FirstSeen *m) {
+    uint64_t *old_keys = m->keys;
+    int64_t *old_lines = m->lines;
+    Py_ssize_t old_slots = m->mask + 1;
+    if (first_seen_alloc(&m->keys, &m->lines, old_slots * 2) < 0) {
+        m->keys = old_keys, m->lines = old_lines;
+        return -1;
+    }
+    m->mask = old_slots * 2 - 1;
+    for (Py_ssize_t k = 0; k < old_slots; k++)
+        if (old_lines[k] >= 0) {
+            Py_ssize_t at = first_seen_slot(m, old_keys[k]);
+            m->keys[at] = old_keys[k], m->lines[at] = old_lines[k];
+        }
+    PyMem_Free(old_keys), PyMem_Free(old_lines);
+    return 0;
+}
+
+static PyObject *first_seen_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    if (PyTuple_GET_SIZE(args) || (kwargs && PyDict_GET_SIZE(kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "FirstSeen() takes no arguments");
+        return NULL;
+    }
+    FirstSeen *m = (FirstSeen *)type->tp_alloc(type, 0);
+    if (m == NULL)
+        return NULL;
+    m->size = 0, m->mask = 1023;
+    if (first_seen_alloc(&m->keys, &m->lines, m->mask + 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return (PyObject *)m;
+}
+
+static void first_seen_dealloc(FirstSeen *m) {
+    PyMem_Free(m->keys), PyMem_Free(m->lines);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static PyObject *first_seen_setdefault(FirstSeen *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "setdefault(key: int, line: int)");
+        return NULL;
+    }
+    uint64_t key = PyLong_AsUnsignedLongLong(args[0]);
+    long long line = PyLong_AsLongLong(args[1]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (line < 0) {
+        PyErr_SetString(PyExc_ValueError, "line must be >= 0");
+        return NULL;
+    }
+    Py_ssize_t at = first_seen_slot(m, key);
+    if (m->lines[at] >= 0)
+        return PyLong_FromLongLong(m->lines[at]);
+    if ((m->size + 1) * 2 > m->mask + 1) {
+        if (first_seen_grow(m) < 0)
+            return NULL;
+        at = first_seen_slot(m, key);
+    }
+    m->keys[at] = key, m->lines[at] = line, m->size++;
+    return PyLong_FromLongLong(line);
+}
+
+static Py_ssize_t first_seen_len(FirstSeen *m) { return m->size; }
+
+static PyMethodDef first_seen_methods[] = {
+    {"setdefault", (PyCFunction)(void (*)(void))first_seen_setdefault, METH_FASTCALL,
+     "The line `key` was first seen on; `line` when it is new (then kept)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods first_seen_sequence = {.sq_length = (lenfunc)first_seen_len};
+
+static PyTypeObject FirstSeenType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tunegate.native._loops.FirstSeen",
+    .tp_basicsize = sizeof(FirstSeen),
+    .tp_dealloc = (destructor)first_seen_dealloc,
+    .tp_as_sequence = &first_seen_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The line each 64-bit key was first seen on (dict.setdefault's contract, 32 bytes a key).",
+    .tp_methods = first_seen_methods,
+    .tp_new = first_seen_new,
+};
+
 /* ---------------------------------------------------------------- module */
 
 static PyMethodDef methods[] = {
@@ -689,7 +806,9 @@ PyMODINIT_FUNC PyInit__loops(void) {
     if (!NFKC || !TEXT || !SPACE || !ROLE || !CONTENT || !MESSAGES)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddStringConstant(m, "UNIDATA_VERSION", TG_UNIDATA_VERSION) < 0) {
+    if (m != NULL && (PyType_Ready(&FirstSeenType) < 0 ||
+                      PyModule_AddObjectRef(m, "FirstSeen", (PyObject *)&FirstSeenType) < 0 ||
+                      PyModule_AddStringConstant(m, "UNIDATA_VERSION", TG_UNIDATA_VERSION) < 0)) {
         Py_DECREF(m);
         return NULL;
     }
