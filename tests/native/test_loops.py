@@ -178,3 +178,20 @@ def test_the_first_seen_map_refuses_what_a_key_or_line_cannot_be():
         with pytest.raises((OverflowError, ValueError)):
             seen.setdefault(key, line)
     assert len(seen) == 0
+
+
+@needs_native
+def test_a_replayed_log_finds_the_repeats_setdefault_finds():
+    from array import array
+
+    rnd = random.Random(12)
+    keys = array("Q", [rnd.getrandbits(64) for _ in range(5_000)])
+    keys.extend(rnd.sample(list(keys), 1_000))
+    lines = array("q", range(1, len(keys) + 1))
+    seen, want = native.FirstSeen(), {}
+    seen.setdefault(keys[0], 0)  # a key seen in an earlier part
+    want.setdefault(keys[0], 0)
+    expected = [(i, want.setdefault(k, line + 7)) for i, (k, line) in enumerate(zip(keys, lines))
+                if want.setdefault(k, line + 7) != line + 7]
+    assert seen.repeats(keys, lines, 7) == expected
+    assert len(seen) == len(want)

@@ -756,11 +756,71 @@ static PyObject *first_seen_setdefault(FirstSeen *m, PyObject *const *args, Py_s
     return PyLong_FromLongLong(line);
 }
 
+/* repeats(keys, lines, shift) -> [(i, first line), ...]: setdefault(keys[i], lines[i] + shift) for
+ * every i of two 8-byte arrays (array("Q"), array("q")), listing the i whose key was seen before:
+ * a part's log replayed in the gate's process without a Python call per record. */
+static PyObject *first_seen_repeats(FirstSeen *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "repeats(keys: array('Q'), lines: array('q'), shift: int)");
+        return NULL;
+    }
+    long long shift = PyLong_AsLongLong(args[2]);
+    if (shift == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer keys, lines;
+    if (PyObject_GetBuffer(args[0], &keys, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &lines, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    PyObject *found = NULL;
+    if (keys.len % 8 || keys.len != lines.len) {
+        PyErr_SetString(PyExc_ValueError, "keys and lines must be 8-byte arrays of one length");
+        goto done;
+    }
+    found = PyList_New(0);
+    for (Py_ssize_t i = 0; found != NULL && i < keys.len / 8; i++) {
+        uint64_t key;
+        int64_t line;
+        memcpy(&key, (const char *)keys.buf + 8 * i, 8);
+        memcpy(&line, (const char *)lines.buf + 8 * i, 8);
+        line += shift;
+        if (line < 0) {
+            PyErr_SetString(PyExc_ValueError, "line must be >= 0");
+            Py_CLEAR(found);
+            break;
+        }
+        Py_ssize_t at = first_seen_slot(m, key);
+        if (m->lines[at] >= 0) {
+            PyObject *pair = Py_BuildValue("nL", i, (long long)m->lines[at]);
+            if (pair == NULL || PyList_Append(found, pair) < 0)
+                Py_CLEAR(found);
+            Py_XDECREF(pair);
+            continue;
+        }
+        if ((m->size + 1) * 2 > m->mask + 1) {
+            if (first_seen_grow(m) < 0) {
+                Py_CLEAR(found);
+                break;
+            }
+            at = first_seen_slot(m, key);
+        }
+        m->keys[at] = key, m->lines[at] = line, m->size++;
+    }
+done:
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&lines);
+    return found;
+}
+
 static Py_ssize_t first_seen_len(FirstSeen *m) { return m->size; }
 
 static PyMethodDef first_seen_methods[] = {
     {"setdefault", (PyCFunction)(void (*)(void))first_seen_setdefault, METH_FASTCALL,
      "The line `key` was first seen on; `line` when it is new (then kept)."},
+    {"repeats", (PyCFunction)(void (*)(void))first_seen_repeats, METH_FASTCALL,
+     "setdefault over two arrays (lines shifted): [(i, first line)] of the keys seen before."},
     {NULL, NULL, 0, NULL},
 };
 
