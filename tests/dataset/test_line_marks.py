@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.dataset.line_marks import line_marks, may_hold_a_placeholder, may_repeat_a_key
+from tunegate.dataset.line_marks import holds_double_brace, line_marks, may_hold_a_placeholder, may_repeat_a_key
 from tunegate.native import compiled
 
 DATA = Path(__file__).parents[1] / "data"
@@ -31,5 +31,6 @@ def test_the_tests_decide_the_same_either_way():
         marks = line_marks(raw)
         for keys, strings in ((0, 0), (1, 1), (3, 4), (raw.count(b'":'), 2)):
             assert may_repeat_a_key(raw, marks, keys, strings) == may_repeat_a_key(raw, None, keys, strings)
+        assert holds_double_brace(raw, marks) == holds_double_brace(raw, None) == (b"{{" in raw)
         for objects in (0, 1, 3):
             assert may_hold_a_placeholder(raw, marks, objects) == may_hold_a_placeholder(raw, None, objects)

@@ -3,6 +3,7 @@
     marks = line_marks(raw)                       # one compiled pass, or None without the extension
     may_repeat_a_key(raw, marks, keys, strings)   # worth the exact repeated-key walk?
     may_hold_a_placeholder(raw, marks, objects)   # worth searching for a `{{`?
+    holds_double_brace(raw, marks)                # whether it holds one
 
 Both tests only decide whether a slower exact look is needed, so the two ways of counting give the
 same findings: the compiled one counts `"`, `":` and `{` and finds `{{` in one pass over the line
@@ -35,3 +36,8 @@ def may_hold_a_placeholder(raw: bytes, marks: Any, objects: int) -> bool:
     if marks is None:
         return raw.count(b"{") > objects and b"{{" in raw
     return marks[2] > objects and marks[3]
+
+
+def holds_double_brace(raw: bytes, marks: Any) -> bool:
+    """Whether the line holds `{{` anywhere (a template placeholder, or two objects opened at once)."""
+    return b"{{" in raw if marks is None else marks[3]

@@ -28,7 +28,7 @@ from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explain
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
-from tunegate.dataset.line_marks import line_marks, may_hold_a_placeholder, may_repeat_a_key
+from tunegate.dataset.line_marks import holds_double_brace, line_marks, may_hold_a_placeholder, may_repeat_a_key
 from tunegate.dataset.parallel import Workers, worker_count
 from tunegate.dataset.records import exact_record
 from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
@@ -176,6 +176,7 @@ class RecordChecks:
             return None
         seen = formats.canonical(record, fmt, own)
         msgs = seen.get("messages")
+        marks = line_marks(raw)
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
         if own is None and fmt is not None and formats.shares_keys(record, fmt):
             self.explainer.explain(raw, record, line, index, fmt)  # its own format, a key missing
@@ -183,13 +184,13 @@ class RecordChecks:
             self.explainer.no_format(raw, record, line, index, fmt)
         elif own != fmt:
             self.explainer.mixed(raw, line, index, own, fmt, self.file_format)
-        elif (seen is record or shape != CLEAN or b"{{" in raw
+        elif (seen is record or shape != CLEAN or holds_double_brace(raw, marks)
               or sum(map(len, msgs)) != 2 * len(msgs) + formats.added_keys(record, fmt)):
             # The chat form is not surely clean: the format's own check says what, in its own fields.
             # (A clean chat form means the record meets its format's contract: the conversions
             # refuse any record they cannot map, and keep every extra key for the check above.)
             self.explainer.explain(raw, record, line, index, fmt)
-        return self._common(line, index, raw, seen, keys, strings)
+        return self._common(line, index, raw, seen, keys, strings, marks)
 
     def _handed_on(self, raw: bytes, record: dict, line: int, index: int, too_deep: bool,
                    floats: bool) -> dict | None:
