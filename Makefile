@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 setup: $(STAMP)
 
 # torch==2.13.0 first: pip takes the local CPU wheel; any other pin or range may pull a CUDA build.
-$(STAMP): pyproject.toml setup.py tunegate/native/_loops.c tunegate/native/fold_table.py
+$(STAMP): pyproject.toml setup.py $(wildcard tunegate/native/*.c) tunegate/native/_loops.h tunegate/native/fold_table.py
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0

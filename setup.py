@@ -1,4 +1,4 @@
-"""The compiled part of tunegate: its hot loops (tunegate/native/_loops.c).
+"""The compiled part of tunegate: its hot loops (tunegate/native/*.c, one module: _loops).
 
 Everything else is in pyproject.toml. The extension is optional: without a C compiler the install
 still succeeds and tunegate runs the same checks in pure Python/numpy, slower (tunegate.native).
@@ -10,7 +10,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
-TABLE = HERE / "tunegate" / "native" / "_fold_table.h"
+NATIVE = HERE / "tunegate" / "native"
+TABLE = NATIVE / "_fold_table.h"
 
 
 class BuildNative(build_ext):
@@ -23,7 +24,8 @@ class BuildNative(build_ext):
 
 
 setup(
-    ext_modules=[Extension("tunegate.native._loops", ["tunegate/native/_loops.c"],
+    ext_modules=[Extension("tunegate.native._loops", sorted(str(p.relative_to(HERE)) for p in NATIVE.glob("*.c")),
+                           depends=[str(p.relative_to(HERE)) for p in NATIVE.glob("*.h")],
                            extra_compile_args=["-O3"], optional=True)],
     cmdclass={"build_ext": BuildNative},
 )

@@ -38,8 +38,9 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-# Compiled modules (tunegate/native/_loops.c): leaves, they import no tunegate module.
-EXTENSIONS = {module_name(p) for p in PACKAGE.rglob("*.c")}
+# Compiled modules (tunegate/native/_loops.c, the file with the module's init): leaves, they import
+# no tunegate module.
+EXTENSIONS = {module_name(p) for p in PACKAGE.rglob("*.c") if "PyMODINIT_FUNC" in p.read_text()}
 
 
 def wing(module: str) -> str:

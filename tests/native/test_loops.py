@@ -1,6 +1,6 @@
 """The compiled overlap loops compute exactly what their Python definitions compute.
 
-tunegate/native/_loops.c replaces the exact pass's normalisation and the near pass's MinHash rows
+tunegate/native/*.c (the _loops module) replace the exact pass's normalisation and the near pass's MinHash rows
 when it is built; an install without a C compiler runs the Python/numpy definitions instead. Both
 must give the same bytes and the same rows for every input, so the verdicts never depend on how
 tunegate was installed.
@@ -30,7 +30,7 @@ from tunegate.overlap import minhash
 from tunegate.overlap.normalize import python_normal_bytes, python_normalise_record_bytes
 
 DATA = Path(__file__).parents[1] / "data"
-needs_native = pytest.mark.skipif(native is None, reason="tunegate/native/_loops.c is not built (no C compiler)")
+needs_native = pytest.mark.skipif(native is None, reason="tunegate/native/_loops is not built (no C compiler)")
 
 
 def compiler() -> str | None:
@@ -41,7 +41,7 @@ def compiler() -> str | None:
 def test_the_extension_is_built_and_used_where_a_compiler_is():
     if compiler() is None:
         pytest.skip("no C compiler here: the pure-Python definitions run (tested below)")
-    assert native is not None, "pip install -e . should have built tunegate/native/_loops.c"
+    assert native is not None, "pip install -e . should have built tunegate/native/_loops"
     assert native.UNIDATA_VERSION == unicodedata.unidata_version
 
 

@@ -1,4 +1,4 @@
-"""Compiled hot loops (tunegate/native/_loops.c), when they can be used; else None.
+"""Compiled hot loops (tunegate/native/*.c, one module: _loops), when they can be used; else None.
 
     from tunegate.native import compiled
     if compiled is not None: ...

@@ -1,6 +1,6 @@
 """The casefold and whitespace tables of the compiled normaliser, written from this interpreter.
 
-    python tunegate/native/fold_table.py OUT.h     # what setup.py runs before compiling _loops.c
+    python tunegate/native/fold_table.py OUT.h     # what setup.py runs before compiling tunegate/native/*.c
 
 `str.casefold()` folds each character on its own (no context, unlike lower()'s final sigma), so a
 table of every character whose fold differs, taken from the interpreter that builds the extension,

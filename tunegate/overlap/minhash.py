@@ -185,7 +185,7 @@ def shingle_values(texts: list[bytes], size: int) -> tuple[Any, Any]:
 
 def signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
     """One MinHash row per text (one permutation hashing with optimal densification)."""
-    if compiled is not None:  # the same rows, text by text in compiled code (tunegate/native/_loops.c)
+    if compiled is not None:  # the same rows, text by text in compiled code (tunegate/native/minhash.c)
         matrix, has = compiled.signatures(texts, shingle_size, num_perm, _densify_bytes(num_perm), xxh3_64_intdigest)
         return Rows(np.frombuffer(matrix, dtype=np.uint32).reshape(len(texts), num_perm),
                     np.frombuffer(has, dtype=bool))

@@ -68,7 +68,7 @@ def normal_text(text: str) -> str:
 
 def normal_bytes(text: str) -> bytes:
     """`normal_text(text)` as UTF-8 bytes (lone surrogates pass through rather than raise)."""
-    if compiled is not None:  # the same bytes, in one compiled pass (tunegate/native/_loops.c)
+    if compiled is not None:  # the same bytes, in one compiled pass (tunegate/native/normalise.c)
         return compiled.normal_bytes(text, unicodedata.normalize)
     return python_normal_bytes(text)
 
@@ -108,7 +108,7 @@ def normalise_record(record: Any) -> NormalRecord | None:
 
 def normalise_record_bytes(record: Any) -> NormalBytes | None:
     """`normalise_record(record)`, encoded: the form the overlap observers hash (see NormalBytes)."""
-    if compiled is not None:  # the same bytes, the record in one compiled call (tunegate/native/_loops.c)
+    if compiled is not None:  # the same bytes, the record in one compiled call (tunegate/native/normalise.c)
         pair = compiled.normalise_record(record, unicodedata.normalize)
         return None if pair is None else NormalBytes(*pair)
     return python_normalise_record_bytes(record)
