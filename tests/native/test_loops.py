@@ -1,9 +1,9 @@
-"""The compiled overlap loops compute exactly what their Python definitions compute.
+"""The compiled loops compute exactly what their Python definitions compute.
 
-tunegate/native/*.c (the _loops module) replace the exact pass's normalisation and the near pass's MinHash rows
-when it is built; an install without a C compiler runs the Python/numpy definitions instead. Both
-must give the same bytes and the same rows for every input, so the verdicts never depend on how
-tunegate was installed.
+tunegate/native/*.c (one module, _loops) replace the exact pass's normalisation, the near pass's
+MinHash rows, the dataset stage's line marks and its TG210 map when built; an install without a C
+compiler runs the Python/numpy definitions instead. Both must give the same bytes, rows and lines
+for every input, so the verdicts never depend on how tunegate was installed.
 """
 from __future__ import annotations
 
