@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml setup.py $(wildcard tunegate/native/*.c) tunegate/nativ
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[all]'
+	# Bytecode for the source tree, as an installed package has: where PYTHONDONTWRITEBYTECODE is set,
+	# every `python -m tunegate` (the CLI tests start hundreds) would compile each module again.
+	$(BIN)/python -m compileall -q tunegate
 	touch $(STAMP)
 
 demo: setup
