@@ -10,11 +10,14 @@ STAMP := $(VENV)/.installed
 setup: $(STAMP)
 
 # torch==2.13.0 first: pip takes the local CPU wheel; any other pin or range may pull a CUDA build.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py $(wildcard tunegate/native/*.c) tunegate/native/_loops.h tunegate/native/fold_table.py
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[all]'
+	# Bytecode for the source tree, as an installed package has: where PYTHONDONTWRITEBYTECODE is set,
+	# every `python -m tunegate` (the CLI tests start hundreds) would compile each module again.
+	$(BIN)/python -m compileall -q tunegate
 	touch $(STAMP)
 
 demo: setup

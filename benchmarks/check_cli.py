@@ -3,6 +3,7 @@
     python benchmarks/check_cli.py                          # 50, 200, 400 MB; RSS at 1 GB; 3 rounds
     python benchmarks/check_cli.py --mb 20 --rounds 1 --rss-mb 0    # a quick look
     python benchmarks/check_cli.py --quickstart             # the small spec: approval and rejection
+    python benchmarks/check_cli.py --short 1000000          # 1M short records (~100 MB: per-record costs)
     python benchmarks/check_cli.py --against /tmp/old       # also old-check, old-no-near: another checkout's
                                                             # tunegate (e.g. `git archive main | tar -x -C /tmp/old`)
 
@@ -146,6 +147,40 @@ def generate(train_mb: float, seed: int = 0) -> tuple[Path, Path]:
     return train, val
 
 
+def generate_short(records: int, seed: int = 0) -> tuple[Path, Path]:
+    """A train file of `records` short chat records (a question and a one-line answer, ~100 bytes,
+    as in classification or short-QA sets) and a validation file of 1 % as many, a tenth of them
+    copies of train records, some with other case and spacing."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    train, val = OUT / f"short_{records}.jsonl", OUT / f"short_validation_{records}.jsonl"
+    if train.exists() and val.exists():
+        return train, val
+    rng = random.Random(seed)
+    words = ["refund", "order", "late", "password", "reset", "invoice", "bitte", "pedido", "账户", "باز", "ok", "why"]
+
+    def one() -> dict:
+        q = " ".join(rng.choice(words) for _ in range(rng.randint(2, 9))) + f" #{rng.randrange(10**9)}?"
+        return {"messages": [{"role": "user", "content": q}, {"role": "assistant", "content": rng.choice(words)}]}
+
+    kept = []
+    with open(train, "w", encoding="utf-8") as f:
+        for i in range(records):
+            rec = one()
+            if i % 1000 == 0:
+                kept.append(rec)
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    with open(val, "w", encoding="utf-8") as f:
+        for i in range(max(1, records // 100)):
+            if i % 10 == 0 and kept:
+                rec = json.loads(json.dumps(rng.choice(kept)))
+                if i % 20 == 0:
+                    rec["messages"][0]["content"] = "  " + rec["messages"][0]["content"].upper()
+            else:
+                rec = one()
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return train, val
+
+
 def no_near_spec(train: Path, val: Path) -> Path:
     """A spec naming the same files with the near-duplicate pass off (the quickstart's other settings)."""
     text = (ROOT / "examples" / "quickstart.yaml").read_text(encoding="utf-8")
@@ -175,9 +210,9 @@ def workdir(name: str) -> Path:
     return AGAINST[0] if name.startswith("old-") else ROOT
 
 
-def compare(train_mb: float, rounds: int, which: tuple[str, ...]) -> dict:
+def compare(train_mb: float, rounds: int, which: tuple[str, ...], files: tuple[Path, Path] | None = None) -> dict:
     """Every command `rounds` times, interleaved; the medians, the last report, the peak RSS."""
-    train, val = generate(train_mb)
+    train, val = files or generate(train_mb)
     runs: dict[str, list[dict]] = {name: [] for name in which}
     cmds = commands(train, val)
     for _ in range(rounds):
@@ -297,6 +332,7 @@ def main() -> None:
     ap.add_argument("--only", default="baseline,check,no-near", help="which commands to time")
     ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and rejection")
     ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
+    ap.add_argument("--short", type=int, default=0, help="time only a file of this many short records")
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-check, old-no-near")
     args = ap.parse_args()
     if args.against:
@@ -313,6 +349,10 @@ def main() -> None:
         long_line(args.long_line_gb)
         return
     which = tuple(args.only.split(","))
+    if args.short:
+        train, val = generate_short(args.short)
+        show(compare(train.stat().st_size / 1e6, args.rounds, which, (train, val)))
+        return
     for mb in (float(x) for x in args.mb.split(",")):
         show(compare(mb, args.rounds, which))
     if args.rss_mb:

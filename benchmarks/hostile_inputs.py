@@ -10,13 +10,16 @@ baseline that does the naive thing with the same input in a fresh process:
   inflated lines (what a reader without a bound does);
 - billion laughs (10^6 values in 6 lines): `tunegate check` vs `yaml.safe_load` plus one walk of the
   result (`json.dumps`), which is where the aliases expand;
-- a 10 MB spec (comments): `tunegate check` vs `yaml.safe_load`.
+- a 10 MB spec (comments): `tunegate check` vs `yaml.safe_load`;
+- one record of 100,000 turns, each after an assistant turn (TG209 on every one): `tunegate lint` vs
+  the source's loop over it.
 Prints seconds, the ratio tunegate/baseline and the exit code (1: rejected with a finding). Files go
 to benchmarks/out/hostile/ (gitignored).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -51,6 +54,10 @@ def inputs(lines: int) -> list[tuple[str, list[str], list[str]]]:
     laughs.write_text("\n".join(rows) + "\n")
     big = OUT / "big.yaml"
     big.write_text("data: {train: t.jsonl, validation: v.jsonl}\n" + ("# " + "x" * 98 + "\n") * 100_000)
+    turns = OUT / "turns.jsonl"
+    if not turns.exists():
+        msgs = [{"role": "user", "content": "q"}] + [{"role": "assistant", "content": f"a{i}"} for i in range(100_000)]
+        turns.write_text(json.dumps({"messages": msgs}) + "\n")
     tg = [sys.executable, "-m", "tunegate"]
     py = [sys.executable, "-c"]
     return [
@@ -59,6 +66,7 @@ def inputs(lines: int) -> list[tuple[str, list[str], list[str]]]:
           for b in sorted(BOMBS.glob("*.gz"))],
         ("billion laughs (10^6 values)", [*tg, "check", str(laughs)], [*py, YAML_USE, str(laughs)]),
         ("10 MB spec", [*tg, "check", str(big)], [*py, YAML_LOAD, str(big)]),
+        ("one record of 100,000 bad turns", [*tg, "lint", str(turns)], [*py, JSON_LOOP, str(turns)]),
     ]
 
 

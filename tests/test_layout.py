@@ -18,6 +18,7 @@ PACKAGE = ROOT / "tunegate"
 RANKS = {
     "errors": 0, "progress": 0, "pathguard": 0.5, "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
     "stage": 4,
+    "native": 4.2,  # compiled hot loops (C), used by dataset and overlap; they import nothing of ours
     "formats": 4.5,  # dataset formats and config import: below every stage that reads records
     "dataset": 5, "tracking": 5,
     "overlap": 6, "estimate": 6, "training": 6,
@@ -37,6 +38,9 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+# Compiled modules (tunegate/native/_loops.c, the file with the module's init): leaves, they import
+# no tunegate module.
+EXTENSIONS = {module_name(p) for p in PACKAGE.rglob("*.c") if "PyMODINIT_FUNC" in p.read_text()}
 
 
 def wing(module: str) -> str:
@@ -46,7 +50,7 @@ def wing(module: str) -> str:
 
 def resolve(target: str) -> str | None:
     """The tunegate module an import names (a submodule if it is one, else its package)."""
-    while target and target not in MODULES:
+    while target and target not in MODULES and target not in EXTENSIONS:
         target = target.rpartition(".")[0]
     return target or None
 
@@ -65,8 +69,8 @@ def imports_of(module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # `from tunegate.fullrun import args` imports the submodule; `from tunegate.spec import Spec`
             # imports the package's front door.
-            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
-                     for a in node.names]
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES.keys() | EXTENSIONS
+                     else node.module for a in node.names]
         else:
             continue
         for name in names:
@@ -77,7 +81,7 @@ def imports_of(module: str) -> set[str]:
     return found
 
 
-GRAPH = {m: imports_of(m) for m in MODULES}
+GRAPH = {**{m: imports_of(m) for m in MODULES}, **{e: set() for e in EXTENSIONS}}
 
 
 def cycles() -> list[list[str]]:

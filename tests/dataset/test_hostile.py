@@ -206,3 +206,14 @@ def test_a_file_name_that_is_not_utf8_keeps_to_one_line_in_the_terminal(odd_name
     assert run.returncode == 1
     assert not any(line.startswith(b"APPROVED") for line in run.stdout.splitlines())
     assert b"caf\\xe9\\nAPPROVED.jsonl" in run.stdout
+
+
+def test_a_record_of_100000_bad_turns_is_counted_in_full_and_only_the_shown_findings_are_placed(tmp_path):
+    msgs = [{"role": "user", "content": "q"}] + [{"role": "assistant", "content": f"a{i}"} for i in range(100_000)]
+    path = tmp_path / "turns.jsonl"
+    path.write_text(json.dumps({"messages": msgs}) + "\n")
+    result, codes, took = stage(path)
+    shown = [f for f in result.findings if f.code == "TG209"]
+    assert len(shown) == 5 and all(f.line == 1 and f.column > 1 for f in shown)
+    assert result.totals_by_code["TG209"] == 99_999
+    assert took < 15  # a hang guard: placing every one of the 100,000 findings took 30 s

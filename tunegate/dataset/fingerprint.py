@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field
 
+from tunegate.dataset.handoff import hand_over, handoff_folder, taken
 from tunegate.dataset.records import iter_canonical
 from tunegate.errors import UnreadableRecord
 from tunegate.pathguard import shown
@@ -88,7 +89,7 @@ class SplitDigest:
         self._hash.update(b"\n")
         self.records += 1
 
-    def add_canonical(self, data: bytes, records: int) -> None:
+    def add_canonical(self, data: Any, records: int) -> None:
         """Add the canonical JSONL of `records` records (what `add` would have hashed for each)."""
         self._hash.update(data)
         self.records += records
@@ -108,6 +109,7 @@ class FingerprintObserver:
         self.sink = sink
         self.files = files or {}
         self._digests: dict[str, SplitDigest] = {}
+        self._folder: str | None = None  # where workers leave their parts' canonical JSONL
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         digest = self._digests.get(role)
@@ -117,15 +119,19 @@ class FingerprintObserver:
 
     def part(self, role: str) -> CanonicalPart:
         """What rides along one part of a file read in a worker (tunegate.dataset.segments)."""
-        return CanonicalPart()
+        if self._folder is None:
+            self._folder = handoff_folder(self)
+        return CanonicalPart(self._folder)
 
-    def join(self, role: str, payload: tuple[bytes, int], lines: int, records: int) -> None:
+    def join(self, role: str, payload: tuple[tuple[str, Any], int], lines: int, records: int) -> None:
         """Hash a part's canonical records, parts in file order: SHA-256 is one stream, so the
         workers serialise and this process hashes (~1.5 GB/s with the CPU's SHA instructions)."""
         digest = self._digests.get(role)
         if digest is None:
             digest = self._digests[role] = SplitDigest()
-        digest.add_canonical(*payload)
+        handed, count = payload
+        with taken(handed) as data:
+            digest.add_canonical(data, count)
 
     def finish(self, role: str) -> None:
         digest = self._digests.pop(role, None) or SplitDigest()
@@ -136,17 +142,18 @@ class FingerprintObserver:
 class CanonicalPart:
     """The canonical JSONL of one part's records, for the parent's digest (see FingerprintObserver.join)."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: str | None = None) -> None:
         self._data = bytearray()
         self._records = 0
+        self._folder = folder
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         self._data += canonical_bytes(record)
         self._data += b"\n"
         self._records += 1
 
-    def payload(self) -> tuple[bytes, int]:
-        return bytes(self._data), self._records
+    def payload(self) -> tuple[tuple[str, Any], int]:
+        return hand_over(self._data, self._folder), self._records
 
 
 def fingerprint_file(path: Path) -> Fingerprint:

@@ -28,6 +28,7 @@ from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explain
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
 from tunegate.dataset.jsonl_reader import JsonlReader
+from tunegate.dataset.line_marks import holds_double_brace, line_marks, may_hold_a_placeholder, may_repeat_a_key
 from tunegate.dataset.parallel import Workers, worker_count
 from tunegate.dataset.records import exact_record
 from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
@@ -145,6 +146,7 @@ class RecordChecks:
             if fmt != "messages" or own != "messages":
                 return self._other_format(line, index, raw, record, fmt, own)
         msgs = record.get("messages")
+        marks = line_marks(raw)
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
         extra_keys = bool(shape) and sum(map(len, msgs)) != 2 * len(msgs)
         # Only extra keys can nest or hold numbers (a message is role + content strings): look only then.
@@ -152,10 +154,8 @@ class RecordChecks:
             record = self._handed_on(raw, record, line, index, *nesting(record, MAX_DEPTH))
             if record is None:
                 return None
-        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides. A line holds one
-        # '{' per object (a byte count, ~3x cheaper than searching for "{{"), so only a line with
-        # braces in its text is searched.
-        if shape >= ENDS_EARLY and (extra_keys or (raw.count(b"{") > len(msgs) + 1 and b"{{" in raw)):
+        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides.
+        if shape >= ENDS_EARLY and (extra_keys or may_hold_a_placeholder(raw, marks, len(msgs) + 1)):
             shape = SHAPED
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
@@ -165,7 +165,7 @@ class RecordChecks:
             keys, strings = len(record) + 2 * len(msgs), 2 * len(msgs)
         else:
             keys, strings = _shallow_counts(record, msgs)
-        return self._common(line, index, raw, record, keys, strings)
+        return self._common(line, index, raw, record, keys, strings, marks)
 
     def _other_format(self, line: int, index: int, raw: bytes, record: dict, fmt: str | None,
                       own: str | None) -> dict | None:
@@ -176,6 +176,7 @@ class RecordChecks:
             return None
         seen = formats.canonical(record, fmt, own)
         msgs = seen.get("messages")
+        marks = line_marks(raw)
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
         if own is None and fmt is not None and formats.shares_keys(record, fmt):
             self.explainer.explain(raw, record, line, index, fmt)  # its own format, a key missing
@@ -183,13 +184,13 @@ class RecordChecks:
             self.explainer.no_format(raw, record, line, index, fmt)
         elif own != fmt:
             self.explainer.mixed(raw, line, index, own, fmt, self.file_format)
-        elif (seen is record or shape != CLEAN or b"{{" in raw
+        elif (seen is record or shape != CLEAN or holds_double_brace(raw, marks)
               or sum(map(len, msgs)) != 2 * len(msgs) + formats.added_keys(record, fmt)):
             # The chat form is not surely clean: the format's own check says what, in its own fields.
             # (A clean chat form means the record meets its format's contract: the conversions
             # refuse any record they cannot map, and keep every extra key for the check above.)
             self.explainer.explain(raw, record, line, index, fmt)
-        return self._common(line, index, raw, seen, keys, strings)
+        return self._common(line, index, raw, seen, keys, strings, marks)
 
     def _handed_on(self, raw: bytes, record: dict, line: int, index: int, too_deep: bool,
                    floats: bool) -> dict | None:
@@ -200,12 +201,10 @@ class RecordChecks:
             return None
         return self._exact(raw, record, line, index) if floats else record
 
-    def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int) -> dict:
+    def _common(self, line: int, index: int, raw: bytes, record: dict, keys: int, strings: int,
+                marks: Any = None) -> dict:
         """The checks of every record, whatever its format: repeated keys and records, stats folding."""
-        # A repeated key vanishes in parsing, so the text holds more strings than the record: at
-        # most 2 * (keys + strings) quotes proves there is none (one fast byte count). Else '":'
-        # counts the keys as writers emit them, and only a mismatch costs the exact look.
-        if raw.count(b'"') > 2 * (keys + strings) and raw.count(b'":') != keys:
+        if may_repeat_a_key(raw, marks, keys, strings):
             self._duplicate_keys(raw, line, index)
         # Exact duplicates: the same bytes once surrounding whitespace and the line ending go. XXH3,
         # not hash(): every process must give a record the same key.

@@ -210,7 +210,7 @@ def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[in
     record's hash: ~40 bytes a record for a moment instead of ~150 (a dict entry and a bytes object
     each), which set the peak at 1 GB.
     """
-    import numpy as np
+    from tunegate.overlap.numeric import np
 
     if not len(split):
         return []

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import numpy as np
+from tunegate.overlap.numeric import np
 
 # Weights of (false positives, false negatives): candidates are checked against the threshold
 # anyway, so a missed pair costs more than a spare candidate. At threshold 0.8 and 128 columns
@@ -79,13 +79,15 @@ class BandIndex(NamedTuple):
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         keys = band_keys(batch, self.bands)
         found = []
+        last = len(self.rows) - 1
         for b in range(self.bands[0]):
-            left = np.searchsorted(self.sorted_keys[b], keys[:, b], side="left")
-            right = np.searchsorted(self.sorted_keys[b], keys[:, b], side="right")
-            hit = np.flatnonzero(right > left)
+            column = keys[:, b]
+            left = np.searchsorted(self.sorted_keys[b], column, side="left")
+            # Most rows share no band: one search finds the few that do, the second runs on those only.
+            hit = np.flatnonzero(self.sorted_keys[b][np.minimum(left, last)] == column)
             if not len(hit):
                 continue
-            runs = right[hit] - left[hit]
+            runs = np.searchsorted(self.sorted_keys[b], column[hit], side="right") - left[hit]
             query = np.repeat(hit, runs)
             offsets = np.arange(runs.sum()) - np.repeat(np.cumsum(runs) - runs, runs)
             found.append(query * len(self.rows) + self.order[b][np.repeat(left[hit], runs) + offsets])

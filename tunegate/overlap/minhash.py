@@ -30,8 +30,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import numpy as np
 from xxhash import xxh3_64_intdigest
+
+from tunegate.native import compiled
+from tunegate.overlap.numeric import np
 
 SEED = 1  # fixed: the same data gives the same rows on every run and in every process
 WINDOW = 1 << 20  # bytes hashed per numpy pass
@@ -183,6 +185,20 @@ def shingle_values(texts: list[bytes], size: int) -> tuple[Any, Any]:
 
 def signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
     """One MinHash row per text (one permutation hashing with optimal densification)."""
+    if compiled is not None:  # the same rows, text by text in compiled code (tunegate/native/minhash.c)
+        matrix, has = compiled.signatures(texts, shingle_size, num_perm, _densify_bytes(num_perm), xxh3_64_intdigest)
+        return Rows(np.frombuffer(matrix, dtype=np.uint32).reshape(len(texts), num_perm),
+                    np.frombuffer(has, dtype=bool))
+    return python_signatures(texts, shingle_size, num_perm)
+
+
+@lru_cache(maxsize=8)
+def _densify_bytes(num_perm: int) -> bytes:
+    return np.ascontiguousarray(_densify_table(num_perm), dtype=np.int64).tobytes()
+
+
+def python_signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
+    """The definition of `signatures`, in numpy: what runs where the extension is not built."""
     values, owners = shingle_values(texts, shingle_size)
     flat = np.full(len(texts) * num_perm, EMPTY, dtype=np.uint32)
     if len(values):

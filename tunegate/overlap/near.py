@@ -167,9 +167,8 @@ class NearPass:
         self.seconds += time.perf_counter() - start
 
     def _build_index(self) -> None:
-        import numpy as np
-
         from tunegate.overlap.lsh import BandIndex, band_layout
+        from tunegate.overlap.numeric import np
 
         s = self.settings
         parts = [m for m, _ in self._index_parts]

@@ -14,6 +14,8 @@ import re
 import unicodedata
 from typing import Any, NamedTuple
 
+from tunegate.native import compiled
+
 
 class NormalRecord(NamedTuple):
     """A record cut at its final assistant turn, normalised.
@@ -66,6 +68,13 @@ def normal_text(text: str) -> str:
 
 def normal_bytes(text: str) -> bytes:
     """`normal_text(text)` as UTF-8 bytes (lone surrogates pass through rather than raise)."""
+    if compiled is not None:  # the same bytes, in one compiled pass (tunegate/native/normalise.c)
+        return compiled.normal_bytes(text, unicodedata.normalize)
+    return python_normal_bytes(text)
+
+
+def python_normal_bytes(text: str) -> bytes:
+    """The definition of `normal_bytes`, in Python: what runs where the extension is not built."""
     if text.isascii():
         text = text.lower()  # ASCII: NFKC is the identity and casefold is lower()
     else:
@@ -99,6 +108,14 @@ def normalise_record(record: Any) -> NormalRecord | None:
 
 def normalise_record_bytes(record: Any) -> NormalBytes | None:
     """`normalise_record(record)`, encoded: the form the overlap observers hash (see NormalBytes)."""
+    if compiled is not None:  # the same bytes, the record in one compiled call (tunegate/native/normalise.c)
+        pair = compiled.normalise_record(record, unicodedata.normalize)
+        return None if pair is None else NormalBytes(*pair)
+    return python_normalise_record_bytes(record)
+
+
+def python_normalise_record_bytes(record: Any) -> NormalBytes | None:
+    """The definition of `normalise_record_bytes`, in Python (see python_normal_bytes)."""
     messages = record.get("messages") if isinstance(record, dict) else None
     if not isinstance(messages, list) or not messages:
         return None
@@ -112,7 +129,7 @@ def normalise_record_bytes(record: Any) -> NormalBytes | None:
         text = content if isinstance(content, str) else _content_text(content)
         if text is None:
             return None
-        lines.append((_ROLES.get(role) or normal_bytes(role) + b"\t") + normal_bytes(text))
+        lines.append((_ROLES.get(role) or python_normal_bytes(role) + b"\t") + python_normal_bytes(text))
     role, _, answer = lines[-1].partition(b"\t")
     if role != b"assistant":
         return NormalBytes(b"\n".join(lines), None)

@@ -20,7 +20,7 @@ _LOADED: dict[str, tuple[Any, list[tuple[int, int, bytes]]]] = {}  # per process
 
 def share_index(index: Any, places: list[tuple[int, int, bytes]]) -> str:
     """Write the index into a fresh temporary folder; return its path."""
-    import numpy as np
+    from tunegate.overlap.numeric import np
 
     folder = Path(tempfile.mkdtemp(prefix="tunegate-near-"))
     arrays = {"rows": index.rows, "sorted_keys": index.sorted_keys, "order": index.order,
@@ -36,9 +36,8 @@ def load_index(folder: str, settings: Any) -> tuple[Any, list[tuple[int, int, by
     """The index a folder holds (memory-mapped), loaded once per process."""
     found = _LOADED.get(folder)
     if found is None:
-        import numpy as np
-
         from tunegate.overlap.lsh import BandIndex, band_layout
+        from tunegate.overlap.numeric import np
 
         a = {name: np.load(Path(folder) / f"{name}.npy", mmap_mode="r")
              for name in ("rows", "sorted_keys", "order", "lines", "indexes", "exact")}

@@ -1,0 +1,44 @@
+"""A worker's bytes reach the gate's process through a file in shared memory, or the pipe."""
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+from tunegate.dataset.handoff import hand_over, handoff_folder, taken
+
+
+class Owner:
+    """Stands for the observer whose lifetime bounds the folder."""
+
+
+def test_bytes_handed_over_through_a_file_arrive_whole_and_the_file_is_removed():
+    owner = Owner()
+    folder = handoff_folder(owner)
+    data = bytearray(b'{"messages":[]}\n' * 100_000)
+    kind, path = hand_over(data, folder)
+    assert kind == "file" and Path(path).parent == Path(folder)
+    with taken((kind, path)) as received:
+        assert bytes(received) == bytes(data)
+    assert not Path(path).exists()
+
+
+def test_the_folder_goes_with_its_owner():
+    owner = Owner()
+    folder = handoff_folder(owner)
+    hand_over(bytearray(b"left behind by a part that never joined\n"), folder)
+    del owner
+    gc.collect()
+    assert not Path(folder).exists()
+
+
+def test_without_a_writable_folder_the_bytes_travel_themselves(tmp_path):
+    gone = tmp_path / "removed"
+    assert hand_over(bytearray(b"abc\n"), str(gone)) == ("bytes", b"abc\n")
+    with taken(("bytes", b"abc\n")) as received:
+        assert received == b"abc\n"
+
+
+def test_an_empty_part_needs_no_file(tmp_path):
+    assert hand_over(bytearray(), str(tmp_path)) == ("bytes", b"")
+    assert os.listdir(tmp_path) == []

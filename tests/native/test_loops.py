@@ -1,0 +1,197 @@
+"""The compiled loops compute exactly what their Python definitions compute.
+
+tunegate/native/*.c (one module, _loops) replace the exact pass's normalisation, the near pass's
+MinHash rows, the dataset stage's line marks and its TG210 map when built; an install without a C
+compiler runs the Python/numpy definitions instead. Both must give the same bytes, rows and lines
+for every input, so the verdicts never depend on how tunegate was installed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import sysconfig
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.overlap.test_normalize import HOSTILE, SPACES, msg, reference_normal_text
+from tunegate.native import compiled as native
+from tunegate.native import fold_table
+from tunegate.overlap import minhash
+from tunegate.overlap.normalize import python_normal_bytes, python_normalise_record_bytes
+
+DATA = Path(__file__).parents[1] / "data"
+needs_native = pytest.mark.skipif(native is None, reason="tunegate/native/_loops is not built (no C compiler)")
+
+
+def compiler() -> str | None:
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc)
+
+
+def test_the_extension_is_built_and_used_where_a_compiler_is():
+    if compiler() is None:
+        pytest.skip("no C compiler here: the pure-Python definitions run (tested below)")
+    assert native is not None, "pip install -e . should have built tunegate/native/_loops"
+    assert native.UNIDATA_VERSION == unicodedata.unidata_version
+
+
+def test_the_fold_table_is_taken_from_this_interpreter():
+    folds, entry = fold_table.fold_entries()
+    for cp, at in entry.items():
+        char = chr(cp)
+        if at == fold_table.SPACE:
+            assert char.isspace()
+        else:
+            assert "".join(map(chr, folds[at])) == char.casefold()
+    unchanged = [cp for cp in range(0x80, 0x3000) if cp not in entry]
+    assert all(chr(cp).casefold() == chr(cp) and not chr(cp).isspace() for cp in unchanged)
+
+
+@needs_native
+def test_every_code_point_normalises_as_the_definition_says():
+    for start in range(0, sys.maxunicode + 1, 2048):
+        chars = [chr(cp) for cp in range(start, min(start + 2048, sys.maxunicode + 1))]
+        for text in ("".join(chars), " x ".join(chars)):
+            assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text), hex(start)
+
+
+@needs_native
+def test_hostile_text_normalises_as_the_definition_says():
+    long_folds = "Straße İ ﬃ " * 500  # folds that grow past a stretch of 256 characters
+    for text in HOSTILE + [a + b for a in HOSTILE for b in HOSTILE] + [long_folds, "  " * 1000, "ß" * 4000]:
+        want = python_normal_bytes(text)
+        assert native.normal_bytes(text, unicodedata.normalize) == want, repr(text[:40])
+        assert want == reference_normal_text(text).encode("utf-8", "surrogatepass")
+
+
+@needs_native
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.one_of(st.sampled_from(SPACES + list("aAßİﬁＡ\u0301Σ")), st.characters()), max_size=600))
+def test_any_text_normalises_as_the_definition_says(text):
+    assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text)
+
+
+ODD_RECORDS = [
+    None, 1, "messages", [], {}, {"messages": None}, {"messages": []}, {"messages": "hi"}, {"messages": [1]},
+    {"messages": [{"role": 1, "content": "x"}]}, {"messages": [{"content": "x"}]},
+    {"messages": [{"role": "User ", "content": None}]}, {"messages": [{"role": "user"}]},
+    {"messages": [{"role": "user", "content": 5}]}, {"messages": [{"role": "user", "content": {"text": "x"}}]},
+    {"messages": [msg("user", [{"type": "text", "text": "A"}, {"text": 3}, "s", {"text": "  B\u2028"}, {}])]},
+    {"messages": [msg("user", [])]}, {"messages": [msg("ASSISTANT", "only an answer")]},
+    {"messages": [msg("user", "q"), msg(" assistant\t", " \ud800 Ａ ")]},
+    {"messages": [msg("user", "q"), msg("assistantx", "a")]}, {"messages": [msg("user", "q"), msg("assistan", "a")]},
+    {"messages": [msg("", ""), msg("assistant", "")]}, {"messages": [msg("Ａｓｓｉｓｔａｎｔ", "full-width role")]},
+    {"messages": [msg("tool", "ﬁ" * 10000), msg("user", "q"), msg("assistant", "a")], "weight": 1},
+    {"messages": [msg("user", "q"), msg("assistant", "a"), "not a message"]},
+]
+
+
+@needs_native
+def test_odd_records_normalise_as_the_definition_says():
+    for record in ODD_RECORDS:
+        want = python_normalise_record_bytes(record)
+        got = native.normalise_record(record, unicodedata.normalize)
+        assert got == (None if want is None else tuple(want)), repr(record)[:80]
+
+
+@needs_native
+def test_real_chat_records_normalise_as_the_definition_says():
+    for path in (DATA / "overlap").glob("*.jsonl"):
+        for line in path.read_bytes().splitlines():
+            if line.strip():
+                record = orjson.loads(line)
+                want = python_normalise_record_bytes(record)
+                assert native.normalise_record(record, unicodedata.normalize) == (None if want is None else tuple(want))
+
+
+def texts_for_rows() -> list[bytes]:
+    """Normalised records, and texts that take every branch: no word, fewer words than a shingle,
+    words of every length up to and past the 64-byte chunked hash, a text longer than a window,
+    rows with 1 to ~40 shingles (a row with few filled bins densifies another way)."""
+    rnd = random.Random(7)
+    texts = [python_normalise_record_bytes(orjson.loads(line)).text
+             for line in (DATA / "overlap" / "train.jsonl").read_bytes().splitlines() if line.strip()]
+    words = [bytes(rnd.randrange(33, 256) for _ in range(n)) for n in range(1, 140)]
+    texts += [b"", b"   \n\t ", b"one", b"a b", b"a b c d", b"x" * 100 + b" y", b"\x00\x01 \xff\xfe zz",
+              b" ".join(rnd.choice(words) for _ in range(3000)), b"w " * (minhash.WINDOW // 2 + 10) + b"end",
+              b"\x0b".join(words), b"\x1c".join(words[:20])]  # \x1c is no separator for bytes.split()
+    texts += [b" ".join(words[:k]) for k in range(1, 40)]  # few shingles to many: both ways of densifying
+    return texts
+
+
+@needs_native
+@pytest.mark.parametrize("shingle_size,num_perm", [(5, 128), (1, 16), (3, 64), (7, 256), (2, 1)])
+def test_minhash_rows_are_the_numpy_definitions(shingle_size, num_perm):
+    texts = texts_for_rows()
+    got = minhash.signatures(texts, shingle_size, num_perm)
+    want = minhash.python_signatures(texts, shingle_size, num_perm)
+    assert np.array_equal(got.has, want.has)
+    assert np.array_equal(got.matrix, want.matrix)
+
+
+def check_json(env_native: str, tmp_path: Path) -> dict:
+    env = {**os.environ, "TUNEGATE_NATIVE": env_native, "TUNEGATE_WORKERS": "1"}
+    out = subprocess.run([sys.executable, "-m", "tunegate", "check", "--train", str(DATA / "flows" / "train.jsonl"),
+                          "--validation", str(DATA / "overlap" / "validation_two_near_copies.jsonl"), "--json"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert out.returncode in (0, 1), out.stderr
+    report = json.loads(out.stdout)
+    for stage in report.get("stages", []):
+        stage.pop("seconds", None)
+        stage.get("details", {}).pop("seconds", None)
+    return report
+
+
+@needs_native
+def test_the_check_reports_the_same_with_and_without_the_extension(tmp_path):
+    with_native, without = check_json("1", tmp_path), check_json("0", tmp_path)
+    assert [f["code"] for f in with_native["findings"]] == [f["code"] for f in without["findings"]]
+    assert with_native["findings"] == without["findings"]
+    assert any(f["code"] == "TG303" for f in with_native["findings"])  # the near pass found its copies
+
+
+@needs_native
+def test_the_first_seen_map_keeps_what_dict_setdefault_keeps():
+    rnd = random.Random(11)
+    keys = [rnd.getrandbits(64) for _ in range(50_000)] + [0, 1, 2**64 - 1]
+    keys += rnd.sample(keys, 20_000)  # repeats, in another order
+    seen, want = native.FirstSeen(), {}
+    for line, key in enumerate(keys, start=1):
+        assert seen.setdefault(key, line) == want.setdefault(key, line)
+    assert len(seen) == len(want)
+
+
+@needs_native
+def test_the_first_seen_map_refuses_what_a_key_or_line_cannot_be():
+    seen = native.FirstSeen()
+    for key, line in ((-1, 1), (2**64, 1), (1, -1)):
+        with pytest.raises((OverflowError, ValueError)):
+            seen.setdefault(key, line)
+    assert len(seen) == 0
+
+
+@needs_native
+def test_a_replayed_log_finds_the_repeats_setdefault_finds():
+    from array import array
+
+    rnd = random.Random(12)
+    keys = array("Q", [rnd.getrandbits(64) for _ in range(5_000)])
+    keys.extend(rnd.sample(list(keys), 1_000))
+    lines = array("q", range(1, len(keys) + 1))
+    seen, want = native.FirstSeen(), {}
+    seen.setdefault(keys[0], 0)  # a key seen in an earlier part
+    want.setdefault(keys[0], 0)
+    expected = [(i, want.setdefault(k, line + 7)) for i, (k, line) in enumerate(zip(keys, lines))
+                if want.setdefault(k, line + 7) != line + 7]
+    assert seen.repeats(keys, lines, 7) == expected
+    assert len(seen) == len(want)

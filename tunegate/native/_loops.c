@@ -1,0 +1,28 @@
+/* The compiled hot loops of the static gate: one module, a file per loop (see _loops.h).
+ * tunegate/native/__init__.py loads it when it is built and matches this interpreter. */
+#include "_loops.h"
+
+static PyMethodDef methods[] = {
+    {"normal_bytes", (PyCFunction)(void (*)(void))normal_bytes, METH_FASTCALL, "normalize.normal_bytes, compiled."},
+    {"normalise_record", (PyCFunction)(void (*)(void))normalise_record, METH_FASTCALL,
+     "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
+    {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs) in a line."},
+    {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_loops", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__loops(void) {
+    minhash_ready();
+    if (normalise_ready() < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && (PyType_Ready(&FirstSeenType) < 0 ||
+                      PyModule_AddObjectRef(m, "FirstSeen", (PyObject *)&FirstSeenType) < 0 ||
+                      PyModule_AddStringConstant(m, "UNIDATA_VERSION", tg_unidata_version) < 0)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,36 @@
+/* What the compiled loops share: tunegate/native/_loops.c (the module) and one file per loop.
+ * Each loop computes exactly what its Python definition computes; tests/native/test_loops.py
+ * holds both to the same results. */
+#ifndef TUNEGATE_LOOPS_H
+#define TUNEGATE_LOOPS_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint64_t mix(uint64_t x) { /* splitmix64's finaliser, as minhash._mix */
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+/* normalise.c: normalize.normal_bytes and normalise_record_bytes */
+int normalise_ready(void);
+extern const char tg_unidata_version[]; /* the Unicode version its casefold table was taken from */
+PyObject *normal_bytes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* minhash.c: minhash.signatures */
+void minhash_ready(void);
+PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* line_marks.c: tunegate.dataset.line_marks */
+PyObject *line_marks(PyObject *self, PyObject *arg);
+
+/* first_seen.c: the TG210 map */
+extern PyTypeObject FirstSeenType;
+
+#endif

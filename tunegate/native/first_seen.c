@@ -1,0 +1,178 @@
+/* FirstSeen, the dataset stage's TG210 map, compiled. */
+#include "_loops.h"
+
+/* FirstSeen(): the line each 64-bit key was first seen on, as dict.setdefault keeps it, in 16
+ * bytes a slot (open addressing, at most half full: ~32 bytes a key) instead of a dict's ~110
+ * (two int objects and an entry). The dataset stage's TG210 map holds one key per record. */
+typedef struct {
+    PyObject_HEAD
+    uint64_t *keys;
+    int64_t *lines; /* -1: an empty slot (lines are >= 0) */
+    Py_ssize_t size, mask;
+} FirstSeen;
+
+static int first_seen_alloc(uint64_t **keys, int64_t **lines, Py_ssize_t slots) {
+    *keys = PyMem_Malloc(slots * sizeof(uint64_t));
+    *lines = PyMem_Malloc(slots * sizeof(int64_t));
+    if (*keys == NULL || *lines == NULL) {
+        PyMem_Free(*keys), PyMem_Free(*lines);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < slots; k++)
+        (*lines)[k] = -1;
+    return 0;
+}
+
+static inline Py_ssize_t first_seen_slot(const FirstSeen *m, uint64_t key) {
+    Py_ssize_t at = (Py_ssize_t)(mix(key) & (uint64_t)m->mask); /* mixed: keys are not trusted to be spread */
+    while (m->lines[at] >= 0 && m->keys[at] != key)
+        at = (at + 1) & m->mask;
+    return at;
+}
+
+static int first_seen_grow(FirstSeen *m) {
+    uint64_t *old_keys = m->keys;
+    int64_t *old_lines = m->lines;
+    Py_ssize_t old_slots = m->mask + 1;
+    if (first_seen_alloc(&m->keys, &m->lines, old_slots * 2) < 0) {
+        m->keys = old_keys, m->lines = old_lines;
+        return -1;
+    }
+    m->mask = old_slots * 2 - 1;
+    for (Py_ssize_t k = 0; k < old_slots; k++)
+        if (old_lines[k] >= 0) {
+            Py_ssize_t at = first_seen_slot(m, old_keys[k]);
+            m->keys[at] = old_keys[k], m->lines[at] = old_lines[k];
+        }
+    PyMem_Free(old_keys), PyMem_Free(old_lines);
+    return 0;
+}
+
+static PyObject *first_seen_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    if (PyTuple_GET_SIZE(args) || (kwargs && PyDict_GET_SIZE(kwargs))) {
+        PyErr_SetString(PyExc_TypeError, "FirstSeen() takes no arguments");
+        return NULL;
+    }
+    FirstSeen *m = (FirstSeen *)type->tp_alloc(type, 0);
+    if (m == NULL)
+        return NULL;
+    m->size = 0, m->mask = 1023;
+    if (first_seen_alloc(&m->keys, &m->lines, m->mask + 1) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return (PyObject *)m;
+}
+
+static void first_seen_dealloc(FirstSeen *m) {
+    PyMem_Free(m->keys), PyMem_Free(m->lines);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+static PyObject *first_seen_setdefault(FirstSeen *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "setdefault(key: int, line: int)");
+        return NULL;
+    }
+    uint64_t key = PyLong_AsUnsignedLongLong(args[0]);
+    long long line = PyLong_AsLongLong(args[1]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (line < 0) {
+        PyErr_SetString(PyExc_ValueError, "line must be >= 0");
+        return NULL;
+    }
+    Py_ssize_t at = first_seen_slot(m, key);
+    if (m->lines[at] >= 0)
+        return PyLong_FromLongLong(m->lines[at]);
+    if ((m->size + 1) * 2 > m->mask + 1) {
+        if (first_seen_grow(m) < 0)
+            return NULL;
+        at = first_seen_slot(m, key);
+    }
+    m->keys[at] = key, m->lines[at] = line, m->size++;
+    return PyLong_FromLongLong(line);
+}
+
+/* repeats(keys, lines, shift) -> [(i, first line), ...]: setdefault(keys[i], lines[i] + shift) for
+ * every i of two 8-byte arrays (array("Q"), array("q")), listing the i whose key was seen before:
+ * a part's log replayed in the gate's process without a Python call per record. */
+static PyObject *first_seen_repeats(FirstSeen *m, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "repeats(keys: array('Q'), lines: array('q'), shift: int)");
+        return NULL;
+    }
+    long long shift = PyLong_AsLongLong(args[2]);
+    if (shift == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer keys, lines;
+    if (PyObject_GetBuffer(args[0], &keys, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &lines, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&keys);
+        return NULL;
+    }
+    PyObject *found = NULL;
+    if (keys.len % 8 || keys.len != lines.len) {
+        PyErr_SetString(PyExc_ValueError, "keys and lines must be 8-byte arrays of one length");
+        goto done;
+    }
+    found = PyList_New(0);
+    for (Py_ssize_t i = 0; found != NULL && i < keys.len / 8; i++) {
+        uint64_t key;
+        int64_t line;
+        memcpy(&key, (const char *)keys.buf + 8 * i, 8);
+        memcpy(&line, (const char *)lines.buf + 8 * i, 8);
+        line += shift;
+        if (line < 0) {
+            PyErr_SetString(PyExc_ValueError, "line must be >= 0");
+            Py_CLEAR(found);
+            break;
+        }
+        Py_ssize_t at = first_seen_slot(m, key);
+        if (m->lines[at] >= 0) {
+            PyObject *pair = Py_BuildValue("nL", i, (long long)m->lines[at]);
+            if (pair == NULL || PyList_Append(found, pair) < 0)
+                Py_CLEAR(found);
+            Py_XDECREF(pair);
+            continue;
+        }
+        if ((m->size + 1) * 2 > m->mask + 1) {
+            if (first_seen_grow(m) < 0) {
+                Py_CLEAR(found);
+                break;
+            }
+            at = first_seen_slot(m, key);
+        }
+        m->keys[at] = key, m->lines[at] = line, m->size++;
+    }
+done:
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&lines);
+    return found;
+}
+
+static Py_ssize_t first_seen_len(FirstSeen *m) { return m->size; }
+
+static PyMethodDef first_seen_methods[] = {
+    {"setdefault", (PyCFunction)(void (*)(void))first_seen_setdefault, METH_FASTCALL,
+     "The line `key` was first seen on; `line` when it is new (then kept)."},
+    {"repeats", (PyCFunction)(void (*)(void))first_seen_repeats, METH_FASTCALL,
+     "setdefault over two arrays (lines shifted): [(i, first line)] of the keys seen before."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods first_seen_sequence = {.sq_length = (lenfunc)first_seen_len};
+
+PyTypeObject FirstSeenType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tunegate.native._loops.FirstSeen",
+    .tp_basicsize = sizeof(FirstSeen),
+    .tp_dealloc = (destructor)first_seen_dealloc,
+    .tp_as_sequence = &first_seen_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The line each 64-bit key was first seen on (dict.setdefault's contract, 32 bytes a key).",
+    .tp_methods = first_seen_methods,
+    .tp_new = first_seen_new,
+};
+

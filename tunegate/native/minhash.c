@@ -1,0 +1,312 @@
+/* minhash.signatures, compiled: one MinHash row per text.
+ *
+ * signatures(texts, shingle_size, num_perm, densify_table, long_word_hash) -> (matrix, has)
+ *     one row per text (bytes of uint32, texts x num_perm) and a byte per text (1 when it has a
+ *     word); see minhash.py for the word hash, the shingles, one permutation hashing and the
+ *     densification this reproduces bit for bit.
+ */
+#include "_loops.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define EMPTY 0xFFFFFFFFu
+#define LONG_WORD 64
+#define LENGTH_MUL 0x9E3779B97F4A7C15ull
+#define CHUNK_MUL 0x100000001B3ull
+#define DENSIFY_ATTEMPTS 4
+
+
+static unsigned char separator[256]; /* what bytes.split() cuts on: space, \t \n \v \f \r */
+
+static inline int is_separator(unsigned char c) { return separator[c]; }
+
+/* Up to 8 bytes at p (little-endian), no byte at or past `end`: bytes past a word are masked off. */
+static inline uint64_t load(const unsigned char *p, const unsigned char *end, Py_ssize_t take) {
+    uint64_t v = 0;
+    if (end - p >= 8) { /* one unaligned load, then the mask: most words are shorter than 8 bytes */
+        memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        v = __builtin_bswap64(v);
+#endif
+        return take >= 8 ? v : v & ((1ull << (8 * take)) - 1);
+    }
+    for (Py_ssize_t k = 0; k < take; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+/* The hash of one word (minhash._words): 8-byte chunks up to LONG_WORD bytes, XXH3 beyond. */
+static inline int word_hash(const unsigned char *w, Py_ssize_t len, const unsigned char *end, PyObject *long_hash,
+                     uint64_t *out) {
+    uint64_t h;
+    if (len > LONG_WORD) {
+        PyObject *word = PyBytes_FromStringAndSize((const char *)w, len);
+        if (word == NULL)
+            return -1;
+        PyObject *value = PyObject_CallOneArg(long_hash, word);
+        Py_DECREF(word);
+        if (value == NULL)
+            return -1;
+        h = PyLong_AsUnsignedLongLongMask(value);
+        Py_DECREF(value);
+        if (PyErr_Occurred())
+            return -1;
+    } else {
+        h = load(w, end, len < 8 ? len : 8);
+        for (Py_ssize_t chunk = 1; len > 8 * chunk; chunk++) {
+            Py_ssize_t rest = len - 8 * chunk;
+            h = h * CHUNK_MUL + load(w + 8 * chunk, end, rest < 8 ? rest : 8);
+        }
+    }
+    *out = mix(h + (uint64_t)len * LENGTH_MUL);
+    return 0;
+}
+
+typedef struct {
+    uint64_t *items;
+    Py_ssize_t size, cap;
+} Words;
+
+/* Bit i set when byte i of the 64 at p (or fewer: `count`) is a separator; bits past `count` are
+ * set too, so the last word ends at the text's end. SSE2 compares 16 bytes at once where the
+ * compiler has it (every x86-64), a table look-up per byte elsewhere. */
+static inline uint64_t separator_mask(const unsigned char *p, Py_ssize_t count) {
+    uint64_t mask = 0;
+#if defined(__SSE2__)
+    if (count >= 64) {
+        const __m128i space = _mm_set1_epi8(' '), nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
+        for (int k = 0; k < 4; k++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+            __m128i is_space = _mm_cmpeq_epi8(v, space);
+            /* 9..13: (v - 9) saturating-minus 4 is 0 exactly for 0..4 */
+            __m128i is_control = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v, nine), four), _mm_setzero_si128());
+            mask |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(is_space, is_control)) << (16 * k);
+        }
+        return mask;
+    }
+#endif
+    Py_ssize_t k = 0;
+    for (; k < count && k < 64; k++)
+        mask |= (uint64_t)separator[p[k]] << k;
+    if (k < 64)
+        mask |= ~(uint64_t)0 << k;
+    return mask;
+}
+
+static inline int push_word(Words *words, const unsigned char *w, Py_ssize_t len, const unsigned char *end,
+                     PyObject *long_hash) {
+    if (words->size == words->cap) {
+        Py_ssize_t cap = words->cap ? words->cap * 2 : 1024;
+        uint64_t *grown = PyMem_Realloc(words->items, cap * sizeof(uint64_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        words->items = grown, words->cap = cap;
+    }
+    if (word_hash(w, len, end, long_hash, &words->items[words->size]) < 0)
+        return -1;
+    words->size++;
+    return 0;
+}
+
+/* Every word of a text in order, found 64 bytes at a time: a word starts at a non-separator after
+ * a separator (or the text's start) and ends at the next separator (or the text's end). */
+static int words_of(const unsigned char *text, Py_ssize_t n, PyObject *long_hash, Words *words) {
+    words->size = 0;
+    uint64_t before = 1; /* bit 0: the byte before this block was a separator */
+    Py_ssize_t start = 0;
+    for (Py_ssize_t block = 0; block < n; block += 64) {
+        uint64_t seps = separator_mask(text + block, n - block);
+        uint64_t shifted = (seps << 1) | before; /* bit i: byte i - 1 is a separator */
+        uint64_t edges = (~seps & shifted) | (seps & ~shifted); /* word starts, then word ends */
+        while (edges) {
+            int bit = __builtin_ctzll(edges);
+            edges &= edges - 1;
+            if (!((seps >> bit) & 1)) {
+                start = block + bit;
+            } else if (push_word(words, text + start, block + bit - start, text + n, long_hash) < 0) {
+                return -1;
+            }
+        }
+        before = seps >> 63;
+    }
+    if (!before && push_word(words, text + start, n - start, text + n, long_hash) < 0)
+        return -1; /* a text that ends a full block inside a word */
+    return 0;
+}
+
+static inline void keep_min(uint32_t *row, uint64_t value, Py_ssize_t num_perm) {
+    Py_ssize_t bin = (Py_ssize_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
+    uint32_t low = (uint32_t)(value & 0xFFFFFFFFu);
+    low = low < EMPTY - 1 ? low : EMPTY - 1;
+    uint32_t held = row[bin];
+    row[bin] = low < held ? low : held; /* a store either way: no branch to mispredict */
+}
+
+static void one_row(const Words *words, Py_ssize_t size, Py_ssize_t num_perm, uint32_t *row) {
+    const uint64_t *w = words->items;
+    Py_ssize_t n = words->size;
+    if (n < size) { /* a text shorter than a shingle is one shingle, all of it */
+        uint64_t c = w[0];
+        for (Py_ssize_t k = 1; k < n; k++)
+            c = c * CHUNK_MUL + w[k];
+        keep_min(row, mix(c), num_perm);
+        return;
+    }
+    uint64_t c = w[0], top = 1; /* top: CHUNK_MUL ** (size - 1), the first word's weight */
+    for (Py_ssize_t k = 1; k < size; k++) {
+        c = c * CHUNK_MUL + w[k];
+        top *= CHUNK_MUL;
+    }
+    keep_min(row, mix(c), num_perm);
+    for (Py_ssize_t i = 1; i + size <= n; i++) { /* rolled: the same polynomial, modulo 2**64 */
+        c = (c - w[i - 1] * top) * CHUNK_MUL + w[i + size - 1];
+        keep_min(row, mix(c), num_perm);
+    }
+}
+
+/* The densification's choices, precomputed once per call: first[b * num_perm + f] is the first
+ * attempt at which bin b's donor list names bin f (`attempts` when it never does). */
+typedef struct {
+    const int64_t *table; /* num_perm x attempts donors */
+    int32_t *first;       /* num_perm x num_perm */
+    Py_ssize_t num_perm, attempts;
+} Densify;
+
+static int densify_open(Densify *d, const int64_t *table, Py_ssize_t num_perm) {
+    d->table = table, d->num_perm = num_perm, d->attempts = DENSIFY_ATTEMPTS * num_perm;
+    d->first = PyMem_Malloc(num_perm * num_perm * sizeof(int32_t));
+    if (d->first == NULL)
+        return -1;
+    for (Py_ssize_t k = 0; k < num_perm * num_perm; k++)
+        d->first[k] = (int32_t)d->attempts;
+    for (Py_ssize_t b = 0; b < num_perm; b++)
+        for (Py_ssize_t a = d->attempts - 1; a >= 0; a--) {
+            int64_t donor = table[b * d->attempts + a];
+            if (donor < 0 || donor >= num_perm) {
+                PyErr_SetString(PyExc_ValueError, "densify table holds a bin outside 0..num_perm-1");
+                return -1;
+            }
+            d->first[b * num_perm + donor] = (int32_t)a;
+        }
+    return 0;
+}
+
+#define FEW_FILLED 16 /* below this, look up each filled bin's first attempt instead of scanning */
+
+/* minhash._densify for one row: each empty bin copies the first filled donor the table names,
+ * else the next filled bin to its right (cyclically); donors are read from the row before. A row
+ * with few filled bins (a short text) finds that donor among its filled bins: scanning the
+ * attempts would take ~num_perm tries for each empty bin. */
+static void densify(uint32_t *row, uint32_t *source, Py_ssize_t *filled, const Densify *d) {
+    Py_ssize_t num_perm = d->num_perm, attempts = d->attempts, count = 0;
+    for (Py_ssize_t b = 0; b < num_perm; b++)
+        if (row[b] != EMPTY)
+            filled[count++] = b;
+    if (count == num_perm)
+        return;
+    memcpy(source, row, num_perm * sizeof(uint32_t));
+    for (Py_ssize_t b = 0; b < num_perm; b++) {
+        if (source[b] != EMPTY)
+            continue;
+        Py_ssize_t a = attempts, donor = -1;
+        if (count < FEW_FILLED) {
+            const int32_t *first = d->first + b * num_perm;
+            for (Py_ssize_t j = 0; j < count; j++)
+                if (first[filled[j]] < a)
+                    a = first[filled[j]], donor = filled[j];
+        } else {
+            const int64_t *donors = d->table + b * attempts;
+            for (a = 0; a < attempts && source[donors[a]] == EMPTY; a++)
+                ;
+            if (a < attempts)
+                donor = donors[a];
+        }
+        if (donor >= 0) {
+            row[b] = source[donor];
+            continue;
+        }
+        Py_ssize_t next = (b + 1) % num_perm;
+        while (source[next] == EMPTY)
+            next = (next + 1) % num_perm;
+        row[b] = source[next];
+    }
+}
+
+PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "signatures(texts: list[bytes], shingle_size, num_perm, table, long_word_hash)");
+        return NULL;
+    }
+    PyObject *texts = args[0], *long_hash = args[4];
+    Py_ssize_t size = PyLong_AsSsize_t(args[1]), num_perm = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (size < 1 || num_perm < 1) {
+        PyErr_SetString(PyExc_ValueError, "shingle_size and num_perm must be >= 1");
+        return NULL;
+    }
+    Py_buffer table;
+    if (PyObject_GetBuffer(args[3], &table, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(texts);
+    PyObject *matrix = NULL, *has = NULL, *result = NULL;
+    Words words = {NULL, 0, 0};
+    Densify plan = {NULL, NULL, 0, 0};
+    uint32_t *source = PyMem_Malloc(num_perm * sizeof(uint32_t));
+    Py_ssize_t *filled = PyMem_Malloc(num_perm * sizeof(Py_ssize_t));
+    if (table.len != (Py_ssize_t)(num_perm * DENSIFY_ATTEMPTS * num_perm * sizeof(int64_t))) {
+        PyErr_SetString(PyExc_ValueError, "densify table must be num_perm x 4*num_perm int64");
+        goto done;
+    }
+    matrix = PyBytes_FromStringAndSize(NULL, count * num_perm * sizeof(uint32_t));
+    has = PyBytes_FromStringAndSize(NULL, count);
+    if (source == NULL || filled == NULL || matrix == NULL || has == NULL ||
+        densify_open(&plan, (const int64_t *)table.buf, num_perm) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    uint32_t *rows = (uint32_t *)PyBytes_AS_STRING(matrix);
+    char *flags = PyBytes_AS_STRING(has);
+    for (Py_ssize_t t = 0; t < count; t++) {
+        PyObject *text = PyList_GET_ITEM(texts, t);
+        if (!PyBytes_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "texts must be bytes");
+            goto done;
+        }
+        uint32_t *row = rows + t * num_perm;
+        for (Py_ssize_t b = 0; b < num_perm; b++)
+            row[b] = EMPTY;
+        Py_INCREF(text); /* held while a long word's hash (Python code) runs */
+        int failed = words_of((const unsigned char *)PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), long_hash,
+                              &words) < 0;
+        Py_DECREF(text);
+        if (failed)
+            goto done;
+        flags[t] = words.size > 0;
+        if (words.size) {
+            one_row(&words, size, num_perm, row);
+            densify(row, source, filled, &plan);
+        }
+    }
+    result = PyTuple_Pack(2, matrix, has);
+done:
+    PyBuffer_Release(&table);
+    PyMem_Free(words.items);
+    PyMem_Free(source);
+    PyMem_Free(filled);
+    PyMem_Free(plan.first);
+    Py_XDECREF(matrix);
+    Py_XDECREF(has);
+    return result;
+}
+
+
+void minhash_ready(void) {
+    for (int c = 0; c < 256; c++)
+        separator[c] = c == 32 || (c >= 9 && c <= 13);
+}
