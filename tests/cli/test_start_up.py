@@ -1,8 +1,9 @@
 """What the command loads lazily to start fast still behaves as if everything were loaded.
 
 The parser registers only the command named first, `tunegate` and `tunegate.output` load their
-names on first use, and a check runs with pydantic's plugin look-up off and numpy's OpenBLAS on
-one thread (tunegate.cli.start_up; docs/benchmarks.md, issue 15's start-up targets). None of that
+names on first use, a check runs with pydantic's plugin look-up off (tunegate.cli.start_up) and
+numpy's OpenBLAS on one thread (tunegate.overlap.numeric; docs/benchmarks.md, issue 15's start-up
+targets). None of that
 may change what a user sees, nor leak into the environment of a caller or of a training run.
 """
 from __future__ import annotations
@@ -79,13 +80,15 @@ def test_a_static_check_gets_the_settings(argv):
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="counts threads through /proc")
 def test_approving_the_quickstart_leaves_the_process_with_one_thread():
     # numpy's OpenBLAS would start a thread per core at import (~85 ms of CPU on 2 cores); the
-    # static stages multiply no matrices, so the check runs on the main thread alone.
+    # static stages multiply no matrices, so the check runs on the main thread alone
+    # (tunegate.overlap.numeric), and leaves no setting behind for a trainer started later.
     code = ("import os, re\nos.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
             "from tunegate.cli.main import main\nassert main(['check', 'examples/quickstart.yaml']) == 0\n"
-            "print(re.search(r'Threads:\\s+(\\d+)', open('/proc/self/status').read())[1])")
+            "print(re.search(r'Threads:\\s+(\\d+)', open('/proc/self/status').read())[1])\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                          check=True)
-    assert run.stdout.splitlines()[-1] == "1"
+    assert run.stdout.splitlines()[-2:] == ["1", "None"]
 
 
 def _fresh(code: str) -> list[str]:

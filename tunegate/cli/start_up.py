@@ -3,20 +3,15 @@
     with static_settings(["check", "spec.yaml"]):   # set while the command runs, removed after
         ...
 
-A check of a small spec is almost all start-up (docs/benchmarks.md, issue 15), and two libraries
-spend part of it on things such a command never uses:
+A check of a small spec is almost all start-up (docs/benchmarks.md, issue 15), and pydantic
+spends part of it on what such a command never uses: it looks for plugins at its first model,
+scanning every installed package's entry points (~10-20 ms). Plugins instrument an application's
+own models; these are tunegate's. (numpy's OpenBLAS thread pool, the other such cost, is kept to
+one thread where the overlap stage imports numpy: tunegate.overlap.numeric, for any caller.)
 
-- pydantic looks for plugins at its first model, scanning every installed package's entry points
-  (~10-20 ms). Plugins instrument an application's own models; these are tunegate's.
-- numpy's OpenBLAS starts a thread per core when numpy is imported (the near-duplicate pass), and
-  on a 2-core machine that costs ~85 ms of CPU and ~55 ms of a 0.4 s approval. The static stages
-  call no BLAS routine (no matrix product: hashing, sorting and comparisons), and a large file is
-  read by worker processes, one per core, each better off with one thread.
-
-Only commands that start no other program get them, and not a check that trains (--mini-run: its
-torch may use OpenBLAS), so no process but ours and its forked readers sees them. A value the user
-set is kept; ours are removed on the way out, so a caller of `main()` keeps its environment (a
-numpy it first imported inside the call keeps its one thread: OpenBLAS reads the setting once).
+Only commands that start no other program get the setting, and not a check that trains
+(--mini-run), so no process but ours and its forked readers sees it. A value the user set is kept;
+ours is removed on the way out, so a caller of `main()` keeps its environment.
 """
 from __future__ import annotations
 
@@ -25,7 +20,7 @@ import os
 from collections.abc import Iterator
 
 STATIC_COMMANDS = ("check", "lint")
-SETTINGS = {"PYDANTIC_DISABLE_PLUGINS": "__all__", "OPENBLAS_NUM_THREADS": "1"}
+SETTINGS = {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
 TRAINS = "--mini-run"
 
 
