@@ -60,11 +60,16 @@ def test_each_standby_trainer_serves_one_candidate_and_the_plan_caps_how_many_st
         time.sleep(0.5)
         assert pool.take(env) is None and pool.waiting() == 0  # two planned, two started
     finally:
-        pool.close()
-        for proc in (first, second):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
+        _stop(pool, first, second)
+
+
+def _stop(pool, *taken):
+    """Close the pool and end the trainers a test took from it (they wait for their arguments)."""
+    pool.close()
+    for proc in taken:
+        if proc is not None:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_standby_trainer_started_with_another_environment_is_stopped_not_used():
@@ -88,11 +93,7 @@ def test_standby_trainers_serve_and_are_replaced_when_only_mlflow_variables_chan
     try:
         assert first is not None and second is not None
     finally:
-        pool.close()
-        for proc in (first, second):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
+        _stop(pool, first, second)
 
 
 def test_close_stops_every_waiting_trainer():
