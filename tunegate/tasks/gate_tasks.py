@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +29,33 @@ def parse_spec_task(spec_path: str) -> ParsedSpec:
 
 
 def content_digest_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
-    """Cache key: where the spec and its data files are and what their bytes are (not their mtimes).
+    """Cache key: where the spec and its data files are, what their bytes are (not their mtimes),
+    and which tunegate checked them.
 
-    The place is part of the key because the report names the files it found problems in.
+    The place is part of the key because the report names the files it found problems in; the
+    checker is, because a result cached by other code (an older release, a changed rule) is that
+    code's verdict: reused after an upgrade it was once a report of an older shape, and the flow
+    stopped with an internal error instead of checking again.
     """
     parsed: ParsedSpec = parameters["parsed"]
     digest = hashlib.sha256(b"tunegate-static-v2")
-    digest.update(f"{Path(parsed.path).resolve()}\0{parsed.digest}".encode())
+    digest.update(f"{code_digest()}\0{Path(parsed.path).resolve()}\0{parsed.digest}".encode())
     if parsed.spec is not None:
         for path in (parsed.spec.data.train, parsed.spec.data.validation):
             digest.update(f"{path}\0{_file_digest(path)}".encode())
     return f"static-gate-{digest.hexdigest()}"
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """SHA-256 of tunegate's own files (source, data tables, the compiled loops): the checker's
+    identity, once per process (~240 files, ~2 MB)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(f"{path.relative_to(root)}\0{path.stat().st_size}\0".encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _file_digest(path: Path) -> str:
