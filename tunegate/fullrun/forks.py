@@ -34,6 +34,9 @@ from collections.abc import Mapping
 from tunegate.fullrun.standby import _same_start, die_with_parent
 
 SERVER_COMMAND = [sys.executable, "-m", "tunegate.fullrun.fork_server"]
+# How long a job waits for its fork: the server's imports (~5 CPU s on the tiny model's machine,
+# over a minute on a loaded one) and then milliseconds. Past it the server is taken for stuck.
+FORK_WAIT_S = 600
 
 
 class ForkedJob:
@@ -138,7 +141,10 @@ class ForkServer:
             return None
         finally:
             os.close(write)
-        waiter["event"].wait()
+        if not waiter["event"].wait(FORK_WAIT_S):  # the server is stuck: stop it, or it could fork the job late
+            self.close()
+            os.close(read)
+            return None
         reply = waiter["reply"] or {}
         if "pid" not in reply:
             os.close(read)

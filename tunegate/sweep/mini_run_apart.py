@@ -42,6 +42,9 @@ def mini_run_report(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
 
 
 def _read_back(job, report_path: Path) -> GateReport:
+    from tunegate import progress
+
+    progress.note(f"mini-run in process {job.pid} (forked: torch, transformers, peft already imported)")
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     for line in job.stdout:
         tail.append(line.rstrip("\n"))
