@@ -9,12 +9,14 @@ one sleeps in a health poll), then MLflow's imports (~2 s), then torch/transform
 mini-run (~5 s), then the same again in the candidate's training process. Two things start here
 instead, on the CPU the waits leave idle:
 
-- the standby trainers (`tunegate.fullrun.standby`): the first `max_parallel` candidates'
-  training processes, each a fresh process that imports the training stack and then waits for its
-  candidate's arguments (one process per candidate, as before);
+- the fork server (`tunegate.fullrun.forks`, Linux): one process that imports the training stack
+  and forks a fresh child for each candidate's mini-run and short training; elsewhere the standby
+  trainers (`tunegate.fullrun.standby`): the first `max_parallel` candidates' training processes,
+  each a fresh process that imports the training stack and then waits for its candidate's arguments;
 - one thread importing, in this process, the modules the flow is sure to import later: MLflow's
   client and SQL store first (the tracking session opens right after the data gate), then the
-  training stack the mini-run imports, then matplotlib for the loss curves. Importing is all it
+  training stack the mini-run imports (not when the fork server runs the mini-runs), then
+  matplotlib for the loss curves. Importing is all it
   does: no model, no store, no torch state. A module the other thread reaches first just waits
   for this one to finish it (Python's per-module import locks).
 
