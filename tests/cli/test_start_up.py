@@ -114,3 +114,38 @@ def test_an_unknown_name_of_the_package_is_an_attribute_error():
         tunegate.no_such_name  # noqa: B018
     with pytest.raises(AttributeError):
         tunegate.output.no_such_name  # noqa: B018
+
+
+def _entry_in_a_fresh_process(argv: list[str]) -> list[str]:
+    # What the console script does (tunegate.cli.main.entry), then what the exit would find frozen.
+    code = (f"import gc, sys\nsys.argv = ['tunegate', *{argv!r}]\nfrom tunegate.cli.main import entry\n"
+            "code = entry()\nprint(code, gc.get_freeze_count() > 0)")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return run.stdout.splitlines()[-1].split()
+
+
+def test_the_process_entry_freezes_its_objects_after_a_static_command_so_the_exit_skips_collecting_them():
+    assert _entry_in_a_fresh_process(["check", "examples/broken.yaml", "--quiet"]) == ["1", "True"]
+
+
+def test_the_process_entry_leaves_every_object_collectable_after_a_command_that_is_not_static():
+    assert _entry_in_a_fresh_process(["gpus"]) == ["0", "False"]
+
+
+def test_main_itself_never_freezes_its_caller(monkeypatch, capsys):
+    import gc
+
+    monkeypatch.chdir(ROOT)
+    before = gc.get_freeze_count()
+    assert main(["check", "examples/broken.yaml"]) == 1
+    assert gc.get_freeze_count() == before
+
+
+def test_a_static_command_run_as_a_program_writes_its_whole_report_and_files_before_it_exits(tmp_path):
+    page = tmp_path / "report.html"
+    run = subprocess.run([sys.executable, "-m", "tunegate", "check", "examples/broken.yaml", "--json",
+                          "--html", str(page)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    report = json.loads(run.stdout)
+    assert report["gates_passed"] is False and len(report["findings"]) == 7
+    assert page.read_text(encoding="utf-8").rstrip().endswith("</html>")

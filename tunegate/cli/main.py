@@ -18,7 +18,7 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
-from tunegate.cli.start_up import static_settings
+from tunegate.cli.start_up import leave, static_settings
 from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
@@ -56,6 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     with static_settings(argv):  # a check's process skips what it never uses (tunegate.cli.start_up)
         return _run(argv)
+
+
+def entry() -> int:
+    """The process's own entry point (the console script, `python -m tunegate`): `main()`, then a
+    quick exit for a static command (tunegate.cli.start_up.leave)."""
+    argv = sys.argv[1:]
+    return leave(argv, main(argv))
 
 
 def _run(argv: list[str]) -> int:
