@@ -18,7 +18,7 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
-from tunegate.cli.start_up import leave, static_settings
+from tunegate.cli.start_up import hold_collections, leave, started, static_settings
 from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
@@ -59,9 +59,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> int:
-    """The process's own entry point (the console script, `python -m tunegate`): `main()`, then a
-    quick exit for a static command (tunegate.cli.start_up.leave)."""
+    """The process's own entry point (the console script, `python -m tunegate`): `main()`, with a
+    static command's start-up and exit spared the garbage collector's passes (tunegate.cli.start_up)."""
     argv = sys.argv[1:]
+    hold_collections(argv)
     return leave(argv, main(argv))
 
 
@@ -70,6 +71,7 @@ def _run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     start_output(args)
     previous = _raise_on_sigterm()
+    started()  # the command's module is loaded: collect again (held only by entry())
     try:
         return int(args.run(args))
     except TunegateError as exc:  # each class says what its exit code means (tunegate.errors)
