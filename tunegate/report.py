@@ -26,6 +26,20 @@ CAVEATS = (
 )
 
 
+
+# The mutable defaults' factories are plain functions, not the builtins dict and list: pydantic reads
+# a factory's signature when it builds a model, and a builtin's is parsed from its text by the
+# tokenizer, whose first use compiles its regexes (~5 ms of a 0.2 s rejection; issue 15).
+def new_dict() -> dict:
+    """A new empty dict (a `default_factory`)."""
+    return {}
+
+
+def new_list() -> list:
+    """A new empty list (a `default_factory`)."""
+    return []
+
+
 class Finding(BaseModel):
     """One problem, with its exact place and the fix."""
 
@@ -148,10 +162,10 @@ class StageResult(BaseModel):
     status: Status
     duration_s: float = 0.0
     reason: str = Field(default="", description="Why the stage was skipped.")
-    stats: dict[str, Any] = Field(default_factory=dict)
-    findings: list[Finding] = Field(default_factory=list)
+    stats: dict[str, Any] = Field(default_factory=new_dict)
+    findings: list[Finding] = Field(default_factory=new_list)
     totals_by_code: dict[str, int] = Field(
-        default_factory=dict, description="Every finding counted, including those past the per-code cap.")
+        default_factory=new_dict, description="Every finding counted, including those past the per-code cap.")
 
     @classmethod
     def skipped(cls, name: str, reason: str) -> StageResult:
@@ -176,15 +190,15 @@ class GateReport(BaseModel):
     gates_passed: bool = Field(
         False, description="Every gate that ran passed; says nothing about the gates that did not run.")
     not_run: dict[str, str] = Field(
-        default_factory=dict, description="Required gates that did not run, with the reason: why the report "
+        default_factory=new_dict, description="Required gates that did not run, with the reason: why the report "
                                           "does not approve a full run although its gates passed.")
-    caveats: list[str] = Field(default_factory=list, description="What the verdict does not prove.")
+    caveats: list[str] = Field(default_factory=new_list, description="What the verdict does not prove.")
     stages: list[StageResult]
     findings: list[Finding]
     counts: dict[str, int]
     spec: str | None = Field(default=None, description="Path of the spec that was checked.")
     fingerprints: dict[str, Any] = Field(
-        default_factory=dict, description="Content digests of spec and data, keyed by role.")
+        default_factory=new_dict, description="Content digests of spec and data, keyed by role.")
     facts: GateFacts = Field(
         default_factory=GateFacts, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
 

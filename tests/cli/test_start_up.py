@@ -159,3 +159,37 @@ def test_a_static_command_run_as_a_program_writes_its_whole_report_and_files_bef
     report = json.loads(run.stdout)
     assert report["gates_passed"] is False and len(report["findings"]) == 7
     assert page.read_text(encoding="utf-8").rstrip().endswith("</html>")
+
+
+def test_a_rejection_and_an_approval_never_compile_the_tokenizer():
+    # pydantic reads each default factory's signature; a builtin's (dict, list) goes through the
+    # tokenizer, whose first use compiles its regexes (~5 ms): the models' factories are functions.
+    code = ("import io, contextlib, tokenize\nfrom tunegate.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['check', 'examples/broken.yaml']) == 1\n"
+            "    assert main(['check', 'examples/quickstart.yaml']) == 0\n"
+            "print(tokenize._compile.cache_info().currsize)")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         check=True)
+    assert run.stdout.splitlines()[-1] == "0"
+
+
+def test_every_mutable_default_of_the_report_and_the_spec_is_a_new_object_per_instance():
+    from tunegate.report import GateReport, StageResult
+    from tunegate.spec.model import LoraSpec, SweepSpec
+
+    first, second = StageResult(name="spec", status="passed"), StageResult(name="spec", status="passed")
+    first.stats["x"], first.totals_by_code["TG101"] = 1, 1
+    first.findings.append(None)
+    assert (second.stats, second.findings, second.totals_by_code) == ({}, [], {})
+    report = GateReport.from_stages([second])
+    report.fingerprints["spec"], report.caveats[:] = "d", []
+    assert GateReport.from_stages([second]).caveats
+    assert GateReport.from_stages([second]).fingerprints == {}
+    a, b = SweepSpec(), SweepSpec()
+    a.candidates.append({"lora.r": 8})
+    a.grid["lora.r"] = [8]
+    assert (b.candidates, b.grid) == ([], {})
+    lora = LoraSpec()
+    lora.modules_to_save.append("lm_head")
+    assert LoraSpec().modules_to_save == []
