@@ -161,19 +161,6 @@ def test_a_static_command_run_as_a_program_writes_its_whole_report_and_files_bef
     assert page.read_text(encoding="utf-8").rstrip().endswith("</html>")
 
 
-def test_a_rejection_and_an_approval_never_compile_the_tokenizer():
-    # pydantic reads each default factory's signature; a builtin's (dict, list) goes through the
-    # tokenizer, whose first use compiles its regexes (~5 ms): the models' factories are functions.
-    code = ("import io, contextlib, tokenize\nfrom tunegate.cli.main import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    assert main(['check', 'examples/broken.yaml']) == 1\n"
-            "    assert main(['check', 'examples/quickstart.yaml']) == 0\n"
-            "print(tokenize._compile.cache_info().currsize)")
-    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         check=True)
-    assert run.stdout.splitlines()[-1] == "0"
-
-
 def test_every_mutable_default_of_the_report_and_the_spec_is_a_new_object_per_instance():
     from tunegate.report import GateReport, StageResult
     from tunegate.spec.model import LoraSpec, SweepSpec
@@ -193,3 +180,57 @@ def test_every_mutable_default_of_the_report_and_the_spec_is_a_new_object_per_in
     lora = LoraSpec()
     lora.modules_to_save.append("lm_head")
     assert LoraSpec().modules_to_save == []
+
+
+def _last_line(code: str, **env: str) -> str:
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         check=True, env={**os.environ, **env})
+    return run.stdout.splitlines()[-1]
+
+
+CHECK_BOTH = ("import io, contextlib, sys\nfrom tunegate.cli.main import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['check', 'examples/broken.yaml']) == 1\n"
+              "    assert main(['check', 'examples/quickstart.yaml']) == 0\n")
+
+
+@pytest.fixture(scope="module")
+def after_both_checks() -> dict:
+    """What a fresh process that rejected broken.yaml and approved quickstart.yaml has loaded."""
+    code = CHECK_BOTH + ("import json, tokenize\nloaded = {'metadata': 'importlib.metadata' in sys.modules,\n"
+                         "          'tokenizer_regexes': tokenize._compile.cache_info().currsize}\n"
+                         "from pydantic import BaseModel\nclass Later(BaseModel):\n    x: int\n"
+                         "loaded['later'] = [Later(x=1).x, sys.modules['pydantic.plugin._loader'].__file__[-10:]]\n"
+                         "print(json.dumps(loaded))")
+    return json.loads(_last_line(code))
+
+
+def test_a_rejection_and_an_approval_never_compile_the_tokenizer(after_both_checks):
+    # pydantic reads each default factory's signature; a builtin's (dict, list) goes through the
+    # tokenizer, whose first use compiles its regexes (~5 ms): the models' factories are functions.
+    assert after_both_checks["tokenizer_regexes"] == 0
+
+
+def test_a_check_with_the_plugin_look_up_off_never_imports_importlib_metadata(after_both_checks):
+    # pydantic's loader imports it (~5 % of a rejection's instructions) only to return no plugins
+    assert after_both_checks["metadata"] is False
+
+
+def test_after_a_check_the_callers_own_models_get_pydantics_own_loader(after_both_checks):
+    assert after_both_checks["later"] == [1, "_loader.py"]
+
+
+def test_a_check_where_the_user_turned_plugins_on_uses_pydantics_own_loader():
+    code = ("import io, contextlib, sys\nfrom tunegate.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['check', 'examples/broken.yaml'])\n"
+            "print(sys.modules['pydantic.plugin._loader'].get_plugins.__module__)")
+    assert _last_line(code, **{PLUGINS_ENV: ""}) == "pydantic.plugin._loader"
+
+
+def test_any_other_name_asked_of_the_stand_in_loader_comes_from_pydantics_own():
+    code = ("import sys\nfrom tunegate.cli.start_up import PLUGIN_LOADER, static_settings\n"
+            "with static_settings(['check', 'spec.yaml']):\n"
+            "    group = sys.modules[PLUGIN_LOADER].PYDANTIC_ENTRY_POINT_GROUP\n"
+            "    real = sys.modules[PLUGIN_LOADER].__file__.endswith('_loader.py')\n"
+            "print(group, real)")
+    assert _last_line(code) == "pydantic True"

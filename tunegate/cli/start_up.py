@@ -20,7 +20,11 @@ on before the command runs: a check of a large file collects its own garbage as 
 
 Pydantic spends part of the start-up on what such a command never uses: it looks for plugins at its first model,
 scanning every installed package's entry points (~10-20 ms). Plugins instrument an application's
-own models; these are tunegate's. (numpy's OpenBLAS thread pool, the other such cost, is kept to
+own models; these are tunegate's. With the look-up off, its loader module still imports
+importlib.metadata (email, zipfile, csv, tempfile: ~5 % of a rejection's instructions) only to
+return no plugins, so while our setting is in force the loader is a module of ours that returns
+none, exactly what pydantic's own returns under that setting (any other name it is asked for comes
+from pydantic's own); it is removed on the way out, so a caller of `main()` gets pydantic's again. (numpy's OpenBLAS thread pool, the other such cost, is kept to
 one thread where the overlap stage imports numpy: tunegate.overlap.numeric, for any caller.)
 
 Only commands that start no other program get the setting, and not a check that trains
@@ -31,11 +35,16 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import os
+import sys
+import types
 from collections.abc import Iterator
 
 STATIC_COMMANDS = ("check", "lint")
-SETTINGS = {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
+PLUGINS_OFF = "PYDANTIC_DISABLE_PLUGINS"
+SETTINGS = {PLUGINS_OFF: "__all__"}
+PLUGIN_LOADER = "pydantic.plugin._loader"  # what pydantic imports `get_plugins` from at each new validator
 TRAINS = "--mini-run"
 
 
@@ -52,11 +61,36 @@ def static_settings(argv: list[str]) -> Iterator[None]:
     ours = [name for name in SETTINGS if static and name not in os.environ]
     for name in ours:
         os.environ[name] = SETTINGS[name]
+    loader = _no_plugin_loader() if PLUGINS_OFF in ours and PLUGIN_LOADER not in sys.modules else None
+    if loader is not None:
+        sys.modules[PLUGIN_LOADER] = loader
     try:
         yield
     finally:
         for name in ours:
             os.environ.pop(name, None)
+        if loader is not None and sys.modules.get(PLUGIN_LOADER) is loader:
+            del sys.modules[PLUGIN_LOADER]
+
+
+def _no_plugin_loader() -> types.ModuleType:
+    """A stand-in for pydantic's plugin loader that finds no plugins, as pydantic's does when told to."""
+    loader = types.ModuleType(PLUGIN_LOADER, f"No pydantic plugins while {PLUGINS_OFF} is set (tunegate.cli.start_up).")
+    loader.get_plugins = _no_plugins  # type: ignore[attr-defined]
+    loader.__getattr__ = _from_pydantics_loader  # type: ignore[attr-defined]
+    return loader
+
+
+def _no_plugins() -> tuple:
+    return ()
+
+
+def _from_pydantics_loader(name: str) -> object:
+    """Any other name from pydantic's own loader, which then replaces the stand-in."""
+    if name.startswith("__"):  # the import system's own probes (__path__, __spec__ ...)
+        raise AttributeError(name)
+    sys.modules.pop(PLUGIN_LOADER, None)
+    return getattr(importlib.import_module(PLUGIN_LOADER), name)
 
 
 _held: list[bool] = []  # whether hold_collections turned collection off (the process's entry only)
