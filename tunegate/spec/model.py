@@ -4,7 +4,9 @@ Every field's description is written once here and reused by `tunegate schema`, 
 Prefect's parameter forms. Structural rules (types, ranges) live in the fields; rules that need
 the GPU catalog or several fields together live in `tunegate.spec.rules`.
 """
-from __future__ import annotations
+# Annotations are real types here, not `from __future__ import annotations` strings: pydantic
+# would compile and evaluate each field's type from its text when the models are built, at every
+# start-up (~2 % of a rejection's instructions over the report, facts and spec models; issue 15).
 
 import os
 from pathlib import Path
@@ -127,7 +129,7 @@ class TrainingSpec(Section):
                                              "within each record), as TRL's packing and axolotl's sample_packing.")
 
     @model_validator(mode="after")
-    def _one_length(self) -> TrainingSpec:
+    def _one_length(self) -> "TrainingSpec":
         if self.epochs is None and self.max_steps is None:
             self.epochs = 1.0
         return self
@@ -246,7 +248,7 @@ class Spec(Section):
     sweep: SweepSpec = Field(default_factory=SweepSpec)
     full_run: FullRunSpec = Field(default_factory=FullRunSpec)
 
-    def resolve_paths(self, base: Path) -> Spec:
+    def resolve_paths(self, base: Path) -> "Spec":
         """Return a copy with relative data and output paths made absolute against `base`."""
         def res(p: Path) -> Path:
             if p.is_absolute():
