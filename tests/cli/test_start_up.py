@@ -182,6 +182,15 @@ def test_every_mutable_default_of_the_report_and_the_spec_is_a_new_object_per_in
     assert LoraSpec().modules_to_save == []
 
 
+def test_a_section_left_out_of_the_spec_gets_its_defaults_a_new_one_per_spec():
+    from tunegate.spec.model import GateSpec, LoraSpec, Spec, SweepSpec
+
+    data = {"train": "t.jsonl", "validation": "v.jsonl"}
+    first, second = Spec(data=data), Spec(data=data)
+    assert (first.lora, first.gate, first.sweep) == (LoraSpec(), GateSpec(), SweepSpec())
+    assert first.lora is not second.lora and first.gate.overlap is not second.gate.overlap
+
+
 def _last_line(code: str, **env: str) -> str:
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                          check=True, env={**os.environ, **env})

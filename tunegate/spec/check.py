@@ -10,6 +10,7 @@ params is the digest of the spec those params came from.
 """
 from __future__ import annotations
 
+import codecs
 import difflib
 import math
 import os
@@ -221,7 +222,7 @@ def _read_bytes(path: Path) -> bytes:
 
 def _decode(path: Path, raw: bytes) -> str:
     try:
-        return raw.decode("utf-8-sig")
+        return raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")  # as utf-8-sig, without loading that codec
     except UnicodeDecodeError as exc:
         raise UsageError(f"spec {shown(path)} is not UTF-8 text (bad byte at offset {exc.start})") from None
 
