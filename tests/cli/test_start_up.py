@@ -252,10 +252,13 @@ def test_the_models_every_check_builds_hold_real_types_not_annotation_strings():
 
     import tunegate.facts
     import tunegate.report
+    import tunegate.spec.check
+    import tunegate.spec.gpus
     import tunegate.spec.model
     import tunegate.spec.search_space
 
-    modules = (tunegate.facts, tunegate.report, tunegate.spec.model, tunegate.spec.search_space)
+    modules = (tunegate.facts, tunegate.report, tunegate.spec.model, tunegate.spec.search_space,
+               tunegate.spec.gpus, tunegate.spec.check)
     models = [m for module in modules for m in vars(module).values()
               if isinstance(m, type) and issubclass(m, BaseModel) and m.__module__ == module.__name__]
     assert len(models) >= 30
