@@ -207,7 +207,8 @@ CHECK_BOTH = ("import io, contextlib, sys\nfrom tunegate.cli.main import main\n"
 def after_both_checks() -> dict:
     """What a fresh process that rejected broken.yaml and approved quickstart.yaml has loaded."""
     code = CHECK_BOTH + ("import json, tokenize\nloaded = {'metadata': 'importlib.metadata' in sys.modules,\n"
-                         "          'tokenizer_regexes': tokenize._compile.cache_info().currsize}\n"
+                         "          'tokenizer_regexes': tokenize._compile.cache_info().currsize,\n"
+                         "          'config_map': 'tunegate.spec.config_map' in sys.modules}\n"
                          "from pydantic import BaseModel\nclass Later(BaseModel):\n    x: int\n"
                          "loaded['later'] = [Later(x=1).x, sys.modules['pydantic.plugin._loader'].__file__[-10:]]\n"
                          "print(json.dumps(loaded))")
@@ -223,6 +224,11 @@ def test_a_rejection_and_an_approval_never_compile_the_tokenizer(after_both_chec
 def test_a_check_with_the_plugin_look_up_off_never_imports_importlib_metadata(after_both_checks):
     # pydantic's loader imports it (~5 % of a rejection's instructions) only to return no plugins
     assert after_both_checks["metadata"] is False
+
+
+def test_a_tunegate_spec_loads_none_of_the_mapping_of_other_tools_configs(after_both_checks):
+    # tunegate.spec.config_map (axolotl, TRL) loads when such a config is checked: ~1 % of a rejection
+    assert after_both_checks["config_map"] is False
 
 
 def test_after_a_check_the_callers_own_models_get_pydantics_own_loader(after_both_checks):
