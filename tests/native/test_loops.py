@@ -197,3 +197,61 @@ def test_a_replayed_log_finds_the_repeats_setdefault_finds():
                 if want.setdefault(k, line + 7) != line + 7]
     assert seen.repeats(keys, lines, 7) == expected
     assert len(seen) == len(want)
+
+
+ROLE_NAMES = ["system", "user", "assistant", "tool", "", "User", "assistant ", "ｕｓｅｒ"]
+TEXTS = ["hi", "", " ", "\u3000\n", "\u200b", "ok then", "x" * 300, "\x1c", "مرحبا"]
+message = st.one_of(
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES), "content": st.sampled_from(TEXTS)}),
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES)}),
+    st.fixed_dictionaries({"content": st.sampled_from(TEXTS)}),
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES), "content": st.one_of(st.none(), st.integers(),
+                                                                                    st.lists(st.text(max_size=3)))}),
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES), "content": st.sampled_from(TEXTS),
+                           "name": st.text(max_size=3)}),
+    st.none(), st.integers(), st.text(max_size=4), st.lists(st.integers(), max_size=2),
+)
+
+
+def scan_both(msgs):
+    from tunegate.dataset.contract import python_scan
+
+    ours, theirs = {r: [] for r in ("system", "user", "assistant")}, {r: [] for r in ("system", "user", "assistant")}
+    return (native.scan(msgs, ours), ours), (python_scan(msgs, theirs), theirs)
+
+
+@needs_native
+@settings(max_examples=800, deadline=None)
+@given(st.one_of(st.lists(message, max_size=7), st.none(), st.dictionaries(st.text(max_size=2), st.integers())))
+def test_the_messages_scan_decides_and_counts_as_the_definition(msgs):
+    compiled_result, python_result = scan_both(msgs)
+    assert compiled_result == python_result
+
+
+@needs_native
+def test_the_messages_scan_of_real_records_is_the_definition():
+    for path in sorted((DATA / "dataset").rglob("*.jsonl")):
+        for raw in path.read_bytes().splitlines():
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(record, dict):
+                compiled_result, python_result = scan_both(record.get("messages"))
+                assert compiled_result == python_result, (path.name, raw[:80])
+
+
+@needs_native
+def test_the_messages_scan_uses_whatever_the_role_maps_to():
+    class Sink(list):  # not a plain list: its own append runs, as in the Python loop
+        def append(self, n):
+            super().append(-n)
+
+    from tunegate.dataset.contract import python_scan
+
+    msgs = [{"role": "user", "content": "abc"}, {"role": "tool", "content": "x"}, {"role": "assistant", "content": "de"}]
+    found = []
+    for scan in (native.scan, python_scan):
+        lengths = {"user": Sink(), "assistant": [], "tool": None}
+        found.append((scan(msgs, lengths), lengths))
+    assert found[0] == found[1] == (1, {"user": [-3], "assistant": [2], "tool": None})
