@@ -255,3 +255,44 @@ def test_the_messages_scan_uses_whatever_the_role_maps_to():
         lengths = {"user": Sink(), "assistant": [], "tool": None}
         found.append((scan(msgs, lengths), lengths))
     assert found[0] == found[1] == (1, {"user": [-3], "assistant": [2], "tool": None})
+
+
+def band_case(seed: int, n: int, batch: int, num_perm: int, bands: tuple[int, int]):
+    """An index of `n` random rows with repeated band keys, and a batch sharing some bands with it."""
+    from tunegate.overlap.lsh import BandIndex
+
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 4, size=(n, num_perm), dtype=np.uint32)  # few values: bands collide often
+    rows[::3] = rng.integers(0, 2**32 - 1, size=(len(rows[::3]), num_perm), dtype=np.uint32)
+    queries = rng.integers(0, 2**32 - 1, size=(batch, num_perm), dtype=np.uint32)
+    if n and batch:
+        take = rng.integers(0, n, size=batch)
+        mixed = rng.random((batch, num_perm)) < 0.5
+        queries = np.where(mixed, rows[take], queries).astype(np.uint32)
+        queries[: batch // 4] = rows[take[: batch // 4]]
+    return BandIndex.build(rows, bands), queries
+
+
+@needs_native
+@pytest.mark.parametrize("n,batch,num_perm,bands", [(500, 300, 128, (14, 9)), (40, 60, 16, (2, 8)),
+                                                     (1, 5, 8, (3, 2)), (0, 4, 16, (4, 4)), (300, 0, 64, (8, 8)),
+                                                     (2000, 50, 256, (20, 12))])
+def test_the_band_table_finds_the_pairs_the_binary_search_finds(n, batch, num_perm, bands):
+    index, queries = band_case(n + batch, n, batch, num_perm, bands)
+    assert index.table is not None
+    got, want = index.candidates(queries), index.search(queries)
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+    if n and batch:
+        assert len(want[0]) >= batch // 4  # the planted copies are found
+
+
+@needs_native
+def test_the_band_table_reads_an_index_mapped_read_only(tmp_path):
+    from tunegate.overlap.lsh import BandIndex
+
+    index, queries = band_case(7, 400, 100, 128, (14, 9))
+    for name in ("sorted_keys", "order"):
+        np.save(tmp_path / f"{name}.npy", getattr(index, name))
+    mapped = BandIndex.of(index.rows, index.bands, np.load(tmp_path / "sorted_keys.npy", mmap_mode="r"),
+                          np.load(tmp_path / "order.npy", mmap_mode="r"))
+    assert [a.tolist() for a in mapped.candidates(queries)] == [a.tolist() for a in index.search(queries)]

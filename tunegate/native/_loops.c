@@ -21,6 +21,8 @@ PyMODINIT_FUNC PyInit__loops(void) {
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyType_Ready(&FirstSeenType) < 0 ||
                       PyModule_AddObjectRef(m, "FirstSeen", (PyObject *)&FirstSeenType) < 0 ||
+                      PyType_Ready(&BandTableType) < 0 ||
+                      PyModule_AddObjectRef(m, "BandTable", (PyObject *)&BandTableType) < 0 ||
                       PyModule_AddStringConstant(m, "UNIDATA_VERSION", tg_unidata_version) < 0)) {
         Py_DECREF(m);
         return NULL;

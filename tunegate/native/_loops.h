@@ -34,6 +34,9 @@ PyObject *line_marks(PyObject *self, PyObject *arg);
 int scan_ready(void);
 PyObject *scan_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
+/* lsh.c: lsh.BandIndex's look-up */
+extern PyTypeObject BandTableType;
+
 /* first_seen.c: the TG210 map */
 extern PyTypeObject FirstSeenType;
 
