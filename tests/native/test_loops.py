@@ -296,3 +296,19 @@ def test_the_band_table_reads_an_index_mapped_read_only(tmp_path):
     mapped = BandIndex.of(index.rows, index.bands, np.load(tmp_path / "sorted_keys.npy", mmap_mode="r"),
                           np.load(tmp_path / "order.npy", mmap_mode="r"))
     assert [a.tolist() for a in mapped.candidates(queries)] == [a.tolist() for a in index.search(queries)]
+
+
+def test_text_of_characters_nfkc_keeps_is_folded_without_unicodedata_and_the_same():
+    """The normaliser skips unicodedata.normalize for text of characters the table calls safe:
+    each is its own NFKC, and next to any other such character or to a composition's first half
+    (the characters most likely to join a neighbour) the pair is too."""
+    unsafe = fold_table.nfkc_unsafe()
+    firsts = sorted({int(d.split()[0], 16) for d in map(unicodedata.decomposition, map(chr, range(0x3000)))
+                     if d and not d.startswith("<") and len(d.split()) == 2} - unsafe)
+    safe = [cp for cp in range(0x80, 0x30000) if cp not in unsafe]
+    assert all(unicodedata.normalize("NFKC", chr(cp)) == chr(cp) for cp in safe)
+    rng = random.Random(5)
+    pairs = [(a, b) for a in firsts for b in rng.sample(safe, 40)] + [(rng.choice(safe), rng.choice(safe))
+                                                                     for _ in range(20_000)]
+    assert all(unicodedata.normalize("NFKC", chr(a) + chr(b)) == chr(a) + chr(b) for a, b in pairs)
+    assert {0x0301, 0x1161, 0x11A8, 0x3099, 0xFB01, 0xFF21} <= unsafe  # marks, jamo, kana voicing, compatibility

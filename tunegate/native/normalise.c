@@ -128,14 +128,39 @@ static int fold_into(Out *pout, PyObject *text) {
     return 0;
 }
 
+static inline int nfkc_unsafe(Py_UCS4 cp) {
+    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
+    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
+}
+
+/* Whether NFKC may change `text`: it holds a character the table marks (fold_table.nfkc_unsafe). */
+static int nfkc_may_change(PyObject *text) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND) { /* Latin-1: a 256-bit look-up, no stage */
+        const Py_UCS1 *chars = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (chars[i] >= 0x80 && nfkc_unsafe(chars[i]))
+                return 1;
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 cp = PyUnicode_READ(kind, data, i);
+        if (cp >= 0x80 && nfkc_unsafe(cp))
+            return 1;
+    }
+    return 0;
+}
+
 /* normalize.normal_bytes(text), appended to `out`. */
 static int normal_into(Out *out, PyObject *text, PyObject *normalize) {
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0)
         return -1;
 #endif
-    if (PyUnicode_IS_ASCII(text))
-        return fold_into(out, text); /* NFKC is the identity on ASCII */
+    if (PyUnicode_IS_ASCII(text) || !nfkc_may_change(text))
+        return fold_into(out, text); /* NFKC is the identity on ASCII, and on text of safe characters */
     PyObject *call[2] = {NFKC, text};
     PyObject *normal = PyObject_Vectorcall(normalize, call, 2, NULL);
     if (normal == NULL)
