@@ -18,7 +18,7 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
-from tunegate.cli.start_up import static_settings
+from tunegate.cli.start_up import is_static, static_settings
 from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
@@ -55,7 +55,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     with static_settings(argv):  # a check's process skips what it never uses (tunegate.cli.start_up)
-        return _run(argv)
+        code = _run(argv)
+    if is_static(argv):  # and without the interpreter's teardown (tunegate.cli.fast_exit)
+        from tunegate.cli.fast_exit import end_now
+
+        end_now(code)
+    return code
 
 
 def _run(argv: list[str]) -> int:
