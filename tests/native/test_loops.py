@@ -312,3 +312,18 @@ def test_text_of_characters_nfkc_keeps_is_folded_without_unicodedata_and_the_sam
                                                                      for _ in range(20_000)]
     assert all(unicodedata.normalize("NFKC", chr(a) + chr(b)) == chr(a) + chr(b) for a, b in pairs)
     assert {0x0301, 0x1161, 0x11A8, 0x3099, 0xFB01, 0xFF21} <= unsafe  # marks, jamo, kana voicing, compatibility
+
+
+@needs_native
+@pytest.mark.parametrize("widen", ["", "é", "Ω", "😅"])  # one byte a character (ASCII, Latin-1), two, four
+def test_text_folded_sixteen_characters_at_a_time_is_the_definition(widen):
+    # The compiled fold takes 16 ASCII characters at once where none collapses: runs of whitespace,
+    # capitals and other characters at every offset of a block must give the definition's bytes.
+    rng = random.Random(len(widen))
+    pieces = ["ab", "CD", " ", "  ", "\t", "\n\n", "\x1c", "\x0b ", "Zz", "0", "é", widen, "@[`{"]
+    for size in range(0, 70):
+        for _ in range(12):
+            text = "".join(rng.choice(pieces) for _ in range(size))[:size] + widen
+            assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text), repr(text)
+    text = "x" * 15 + " " + "Y" * 16 + "  " + "q" * 14 + widen  # spaces on the edges of blocks
+    assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text)
