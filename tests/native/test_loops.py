@@ -249,7 +249,8 @@ def test_the_messages_scan_uses_whatever_the_role_maps_to():
 
     from tunegate.dataset.contract import python_scan
 
-    msgs = [{"role": "user", "content": "abc"}, {"role": "tool", "content": "x"}, {"role": "assistant", "content": "de"}]
+    msgs = [{"role": "user", "content": "abc"}, {"role": "tool", "content": "x"},
+            {"role": "assistant", "content": "de"}]
     found = []
     for scan in (native.scan, python_scan):
         lengths = {"user": Sink(), "assistant": [], "tool": None}

@@ -209,12 +209,11 @@ def _prepare(settings: NearSettings) -> None:
     """Import numpy and the MinHash code, and work out the band layout and the densify table, in
     the process that makes the pass: worker processes forked later find them done, where each
     did them again at its first part (~0.1 CPU s: numpy's import, 25 ms of band layout)."""
+    from tunegate.overlap import minhash
     from tunegate.overlap.lsh import band_layout
-    from tunegate.overlap.minhash import _densify_bytes
 
     band_layout(settings.threshold, settings.num_perm)
-    if settings.num_perm >= 1:
-        _densify_bytes(settings.num_perm)
+    minhash.prepare(settings.num_perm)
 
 
 def feed(near: NearPass, role: str, line: int, index: int, record: Any) -> None:
