@@ -31,8 +31,9 @@ def test_a_library_caller_keeps_its_own_exit():
     assert done.stdout == "report after end_now\nhandler ran\n"
 
 
-def test_the_command_waits_as_usual_while_another_thread_runs():
-    done = run_as("tunegate", "t = threading.Thread(target=time.sleep, args=(0.2,)); t.start()\n"
-                              "end_now(3)\nprint(' not ended')\n")
-    assert done.returncode == 0
-    assert done.stdout == "report not ended\nhandler ran\n"
+def test_the_command_ends_as_usual_while_another_thread_runs():
+    for daemon in (False, True):  # a daemon thread's exit hooks (threading's) would be skipped too
+        done = run_as("tunegate", f"t = threading.Thread(target=time.sleep, args=(0.2,), daemon={daemon})\n"
+                                  "t.start()\nend_now(3)\nprint(' not ended')\n")
+        assert done.returncode == 0
+        assert done.stdout == "report not ended\nhandler ran\n"

@@ -8,8 +8,8 @@ that (freeing every module's objects: numpy, pydantic, the report's models, the 
 changes nothing the user sees, and on the 2-core machine it took ~0.1 s of a 50 MB check's ~1 s
 (issue 15). So the process runs every exit handler (temporary folders removed, logs flushed),
 flushes its output and ends. Only where this process is the `tunegate` command (a library caller,
-pytest or a notebook keeps its own exit) and no other thread still runs (whose end the interpreter
-would wait for).
+pytest or a notebook keeps its own exit) and no other thread still runs (whose end, and whose exit
+hooks, the interpreter would wait for).
 """
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def is_the_command() -> bool:
 def end_now(code: int) -> None:
     """End the process with `code` after its exit handlers, skipping the interpreter's teardown."""
     run_handlers = getattr(atexit, "_run_exitfuncs", None)
-    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
-    if not is_the_command() or others or run_handlers is None:
+    # Any other thread, daemon or not, may have work its exit hooks finish (Prefect drains its
+    # event queue from threading's exit hooks, which os._exit would skip): then end as usual.
+    if not is_the_command() or threading.active_count() > 1 or run_handlers is None:
         return
     run_handlers()
     for stream in (sys.stdout, sys.stderr):
