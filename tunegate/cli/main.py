@@ -18,7 +18,7 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
-from tunegate.cli.start_up import hold_collections, leave, started, static_settings
+from tunegate.cli.start_up import hold_collections, is_static, leave, started, static_settings
 from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
@@ -63,7 +63,12 @@ def entry() -> int:
     static command's start-up and exit spared the garbage collector's passes (tunegate.cli.start_up)."""
     argv = sys.argv[1:]
     hold_collections(argv)
-    return leave(argv, main(argv))
+    code = main(argv)
+    if is_static(argv):  # the report is out: end without the interpreter's teardown (tunegate.cli.fast_exit)
+        from tunegate.cli.fast_exit import end_now
+
+        end_now(code)
+    return leave(argv, code)
 
 
 def _run(argv: list[str]) -> int:
