@@ -120,9 +120,10 @@ def _entry_in_a_fresh_process(argv: list[str]) -> list[str]:
     # What the console script does (tunegate.cli.main.entry), then what the exit would find frozen.
     # A thread still runs, so a static command's entry returns rather than ending the process
     # at once (tunegate.cli.fast_exit), and the exit's collections are what is left to spare.
-    code = (f"import gc, sys, threading, time\nsys.argv = ['tunegate', *{argv!r}]\n"
-            "threading.Thread(target=time.sleep, args=(0.5,)).start()\nfrom tunegate.cli.main import entry\n"
-            "code = entry()\nprint(code, gc.get_freeze_count() > 0, gc.isenabled())")
+    code = (f"import gc, sys, threading\nsys.argv = ['tunegate', *{argv!r}]\n"
+            "held = threading.Event()\nthreading.Thread(target=held.wait, args=(60,)).start()\n"
+            "from tunegate.cli.main import entry\n"
+            "code = entry()\nheld.set()\nprint(code, gc.get_freeze_count() > 0, gc.isenabled())")
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     return run.stdout.splitlines()[-1].split()
 
