@@ -22,7 +22,9 @@ machine noise hits all alike, each as a fresh process:
 It prints the median wall and CPU (user + sys) seconds of each, the ratios against the baseline,
 the per-stage split from tunegate's own report, and each command's peak RSS. Peak RSS is the
 child's `ru_maxrss` measured by a small launcher process: Linux carries the parent's high-water
-mark into a child across fork/vfork + exec, so the launcher must be small (~10 MB) itself.
+mark into a child across fork/vfork + exec, so the launcher must be small (~10 MB) itself. The
+timed runs sample nothing while they run; the PSS of each command's whole process tree, sampled
+every 20 ms, comes from one more, untimed run (sampling slowed the command it measured).
 """
 from __future__ import annotations
 
@@ -68,20 +70,26 @@ def baseline(paths: list[str]) -> int:
 # -- measuring one command in a fresh process ---------------------------------------------------
 
 
-def launch(command: list[str], stdout: str, cwd: Path = ROOT) -> dict:
+def launch(command: list[str], stdout: str, cwd: Path = ROOT, sample: bool = False) -> dict:
     """Run `command` (its stdout to a file); return wall, CPU (its worker processes included), the
-    peak RSS of its largest process and the peak, sampled every 20 ms, of the PSS summed over its
-    process tree (the memory the command holds when it reads with several processes)."""
+    peak RSS of its largest process and, with `sample`, the peak, sampled every 20 ms, of the PSS
+    summed over its process tree (the memory the command holds when it reads with several processes).
+
+    Timed runs do not sample: reading a process's smaps_rollup walks its page tables under its
+    memory lock, which slowed the measured command (~10 % more CPU at 400 MB on 2 cores, the most
+    for the commands with several processes), so the PSS comes from a run of its own."""
     with open(stdout, "wb") as out, open(f"{stdout}.err", "wb") as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd)
         tree_peak = 0.0
-        while True:
+        while sample:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
             if pid:
                 break
             tree_peak = max(tree_peak, tree_pss_mb(child.pid))
             time.sleep(0.02)
+        if not sample:
+            pid, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
     text = Path(f"{stdout}.err").read_text(errors="replace")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
@@ -105,10 +113,11 @@ def tree_pss_mb(pid: int) -> float:
     return total
 
 
-def measure(command: list[str], stdout: Path, cwd: Path = ROOT) -> dict:
+def measure(command: list[str], stdout: Path, cwd: Path = ROOT, sample: bool = False) -> dict:
     """`launch` in a small fresh interpreter, so the child's peak RSS is its own. `python -m tunegate`
     imports the tunegate of `cwd` (the working directory comes first on sys.path)."""
-    probe = [sys.executable, __file__, "--launch", str(stdout), str(cwd), *command]
+    probe = [sys.executable, __file__, "--launch" if not sample else "--launch-sampled", str(stdout), str(cwd),
+             *command]
     done = subprocess.run(probe, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(done.stdout)
 
@@ -223,7 +232,8 @@ def compare(train_mb: float, rounds: int, which: tuple[str, ...], files: tuple[P
             runs[name].append(run)
     row = {"mb": (train.stat().st_size + val.stat().st_size) / 1e6, "train_mb": train_mb}
     for name, got in runs.items():
-        row[name] = {key: statistics.median(r[key] for r in got) for key in ("wall", "cpu", "rss_mb", "tree_mb")}
+        row[name] = {key: statistics.median(r[key] for r in got) for key in ("wall", "cpu", "rss_mb")}
+        row[name]["tree_mb"] = measure(cmds[name], OUT / f"{name}.sampled.out", workdir(name), sample=True)["tree_mb"]
         row[name]["rc"] = got[-1]["rc"]
         if name != "baseline":
             row[name]["report"] = json.loads((OUT / f"{name}.out").read_text(encoding="utf-8"))
@@ -275,7 +285,7 @@ def rss_only(train_mb: float) -> None:
     cmds = commands(train, val)
     mb = (train.stat().st_size + val.stat().st_size) / 1e6
     for name in ("baseline", "check"):
-        run = measure(cmds[name], OUT / f"{name}.out")
+        run = measure(cmds[name], OUT / f"{name}.out", sample=True)
         print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, "
               f"all processes' PSS {run['tree_mb']:>5.0f} MB "
               f"(one run: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
@@ -292,7 +302,7 @@ def long_line(gigabytes: float) -> None:
             for _ in range(int(gigabytes * (1 << 30)) // len(chunk)):
                 f.write(chunk)
             f.write(b'"}\n')
-    run = measure([*TUNEGATE, "check", "--train", str(path), "--json"], OUT / "long_line.out")
+    run = measure([*TUNEGATE, "check", "--train", str(path), "--json"], OUT / "long_line.out", sample=True)
     codes = verdict(json.loads((OUT / "long_line.out").read_text(encoding="utf-8")))
     print(f"  one {path.stat().st_size / 1e9:.2f} GB line: {run['wall']:.2f} s wall, {run['cpu']:.2f} s CPU, peak RSS "
           f"{run['rss_mb']:.0f} MB, all processes' PSS {run['tree_mb']:.0f} MB, exit {run['rc']}: {codes}")
@@ -365,7 +375,7 @@ if __name__ == "__main__":
     # The two child roles take their arguments verbatim (a command line follows --launch).
     if sys.argv[1:2] == ["--baseline"]:
         raise SystemExit(baseline(sys.argv[2:]))
-    if sys.argv[1:2] == ["--launch"]:
-        print(json.dumps(launch(sys.argv[4:], sys.argv[2], Path(sys.argv[3]))))
+    if sys.argv[1:2] in (["--launch"], ["--launch-sampled"]):
+        print(json.dumps(launch(sys.argv[4:], sys.argv[2], Path(sys.argv[3]), sys.argv[1] == "--launch-sampled")))
         raise SystemExit(0)
     main()

@@ -1,4 +1,4 @@
 """`python -m tunegate ...` is the same as the `tunegate` command."""
-from tunegate.cli.main import main
+from tunegate.cli.main import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

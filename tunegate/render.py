@@ -10,7 +10,6 @@ recolour the terminal, or pass for our verdict.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -88,6 +87,8 @@ def quoted(text: object, limit: int = 400) -> str:
 
     Always shown after a label of ours (`why: "..."`), so it can never open a line.
     """
+    import json  # here: only the advisor's prose is quoted, and a text report needs json for nothing else
+
     line = one_line(text)
     if len(line) > limit:
         line = line[:limit - 1] + "…"

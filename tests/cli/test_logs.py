@@ -119,3 +119,33 @@ def test_an_mlflow_imported_before_the_routing_still_logs_to_the_file_only(tmp_p
     assert done.returncode == 0, done.stderr
     assert "Creating initial MLflow" not in done.stderr
     assert "Creating initial MLflow database tables" in path.read_text()
+
+
+def test_routing_loads_no_file_handler_code_until_a_record_is_written(tmp_path):
+    # logging.handlers imports socket, pickle and queue (~5-8 ms of a rejection that logs nothing).
+    from tests.support.paths import ROOT
+
+    code = ("import logging, sys\nfrom tunegate.cli.logs import route_library_output\n"
+            "route_library_output(verbose=False)\nbefore = 'logging.handlers' in sys.modules\n"
+            "logging.getLogger('prefect').warning('a first record')\n"
+            "print(before, 'logging.handlers' in sys.modules)")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TUNEGATE_LOG_FILE": str(tmp_path / "logs" / "t.log"),
+           "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert run.stdout.split() == ["False", "True"]
+    assert "WARNING prefect: a first record" in (tmp_path / "logs" / "t.log").read_text()
+
+
+def test_the_log_file_still_rotates_at_its_size_cap_keeping_two_old_files(log_path, monkeypatch):
+    from tunegate.cli import logs
+
+    monkeypatch.setattr(logs, "MAX_BYTES", 2000)
+    route_library_output(verbose=False)
+    for n in range(200):
+        logging.getLogger("mlflow").warning("chatter line %d", n)
+    _flush()
+    names = sorted(p.name for p in log_path.parent.iterdir())
+    assert names == ["tunegate.log", "tunegate.log.1", "tunegate.log.2"]
+    assert all(p.stat().st_size <= 2000 for p in log_path.parent.iterdir())
+    assert "chatter line 199" in log_path.read_text()

@@ -5,22 +5,46 @@ import gc
 import os
 from pathlib import Path
 
-from tunegate.dataset.handoff import hand_over, handoff_folder, taken
+from tunegate.dataset.handoff import SPARES, hand_over, handoff_folder, taken
 
 
 class Owner:
     """Stands for the observer whose lifetime bounds the folder."""
 
 
-def test_bytes_handed_over_through_a_file_arrive_whole_and_the_file_is_removed():
+def test_bytes_handed_over_through_a_file_arrive_whole_and_the_file_is_left_as_a_spare():
     owner = Owner()
     folder = handoff_folder(owner)
     data = bytearray(b'{"messages":[]}\n' * 100_000)
-    kind, path = hand_over(data, folder)
-    assert kind == "file" and Path(path).parent == Path(folder)
-    with taken((kind, path)) as received:
+    kind, (path, length) = hand_over(data, folder)
+    assert kind == "file" and Path(path).parent == Path(folder) and length == len(data)
+    with taken((kind, (path, length))) as received:
         assert bytes(received) == bytes(data)
     assert not Path(path).exists()
+    assert [name.endswith(".spare") for name in os.listdir(folder)] == [True]
+
+
+def test_a_spare_is_written_over_and_only_the_new_bytes_arrive():
+    owner = Owner()
+    folder = handoff_folder(owner)
+    with taken(hand_over(bytearray(b"x" * 50_000), folder)):
+        pass
+    kind, (path, length) = hand_over(bytearray(b"short\n"), folder)
+    assert kind == "file" and os.path.getsize(path) == 50_000  # the spare's pages, reused
+    with taken((kind, (path, length))) as received:
+        assert bytes(received) == b"short\n"
+    with taken(hand_over(bytearray(b"y" * 70_000), folder)) as received:
+        assert bytes(received) == b"y" * 70_000
+
+
+def test_no_more_spares_are_kept_than_the_limit():
+    owner = Owner()
+    folder = handoff_folder(owner)
+    payloads = [hand_over(bytearray(b"%d\n" % i), folder) for i in range(SPARES + 3)]
+    for i, payload in enumerate(payloads):
+        with taken(payload) as received:
+            assert bytes(received) == b"%d\n" % i
+    assert sorted(name.endswith(".spare") for name in os.listdir(folder)) == [True] * SPARES
 
 
 def test_the_folder_goes_with_its_owner():

@@ -34,3 +34,15 @@ def test_the_tests_decide_the_same_either_way():
         assert holds_double_brace(raw, marks) == holds_double_brace(raw, None) == (b"{{" in raw)
         for objects in (0, 1, 3):
             assert may_hold_a_placeholder(raw, marks, objects) == may_hold_a_placeholder(raw, None, objects)
+
+
+@pytest.mark.skipif(compiled is None, reason="the compiled loops are not built")
+def test_the_compiled_marks_count_pairs_that_straddle_a_block_edge():
+    # The compiled loop takes 16 bytes a step: `":` and `{{` may begin in one step and end in the next.
+    for size in range(1, 50):
+        for at in range(size):
+            for mark in (b'":', b"{{", b'"{', b'{"'):
+                raw = bytearray(b"a" * size)
+                raw[at:at + 2] = mark
+                raw = bytes(raw[:size])
+                assert line_marks(raw) == (raw.count(b'"'), raw.count(b'":'), raw.count(b"{"), b"{{" in raw), raw

@@ -13,7 +13,7 @@ import pytest
 from tests.support.paths import DATA, ROOT
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.parallel import WORKERS_ENV, worker_count
-from tunegate.dataset.segments import splittable
+from tunegate.dataset.segments import cut, splittable
 from tunegate.dataset.stage import validate_dataset
 from tunegate.overlap.exact import OverlapObserver
 from tunegate.overlap.near import NearPass, NearSettings
@@ -184,7 +184,7 @@ def test_the_gate_reports_the_same_whether_it_reads_in_parts_or_not(tmp_path, mo
     val.write_bytes(b"".join(records[:5] + [r.replace(b" the ", b" one ", 1) for r in records[5:40]]))
     reports, cuts = [], []
     real_cut = stage.cut
-    monkeypatch.setattr(stage, "cut", lambda path, size: cuts.append(path) or real_cut(path, size))
+    monkeypatch.setattr(stage, "cut", lambda path, size, **kw: cuts.append(path) or real_cut(path, size, **kw))
     for workers in ("1", "2"):
         monkeypatch.setenv(WORKERS_ENV, workers)
         for name in ("SPLIT_FORKED", "SPLIT_SPAWNED", "MIN_PART", "PART_BYTES"):  # gate sizes scaled to test files
@@ -197,3 +197,18 @@ def test_the_gate_reports_the_same_whether_it_reads_in_parts_or_not(tmp_path, mo
     assert reports[1] == reports[0]
     assert sorted(cuts) == [train, val]  # the second run read both files in parts
     assert {"TG210", "TG301", "TG303", "TG304"} <= {f["code"] for f in reports[0]["findings"]}
+
+
+def test_the_last_parts_are_cut_finer_and_the_parts_still_cover_the_file_at_line_ends(tmp_path):
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * (i % 50)) for i in range(20_000)))
+    size = 64 << 10
+    spans = cut(path, size, tail=2, least=1 << 10)
+    data = path.read_bytes()
+    assert spans[0][0] == 0 and spans[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert all(data[end - 1:end] == b"\n" for _, end in spans)
+    lengths = [end - start for start, end in spans]
+    assert max(lengths[-6:]) < size // 2 < min(lengths[:-9])  # quarters in the last 2 x size bytes
+    plain = [end - start for start, end in cut(path, size)]
+    assert min(plain[:-1]) >= size and max(plain) < size + 100  # without a tail: every part ~size

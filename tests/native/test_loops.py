@@ -197,3 +197,134 @@ def test_a_replayed_log_finds_the_repeats_setdefault_finds():
                 if want.setdefault(k, line + 7) != line + 7]
     assert seen.repeats(keys, lines, 7) == expected
     assert len(seen) == len(want)
+
+
+ROLE_NAMES = ["system", "user", "assistant", "tool", "", "User", "assistant ", "ｕｓｅｒ"]
+TEXTS = ["hi", "", " ", "\u3000\n", "\u200b", "ok then", "x" * 300, "\x1c", "مرحبا"]
+message = st.one_of(
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES), "content": st.sampled_from(TEXTS)}),
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES)}),
+    st.fixed_dictionaries({"content": st.sampled_from(TEXTS)}),
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES), "content": st.one_of(st.none(), st.integers(),
+                                                                                    st.lists(st.text(max_size=3)))}),
+    st.fixed_dictionaries({"role": st.sampled_from(ROLE_NAMES), "content": st.sampled_from(TEXTS),
+                           "name": st.text(max_size=3)}),
+    st.none(), st.integers(), st.text(max_size=4), st.lists(st.integers(), max_size=2),
+)
+
+
+def scan_both(msgs):
+    from tunegate.dataset.contract import python_scan
+
+    ours, theirs = {r: [] for r in ("system", "user", "assistant")}, {r: [] for r in ("system", "user", "assistant")}
+    return (native.scan(msgs, ours), ours), (python_scan(msgs, theirs), theirs)
+
+
+@needs_native
+@settings(max_examples=800, deadline=None)
+@given(st.one_of(st.lists(message, max_size=7), st.none(), st.dictionaries(st.text(max_size=2), st.integers())))
+def test_the_messages_scan_decides_and_counts_as_the_definition(msgs):
+    compiled_result, python_result = scan_both(msgs)
+    assert compiled_result == python_result
+
+
+@needs_native
+def test_the_messages_scan_of_real_records_is_the_definition():
+    for path in sorted((DATA / "dataset").rglob("*.jsonl")):
+        for raw in path.read_bytes().splitlines():
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(record, dict):
+                compiled_result, python_result = scan_both(record.get("messages"))
+                assert compiled_result == python_result, (path.name, raw[:80])
+
+
+@needs_native
+def test_the_messages_scan_uses_whatever_the_role_maps_to():
+    class Sink(list):  # not a plain list: its own append runs, as in the Python loop
+        def append(self, n):
+            super().append(-n)
+
+    from tunegate.dataset.contract import python_scan
+
+    msgs = [{"role": "user", "content": "abc"}, {"role": "tool", "content": "x"},
+            {"role": "assistant", "content": "de"}]
+    found = []
+    for scan in (native.scan, python_scan):
+        lengths = {"user": Sink(), "assistant": [], "tool": None}
+        found.append((scan(msgs, lengths), lengths))
+    assert found[0] == found[1] == (1, {"user": [-3], "assistant": [2], "tool": None})
+
+
+def band_case(seed: int, n: int, batch: int, num_perm: int, bands: tuple[int, int]):
+    """An index of `n` random rows with repeated band keys, and a batch sharing some bands with it."""
+    from tunegate.overlap.lsh import BandIndex
+
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 4, size=(n, num_perm), dtype=np.uint32)  # few values: bands collide often
+    rows[::3] = rng.integers(0, 2**32 - 1, size=(len(rows[::3]), num_perm), dtype=np.uint32)
+    queries = rng.integers(0, 2**32 - 1, size=(batch, num_perm), dtype=np.uint32)
+    if n and batch:
+        take = rng.integers(0, n, size=batch)
+        mixed = rng.random((batch, num_perm)) < 0.5
+        queries = np.where(mixed, rows[take], queries).astype(np.uint32)
+        queries[: batch // 4] = rows[take[: batch // 4]]
+    return BandIndex.build(rows, bands), queries
+
+
+@needs_native
+@pytest.mark.parametrize("n,batch,num_perm,bands", [(500, 300, 128, (14, 9)), (40, 60, 16, (2, 8)),
+                                                     (1, 5, 8, (3, 2)), (0, 4, 16, (4, 4)), (300, 0, 64, (8, 8)),
+                                                     (2000, 50, 256, (20, 12))])
+def test_the_band_table_finds_the_pairs_the_binary_search_finds(n, batch, num_perm, bands):
+    index, queries = band_case(n + batch, n, batch, num_perm, bands)
+    assert index.table is not None
+    got, want = index.candidates(queries), index.search(queries)
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+    if n and batch:
+        assert len(want[0]) >= batch // 4  # the planted copies are found
+
+
+@needs_native
+def test_the_band_table_reads_an_index_mapped_read_only(tmp_path):
+    from tunegate.overlap.lsh import BandIndex
+
+    index, queries = band_case(7, 400, 100, 128, (14, 9))
+    for name in ("sorted_keys", "order"):
+        np.save(tmp_path / f"{name}.npy", getattr(index, name))
+    mapped = BandIndex.of(index.rows, index.bands, np.load(tmp_path / "sorted_keys.npy", mmap_mode="r"),
+                          np.load(tmp_path / "order.npy", mmap_mode="r"))
+    assert [a.tolist() for a in mapped.candidates(queries)] == [a.tolist() for a in index.search(queries)]
+
+
+def test_text_of_characters_nfkc_keeps_is_folded_without_unicodedata_and_the_same():
+    """The normaliser skips unicodedata.normalize for text of characters the table calls safe:
+    each is its own NFKC, and next to any other such character or to a composition's first half
+    (the characters most likely to join a neighbour) the pair is too."""
+    unsafe = fold_table.nfkc_unsafe()
+    firsts = sorted({int(d.split()[0], 16) for d in map(unicodedata.decomposition, map(chr, range(0x3000)))
+                     if d and not d.startswith("<") and len(d.split()) == 2} - unsafe)
+    safe = [cp for cp in range(0x80, 0x30000) if cp not in unsafe]
+    assert all(unicodedata.normalize("NFKC", chr(cp)) == chr(cp) for cp in safe)
+    rng = random.Random(5)
+    pairs = [(a, b) for a in firsts for b in rng.sample(safe, 40)] + [(rng.choice(safe), rng.choice(safe))
+                                                                     for _ in range(20_000)]
+    assert all(unicodedata.normalize("NFKC", chr(a) + chr(b)) == chr(a) + chr(b) for a, b in pairs)
+    assert {0x0301, 0x1161, 0x11A8, 0x3099, 0xFB01, 0xFF21} <= unsafe  # marks, jamo, kana voicing, compatibility
+
+
+@needs_native
+@pytest.mark.parametrize("widen", ["", "é", "Ω", "😅"])  # one byte a character (ASCII, Latin-1), two, four
+def test_text_folded_sixteen_characters_at_a_time_is_the_definition(widen):
+    # The compiled fold takes 16 ASCII characters at once where none collapses: runs of whitespace,
+    # capitals and other characters at every offset of a block must give the definition's bytes.
+    rng = random.Random(len(widen))
+    pieces = ["ab", "CD", " ", "  ", "\t", "\n\n", "\x1c", "\x0b ", "Zz", "0", "é", widen, "@[`{"]
+    for size in range(0, 70):
+        for _ in range(12):
+            text = "".join(rng.choice(pieces) for _ in range(size))[:size] + widen
+            assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text), repr(text)
+    text = "x" * 15 + " " + "Y" * 16 + "  " + "q" * 14 + widen  # spaces on the edges of blocks
+    assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text)

@@ -204,3 +204,14 @@ def test_a_learning_rate_no_lora_run_survives_is_rejected_at_the_spec_stage():
 def test_a_high_but_survivable_learning_rate_is_only_a_warning():
     result, _, codes = findings("suspicious.yaml")
     assert not {c for c, _ in codes} & {"TG124", "TG125"}
+
+
+def test_a_spec_saved_with_a_byte_order_mark_reads_as_without_it_with_the_same_lines():
+    result, spec, codes = findings("byte_order_mark.yaml")
+    assert spec is None and codes == {("TG103", "training.epochs")}
+    assert (result.findings[0].line, result.findings[0].column) == (7, 3)
+
+
+def test_a_spec_that_is_not_utf8_names_the_bad_byte_counted_after_the_byte_order_mark():
+    with pytest.raises(UsageError, match=r"is not UTF-8 text \(bad byte at offset 51\)"):
+        read_spec(SPECS / "latin1_after_mark.yaml")

@@ -18,7 +18,7 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
-from tunegate.cli.start_up import static_settings
+from tunegate.cli.start_up import hold_collections, is_static, leave, started, static_settings
 from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
@@ -58,11 +58,25 @@ def main(argv: list[str] | None = None) -> int:
         return _run(argv)
 
 
+def entry() -> int:
+    """The process's own entry point (the console script, `python -m tunegate`): `main()`, with a
+    static command's start-up and exit spared the garbage collector's passes (tunegate.cli.start_up)."""
+    argv = sys.argv[1:]
+    hold_collections(argv)
+    code = main(argv)
+    if is_static(argv):  # the report is out: end without the interpreter's teardown (tunegate.cli.fast_exit)
+        from tunegate.cli.fast_exit import end_now
+
+        end_now(code)
+    return leave(argv, code)
+
+
 def _run(argv: list[str]) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     start_output(args)
     previous = _raise_on_sigterm()
+    started()  # the command's module is loaded: collect again (held only by entry())
     try:
         return int(args.run(args))
     except TunegateError as exc:  # each class says what its exit code means (tunegate.errors)

@@ -16,6 +16,7 @@ from typing import Any
 from tunegate import formats
 from tunegate.dataset.json_line import locate, shift
 from tunegate.formats.problem import key_list
+from tunegate.native import compiled
 from tunegate.report import FindingCollector
 
 ROLES = ("system", "user", "assistant")
@@ -25,7 +26,7 @@ ROLES = ("system", "user", "assistant")
 BROKEN, SHAPED, ENDS_EARLY, CLEAN = 0, 1, 2, 3
 
 
-def scan(msgs: Any, lengths: dict[str, list[int]]) -> int:
+def python_scan(msgs: Any, lengths: dict[str, list[int]]) -> int:
     """CLEAN when `msgs` meets the contract's rules on roles and text (warnings included) and has a
     user turn; ENDS_EARLY when only the last turn is wrong; SHAPED when every message is an object
     with a string role and content but the full check must look; BROKEN otherwise. The caller
@@ -60,6 +61,10 @@ def scan(msgs: Any, lengths: dict[str, list[int]]) -> int:
     if ok and user and len(msgs) >= 2:
         return CLEAN if prev == "assistant" else ENDS_EARLY
     return SHAPED if shaped else BROKEN
+
+
+# The same verdicts and appends, a message at a time in compiled code (tunegate/native/scan.c).
+scan = compiled.scan if compiled is not None else python_scan
 
 
 class Explainer:

@@ -5,7 +5,7 @@
             ...
 
 Processes, not threads: the per-record work is Python code and would hold the GIL. The pool is
-started once per gate run and serves every file; at most `count + 1` parts are in flight, so the
+started once per gate run and serves every file; at most `2 x count + 1` parts are in flight, so the
 results waiting to be merged stay bounded whatever the file's size. `TUNEGATE_WORKERS` sets the
 number of processes (1 reads every file in this process); by default it is the CPUs this process
 may use, up to 8.
@@ -48,6 +48,9 @@ class Workers:
         self.count = count
         self._pool: ProcessPoolExecutor | None = None
         self.forks = _can_fork()  # whether workers start by fork (cheap) or spawn (each imports tunegate anew)
+        # Parts in flight: two a worker, so one slow part does not leave the other workers idle
+        # while the results behind it wait to be merged in order.
+        self.window = 2 * count + 1
 
     @classmethod
     def start(cls, count: int) -> Workers:
@@ -75,7 +78,7 @@ class Workers:
         work = iter(items)
         for item in work:
             pending.append(self._pool.submit(fn, item))
-            if len(pending) > self.count:
+            if len(pending) >= self.window:
                 break
         while pending:
             done = pending.popleft().result()

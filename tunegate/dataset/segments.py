@@ -66,15 +66,23 @@ def splittable(path: Path, observers: list[Any] | Any, fmt: str) -> formats.File
     return None
 
 
-def cut(path: Path, size: int) -> list[tuple[int, int]]:
-    """Byte ranges of about `size` bytes covering the file, each ending just after a newline."""
+def cut(path: Path, size: int, tail: int = 0, least: int = 1 << 20) -> list[tuple[int, int]]:
+    """Byte ranges of about `size` bytes covering the file, each ending just after a newline.
+
+    With `tail` > 0 the last `tail` x `size` bytes are cut finer, into quarters of `size` (at
+    least `least` bytes): workers that finish together waste less time waiting on the last part.
+    """
     total = os.path.getsize(path)
     if total <= size:
         return [(0, total)]
+    fine_from = total - tail * size if tail else total
     bounds = [0]
     with open(path, "rb", buffering=0) as f:
-        while bounds[-1] + size < total:
-            newline = _next_newline(f, bounds[-1] + size - 1)
+        while True:
+            step = size if bounds[-1] < fine_from else max(least, size // 4)
+            if bounds[-1] + step >= total:
+                break
+            newline = _next_newline(f, bounds[-1] + step - 1)
             if newline < 0 or newline + 1 >= total:
                 break
             bounds.append(newline + 1)

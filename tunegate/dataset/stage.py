@@ -86,7 +86,7 @@ def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequenc
     file_format = splittable(path, observers, fmt) if pool.count > 1 and size >= least else None
     if file_format is not None:
         part = part_bytes or max(MIN_PART, min(PART_BYTES, size // (4 * pool.count)))
-        stats = _check_in_parts(role, path, out, observers, pool, part, file_format)
+        stats = _check_in_parts(role, path, out, observers, pool, part, file_format, fine_tail=not part_bytes)
         for observer in observers:
             observer.finish(role)
         return stats
@@ -140,9 +140,9 @@ def read_part(part: Part) -> PartResult:
 
 
 def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
-                    part_bytes: int, file_format: formats.FileFormat) -> dict[str, Any]:
+                    part_bytes: int, file_format: formats.FileFormat, fine_tail: bool) -> dict[str, Any]:
     templates = [o.part(role) for o in observers]
-    spans = cut(path, part_bytes)
+    spans = cut(path, part_bytes, tail=pool.count if fine_tail else 0, least=MIN_PART)
     parts = (Part(role, str(path), a, b, out.cap, templates, file_format) for a, b in spans)
     stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers))
     lines = records = blank = 0

@@ -8,6 +8,7 @@ static PyMethodDef methods[] = {
      "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
     {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs) in a line."},
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
+    {"scan", (PyCFunction)(void (*)(void))scan_messages, METH_FASTCALL, "contract.scan, compiled."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -15,11 +16,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_loops", NULL, -1, m
 
 PyMODINIT_FUNC PyInit__loops(void) {
     minhash_ready();
-    if (normalise_ready() < 0)
+    if (normalise_ready() < 0 || scan_ready() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyType_Ready(&FirstSeenType) < 0 ||
                       PyModule_AddObjectRef(m, "FirstSeen", (PyObject *)&FirstSeenType) < 0 ||
+                      PyType_Ready(&BandTableType) < 0 ||
+                      PyModule_AddObjectRef(m, "BandTable", (PyObject *)&BandTableType) < 0 ||
                       PyModule_AddStringConstant(m, "UNIDATA_VERSION", tg_unidata_version) < 0)) {
         Py_DECREF(m);
         return NULL;

@@ -30,6 +30,13 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* line_marks.c: tunegate.dataset.line_marks */
 PyObject *line_marks(PyObject *self, PyObject *arg);
 
+/* scan.c: tunegate.dataset.contract.scan */
+int scan_ready(void);
+PyObject *scan_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* lsh.c: lsh.BandIndex's look-up */
+extern PyTypeObject BandTableType;
+
 /* first_seen.c: the TG210 map */
 extern PyTypeObject FirstSeenType;
 

@@ -18,6 +18,9 @@
 #define DENSIFY_ATTEMPTS 4
 
 
+static const uint64_t BYTE_MASK[9] = {0, 0xFFull, 0xFFFFull, 0xFFFFFFull, 0xFFFFFFFFull, 0xFFFFFFFFFFull,
+                                       0xFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFull, ~0ull}; /* the low k bytes */
+
 static unsigned char separator[256]; /* what bytes.split() cuts on: space, \t \n \v \f \r */
 
 static inline int is_separator(unsigned char c) { return separator[c]; }
@@ -53,7 +56,19 @@ static inline int word_hash(const unsigned char *w, Py_ssize_t len, const unsign
         Py_DECREF(value);
         if (PyErr_Occurred())
             return -1;
-    } else {
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    else if (len <= 16 && end - w >= 16) { /* nearly every word: two loads, masks, no branch on its length */
+        uint64_t first, second;
+        memcpy(&first, w, 8);
+        memcpy(&second, w + 8, 8);
+        Py_ssize_t rest = len - 8;
+        first &= BYTE_MASK[len < 8 ? len : 8];
+        second &= BYTE_MASK[rest < 0 ? 0 : rest];
+        h = len > 8 ? first * CHUNK_MUL + second : first; /* what the loop below gives for 16 bytes or fewer */
+    }
+#endif
+    else {
         h = load(w, end, len < 8 ? len : 8);
         for (Py_ssize_t chunk = 1; len > 8 * chunk; chunk++) {
             Py_ssize_t rest = len - 8 * chunk;
@@ -195,6 +210,44 @@ static int densify_open(Densify *d, const int64_t *table, Py_ssize_t num_perm) {
     return 0;
 }
 
+static void densify_free(PyObject *capsule) {
+    Densify *d = PyCapsule_GetPointer(capsule, "tunegate.densify");
+    if (d != NULL) {
+        PyMem_Free(d->first);
+        PyMem_Free(d);
+    }
+}
+
+/* The plan for a densify table, made once per table object (minhash._densify_bytes keeps one per
+ * num_perm): ~65k entries to scan, ~5 % of a batch's time when made for every call. The table
+ * object is held, so the same object is the same table; a call holds the capsule it uses. */
+static PyObject *cached_table, *cached_plan;
+
+static PyObject *densify_plan(PyObject *table_obj, const int64_t *table, Py_ssize_t num_perm) {
+    if (cached_table == table_obj && cached_plan != NULL &&
+        ((Densify *)PyCapsule_GetPointer(cached_plan, "tunegate.densify"))->num_perm == num_perm)
+        return Py_NewRef(cached_plan);
+    Densify *d = PyMem_Calloc(1, sizeof(Densify));
+    if (d == NULL)
+        return PyErr_NoMemory();
+    if (densify_open(d, table, num_perm) < 0) {
+        PyMem_Free(d->first);
+        PyMem_Free(d);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(d, "tunegate.densify", densify_free);
+    if (capsule == NULL) {
+        PyMem_Free(d->first);
+        PyMem_Free(d);
+        return NULL;
+    }
+    if (PyBytes_CheckExact(table_obj)) { /* immutable: the same object is the same table */
+        Py_XSETREF(cached_table, Py_NewRef(table_obj));
+        Py_XSETREF(cached_plan, Py_NewRef(capsule));
+    }
+    return capsule;
+}
+
 #define FEW_FILLED 16 /* below this, look up each filled bin's first attempt instead of scanning */
 
 /* minhash._densify for one row: each empty bin copies the first filled donor the table names,
@@ -255,7 +308,8 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t count = PyList_GET_SIZE(texts);
     PyObject *matrix = NULL, *has = NULL, *result = NULL;
     Words words = {NULL, 0, 0};
-    Densify plan = {NULL, NULL, 0, 0};
+    PyObject *plan_obj = NULL;
+    const Densify *plan = NULL;
     uint32_t *source = PyMem_Malloc(num_perm * sizeof(uint32_t));
     Py_ssize_t *filled = PyMem_Malloc(num_perm * sizeof(Py_ssize_t));
     if (table.len != (Py_ssize_t)(num_perm * DENSIFY_ATTEMPTS * num_perm * sizeof(int64_t))) {
@@ -265,11 +319,12 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     matrix = PyBytes_FromStringAndSize(NULL, count * num_perm * sizeof(uint32_t));
     has = PyBytes_FromStringAndSize(NULL, count);
     if (source == NULL || filled == NULL || matrix == NULL || has == NULL ||
-        densify_open(&plan, (const int64_t *)table.buf, num_perm) < 0) {
+        (plan_obj = densify_plan(args[3], (const int64_t *)table.buf, num_perm)) == NULL) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
     }
+    plan = PyCapsule_GetPointer(plan_obj, "tunegate.densify");
     uint32_t *rows = (uint32_t *)PyBytes_AS_STRING(matrix);
     char *flags = PyBytes_AS_STRING(has);
     for (Py_ssize_t t = 0; t < count; t++) {
@@ -290,7 +345,7 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         flags[t] = words.size > 0;
         if (words.size) {
             one_row(&words, size, num_perm, row);
-            densify(row, source, filled, &plan);
+            densify(row, source, filled, plan);
         }
     }
     result = PyTuple_Pack(2, matrix, has);
@@ -299,7 +354,7 @@ done:
     PyMem_Free(words.items);
     PyMem_Free(source);
     PyMem_Free(filled);
-    PyMem_Free(plan.first);
+    Py_XDECREF(plan_obj);
     Py_XDECREF(matrix);
     Py_XDECREF(has);
     return result;

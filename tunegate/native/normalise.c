@@ -62,9 +62,74 @@ static inline unsigned int fold_entry(Py_UCS4 cp) {
     return tg_fold_stage2[tg_fold_stage1[cp / TG_FOLD_BLOCK] * TG_FOLD_BLOCK + cp % TG_FOLD_BLOCK];
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define BLOCK16 1
+/* 16 characters as 16 bytes, when every one is ASCII; else 0 (the caller folds them one by one). */
+static inline int ascii16_Py_UCS1(const Py_UCS1 *c, __m128i *v) {
+    *v = _mm_loadu_si128((const __m128i *)c);
+    return _mm_movemask_epi8(*v) == 0;
+}
+static inline int ascii16_Py_UCS2(const Py_UCS2 *c, __m128i *v) {
+    __m128i a = _mm_loadu_si128((const __m128i *)c), b = _mm_loadu_si128((const __m128i *)(c + 8));
+    __m128i high = _mm_or_si128(_mm_srli_epi16(a, 7), _mm_srli_epi16(b, 7)); /* nonzero: a char >= 0x80 */
+    if (_mm_movemask_epi8(_mm_cmpeq_epi16(high, _mm_setzero_si128())) != 0xFFFF)
+        return 0;
+    *v = _mm_packus_epi16(a, b);
+    return 1;
+}
+static inline int ascii16_Py_UCS4(const Py_UCS4 *c, __m128i *v) {
+    __m128i a = _mm_loadu_si128((const __m128i *)c), b = _mm_loadu_si128((const __m128i *)(c + 4));
+    __m128i d = _mm_loadu_si128((const __m128i *)(c + 8)), e = _mm_loadu_si128((const __m128i *)(c + 12));
+    __m128i high = _mm_or_si128(_mm_or_si128(_mm_srli_epi32(a, 7), _mm_srli_epi32(b, 7)),
+                                _mm_or_si128(_mm_srli_epi32(d, 7), _mm_srli_epi32(e, 7)));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(high, _mm_setzero_si128())) != 0xFFFF)
+        return 0;
+    /* every lane < 0x80: the signed 32 -> 16 and unsigned 16 -> 8 packs keep each value */
+    *v = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(d, e));
+    return 1;
+}
+
+/* 16 ASCII characters folded as ascii_map does (A-Z lowered, whitespace to a space) and written
+ * at `at`, when no two of them (or the one before and the first) are whitespace: then nothing
+ * collapses and all 16 bytes are kept. Returns 0 (nothing written) otherwise. */
+static inline int fold16(__m128i v, unsigned char *at, int *last) {
+    const __m128i space = _mm_set1_epi8(' ');
+    /* unsigned "x - lo <= span" through saturating subtraction: 9..13 and 0x1c..0x1f are whitespace */
+    __m128i controls = _mm_or_si128(
+        _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v, _mm_set1_epi8(9)), _mm_set1_epi8(4)), _mm_setzero_si128()),
+        _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v, _mm_set1_epi8(0x1c)), _mm_set1_epi8(3)), _mm_setzero_si128()));
+    __m128i white = _mm_or_si128(controls, _mm_cmpeq_epi8(v, space));
+    unsigned ws = (unsigned)_mm_movemask_epi8(white);
+    if (ws & ((ws << 1) | (unsigned)*last))
+        return 0;
+    __m128i upper = _mm_cmpeq_epi8(_mm_subs_epu8(_mm_sub_epi8(v, _mm_set1_epi8('A')), _mm_set1_epi8(25)),
+                                   _mm_setzero_si128());
+    __m128i folded = _mm_add_epi8(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
+    folded = _mm_or_si128(_mm_andnot_si128(white, folded), _mm_and_si128(white, space));
+    _mm_storeu_si128((__m128i *)at, folded);
+    *last = (ws >> 15) & 1;
+    return 1;
+}
+#endif
+
 /* The characters of one kind, a stretch of STRETCH at a time, with room reserved for the
  * stretch's worst case (every character folding to three 4-byte characters, plus a space). */
 #define STRETCH 256
+#ifdef BLOCK16
+/* At a block of 16 that is all ASCII and collapses nothing, write it whole and move past it. */
+#define BLOCK_STEP(TYPE)                                                                   \
+    if (!(i & 15) && i + 16 <= to) {                                                       \
+        __m128i v;                                                                         \
+        if (ascii16_##TYPE(chars + i, &v) && fold16(v, at, &last)) {                       \
+            at += 16;                                                                      \
+            i += 15;                                                                       \
+            continue;                                                                      \
+        }                                                                                  \
+    }
+#else
+#define BLOCK_STEP(TYPE)
+#endif
 #define FOLD_LOOP(TYPE)                                                                    \
     do {                                                                                   \
         const TYPE *chars = (const TYPE *)data;                                            \
@@ -76,6 +141,7 @@ static inline unsigned int fold_entry(Py_UCS4 cp) {
             }                                                                              \
             unsigned char *at = (unsigned char *)out.at;                                   \
             for (Py_ssize_t i = from; i < to; i++) {                                       \
+                BLOCK_STEP(TYPE)                                                           \
                 Py_UCS4 cp = chars[i];                                                     \
                 if (cp < 0x80) { /* no branch on the space: written, kept unless a repeat */ \
                     unsigned char c = ascii_map[cp];                                       \
@@ -128,14 +194,39 @@ static int fold_into(Out *pout, PyObject *text) {
     return 0;
 }
 
+static inline int nfkc_unsafe(Py_UCS4 cp) {
+    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
+    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
+}
+
+/* Whether NFKC may change `text`: it holds a character the table marks (fold_table.nfkc_unsafe). */
+static int nfkc_may_change(PyObject *text) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (kind == PyUnicode_1BYTE_KIND) { /* Latin-1: a 256-bit look-up, no stage */
+        const Py_UCS1 *chars = data;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (chars[i] >= 0x80 && nfkc_unsafe(chars[i]))
+                return 1;
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 cp = PyUnicode_READ(kind, data, i);
+        if (cp >= 0x80 && nfkc_unsafe(cp))
+            return 1;
+    }
+    return 0;
+}
+
 /* normalize.normal_bytes(text), appended to `out`. */
 static int normal_into(Out *out, PyObject *text, PyObject *normalize) {
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0)
         return -1;
 #endif
-    if (PyUnicode_IS_ASCII(text))
-        return fold_into(out, text); /* NFKC is the identity on ASCII */
+    if (PyUnicode_IS_ASCII(text) || !nfkc_may_change(text))
+        return fold_into(out, text); /* NFKC is the identity on ASCII, and on text of safe characters */
     PyObject *call[2] = {NFKC, text};
     PyObject *normal = PyObject_Vectorcall(normalize, call, 2, NULL);
     if (normal == NULL)

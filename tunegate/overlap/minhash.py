@@ -192,6 +192,14 @@ def signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
     return python_signatures(texts, shingle_size, num_perm)
 
 
+def prepare(num_perm: int) -> None:
+    """Make the densify table for `num_perm` now (it is cached): processes forked later share it."""
+    if num_perm >= 1 and compiled is not None:
+        _densify_bytes(num_perm)
+    elif num_perm >= 1:
+        _densify_table(num_perm)
+
+
 @lru_cache(maxsize=8)
 def _densify_bytes(num_perm: int) -> bytes:
     return np.ascontiguousarray(_densify_table(num_perm), dtype=np.int64).tobytes()

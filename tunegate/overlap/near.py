@@ -56,6 +56,7 @@ class NearPass:
 
     def __init__(self, index_role: str, settings: NearSettings):
         self.index_role, self.settings = index_role, settings
+        _prepare(settings)
         self.usable = True
         self.seconds = 0.0
         self._texts: list[bytes] = []
@@ -202,6 +203,17 @@ class NearPass:
         entry[3] += count
         if sim > entry[0] or (sim == entry[0] and train[1] < entry[2][1]):  # ties: the earliest train record
             entry[0], entry[2] = sim, train
+
+
+def _prepare(settings: NearSettings) -> None:
+    """Import numpy and the MinHash code, and work out the band layout and the densify table, in
+    the process that makes the pass: worker processes forked later find them done, where each
+    did them again at its first part (~0.1 CPU s: numpy's import, 25 ms of band layout)."""
+    from tunegate.overlap import minhash
+    from tunegate.overlap.lsh import band_layout
+
+    band_layout(settings.threshold, settings.num_perm)
+    minhash.prepare(settings.num_perm)
 
 
 def feed(near: NearPass, role: str, line: int, index: int, record: Any) -> None:

@@ -41,7 +41,8 @@ def load_index(folder: str, settings: Any) -> tuple[Any, list[tuple[int, int, by
 
         a = {name: np.load(Path(folder) / f"{name}.npy", mmap_mode="r")
              for name in ("rows", "sorted_keys", "order", "lines", "indexes", "exact")}
-        index = BandIndex(a["rows"], band_layout(settings.threshold, settings.num_perm), a["sorted_keys"], a["order"])
+        bands = band_layout(settings.threshold, settings.num_perm)
+        index = BandIndex.of(a["rows"], bands, a["sorted_keys"], a["order"])
         places = [(line, i, bytes(e)) for line, i, e in zip(a["lines"].tolist(), a["indexes"].tolist(), a["exact"])]
         found = _LOADED[folder] = (index, places)
     return found

@@ -13,7 +13,9 @@ out: where PyTorch's OOM message ("GPU 0 has a total capacity of X GiB") is wide
 its lowest X, otherwise the marketed size less the ECC/driver reserve. An AMD MI250X is two GCDs
 that PyTorch sees as two devices: its entry is one GCD.
 """
-from __future__ import annotations
+# Annotations are real types here, not `from __future__ import annotations` strings: pydantic
+# would compile and evaluate each field's type from its text when the models are built, at every
+# start-up (~2 % of a rejection's instructions over the report, facts and spec models; issue 15).
 
 from typing import Any, Literal
 

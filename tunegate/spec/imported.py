@@ -14,12 +14,14 @@ listed once (TG140), never silently dropped. Mapping rules per tool: `tunegate.s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tunegate.report import Finding
-from tunegate.spec.config_map import ConfigMap, Mapped
 from tunegate.spec.model import Spec
 from tunegate.spec.yaml_loader import Located
+
+if TYPE_CHECKING:  # loaded by import_config: a tunegate spec never needs the mapping machinery
+    from tunegate.spec.config_map import Mapped
 
 KINDS = ("tunegate", "axolotl", "trl")
 # Keys only that tool writes at the top level (a tunegate spec has sections: model, data, ...).
@@ -43,6 +45,7 @@ def detect_kind(data: Any) -> str:
 def import_config(kind: str, located: Located, file: str, base: Path) -> Mapped:
     """Map a config of `kind` (axolotl or trl) onto a tunegate spec mapping."""
     from tunegate.spec import axolotl_config, trl_config
+    from tunegate.spec.config_map import ConfigMap, Mapped
 
     cmap = ConfigMap(kind, located.data, located, file, base)
     (axolotl_config.map_config if kind == "axolotl" else trl_config.map_config)(cmap)

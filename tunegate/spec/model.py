@@ -4,10 +4,13 @@ Every field's description is written once here and reused by `tunegate schema`, 
 Prefect's parameter forms. Structural rules (types, ranges) live in the fields; rules that need
 the GPU catalog or several fields together live in `tunegate.spec.rules`.
 """
-from __future__ import annotations
+# Annotations are real types here, not `from __future__ import annotations` strings: pydantic
+# would compile and evaluate each field's type from its text when the models are built, at every
+# start-up (~2 % of a rejection's instructions over the report, facts and spec models; issue 15).
 
 import os
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
@@ -18,6 +21,32 @@ Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 # A path is written as a string in YAML: the one coercion strict mode must still allow.
 FilePath = Annotated[Path, Strict(False)]
+
+
+
+# Plain functions as the factories of mutable defaults, not the builtins: pydantic reads a factory's
+# signature, and a builtin's is parsed by the tokenizer, which compiles its regexes at first use
+# (~5 ms of a rejection; the same pair as tunegate.report's, kept here so the spec needs no report).
+def new_dict() -> dict:
+    """A new empty dict (a `default_factory`)."""
+    return {}
+
+
+def new_list() -> list:
+    """A new empty list (a `default_factory`)."""
+    return []
+
+
+def defaults(section: type[BaseModel]) -> Callable[[], BaseModel]:
+    """The `default_factory` of a section left out of the spec: its defaults.
+
+    A plain function rather than the class itself: pydantic reads a factory's signature, and a
+    model class's it must first build from every field (~0.1 ms a section, at every start-up).
+    """
+    def build() -> BaseModel:
+        return section()
+
+    return build
 
 
 class Section(BaseModel):
@@ -61,7 +90,7 @@ class LoraSpec(Section):
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
         description="Module names (or 'all-linear') that get LoRA adapters.")
     modules_to_save: list[str] = Field(
-        default_factory=list, description="Modules trained in full and saved with the adapter "
+        default_factory=new_list, description="Modules trained in full and saved with the adapter "
                                           "(e.g. embed_tokens, lm_head after adding tokens).")
 
 
@@ -113,7 +142,7 @@ class TrainingSpec(Section):
                                              "within each record), as TRL's packing and axolotl's sample_packing.")
 
     @model_validator(mode="after")
-    def _one_length(self) -> TrainingSpec:
+    def _one_length(self) -> "TrainingSpec":
         if self.epochs is None and self.max_steps is None:
             self.epochs = 1.0
         return self
@@ -166,8 +195,8 @@ class OverlapSpec(Section):
 
 class GateSpec(Section):
     max_findings_per_code: PositiveInt = Field(20, description="Findings shown per code; all are counted.")
-    mini_run: MiniRunSpec = Field(default_factory=MiniRunSpec)
-    overlap: OverlapSpec = Field(default_factory=OverlapSpec)
+    mini_run: MiniRunSpec = Field(default_factory=defaults(MiniRunSpec))
+    overlap: OverlapSpec = Field(default_factory=defaults(OverlapSpec))
 
 
 class AdvisorSpec(Section):
@@ -189,10 +218,10 @@ class TrackingSpec(Section):
 class SweepSpec(Section):
     strategy: Literal["list", "grid", "nomad"] = Field("list", description="How candidates are proposed.")
     candidates: list[dict[str, Any]] = Field(
-        default_factory=list, description="Explicit candidates: dotted-key overrides, e.g. {'lora.r': 8}.")
+        default_factory=new_list, description="Explicit candidates: dotted-key overrides, e.g. {'lora.r': 8}.")
     grid: dict[str, list[Any]] = Field(
-        default_factory=dict, description="Grid: dotted key -> values; every combination is a candidate.")
-    space: NomadSpace = Field(default_factory=NomadSpace,
+        default_factory=new_dict, description="Grid: dotted key -> values; every combination is a candidate.")
+    space: NomadSpace = Field(default_factory=defaults(NomadSpace),
                               description="NOMAD search space (strategy nomad); see docs/nomad.md.")
     max_evals: PositiveInt = Field(10, description="Most candidates evaluated.")
     train_steps: PositiveInt = Field(20, description="Short training budget per candidate.")
@@ -220,19 +249,19 @@ class FullRunSpec(Section):
 class Spec(Section):
     """A whole tunegate spec."""
 
-    model: ModelSpec = Field(default_factory=ModelSpec)
+    model: ModelSpec = Field(default_factory=defaults(ModelSpec))
     data: DataSpec
-    lora: LoraSpec = Field(default_factory=LoraSpec)
-    training: TrainingSpec = Field(default_factory=TrainingSpec)
-    hardware: HardwareSpec = Field(default_factory=HardwareSpec)
-    estimate: EstimateSpec = Field(default_factory=EstimateSpec)
-    gate: GateSpec = Field(default_factory=GateSpec)
-    advisor: AdvisorSpec = Field(default_factory=AdvisorSpec)
-    tracking: TrackingSpec = Field(default_factory=TrackingSpec)
-    sweep: SweepSpec = Field(default_factory=SweepSpec)
-    full_run: FullRunSpec = Field(default_factory=FullRunSpec)
+    lora: LoraSpec = Field(default_factory=defaults(LoraSpec))
+    training: TrainingSpec = Field(default_factory=defaults(TrainingSpec))
+    hardware: HardwareSpec = Field(default_factory=defaults(HardwareSpec))
+    estimate: EstimateSpec = Field(default_factory=defaults(EstimateSpec))
+    gate: GateSpec = Field(default_factory=defaults(GateSpec))
+    advisor: AdvisorSpec = Field(default_factory=defaults(AdvisorSpec))
+    tracking: TrackingSpec = Field(default_factory=defaults(TrackingSpec))
+    sweep: SweepSpec = Field(default_factory=defaults(SweepSpec))
+    full_run: FullRunSpec = Field(default_factory=defaults(FullRunSpec))
 
-    def resolve_paths(self, base: Path) -> Spec:
+    def resolve_paths(self, base: Path) -> "Spec":
         """Return a copy with relative data and output paths made absolute against `base`."""
         def res(p: Path) -> Path:
             if p.is_absolute():
