@@ -3,6 +3,7 @@
     python benchmarks/sweep_overhead.py --rounds 3                     # bare-1/6, sweep-1/6
     python benchmarks/sweep_overhead.py --rounds 3 --against /tmp/old  # also old-sweep-1/6: another checkout's
     python benchmarks/sweep_overhead.py --rounds 1 --parts             # also the fixed parts, one by one
+    python benchmarks/sweep_overhead.py --rounds 0 --split             # one 1-candidate sweep's CPU per process
 
 Every command runs as a fresh process (as a user runs it), on the built-in tiny model and the
 quickstart data, CPU, one torch thread, the rounds interleaved (A B A B) so a load change on the
@@ -21,8 +22,10 @@ It prints the median wall and CPU (user + sys of the process and its children) o
 of each sweep to bare-1 (the target: sweep-1 <= 1.5x bare-1's wall), the per-candidate costs, and
 the load average before and after. --parts times the fixed parts, each in a fresh process: the
 imports, the ephemeral Prefect API (a flow with one task), an MLflow store created on a fresh
-SQLite file and opened again, a parent run opened and closed. Prefect's home and the tiny model
-cache are warmed first, so first-use migrations and the model build are not counted.
+SQLite file and opened again, a parent run opened and closed. --split runs one 1-candidate sweep
+and samples every process under it (/proc/PID/stat, every 0.1 s): the CPU of the sweep's own
+process, Prefect's API (uvicorn), the fork server and each job forked from it. Prefect's home and
+the tiny model cache are warmed first, so first-use migrations and the model build are not counted.
 """
 from __future__ import annotations
 
@@ -169,6 +172,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=12, help="sweep.train_steps of each candidate")
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-sweep-1/6")
     ap.add_argument("--parts", action="store_true", help="also time the fixed parts, each in a fresh process")
+    ap.add_argument("--split", action="store_true", help="also one 1-candidate sweep's CPU per process")
     args = ap.parse_args()
     if args.against:
         AGAINST.append(args.against.resolve())
@@ -181,7 +185,10 @@ def main() -> None:
         for name, (wall, cpu, verdicts) in one_round(args.steps).items():
             runs.setdefault(name, []).append((wall, cpu))
             print(f"    {name:<12} {wall:6.1f} s wall {cpu:6.1f} s CPU  {verdicts}  load {_load()}", flush=True)
-    report(runs)
+    if runs:
+        report(runs)
+    if args.split:
+        split(args.steps)
     if args.parts:
         parts()
     print(f"load average after: {_load()}")
@@ -224,6 +231,58 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> None:
         print(f"  one more candidate, {label}sweep: {per[0]:.1f} s wall, {per[1]:.1f} s CPU "
               f"(x{per[0] / bare_per[0]:.2f} the bare loop's wall); fixed cost of a sweep beyond bare-1: "
               f"{one[0] - bare_wall:.1f} s wall, {one[1] - bare_cpu:.1f} s CPU")
+
+
+def split(steps: int) -> None:
+    """One 1-candidate sweep: the CPU seconds of each process under it, sampled until it ends."""
+    tick = os.sysconf("SC_CLK_TCK")
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, steps)), "--json"],
+                            cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen: dict[int, tuple[float, str]] = {}
+    while proc.poll() is None:
+        for pid, parent in _descendants(proc.pid).items():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            cpu = (int(fields[11]) + int(fields[12])) / tick
+            seen[pid] = (cpu, seen[pid][1] if pid in seen else _role(pid, parent, proc.pid, command, seen))
+        time.sleep(0.1)
+    wall, total = time.perf_counter() - start, _children_cpu()
+    print(f"one 1-candidate sweep: {wall:.1f} s wall, {total:.1f} s CPU (load {_load()}); per process (sampled):")
+    for cpu, role in seen.values():
+        print(f"  {cpu:6.2f} s CPU  {role}")
+
+
+def _role(pid: int, parent: int, sweep: int, command: str, seen: dict[int, tuple[float, str]]) -> str:
+    if pid == sweep:
+        return "the sweep's process"
+    if "uvicorn" in command:
+        return "Prefect's API (uvicorn)"
+    if "fork_server" in command:
+        return "a job forked from the fork server" if seen.get(parent, (0, ""))[1] == "fork server" else "fork server"
+    return command[-70:]
+
+
+def _descendants(root: int) -> dict[int, int]:
+    """Every process under `root` (itself included) -> its parent."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = {root: 0}, [root]
+    while todo:
+        pid = todo.pop()
+        for child in children.get(pid, []):
+            found[child] = pid
+            todo.append(child)
+    return found
 
 
 def _load() -> str:

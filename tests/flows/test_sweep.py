@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.fullrun.standby_trainer import READY
+from tunegate.fullrun.fork_server import FORKED
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +29,8 @@ def test_sweep_scores_good_candidates_and_logs_the_diverging_one_as_rejected(pre
     assert {c.info.status for c in children} == {"FINISHED", "FAILED"}
     assert parent.data.tags["tunegate.best_run"] == good["run_id"]
     assert any(a.path == "best_spec.yaml" for a in client.list_artifacts(parent.info.run_id))
-    spec = Path(good["spec_path"])  # its training ran in a process started ahead (tunegate.fullrun.standby)
-    assert (spec.with_name(f"{spec.stem}-train") / "train.log").read_text().startswith(READY)
+    spec = Path(good["spec_path"])  # its training ran in a child of the fork server (tunegate.fullrun.forks)
+    assert (spec.with_name(f"{spec.stem}-train") / "train.log").read_text().startswith(FORKED)
 
 
 def test_rerun_of_a_finished_sweep_reuses_every_candidate(prefect_api, tiny_cache, workdir):

@@ -107,11 +107,15 @@ def _hand_back(name: str) -> None:
 
 
 def _file_handler(path: Path) -> logging.Handler:
-    return _LogFile(path)
+    return LazyLogFile(path)
 
 
-class _LogFile(logging.Handler):
+class LazyLogFile(logging.Handler):
     """The rotating log file, made at the first record it is handed.
+
+    Public name on purpose: Prefect's `setup_logging` takes a root handler whose class name starts
+    with "_" for none of the user's and configures the root itself, which put Prefect's console
+    lines on the terminal of every flow command (tests/cli/test_sweep_experience.py).
 
     logging.handlers imports socket, pickle and queue (~5-8 ms of a 0.2 s rejection, which logs
     nothing; issue 15), so it loads only when a record is written.

@@ -10,10 +10,6 @@ import json
 import os
 import sys
 
-# Cores from which the standby trainers start before Prefect's local API (with the import thread,
-# three busy processes): below, they start with the flow (tunegate.sweep.start_ahead).
-EARLY_TRAINERS_MIN_CORES = 4
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="gate, train briefly and score each sweep candidate",
@@ -33,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.paths import require_files
     from tunegate.spec.check import parse_spec
     from tunegate.sweep.plan import check_sweep_plan
+    from tunegate.sweep.local_api import adopt_or_stop, start_local_api
     from tunegate.sweep.start_ahead import start_imports_ahead, start_trainers_ahead
 
     # An invalid spec, no sweep section, nothing to try, or a data path that is not a file is a
@@ -40,17 +37,21 @@ def run(args: argparse.Namespace) -> int:
     parsed = parse_spec(args.spec)
     check_sweep_plan(parsed, args.strategy)
     require_files(parsed.require(), "data.train", "data.validation")
-    # The slow, certain work starts now, on the cores Prefect's start-up leaves idle (issue 15):
-    # once this thread has imported what it needs itself, the flow's later imports in a thread of
-    # their own; the candidates' training processes (their imports) too where the cores allow,
-    # else the flow starts them once Prefect is up (on 2 cores they slowed its start-up).
-    if (os.cpu_count() or 1) >= EARLY_TRAINERS_MIN_CORES:
-        start_trainers_ahead(parsed, args.strategy)
-    _import_local_api()
+    # The slow, certain work starts now (issue 15): Prefect's local API first, before Prefect is
+    # imported (tunegate.sweep.local_api); once this thread has imported what it needs itself, the
+    # flow's later imports in a thread of their own; the candidates' training processes (their
+    # imports) too where the cores allow, else the flow starts them once Prefect is up.
+    api = start_local_api() if parsed.require().sweep.task_runner == "threads" else None
+    start_trainers_ahead(parsed, args.strategy)  # the fork server: the first mini-run waits for its imports
+    api = adopt_or_stop(api)
+    if api is None:
+        _import_local_api()
 
     from tunegate.flows.sweep import sweep
 
     start_imports_ahead(parsed)
+    if api is not None:
+        api.wait_ready()
     # Only the result goes to stdout: Ray's driver prints its workers' and raylet's stdout lines to
     # sys.stdout ("(raylet) A worker died ..." once broke the --json of a sweep whose worker was killed)
     with contextlib.redirect_stdout(sys.stderr):

@@ -12,6 +12,7 @@ from typing import Literal
 from prefect import flow, unmapped
 from prefect.states import Completed, Failed
 
+from tunegate.fullrun.forks import FORKS
 from tunegate.fullrun.standby import STANDBY
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
@@ -44,7 +45,7 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                                   unmapped(settings.train_steps), unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    with tally, contextlib.closing(STANDBY):  # the standby trainers no candidate took are stopped
+    with tally, contextlib.closing(STANDBY), contextlib.closing(FORKS):  # what no candidate took is stopped
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)
@@ -62,6 +63,7 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     base = static_gate_task(parsed)
     if not base.gates_passed:
         STANDBY.close()
+        FORKS.close()
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],

@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tunegate.errors import LaunchConfigError
+from tunegate.fullrun.forks import FORKS
 from tunegate.fullrun.result import NO_RESULT, TIMED_OUT, TrainResult, failed
 from tunegate.fullrun.standby import STANDBY, hand_over
 from tunegate.fullrun.standby import die_with_parent as _dying_with_parent
@@ -244,7 +245,8 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     new `TrainingArguments` resets, so two trainers in threads of one process break each other
     (an AttributeError mid-step). A process per training shares nothing but the files. When a
     standby trainer with this environment waits (`tunegate.fullrun.standby`: started ahead by the
-    sweep, its imports done), it is that process, given these arguments; otherwise a cold one.
+    sweep, its imports done), it is that process, given these arguments; before that, a child of
+    the sweep's fork server (`tunegate.fullrun.forks`); otherwise a cold one.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -252,6 +254,10 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     args = ["--spec", str(Path(spec_path).absolute()), "--output-dir", str(output_dir.absolute()),
             "--result", str(result_path.absolute()), "--max-steps", str(max_steps)]
     env = candidate_env(spec, threads)
+    result_path.unlink(missing_ok=True)
+    forked = FORKS.run("train", {"argv": args}, env)  # a fresh child of the fork server (tunegate.fullrun.forks)
+    if forked is not None:
+        return follow_launched(forked, result_path, timeout_s, log)
     waiting = STANDBY.take(env)  # the same fresh process, started earlier (tunegate.fullrun.standby)
     if waiting is not None:
         result_path.unlink(missing_ok=True)

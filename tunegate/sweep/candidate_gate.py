@@ -39,6 +39,7 @@ def changed_data_inputs(spec: Spec, base: Spec) -> list[str]:
 def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport) -> GateReport:
     """The candidate's report: spec, data (inherited or its own), estimate, frozen validation, mini-run."""
     from tunegate.gate import check
+    from tunegate.sweep.mini_run_apart import mini_run_report
 
     if parsed.spec is None:
         return _spec_rejected(parsed, base)
@@ -49,7 +50,7 @@ def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport
     if not merged.gates_passed or frozen.status == "failed":
         why = "an earlier stage failed" if not merged.gates_passed else "the validation set is not the sweep's"
         return _with(merged, frozen, StageResult.skipped("mini-run", why))
-    mini = check(parsed, only={"mini-run"}, facts=merged.facts.model_copy(deep=True))
+    mini = mini_run_report(parsed, merged.facts.model_copy(deep=True))  # in a forked child where it can
     return GateReport.merge([_with(merged, frozen), mini])
 
 

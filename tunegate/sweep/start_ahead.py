@@ -9,12 +9,14 @@ one sleeps in a health poll), then MLflow's imports (~2 s), then torch/transform
 mini-run (~5 s), then the same again in the candidate's training process. Two things start here
 instead, on the CPU the waits leave idle:
 
-- the standby trainers (`tunegate.fullrun.standby`): the first `max_parallel` candidates'
-  training processes, each a fresh process that imports the training stack and then waits for its
-  candidate's arguments (one process per candidate, as before);
+- the fork server (`tunegate.fullrun.forks`, Linux): one process that imports the training stack
+  and forks a fresh child for each candidate's mini-run and short training; elsewhere the standby
+  trainers (`tunegate.fullrun.standby`): the first `max_parallel` candidates' training processes,
+  each a fresh process that imports the training stack and then waits for its candidate's arguments;
 - one thread importing, in this process, the modules the flow is sure to import later: MLflow's
   client and SQL store first (the tracking session opens right after the data gate), then the
-  training stack the mini-run imports, then matplotlib for the loss curves. Importing is all it
+  training stack the mini-run imports (not when the fork server runs the mini-runs), then
+  matplotlib for the loss curves. Importing is all it
   does: no model, no store, no torch state. A module the other thread reaches first just waits
   for this one to finish it (Python's per-module import locks).
 
@@ -36,13 +38,15 @@ CHART_MODULES = ("matplotlib.pyplot",)
 
 
 def start_trainers_ahead(parsed: ParsedSpec, strategy: str | None) -> None:
-    """Start this sweep's standby trainers (threads runner only): `max_parallel` now, one more per
-    one taken, one per planned candidate in all). Never raises: a spec the flow will reject, or a
-    sweep with nothing to try, starts none, and the flow reports it as before."""
+    """Start this sweep's fork server (threads runner, Linux: `tunegate.fullrun.forks`), else its
+    standby trainers (`max_parallel` now, one more per one taken, one per planned candidate in
+    all). Never raises: a spec the flow will reject, or a sweep with nothing to try, starts none,
+    and the flow reports it as before."""
     spec = parsed.spec
     if spec is None or spec.sweep.task_runner != "threads":
         return
     from tunegate.errors import UsageError
+    from tunegate.fullrun.forks import FORKS
     from tunegate.fullrun.launcher import candidate_env, torch_threads
     from tunegate.fullrun.standby import STANDBY
 
@@ -51,14 +55,20 @@ def start_trainers_ahead(parsed: ParsedSpec, strategy: str | None) -> None:
     except UsageError:
         return
     width = spec.sweep.max_parallel
-    STANDBY.plan(candidate_env(spec, torch_threads(width)), total=total, width=width)
+    env = candidate_env(spec, torch_threads(width))
+    if total > 0 and FORKS.start(env):  # one process for every candidate's mini-run and training
+        return
+    STANDBY.plan(env, total=total, width=width)
 
 
 def start_imports_ahead(parsed: ParsedSpec) -> threading.Thread:
     """Import what this process's sweep flow will import, in a daemon thread (the training stack
     only when the mini-runs run here: the threads runner)."""
+    from tunegate.fullrun.forks import FORKS
+
     local = parsed.spec is not None and parsed.spec.sweep.task_runner == "threads"
-    return import_ahead(TRACKING_MODULES + (TRAINING_MODULES + CHART_MODULES if local else ()))
+    training = () if FORKS.running() else TRAINING_MODULES  # the fork server's children run the mini-runs
+    return import_ahead(TRACKING_MODULES + (training + CHART_MODULES if local else ()))
 
 
 def _planned(parsed: ParsedSpec, strategy: str | None) -> int:

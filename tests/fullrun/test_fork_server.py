@@ -1,0 +1,126 @@
+"""The fork server: one process imports the training stack, each candidate's job is a child forked from it.
+
+Real `python -m tunegate.fullrun.fork_server` processes. It forks only while it has one thread;
+a job is forked only for the environment the server started with; the server and its children
+die with the sweep's process. tests/flows/test_sweep.py trains and mini-runs through it in
+`make test`; the job-level checks that wait for torch's imports are nightly.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.minirun import DATA, load_spec
+from tests.support.paths import ROOT
+from tunegate.fullrun.forks import ForkServer
+from tunegate.fullrun.launcher import candidate_env, follow_launched
+
+SPEC = DATA / "good.yaml"
+
+
+def _gone(pid: int, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped) is gone too
+            if stat.read().split(")")[-1].split()[0] == "Z":
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def _python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_forking_is_refused_once_the_server_has_a_second_thread():
+    said = _python("import threading, time\n"
+                   "from tunegate.fullrun.fork_server import unsafe_to_fork\n"
+                   "print(unsafe_to_fork())\n"
+                   "threading.Thread(target=time.sleep, args=(2,), daemon=True).start()\n"
+                   "print(unsafe_to_fork())\n")
+    assert said.splitlines() == ["None", "the fork server has 2 threads"]
+
+
+def test_a_job_for_another_environment_is_not_forked():
+    server, spec = ForkServer(), load_spec("good")
+    assert server.start(candidate_env(spec, 1))
+    try:
+        # other torch threads: torch read them at the server's import, so a cold process instead
+        assert server.run("train", {"argv": []}, candidate_env(spec, 2)) is None
+        assert server.running()
+    finally:
+        server.close()
+    assert not server.running() and server.run("train", {"argv": []}, candidate_env(spec, 1)) is None
+
+
+def test_a_killed_parent_leaves_no_fork_server():
+    code = ("import time\n"
+            "from tests.support.minirun import load_spec\n"
+            "from tunegate.fullrun.launcher import candidate_env\n"
+            "from tunegate.fullrun.forks import FORKS\n"
+            "FORKS.start(candidate_env(load_spec('good'), 1))\n"
+            "print(FORKS._proc.pid, flush=True)\n"
+            "time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        server = int(parent.stdout.readline())  # type: ignore[union-attr]
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    assert _gone(server)
+
+
+@pytest.mark.nightly  # ~7 s (the server's imports); tests/flows/test_sweep.py trains through it in `make test`
+def test_a_forked_training_answers_as_the_cold_trainer_does(tmp_path: Path):
+    server, env = ForkServer(), candidate_env(load_spec("good"), 1)
+    assert server.start(env)
+    try:
+        result_path = tmp_path / "train_result.json"
+        job = server.run("train", {"argv": ["--spec", str(tmp_path / "missing.yaml"), "--output-dir",
+                                            str(tmp_path / "out"), "--result", str(result_path)]}, env)
+        assert job is not None and job.pid != server._proc.pid
+        lines: list[str] = []
+        result = follow_launched(job, result_path, timeout_s=120, log=lines.append)
+    finally:
+        server.close()
+    # what `python -m tunegate.fullrun.trainer` answers for a spec it cannot read (TG709), from the file
+    assert result.status == "failed" and result.codes == ["TG709"], lines
+    assert job.returncode == 1
+
+
+@pytest.mark.nightly  # ~15 s: the mini-run twice, here and in a forked child
+def test_a_forked_mini_run_reports_what_the_in_process_one_does():
+    from tunegate.gate import check
+    from tunegate.spec.check import parse_spec
+    from tunegate.sweep import mini_run_apart
+    from tunegate.fullrun import forks
+
+    parsed = parse_spec(SPEC)
+    static = check(parsed, only={"dataset", "estimate"})
+    here = check(parsed, only={"mini-run"}, facts=static.facts.model_copy(deep=True))
+    server = ForkServer()
+    assert server.start(candidate_env(parsed.require(), 1))
+    saved, forks.FORKS = forks.FORKS, server
+    try:
+        forked = mini_run_apart.mini_run_report(parsed, static.facts.model_copy(deep=True))
+    finally:
+        forks.FORKS = saved
+        server.close()
+    stage = {r.name: r for r in forked.stages}["mini-run"]
+    mine = {r.name: r for r in here.stages}["mini-run"]
+    assert stage.status == mine.status and [f.code for f in stage.findings] == [f.code for f in mine.findings]
+    assert stage.stats["losses"] == mine.stats["losses"]

@@ -1,0 +1,220 @@
+"""A fork server: import the training stack once, fork a fresh child for each candidate's job.
+
+    python -m tunegate.fullrun.fork_server FD    # started by tunegate.fullrun.forks, never by hand
+
+A sweep candidate's mini-run and its short training each need a process of their own, with
+torch, transformers and peft imported (about 5 of a cold trainer's 7 CPU seconds on the tiny
+model, issue 15). This process imports them once, creates nothing (no model, no tokenizer, no
+TrainingArguments, no AcceleratorState, no torch op, so no OpenMP pool), and then forks one child
+per job: the child is the same fresh process a cold start would be, minus the imports.
+
+Forking is safe only from a process with one thread: a lock held by another thread at the fork
+stays locked forever in the child. So before every fork it checks that the kernel lists one
+thread for it (`/proc/self/task`, which counts OpenMP's and every native library's threads too)
+and that CUDA was not initialised; otherwise it refuses the job and the sweep starts a cold
+process instead. It never uses a tokenizer or a model itself, so the check holds for its life.
+
+Protocol, on the Unix socket FD (the other end is the sweep's `ForkServer`): each request is one
+JSON line {"job": id, "kind": "train"|"mini-run", "args": ..., "env": {...}} sent with one file
+descriptor (SCM_RIGHTS), where the child's stdout and stderr go. Replies, one JSON line each:
+{"job": id, "pid": pid} once forked, {"job": id, "refused": why}, {"job": id, "exit": code}
+once reaped. EOF on the socket (the sweep ended) ends it; so does its parent's death (a
+parent-death signal, set at its start).
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import time
+
+READY = "fork server ready"
+FORKED = "forked from the fork server"  # a job's first output line (the candidate's train.log)
+
+
+def _import_training_stack() -> None:
+    """What a trainer and a mini-run import before their first step, imported once."""
+    import importlib
+
+    for name in ("torch", "transformers", "peft", "accelerate", "tunegate.fullrun.trainer",
+                 "tunegate.fullrun.args", "tunegate.fullrun.data", "tunegate.fullrun.health",
+                 "tunegate.fullrun.step_recorder", "tunegate.fullrun.live_metrics", "tunegate.fullrun.publish",
+                 "tunegate.training.model", "tunegate.training.runtime", "tunegate.spec.check", "tunegate.gate",
+                 "tunegate.minirun.stage", "tunegate.minirun.session", "tunegate.minirun.steps"):
+        importlib.import_module(name)
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
+
+
+def unsafe_to_fork() -> str | None:
+    """Why forking now could deadlock or break the child (None: it is safe)."""
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        return f"the fork server has {threads} threads"
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "CUDA was initialised in the fork server"
+    return None
+
+
+def serve(sock: socket.socket) -> None:
+    """Answer job requests until the socket closes; reap children as they end."""
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ)
+    children: dict[int, str] = {}
+    buffer, fds = b"", []  # the descriptors arrive with the first bytes of their request
+    while True:
+        for code, job in _reaped(children):
+            _send(sock, {"job": job, "exit": code})
+        if not selector.select(timeout=0.05):
+            continue
+        data, got, _, _ = socket.recv_fds(sock, 1 << 20, 16)
+        if not data:
+            return
+        buffer += data
+        fds.extend(got)
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            request = json.loads(line)
+            out = fds.pop(0) if fds else os.open(os.devnull, os.O_WRONLY)
+            why = unsafe_to_fork()
+            if why is not None:
+                os.close(out)
+                _send(sock, {"job": request["job"], "refused": why})
+                continue
+            pid = _fork(request, out, sock)
+            os.close(out)
+            children[pid] = request["job"]
+            _send(sock, {"job": request["job"], "pid": pid})
+
+
+def _reaped(children: dict[int, str]) -> list[tuple[int, str]]:
+    """(exit code, job) of every child that ended; codes as subprocess gives them (-N: signal N)."""
+    done = []
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        job = children.pop(pid, None)
+        if job is not None:
+            done.append((os.waitstatus_to_exitcode(status), job))
+    return done
+
+
+def _send(sock: socket.socket, message: dict) -> None:
+    sock.sendall((json.dumps(message) + "\n").encode())
+
+
+def _fork(request: dict, out: int, sock: socket.socket) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        _become_fresh(request, out, sock)
+        code = run_job(request["kind"], request["args"])
+    except BaseException:  # noqa: BLE001  (the sweep reads the traceback in the job's output)
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        _exit_now(code)
+    return 0  # not reached
+
+
+def _become_fresh(request: dict, out: int, sock: socket.socket) -> None:
+    """In the child: a session of its own, its output to the job's pipe, the job's environment,
+    fresh random seeds, default signal handlers; it dies with the fork server."""
+    sock.close()
+    os.setsid()  # its own process group: a timeout stops the job and whatever it started
+    _die_with_parent()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    os.close(devnull)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    import random
+
+    random.seed()  # as a fresh interpreter would: from the OS, not the server's state
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+
+
+def run_job(kind: str, args: dict) -> int:
+    """Run one job in this (forked) process; its exit code."""
+    print(f"{FORKED} (pid {os.getpid()}, the training stack imported before the job was known)", flush=True)
+    if kind == "train":
+        from tunegate.fullrun.trainer import main as train_main
+
+        return train_main(args["argv"])
+    if kind == "mini-run":
+        return mini_run_job(args)
+    raise ValueError(f"unknown job kind {kind!r}")
+
+
+def mini_run_job(args: dict) -> int:
+    """The mini-run of a parsed spec with the facts the earlier stages gathered; its report JSON
+    written to args["report"] (renamed into place: a half-written report is never read)."""
+    from pathlib import Path
+
+    from tunegate.facts import GateFacts
+    from tunegate.gate import check
+    from tunegate.spec.check import ParsedSpec
+
+    parsed = ParsedSpec.model_validate_json(args["parsed"])
+    facts = GateFacts.model_validate_json(args["facts"])
+    report = check(parsed, only={"mini-run"}, facts=facts)
+    path = Path(args["report"])
+    aside = path.with_name(path.name + ".part")
+    aside.write_text(report.model_dump_json(), encoding="utf-8")
+    os.replace(aside, path)
+    return 0
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent or parent == 1:
+        os._exit(1)
+
+
+def _exit_now(code: int) -> None:
+    """Exit without the interpreter's teardown (as a standby trainer does), atexit handlers run."""
+    import atexit
+
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def main() -> int:
+    start = time.perf_counter()
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    _import_training_stack()
+    print(f"{READY} (the training stack imported in {time.perf_counter() - start:.1f} s)", flush=True)
+    serve(sock)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # no teardown of torch & co: nothing of its own is left to close
