@@ -11,31 +11,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.support.minirun import DATA, load_spec
 from tests.support.paths import ROOT
+from tests.support.processes import gone
 from tunegate.fullrun.forks import ForkServer
 from tunegate.fullrun.launcher import candidate_env, follow_launched
 
 SPEC = DATA / "good.yaml"
-
-
-def _gone(pid: int, within_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped) is gone too
-            if stat.read().split(")")[-1].split()[0] == "Z":
-                return True
-        time.sleep(0.05)
-    return False
 
 
 def _python(code: str) -> str:
@@ -81,7 +67,7 @@ def test_a_killed_parent_leaves_no_fork_server():
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-    assert _gone(server)
+    assert gone(server)
 
 
 @pytest.mark.nightly  # ~7 s (the server's imports); tests/flows/test_sweep.py trains through it in `make test`
@@ -104,10 +90,10 @@ def test_a_forked_training_answers_as_the_cold_trainer_does(tmp_path: Path):
 
 @pytest.mark.nightly  # ~15 s: the mini-run twice, here and in a forked child
 def test_a_forked_mini_run_reports_what_the_in_process_one_does():
+    from tunegate.fullrun import forks
     from tunegate.gate import check
     from tunegate.spec.check import parse_spec
     from tunegate.sweep import mini_run_apart
-    from tunegate.fullrun import forks
 
     parsed = parse_spec(SPEC)
     static = check(parsed, only={"dataset", "estimate"})

@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.minirun import DATA, load_spec
 from tests.support.paths import ROOT
+from tests.support.processes import gone
 from tunegate.fullrun.launcher import candidate_env, follow_launched
 from tunegate.fullrun.standby import StandbyTrainers, hand_over
 from tunegate.fullrun.standby_trainer import READY
@@ -34,20 +35,6 @@ def _take_when_started(pool: StandbyTrainers, env: dict[str, str], within_s: flo
             return proc
         time.sleep(0.05)
     return None
-
-
-def _gone(pid: int, within_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        with open(f"/proc/{pid}/stat") as stat:  # a zombie (exited, not yet reaped) is gone too
-            if stat.read().split(")")[-1].split()[0] == "Z":
-                return True
-        time.sleep(0.05)
-    return False
 
 
 def test_each_standby_trainer_serves_one_candidate_and_the_plan_caps_how_many_start():
@@ -142,7 +129,7 @@ def test_a_killed_parent_leaves_no_standby_trainer(tmp_path: Path):
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-    assert _gone(child)
+    assert gone(child)
 
 
 def test_no_trainer_starts_ahead_for_a_dask_sweep_or_one_with_nothing_to_try(monkeypatch):
