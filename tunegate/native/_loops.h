@@ -17,6 +17,26 @@ static inline uint64_t mix(uint64_t x) { /* splitmix64's finaliser, as minhash._
     return x;
 }
 
+/* A growing array of 64-bit values (a text's word hashes, a batch's candidate pairs). */
+typedef struct {
+    uint64_t *items;
+    Py_ssize_t size, cap;
+} Values;
+
+/* Room for one more value (the capacity doubles, from `first`); -1 with MemoryError set. */
+static inline int values_reserve(Values *v, Py_ssize_t first) {
+    if (v->size < v->cap)
+        return 0;
+    Py_ssize_t cap = v->cap ? v->cap * 2 : first;
+    uint64_t *grown = PyMem_Realloc(v->items, (size_t)cap * sizeof(uint64_t));
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    v->items = grown, v->cap = cap;
+    return 0;
+}
+
 /* normalise.c: normalize.normal_bytes and normalise_record_bytes */
 int normalise_ready(void);
 extern const char tg_unidata_version[]; /* the Unicode version its casefold table was taken from */

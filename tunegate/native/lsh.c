@@ -78,27 +78,8 @@ static int table_init(BandTable *self, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
-typedef struct {
-    int64_t *items;
-    Py_ssize_t size, cap;
-} Pairs;
-
-static int pairs_push(Pairs *p, int64_t value) {
-    if (p->size == p->cap) {
-        Py_ssize_t cap = p->cap ? p->cap * 2 : 256;
-        int64_t *grown = PyMem_Realloc(p->items, (size_t)cap * sizeof(int64_t));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        p->items = grown, p->cap = cap;
-    }
-    p->items[p->size++] = value;
-    return 0;
-}
-
-static int ascending(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+static int ascending(const void *a, const void *b) { /* pairs are non-negative: as unsigned, the same order */
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
@@ -121,7 +102,7 @@ static PyObject *table_pairs(BandTable *self, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     PyObject *result = NULL;
-    Pairs found = {NULL, 0, 0};
+    Values found = {NULL, 0, 0};
     if (batch.len % (num_perm * (Py_ssize_t)sizeof(uint32_t)) != 0 ||
         order.len != self->bands * self->n * (Py_ssize_t)sizeof(int64_t)) {
         PyErr_SetString(PyExc_ValueError, "batch or order has the wrong size");
@@ -143,15 +124,17 @@ static PyObject *table_pairs(BandTable *self, PyObject *const *args, Py_ssize_t 
                 if (slots[at].key != key)
                     continue;
                 const int64_t *hit = positions + b * self->n + slots[at].start;
-                for (int64_t k = 0; k < slots[at].count; k++)
-                    if (pairs_push(&found, (int64_t)r * self->n + hit[k]) < 0)
+                for (int64_t k = 0; k < slots[at].count; k++) {
+                    if (values_reserve(&found, 256) < 0)
                         goto done;
+                    found.items[found.size++] = (uint64_t)(r * self->n + hit[k]);
+                }
                 break;
             }
         }
     }
     if (found.size > 1)
-        qsort(found.items, (size_t)found.size, sizeof(int64_t), ascending);
+        qsort(found.items, (size_t)found.size, sizeof(uint64_t), ascending);
     Py_ssize_t kept = 0;
     for (Py_ssize_t i = 0; i < found.size; i++)
         if (kept == 0 || found.items[i] != found.items[kept - 1])

@@ -79,10 +79,7 @@ static inline int word_hash(const unsigned char *w, Py_ssize_t len, const unsign
     return 0;
 }
 
-typedef struct {
-    uint64_t *items;
-    Py_ssize_t size, cap;
-} Words;
+typedef Values Words; /* the hashes of a text's words, in order */
 
 /* Bit i set when byte i of the 64 at p (or fewer: `count`) is a separator; bits past `count` are
  * set too, so the last word ends at the text's end. SSE2 compares 16 bytes at once where the
@@ -112,15 +109,8 @@ static inline uint64_t separator_mask(const unsigned char *p, Py_ssize_t count) 
 
 static inline int push_word(Words *words, const unsigned char *w, Py_ssize_t len, const unsigned char *end,
                      PyObject *long_hash) {
-    if (words->size == words->cap) {
-        Py_ssize_t cap = words->cap ? words->cap * 2 : 1024;
-        uint64_t *grown = PyMem_Realloc(words->items, cap * sizeof(uint64_t));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        words->items = grown, words->cap = cap;
-    }
+    if (values_reserve(words, 1024) < 0)
+        return -1;
     if (word_hash(w, len, end, long_hash, &words->items[words->size]) < 0)
         return -1;
     words->size++;
