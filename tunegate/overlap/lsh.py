@@ -89,14 +89,13 @@ class BandIndex(NamedTuple):
 
     def candidates(self, batch: Any) -> tuple[Any, Any]:
         """(batch row, index row) of every pair sharing a band, each pair once, sorted."""
-        if not len(batch) or not len(self.rows):
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        if self.table is not None:  # the same pairs, a hash look-up per band and row
-            pairs = np.frombuffer(self.table.pairs(np.ascontiguousarray(batch, dtype=np.uint32), batch.shape[1],
-                                                   self.bands[1], np.ascontiguousarray(self.order, dtype=np.int64)),
-                                  dtype=np.int64)
-            return pairs // len(self.rows), pairs % len(self.rows)
-        return self.search(batch)
+        if self.table is None or not len(batch) or not len(self.rows):
+            return self.search(batch)
+        # the same pairs as `search`, a hash look-up per band and row
+        pairs = np.frombuffer(self.table.pairs(np.ascontiguousarray(batch, dtype=np.uint32), batch.shape[1],
+                                               self.bands[1], np.ascontiguousarray(self.order, dtype=np.int64)),
+                              dtype=np.int64)
+        return pairs // len(self.rows), pairs % len(self.rows)
 
     def search(self, batch: Any) -> tuple[Any, Any]:
         """`candidates` by binary search in numpy: the definition, and what runs without the extension."""
