@@ -212,3 +212,44 @@ def test_the_last_parts_are_cut_finer_and_the_parts_still_cover_the_file_at_line
     assert max(lengths[-6:]) < size // 2 < min(lengths[:-9])  # quarters in the last 2 x size bytes
     plain = [end - start for start, end in cut(path, size)]
     assert min(plain[:-1]) >= size and max(plain) < size + 100  # without a tail: every part ~size
+
+
+def _cut_files(monkeypatch, files: dict[str, Path], forked: int, alongside: int) -> list[Path]:
+    """The files `validate_dataset` reads in parts with two workers, at these thresholds."""
+    from tunegate.dataset import stage
+
+    cuts: list[Path] = []
+    real_cut = stage.cut
+    monkeypatch.setattr(stage, "cut", lambda path, size, **kw: cuts.append(path) or real_cut(path, size, **kw))
+    monkeypatch.setattr(stage, "SPLIT_FORKED", forked)
+    monkeypatch.setattr(stage, "SPLIT_SPAWNED", forked)
+    monkeypatch.setattr(stage, "SPLIT_ALONGSIDE", alongside)
+    monkeypatch.setattr(stage, "MIN_PART", 512)
+    validate_dataset(files, 5, [FingerprintObserver({}, files)], workers=2)
+    return sorted(cuts)
+
+
+def test_a_smaller_file_joins_the_workers_a_larger_one_started(tmp_path, monkeypatch):
+    records = (ROOT / "examples" / "data" / "train.jsonl").read_bytes()
+    train, val = tmp_path / "train.jsonl", tmp_path / "validation.jsonl"
+    train.write_bytes(records * 8)
+    val.write_bytes(records)
+    assert _cut_files(monkeypatch, {"train": train, "validation": val}, len(records) * 4, len(records) // 2) == [
+        train, val]
+
+
+def test_a_smaller_file_is_read_here_when_no_file_needs_the_workers(tmp_path, monkeypatch):
+    records = (ROOT / "examples" / "data" / "train.jsonl").read_bytes()
+    train, val = tmp_path / "train.jsonl", tmp_path / "validation.jsonl"
+    train.write_bytes(records * 2)
+    val.write_bytes(records)
+    assert _cut_files(monkeypatch, {"train": train, "validation": val}, len(records) * 4, len(records) // 2) == []
+
+
+def test_a_file_below_the_alongside_size_is_read_here_even_beside_a_split_one(tmp_path, monkeypatch):
+    records = (ROOT / "examples" / "data" / "train.jsonl").read_bytes()
+    train, val = tmp_path / "train.jsonl", tmp_path / "validation.jsonl"
+    train.write_bytes(records * 8)
+    val.write_bytes(records[:len(records) // 4].rsplit(b"\n", 1)[0] + b"\n")
+    assert _cut_files(monkeypatch, {"train": train, "validation": val}, len(records) * 4, len(records) // 2) == [
+        train]
