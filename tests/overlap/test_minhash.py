@@ -130,6 +130,30 @@ def test_band_layout_is_the_one_datasketch_chooses_for_the_same_weights(threshol
     assert band_layout(threshold, num_perm) == layout
 
 
+def layout_by_pow(threshold: float, num_perm: int, weights=(0.1, 0.9), steps: int = 2048) -> tuple[int, int]:
+    """The band layout's definition, plainly: each (1 - s**r)**b by pow, each integral by Simpson's
+    rule as a sum of slices, (b, r) tried b-major, the first smallest error kept."""
+    def integral(values, width):
+        h = width / (len(values) - 1)
+        return float(h / 3 * (values[0] + values[-1] + 4 * values[1:-1:2].sum() + 2 * values[2:-1:2].sum()))
+
+    low, high = np.linspace(0.0, threshold, steps + 1), np.linspace(threshold, 1.0, steps + 1)
+    best, layout = float("inf"), (0, 0)
+    for b in range(1, num_perm + 1):
+        for r in range(1, num_perm // b + 1):
+            error = (integral(1 - (1 - low ** r) ** b, threshold) * weights[0]
+                     + integral((1 - high ** r) ** b, 1.0 - threshold) * weights[1])
+            if error < best:
+                best, layout = error, (b, r)
+    return layout if layout[0] >= 2 else (2, num_perm // 2)
+
+
+@pytest.mark.parametrize("num_perm", [16, 64, 128, 256])
+def test_band_layout_is_its_plain_definition_at_every_threshold(num_perm):
+    thresholds = [round(t, 2) for t in np.arange(0.30, 0.995, 0.03)]
+    assert [band_layout(t, num_perm) for t in thresholds] == [layout_by_pow(t, num_perm) for t in thresholds]
+
+
 def test_band_index_finds_rows_sharing_a_band_and_only_those():
     rng = np.random.default_rng(0)
     stored = rng.integers(0, 1 << 32, size=(5, 8), dtype=np.uint64).astype(np.uint32)
