@@ -141,6 +141,27 @@ def test_minhash_rows_are_the_numpy_definitions(shingle_size, num_perm):
     assert np.array_equal(got.matrix, want.matrix)
 
 
+@needs_native
+@pytest.mark.parametrize("num_perm", [1, 2, 3, 7, 64, 128, 255, 256, 1000])
+def test_the_densify_table_is_the_one_numpy_random_draws(num_perm):
+    want = np.random.default_rng(minhash.SEED).integers(0, num_perm, size=(num_perm, 4 * num_perm))
+    assert native.densify_table(minhash.SEED, num_perm, 4 * num_perm) == want.astype(np.int64).tobytes()
+
+
+@needs_native
+@pytest.mark.parametrize("seed", [0, 5, 2**31 + 7, 2**32 - 1])
+def test_the_densify_table_follows_numpy_random_for_any_seed_it_takes(seed):
+    want = np.random.default_rng(seed).integers(0, 97, size=(5, 300))
+    assert native.densify_table(seed, 97, 300)[:5 * 300 * 8] == want.astype(np.int64).tobytes()[:5 * 300 * 8]
+
+
+@needs_native
+def test_the_densify_table_refuses_what_numpy_would_draw_another_way():
+    for args in [(2**32, 128, 512), (1, 0, 4), (-1, 128, 512), (1, 128, -1)]:
+        with pytest.raises((ValueError, OverflowError)):
+            native.densify_table(*args)
+
+
 def check_json(env_native: str, tmp_path: Path) -> dict:
     env = {**os.environ, "TUNEGATE_NATIVE": env_native, "TUNEGATE_WORKERS": "1"}
     out = subprocess.run([sys.executable, "-m", "tunegate", "check", "--train", str(DATA / "flows" / "train.jsonl"),

@@ -47,6 +47,9 @@ PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nar
 void minhash_ready(void);
 PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
+/* densify_table.c: minhash._densify_table's values, drawn as numpy.random draws them */
+PyObject *densify_table(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
 /* line_marks.c: tunegate.dataset.line_marks */
 PyObject *line_marks(PyObject *self, PyObject *arg);
 
