@@ -5,7 +5,8 @@
 Exit codes: 0 approved (or the command succeeded), 1 rejected, 2 usage error (bad flags, an
 unreadable spec), 3 an internal error (a bug in tunegate: please report it), 130 interrupted
 (Ctrl-C), 143 terminated (SIGTERM: the command stops as for Ctrl-C, its MLflow runs end KILLED and
-the Prefect server it started stops; see `tunegate.cli.flow_runner`).
+the Prefect server it started stops; see `tunegate.cli.flow_runner`), 141 the reader of its output
+went away (`tunegate gpus | head -1`: what a Unix tool ends with on SIGPIPE, without a message).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tunegate.cli.streams import add_output_flags, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 # Subcommand modules under tunegate.cli, in the order `--help` lists them.
 COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
@@ -78,7 +80,12 @@ def _run(argv: list[str]) -> int:
     previous = _raise_on_sigterm()
     started()  # the command's module is loaded: collect again (held only by entry())
     try:
-        return int(args.run(args))
+        code = int(args.run(args))
+        sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:  # `| head`: the reader had what it wanted; not a bug of ours
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except TunegateError as exc:  # each class says what its exit code means (tunegate.errors)
         print(f"tunegate: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -101,6 +108,17 @@ def _run(argv: list[str]) -> int:
         progress.disable()  # erase a board still drawn, before the shell prompt returns
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered for the closed pipe is dropped at exit
+    instead of raising BrokenPipeError again from the interpreter's last flush."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout without a descriptor (a notebook's): nothing to silence
+        pass
 
 
 def _raise_on_sigterm() -> signal.Handlers | None:
