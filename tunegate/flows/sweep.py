@@ -5,20 +5,17 @@
 """
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Literal
 
 from prefect import flow, unmapped
 from prefect.states import Completed, Failed
 
-from tunegate.fullrun.forks import FORKS
-from tunegate.fullrun.standby import STANDBY
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
-from tunegate.sweep.start_ahead import start_trainers_ahead
+from tunegate.sweep.start_ahead import start_trainers_ahead, stop_trainers_left, trainers_stopped_after
 from tunegate.sweep.summary import summarise
 from tunegate.sweep.tally import CandidateTally
 from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
@@ -45,7 +42,7 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                                   unmapped(settings.train_steps), unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    with tally, contextlib.closing(STANDBY), contextlib.closing(FORKS):  # what no candidate took is stopped
+    with tally, trainers_stopped_after():  # what no candidate took is stopped
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)
@@ -62,8 +59,7 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     tag_flow_run_task(parsed)
     base = static_gate_task(parsed)
     if not base.gates_passed:
-        STANDBY.close()
-        FORKS.close()
+        stop_trainers_left()
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],

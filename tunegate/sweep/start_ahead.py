@@ -2,6 +2,7 @@
 
     start_trainers_ahead(parsed, strategy)   # tunegate sweep: as soon as the spec is read
     start_imports_ahead(parsed)              # then, just before Prefect's local API starts
+    with trainers_stopped_after(): ...       # the flow: what no candidate took is stopped
 
 Issue 15 measured a 1-candidate sweep on the tiny model at 6x a bare loop of the same LoRA steps,
 mostly in waits one after the other: Prefect's ephemeral API (~6 s, in its own process, while this
@@ -25,8 +26,10 @@ for themselves. The gate's order and verdicts are unchanged; only when the impor
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
+from collections.abc import Iterator
 
 from tunegate.spec.check import ParsedSpec
 
@@ -59,6 +62,30 @@ def start_trainers_ahead(parsed: ParsedSpec, strategy: str | None) -> None:
     if total > 0 and FORKS.start(env):  # one process for every candidate's mini-run and training
         return
     STANDBY.plan(env, total=total, width=width)
+
+
+def stop_trainers_left() -> None:
+    """Stop what no candidate took: the standby trainers, then the fork server."""
+    from tunegate.fullrun.forks import FORKS
+    from tunegate.fullrun.standby import STANDBY
+
+    STANDBY.close()
+    FORKS.close()
+
+
+@contextlib.contextmanager
+def trainers_stopped_after() -> Iterator[None]:
+    """Stop, when the block ends, what no candidate took.
+
+    A flow calls this rather than naming STANDBY and FORKS: on Dask, Prefect sends the running
+    flow's function to the workers with each task, and cloudpickle copies it by value, with every
+    module global it names; those two hold thread locks, which cannot be pickled, so every Dask
+    sweep failed ("Could not serialize object of type LLGExpr"). A module's function is sent by name.
+    """
+    try:
+        yield
+    finally:
+        stop_trainers_left()
 
 
 def start_imports_ahead(parsed: ParsedSpec) -> threading.Thread:
