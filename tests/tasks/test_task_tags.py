@@ -74,4 +74,6 @@ def test_a_users_tags_context_still_lands_on_our_tasks_and_takes_its_slot(prefec
     with get_client(sync_client=True) as client:
         run = client.read_task_run(state.state_details.task_run_id)
     assert run.tags == [team]
-    assert len(_slot_calls(caplog)) == 1  # the user's limit on `tag:<team>` is honoured
+    # A user's limit on `tag:<team>` is honoured: the slot was asked for (and granted; a 503 from
+    # SQLite's writer lock before it is retried by Prefect's client).
+    assert any('"HTTP/1.1 200 OK"' in call for call in _slot_calls(caplog))
