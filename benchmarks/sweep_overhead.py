@@ -4,10 +4,11 @@
     python benchmarks/sweep_overhead.py --rounds 3 --against /tmp/old  # also old-sweep-1/6: another checkout's
     python benchmarks/sweep_overhead.py --rounds 1 --parts             # also the fixed parts, one by one
     python benchmarks/sweep_overhead.py --rounds 0 --split             # one 1-candidate sweep's CPU per process
+    python benchmarks/sweep_overhead.py --rounds 0 --slots --against /tmp/old  # Prefect's slot requests, 503s
 
 Every command runs as a fresh process (as a user runs it), on the built-in tiny model and the
-quickstart data, CPU, one torch thread, the rounds interleaved (A B A B) so a load change on the
-shared machine hits every variant alike:
+quickstart data, CPU, one torch thread, the rounds interleaved (A B, then B A: a load change on the
+shared machine, or being first or second of a pair, hits every variant alike):
   bare-1    a plain script: import torch/transformers/peft, load the model, add LoRA (the
             candidate's r/alpha), the candidate's optimizer steps (the mini-run's 4 + the sweep's
             train_steps) on the same batch size and length, one evaluation of the validation set;
@@ -26,12 +27,19 @@ SQLite file and opened again, a parent run opened and closed. --split runs one 1
 and samples every process under it (/proc/PID/stat, every 0.1 s): the CPU of the sweep's own
 process, Prefect's API (uvicorn), the fork server and each job forked from it. Prefect's home and
 the tiny model cache are warmed first, so first-use migrations and the model build are not counted.
+--slots runs one 1-candidate sweep of each checkout with a DEBUG log file and counts, from httpx's
+request lines, Prefect's tag-concurrency slot requests (`increment-with-lease`, one per task with
+tags unless Prefect's 5 s "no limits" cache answers), the 503s the API gave (SQLite refused the
+slot's transaction) and how long each wait lasted until the retry was answered (a count, unlike a
+time, hardly depends on the load).
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -173,6 +181,7 @@ def main() -> None:
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-sweep-1/6")
     ap.add_argument("--parts", action="store_true", help="also time the fixed parts, each in a fresh process")
     ap.add_argument("--split", action="store_true", help="also one 1-candidate sweep's CPU per process")
+    ap.add_argument("--slots", action="store_true", help="also count Prefect's slot requests and 503s per checkout")
     args = ap.parse_args()
     if args.against:
         AGAINST.append(args.against.resolve())
@@ -181,21 +190,25 @@ def main() -> None:
     for source in [ROOT, *AGAINST]:  # warm-up: Prefect's home, the tiny model, each checkout's bytecode
         timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"], source=source)
     runs: dict[str, list[tuple[float, float]]] = {}
-    for _ in range(args.rounds):
-        for name, (wall, cpu, verdicts) in one_round(args.steps).items():
+    for i in range(args.rounds):
+        for name, (wall, cpu, verdicts) in one_round(args.steps, flip=i % 2 == 1).items():
             runs.setdefault(name, []).append((wall, cpu))
             print(f"    {name:<12} {wall:6.1f} s wall {cpu:6.1f} s CPU  {verdicts}  load {_load()}", flush=True)
     if runs:
         report(runs)
     if args.split:
         split(args.steps)
+    if args.slots:
+        for source in [ROOT, *AGAINST]:
+            slots(args.steps, source)
     if args.parts:
         parts()
     print(f"load average after: {_load()}")
 
 
-def one_round(steps: int) -> dict[str, tuple[float, float, str]]:
-    """Each variant once: the bare loops, then each checkout's 1- and 6-candidate sweeps, alternating."""
+def one_round(steps: int, flip: bool = False) -> dict[str, tuple[float, float, str]]:
+    """Each variant once: the bare loops, then each checkout's 1- and 6-candidate sweeps, alternating
+    (this checkout first, or with `flip` last: rounds A B, B A, so the order hits both alike)."""
     py, data = sys.executable, ROOT / "examples" / "data"
     out: dict[str, tuple[float, float, str]] = {}
     for n in (1, 6):
@@ -203,7 +216,8 @@ def one_round(steps: int) -> dict[str, tuple[float, float, str]]:
                                  str(4 + steps), json.dumps(CANDIDATES[:n])])
         out[f"bare-{n}"] = (wall, cpu, f"val loss {float(text.split()[1]):.4f}")
     for n in (1, 6):
-        for label, source in [("", ROOT)] + [("old-", a) for a in AGAINST]:
+        order = [("", ROOT)] + [("old-", a) for a in AGAINST]
+        for label, source in reversed(order) if flip else order:
             wall, cpu, text = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, steps)), "--json"],
                                     source=source)
             out[f"{label}sweep-{n}"] = (wall, cpu, _verdicts(text))
@@ -254,6 +268,30 @@ def split(steps: int) -> None:
     print(f"one 1-candidate sweep: {wall:.1f} s wall, {total:.1f} s CPU (load {_load()}); per process (sampled):")
     for cpu, role in seen.values():
         print(f"  {cpu:6.2f} s CPU  {role}")
+
+
+REQUEST = re.compile(r"^(\S+ \S+) \d+ INFO httpx: HTTP Request: (\S+) (\S+) \"HTTP/1.1 (\d+)", re.M)
+SLOT = "/v2/concurrency_limits/increment-with-lease"
+
+
+def slots(steps: int, source: Path) -> None:
+    """One 1-candidate sweep of `source` with a DEBUG log: its slot requests, 503s and their waits."""
+    log = OUT / f"slots-{os.getpid()}-{time.time_ns()}.log"
+    env = {**ENV, "PYTHONPATH": str(source), "TUNEGATE_LOG_LEVEL": "DEBUG", "TUNEGATE_LOG_FILE": str(log)}
+    done = subprocess.run([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, steps)), "--json"],
+                          cwd=source, env=env, capture_output=True, text=True)
+    requests = REQUEST.findall(log.read_text(encoding="utf-8", errors="replace"))
+    log.unlink()
+    when = [datetime.datetime.strptime(r[0], "%Y-%m-%d %H:%M:%S,%f") for r in requests]
+    waits = []  # from each 503 to the answer of the same request's retry
+    for i, (_, _, url, status) in enumerate(requests):
+        if status == "503":
+            retry = next((j for j in range(i + 1, len(requests)) if requests[j][2] == url), None)
+            waits.append((when[retry] - when[i]).total_seconds() if retry is not None else float("nan"))
+    answered = [r for r in requests if r[3] == "503"]
+    print(f"{source}: exit {done.returncode}, {sum(SLOT in r[2] for r in requests)} slot requests, "
+          f"{len(answered)} answered 503 ({', '.join(sorted({r[2].split('/api/')[-1] for r in answered})) or '-'}), "
+          f"waits {' '.join(f'{w:.2f}' for w in waits) or '-'} s, load {_load()}")
 
 
 def _role(pid: int, parent: int, sweep: int, command: str, seen: dict[int, tuple[float, str]]) -> str:

@@ -8,7 +8,7 @@ from tunegate.events.payload import preflight_event
 from tunegate.report import GateReport
 
 
-@task(name="emit-preflight-event", tags=["tunegate"])
+@task(name="emit-preflight-event")
 def emit_preflight_event_task(report: GateReport, spec_path: str, report_file: str) -> str:
     """Emit tunegate.preflight.approved (or .rejected) with the spec, the report and the approval's digests."""
     message = preflight_event(report, spec_path, report_file)

@@ -22,7 +22,7 @@ from tunegate.spec.check import ParsedSpec, parse_spec
 STATIC_STAGES = frozenset({"dataset", "overlap", "estimate"})
 
 
-@task(name="parse-spec", tags=["tunegate"])
+@task(name="parse-spec")
 def parse_spec_task(spec_path: str) -> ParsedSpec:
     """Read and validate the spec once; every later task of the flow takes this parsed value."""
     return parse_spec(spec_path)
@@ -77,19 +77,19 @@ def _file_digest(path: Path) -> str:
 
 
 @task(name="static-gate", cache_key_fn=content_digest_key, cache_expiration=timedelta(days=7),
-      persist_result=True, tags=["tunegate"])
+      persist_result=True)
 def static_gate_task(parsed: ParsedSpec) -> GateReport:
     """Check the spec, the dataset contract, split overlap and the resource estimate."""
     return check(parsed, only=STATIC_STAGES)
 
 
-@task(name="mini-run", tags=["tunegate", "gpu"])
+@task(name="mini-run", tags=["gpu"])
 def mini_run_task(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
     """Run a few real LoRA steps on a sample, with health checks, eval and adapter round trip."""
     return check(parsed, only={"mini-run"}, facts=facts)
 
 
-@task(name="advisor", retries=2, retry_delay_seconds=5, timeout_seconds=300, tags=["tunegate", "network"])
+@task(name="advisor", retries=2, retry_delay_seconds=5, timeout_seconds=300, tags=["network"])
 def advisor_task(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
     """Re-estimate with the mini-run's measurements and advise faster settings for the same hardware."""
     return check(parsed, only={"estimate", "advisor"}, facts=facts)

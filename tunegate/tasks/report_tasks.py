@@ -33,7 +33,7 @@ def log_findings(logger: logging.Logger | logging.LoggerAdapter, report: GateRep
                 f"{report.counts['warning']} warning(s)")
 
 
-@task(name="publish-report", tags=["tunegate"])
+@task(name="publish-report")
 def publish_report_task(report: GateReport, spec_path: str) -> str:
     """Save the report beside the spec, show it with its charts in the Prefect UI, log its findings."""
     log_findings(get_run_logger(), report)
@@ -52,7 +52,7 @@ def publish_candidate(outcome: CandidateOutcome, spec_path: str) -> None:
                              description=f"sweep candidate of {Path(spec_path).name}: {outcome.overrides}")
 
 
-@task(name="publish-sweep", tags=["tunegate"])
+@task(name="publish-sweep")
 def publish_sweep_task(summary: SweepSummary, spec_path: str, charts: dict[str, bytes]) -> None:
     """Show the sweep's table and its charts (validation loss per candidate, every loss curve)."""
     create_markdown_artifact(markdown=sweep_markdown(summary, Path(spec_path).name, charts),

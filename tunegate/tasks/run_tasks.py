@@ -7,7 +7,7 @@ from tunegate.spec.check import ParsedSpec
 from tunegate.tasks.names import run_tags
 
 
-@task(name="tag-flow-run", tags=["tunegate"])
+@task(name="tag-flow-run")
 def tag_flow_run_task(parsed: ParsedSpec) -> list[str]:
     """Add `model:<id>` and `data:<version>` to this flow run's tags (a deployment's own tags stay)."""
     from uuid import UUID

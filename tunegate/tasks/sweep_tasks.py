@@ -13,13 +13,13 @@ from tunegate.tasks.report_tasks import publish_candidate
 from tunegate.tracking.session import TrackingSession
 
 
-@task(name="propose-candidates", tags=["tunegate"])
+@task(name="propose-candidates")
 def propose_task(parsed: ParsedSpec, strategy: str | None = None) -> list[dict[str, Any]]:
     """List the sweep's candidates (explicit list or grid) as dotted-key overrides."""
     return propose(parsed.require(), strategy)
 
 
-@task(name="evaluate-candidate", tags=["tunegate", "gpu"], task_run_name="candidate {overrides}")
+@task(name="evaluate-candidate", tags=["gpu"], task_run_name="candidate {overrides}")
 def evaluate_candidate_task(parsed: ParsedSpec, overrides: dict[str, Any], base: GateReport,
                             session: TrackingSession | None, train_steps: int, parallel: int = 1) -> CandidateOutcome:
     """Gate one candidate (spec, estimate, mini-run), train it briefly, score it, log it."""

@@ -30,7 +30,7 @@ def current_flow_run_id() -> str:
     return str(flow_run.get_id() or "local")
 
 
-@task(name="open-tracking", tags=["tunegate", "mlflow"])
+@task(name="open-tracking")
 def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | None = None,
                        train_digest: str | None = None) -> TrackingSession:
     """Make the MLflow store ready, reconcile crashed runs, open this flow run's parent run."""
@@ -38,19 +38,19 @@ def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | N
                         validation_digest, train_digest)
 
 
-@task(name="log-candidate", retries=1, tags=["tunegate", "mlflow"])
+@task(name="log-candidate", retries=1)
 def log_candidate_task(session: TrackingSession, report: GateReport, parsed: ParsedSpec, **measured: Any) -> str:
     """Log one candidate (params, metrics, datasets, report, verdict) as a child run; return its id."""
     return log_report(session, report, parsed.require(), **measured).run_id
 
 
-@task(name="close-tracking", tags=["tunegate", "mlflow"])
+@task(name="close-tracking")
 def close_tracking_task(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
     """End the parent run with its verdict, tag the best candidate, attach its spec."""
     return close_session(session, failed_reason, best_spec)
 
 
-@task(name="chart-candidates", tags=["tunegate", "mlflow"])
+@task(name="chart-candidates")
 def chart_candidates_task(session: TrackingSession, title: str) -> dict[str, bytes]:
     """Put validation loss per candidate and every candidate's loss curve on the parent run."""
     from tunegate.tracking.parent_charts import chart_candidates

@@ -14,13 +14,13 @@ from tunegate.tracking.session import TrackingSession
 
 
 # Never cached: the check after a review pause must read the files as they are then, not reuse the first.
-@task(name="verify-approval", tags=["tunegate"], cache_policy=NO_CACHE)
+@task(name="verify-approval", cache_policy=NO_CACHE)
 def verify_approval_task(parsed: ParsedSpec, report_file: str | None = None) -> GateReport:
     """Refuse unless a preflight approved this exact spec and data (digests match the files now)."""
     return approved_report(parsed, report_file)
 
 
-@task(name="full-training", tags=["tunegate", "gpu"])
+@task(name="full-training", tags=["gpu"])
 def full_training_task(parsed: ParsedSpec, session: TrackingSession | None = None,
                        resume: bool = False) -> TrainResult:
     """Launch tunegate.fullrun.trainer (HF Trainer + PEFT LoRA with the health callback) and wait for it;
