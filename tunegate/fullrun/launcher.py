@@ -259,10 +259,8 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     if forked is not None:
         return follow_launched(forked, result_path, timeout_s, log)
     waiting = STANDBY.take(env)  # the same fresh process, started earlier (tunegate.fullrun.standby)
-    if waiting is not None:
-        result_path.unlink(missing_ok=True)
-        if hand_over(waiting, args, env):
-            return follow_launched(waiting, result_path, timeout_s, log)
+    if waiting is not None and hand_over(waiting, args, env):
+        return follow_launched(waiting, result_path, timeout_s, log)
     cmd = [sys.executable, "-m", "tunegate.fullrun.trainer", *args]
     return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env=env, die_with_parent=True)
 
