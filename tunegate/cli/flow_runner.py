@@ -13,13 +13,15 @@ runs KILLED, Prefect's exit hooks stop the server, and the command exits 143.
 """
 from __future__ import annotations
 
-import ctypes
 import os
+import signal
 import socket
 import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
+
+from tunegate.processes import on_parent_death
 
 # Ephemeral mode starts a local API for this process; no `prefect server` is needed.
 os.environ.setdefault("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", "true")
@@ -29,8 +31,6 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 # No phoning home: these machines (and many clusters) have no route out, and it only adds noise.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-
-_PR_SET_PDEATHSIG = 1
 
 
 def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]:
@@ -89,28 +89,8 @@ class _DyingWithParent:
     @staticmethod
     def Popen(*args: Any, **kwargs: Any) -> subprocess.Popen[Any]:  # noqa: N802 (subprocess's name)
         if sys.platform.startswith("linux") and "preexec_fn" not in kwargs:
-            kwargs["preexec_fn"] = _parent_death_signal()
+            kwargs["preexec_fn"] = on_parent_death(signal.SIGTERM)
         return subprocess.Popen(*args, **kwargs)
-
-
-def _parent_death_signal() -> Callable[[], None]:
-    """A preexec_fn for a child that gets SIGTERM when this process dies.
-
-    The kernel ties the signal to the thread that forked, so the server is started from the main
-    thread (which lives as long as the process). If this process died before the child set it up,
-    the child exits at once rather than run as an orphan.
-    """
-    import signal
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child only calls it
-    parent = os.getpid()
-
-    def set_up() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return set_up
 
 
 def _end_runs_killed(spec_path: Any) -> None:

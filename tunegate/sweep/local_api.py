@@ -22,10 +22,10 @@ is stopped at exit like Prefect's own (terminate, 5 s, kill).
 from __future__ import annotations
 
 import atexit
-import ctypes
 import importlib.util
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -33,6 +33,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from tunegate.processes import on_parent_death
 
 API_URL = "PREFECT_API_URL"
 EPHEMERAL = "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"
@@ -69,7 +71,8 @@ class LocalApi:
         env.pop(API_URL, None)
         logger.info(f"Starting temporary server on http://127.0.0.1:{self.port} (Prefect's local API, "
                     "started by tunegate before Prefect is imported)")
-        self.proc = subprocess.Popen(cmd, env=env, preexec_fn=_terminated_with_parent())
+        # SIGTERM when this process dies, however it dies (elsewhere than Linux the atexit stop is all)
+        self.proc = subprocess.Popen(cmd, env=env, preexec_fn=on_parent_death(signal.SIGTERM))
 
     def wait_ready(self) -> None:
         """Block until the API answers its health check; RuntimeError when it cannot start (as
@@ -153,21 +156,3 @@ def _healthy(url: str) -> bool:
             return response.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False
-
-
-def _terminated_with_parent():
-    """A preexec_fn: SIGTERM the child when the thread that started it dies (Linux; elsewhere
-    the atexit stop is all). A child whose parent died before this ran exits at once."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import signal
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    parent = os.getpid()
-
-    def set_up() -> None:
-        prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return set_up
