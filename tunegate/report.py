@@ -28,7 +28,6 @@ CAVEATS = (
 )
 
 
-
 # The mutable defaults' factories are plain functions, not the builtins dict and list: pydantic reads
 # a factory's signature when it builds a model, and a builtin's is parsed from its text by the
 # tokenizer, whose first use compiles its regexes (~5 ms of a 0.2 s rejection; issue 15).

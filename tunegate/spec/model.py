@@ -15,26 +15,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
+from tunegate.report import new_dict, new_list  # factories pydantic reads cheaply (see there)
 from tunegate.spec.search_space import NomadSpace
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 PositiveInt = Annotated[int, Field(gt=0)]
 # A path is written as a string in YAML: the one coercion strict mode must still allow.
 FilePath = Annotated[Path, Strict(False)]
-
-
-
-# Plain functions as the factories of mutable defaults, not the builtins: pydantic reads a factory's
-# signature, and a builtin's is parsed by the tokenizer, which compiles its regexes at first use
-# (~5 ms of a rejection; the same pair as tunegate.report's, kept here so the spec needs no report).
-def new_dict() -> dict:
-    """A new empty dict (a `default_factory`)."""
-    return {}
-
-
-def new_list() -> list:
-    """A new empty list (a `default_factory`)."""
-    return []
 
 
 def defaults(section: type[BaseModel]) -> Callable[[], BaseModel]:
