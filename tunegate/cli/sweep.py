@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.spec.check import parse_spec
-    from tunegate.sweep.plan import check_sweep_plan
     from tunegate.sweep.local_api import adopt_or_stop, start_local_api
+    from tunegate.sweep.plan import check_sweep_plan
     from tunegate.sweep.start_ahead import start_imports_ahead, start_trainers_ahead
 
     # An invalid spec, no sweep section, nothing to try, or a data path that is not a file is a
@@ -38,9 +38,9 @@ def run(args: argparse.Namespace) -> int:
     check_sweep_plan(parsed, args.strategy)
     require_files(parsed.require(), "data.train", "data.validation")
     # The slow, certain work starts now (issue 15): Prefect's local API first, before Prefect is
-    # imported (tunegate.sweep.local_api); once this thread has imported what it needs itself, the
-    # flow's later imports in a thread of their own; the candidates' training processes (their
-    # imports) too where the cores allow, else the flow starts them once Prefect is up.
+    # imported (tunegate.sweep.local_api); then the fork server (elsewhere the standby trainers),
+    # whose imports overlap the API's start-up; once this thread has imported what it needs
+    # itself, the flow's later imports in a thread of their own.
     api = start_local_api() if parsed.require().sweep.task_runner == "threads" else None
     start_trainers_ahead(parsed, args.strategy)  # the fork server: the first mini-run waits for its imports
     api = adopt_or_stop(api)
