@@ -7,8 +7,9 @@ A `tunegate check` has written its report by the time it returns; what the inter
 that (freeing every module's objects: numpy, pydantic, the report's models, the read's indexes)
 changes nothing the user sees, and on the 2-core machine it took ~0.1 s of a 50 MB check's ~1.1 s
 (issue 15: `python -m tunegate check` against `main()` called from `python -c`, paired, medians of 8;
-that difference also holds the start-up's held collections, tunegate.cli.start_up). So the process runs every exit handler (temporary folders removed, logs flushed),
-flushes its output and ends. Only the process's own entry point calls it (`tunegate.cli.main.entry`:
+that difference also holds the start-up's held collections, tunegate.cli.start_up). So the
+process runs every exit handler (temporary folders removed, logs flushed), flushes its output and
+ends. Only the process's own entry point calls it (`tunegate.cli.main.entry`:
 the console script, `python -m tunegate`; a caller of `main()`, pytest or a notebook, keeps its own
 exit), and it ends nothing while another thread still runs (whose end, and whose exit hooks, the
 interpreter would wait for); `tunegate.cli.start_up.leave` then spares the exit's collections.

@@ -20,14 +20,15 @@ the exit, so the same entry points hold collections while a static command loads
 (`hold_collections`), then `started()` freezes what the start-up made and turns collection back
 on before the command runs: a check of a large file collects its own garbage as before.
 
-Pydantic spends part of the start-up on what such a command never uses: it looks for plugins at its first model,
-scanning every installed package's entry points (~10-20 ms). Plugins instrument an application's
-own models; these are tunegate's. With the look-up off, its loader module still imports
-importlib.metadata (email, zipfile, csv, tempfile: ~5 % of a rejection's instructions) only to
-return no plugins, so while our setting is in force the loader is a module of ours that returns
-none, exactly what pydantic's own returns under that setting (any other name it is asked for comes
-from pydantic's own); it is removed on the way out, so a caller of `main()` gets pydantic's again. (numpy's OpenBLAS thread pool, the other such cost, is kept to
-one thread where the overlap stage imports numpy: tunegate.overlap.numeric, for any caller.)
+Pydantic spends part of the start-up on what such a command never uses: it looks for plugins at
+its first model, scanning every installed package's entry points (~10-20 ms). Plugins instrument
+an application's own models; these are tunegate's. With the look-up off, its loader module still
+imports importlib.metadata (email, zipfile, csv, tempfile: ~5 % of a rejection's instructions)
+only to return no plugins, so while our setting is in force the loader is a module of ours that
+returns none, exactly what pydantic's own returns under that setting (any other name it is asked
+for comes from pydantic's own); it is removed on the way out, so a caller of `main()` gets
+pydantic's again. (numpy's OpenBLAS thread pool, the other such cost, is kept to one thread where
+the overlap stage imports numpy: tunegate.overlap.numeric, for any caller.)
 
 Only commands that start no other program get the setting, and not a check that trains
 (--mini-run), so no process but ours and its forked readers sees it. A value the user set is kept;
