@@ -17,7 +17,9 @@ machine noise hits all alike, each as a fresh process:
              (`python benchmarks/check_cli.py --baseline TRAIN VAL`);
   check      `tunegate check --train TRAIN --validation VAL --json` (every default: contract, stats,
              exact and normalised overlap, prompt leakage, near duplicates, fingerprints);
-  no-near    the same with `gate.overlap.near_duplicates: false` (a spec naming the same files).
+  no-near    the same with `gate.overlap.near_duplicates: false` (a spec naming the same files);
+  start-up   the check command on the first 50 lines of each file: what every check costs before
+             and after its records (interpreter, imports, spec, report), whatever the size.
 
 It prints the median wall and CPU (user + sys) seconds of each, the ratios against the baseline,
 the per-stage split from tunegate's own report, and each command's peak RSS. Peak RSS is the
@@ -190,6 +192,16 @@ def generate_short(records: int, seed: int = 0) -> tuple[Path, Path]:
     return train, val
 
 
+def head(path: Path, lines: int = 50) -> Path:
+    """The first `lines` lines of a generated file, beside it."""
+    small = path.with_name(f"head{lines}_{path.name}")
+    if not small.exists() or small.stat().st_mtime < path.stat().st_mtime:
+        with open(path, "rb") as src, open(small, "wb") as dst:
+            for _, line in zip(range(lines), src):
+                dst.write(line)
+    return small
+
+
 def no_near_spec(train: Path, val: Path) -> Path:
     """A spec naming the same files with the near-duplicate pass off (the quickstart's other settings)."""
     text = (ROOT / "examples" / "quickstart.yaml").read_text(encoding="utf-8")
@@ -209,7 +221,8 @@ AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs as o
 def commands(train: Path, val: Path) -> dict[str, list[str]]:
     found = {"baseline": [sys.executable, __file__, "--baseline", str(train), str(val)],
              "check": [*TUNEGATE, "check", "--train", str(train), "--validation", str(val), "--json"],
-             "no-near": [*TUNEGATE, "check", str(no_near_spec(train, val)), "--json"]}
+             "no-near": [*TUNEGATE, "check", str(no_near_spec(train, val)), "--json"],
+             "start-up": [*TUNEGATE, "check", "--train", str(head(train)), "--validation", str(head(val)), "--json"]}
     if AGAINST:
         found["old-check"], found["old-no-near"] = found["check"], found["no-near"]
     return found
@@ -262,17 +275,25 @@ def verdict(report: dict) -> str:
     return f"approved={report['approved_for_full_run']} " + " ".join(f"{c}:{n}" for c, n in sorted(codes.items()))
 
 
+def mb_per_s(row: dict, name: str) -> str:
+    return "-" if name == "start-up" else f"{row['mb'] / row[name]['wall']:.0f}"  # start-up reads 50 lines
+
+
 def show(row: dict) -> None:
     base = row["baseline"]
     print(f"\n{row['mb']:.0f} MB (train {row['train_mb']:g} MB + validation)")
     print(f"  {'command':<11} {'wall s':>7} {'CPU s':>7} {'wall x':>7} {'CPU x':>6} {'MB/s':>6} {'RSS MB':>7} "
           f"{'PSS all MB':>10}")
-    for name in ("baseline", "check", "no-near", "old-check", "old-no-near"):
+    for name in ("baseline", "check", "no-near", "old-check", "old-no-near", "start-up"):
         if name not in row:
             continue
         r = row[name]
         print(f"  {name:<11} {r['wall']:>7.2f} {r['cpu']:>7.2f} {r['wall'] / base['wall']:>7.2f} "
-              f"{r['cpu'] / base['cpu']:>6.2f} {row['mb'] / r['wall']:>6.0f} {r['rss_mb']:>7.0f} {r['tree_mb']:>10.0f}")
+              f"{r['cpu'] / base['cpu']:>6.2f} {mb_per_s(row, name):>6} {r['rss_mb']:>7.0f} {r['tree_mb']:>10.0f}")
+    if "start-up" in row and "check" in row:
+        fixed, rest = row["start-up"]["wall"], row["check"]["wall"] - row["start-up"]["wall"]
+        print(f"  check = start-up {fixed:.2f} s + records {rest:.2f} s: the records alone "
+              f"{rest / base['wall']:.2f}x the baseline's wall")
     for name in ("check", "no-near", "old-check", "old-no-near"):
         if name in row:
             print(f"  {name} stages: {split(row[name]['report'])}")
@@ -339,7 +360,7 @@ def main() -> None:
     ap.add_argument("--mb", default="50,200,400", help="train sizes in MB, comma-separated")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are shown")
     ap.add_argument("--rss-mb", type=float, default=1000, help="also peak RSS at this train size (0: skip)")
-    ap.add_argument("--only", default="baseline,check,no-near", help="which commands to time")
+    ap.add_argument("--only", default="baseline,check,no-near,start-up", help="which commands to time")
     ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and rejection")
     ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
     ap.add_argument("--short", type=int, default=0, help="time only a file of this many short records")
