@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tunegate import formats
+from tunegate.formats import other_types
 from tunegate.dataset.json_line import locate, shift
 from tunegate.formats.problem import key_list
 from tunegate.native import compiled
@@ -90,7 +91,11 @@ class Explainer:
                   "from its replies).")
 
     def no_format(self, raw: bytes, record: dict, line: int, index: int, fmt: str | None) -> None:
-        """TG200: the record has the keys of no format tunegate reads."""
+        """TG200: the record has the keys of no format tunegate reads (TG271: those of a type it does not gate)."""
+        other = other_types.not_sft(record)
+        if other is not None:
+            self._add(other.code, other.severity, raw, other.path, line, index, other.message, other.hint)
+            return
         if self.out.full("TG200"):  # past the cap: count, do not explain (10M `{}` lines show 20)
             self.out.count("TG200", "error")
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tunegate.formats import other_types
 from tunegate.formats.problem import Problem, dotted, kind
 from tunegate.formats.turns import Names, Turn, source_rules
 
@@ -20,6 +21,9 @@ _ROLE_OF = {"instruction": "the task", "output": "the reply"}
 
 def problems(record: dict[str, Any]) -> list[Problem]:
     """Every contract problem of one Alpaca record."""
+    other = other_types.not_sft(record)
+    if other is not None:
+        return [other]
     out: list[Problem] = []
     for key, required in (("instruction", True), ("input", False), ("output", True), ("system", False)):
         if key in record and type(record[key]) is not str and not (key in ("input", "system") and record[key] is None):

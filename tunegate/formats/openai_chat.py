@@ -6,9 +6,10 @@ What a message may be (OpenAI's chat fine-tuning format, also what TRL and axolo
 - `content`: a string, or a list of `{"type": "text", "text": ...}` parts (joined); null or
   absent only on an assistant turn that has `tool_calls`;
 - `tool_calls` on an assistant turn: `[{"id", "type": "function", "function": {"name", "arguments"}}]`
-  with `arguments` a JSON string (TG262); a `tool` turn's `tool_call_id` must answer a call made
-  earlier in the record (TG263);
-- `weight` 0 or 1 on an assistant turn (TG264): 0 means the turn is context, not trained;
+  with `arguments` a JSON string (OpenAI) or an object (TRL, transformers), `id` optional (TG262);
+  a `tool` turn answers a call made earlier in the record, by `tool_call_id`, else by `name`
+  (TG263);
+- `weight` 0 or 1 on an assistant turn (TG264; null is unset): 0 means the turn is context, not trained;
 - `name`, and the reasoning keys some templates read; any other key is read by no trainer (TG268).
 """
 from __future__ import annotations
@@ -165,15 +166,17 @@ def _call_problem(call: Any) -> str:
     if type(call) is not dict:
         return f"is {kind(call)}, not an object"
     fn = call.get("function")
-    if type(call.get("id")) is not str or not call["id"]:
-        return "has no string 'id', so no tool reply can answer it"
+    if "id" in call and call["id"] is not None and (type(call["id"]) is not str or not call["id"]):
+        return f"has id {show(call['id'])}; an id is a non-empty string (or left out)"
     if call.get("type", "function") != "function":
         return f"has type {show(call.get('type'))}; only 'function' calls are supported"
     if type(fn) is not dict or type(fn.get("name")) is not str or not fn["name"]:
         return "has no function.name"
     args = fn.get("arguments")
+    if type(args) is dict:
+        return ""  # TRL's and transformers' tool-use format: chat templates render the object
     if type(args) is not str:
-        return f"function.arguments is {kind(args)}; OpenAI's format holds the arguments as a JSON string"
+        return f"function.arguments is {kind(args)}; the arguments are a JSON object, or one as JSON text"
     try:
         orjson.loads(args)
     except orjson.JSONDecodeError:
@@ -182,29 +185,42 @@ def _call_problem(call: Any) -> str:
 
 
 def _tool_reply(at: tuple, m: dict, earlier: list, out: list[Problem]) -> None:
-    wanted = m.get("tool_call_id")
-    asked = {c.get("id") for prev in earlier if type(prev) is dict and type(prev.get("tool_calls")) is list
-             for c in prev["tool_calls"] if type(c) is dict}
-    if type(wanted) is str and wanted in asked:
+    """A tool reply answers a call made before it: by its tool_call_id (OpenAI), else by its name
+    (TRL's tool-use format has neither call ids nor tool_call_id), else the calls before it."""
+    calls = [c for prev in earlier if type(prev) is dict and type(prev.get("tool_calls")) is list
+             for c in prev["tool_calls"] if type(c) is dict]
+    ids = sorted({c["id"] for c in calls if type(c.get("id")) is str})
+    names = sorted({c["function"]["name"] for c in calls if type(c.get("function")) is dict
+                    and type(c["function"].get("name")) is str})
+    wanted, name = m.get("tool_call_id"), m.get("name")
+    if calls and wanted is None and (type(name) is not str or name in names):
         return
-    what = (f"tool_call_id {show(wanted)} answers no call made before it" if "tool_call_id" in m
-            else "has no tool_call_id")
-    out.append(Problem("TG263", "error", at + ("tool_call_id",) if "tool_call_id" in m else at,
-                       f"tool turn {dotted(at)} {what}" + (f" (calls so far: {', '.join(sorted(map(str, asked)))})"
-                                                     if asked else " (no assistant turn before it calls a tool)"),
-                       "Give the tool reply the id of the call it answers, after the assistant turn that calls it."))
+    if calls and type(wanted) is str and wanted in ids:
+        return
+    if not calls:
+        what, key = "comes before any call (no assistant turn before it has tool_calls)", None
+    elif wanted is None:
+        what, key = f"is named {show(name)} but the calls so far are to {', '.join(map(show, names))}", "name"
+    else:
+        what = f"tool_call_id {show(wanted)} answers no call made before it (call ids so far: " \
+               f"{', '.join(map(show, ids)) or 'none'})"
+        key = "tool_call_id"
+    out.append(Problem("TG263", "error", at + (key,) if key else at, f"tool turn {dotted(at)} {what}",
+                       "Put the tool reply after the assistant turn whose tool_calls it answers, and give it that "
+                       "call's id as tool_call_id (or the function's name as name)."))
 
 
 def _weight(at: tuple, m: dict, role: str | None, out: list[Problem]) -> bool:
-    if "weight" not in m:
-        return True
-    weight = m["weight"]
+    weight = m.get("weight")
+    if weight is None:
+        return True  # absent, or null as `Dataset.to_json()` and pandas write a field a message lacks
     if role != "assistant":
-        out.append(Problem("TG268", "warning", at + ("weight",), f"{dotted(at)} ({show(role)}) has a weight; "
-                           "only assistant turns are weighted, so trainers ignore it", "Drop the weight: prompts "
-                           "are never trained."))
+        if weight != 0 or type(weight) is bool:  # weight 0 on a prompt says what every trainer does anyway
+            out.append(Problem("TG268", "warning", at + ("weight",), f"{dotted(at)} ({show(role)}) has weight "
+                               f"{show(weight)}; only assistant turns are weighted, so trainers ignore it",
+                               "Drop the weight: prompts are never trained."))
         return True
-    if type(weight) is not int or weight not in (0, 1):
+    if type(weight) not in (int, float) or weight not in (0, 1):  # 0.0 and 1.0 as pandas writes them
         out.append(Problem("TG264", "error", at + ("weight",), f"{dotted(at)}.weight is {show(weight)}; "
                            "OpenAI's format allows 0 (not trained) or 1 (trained)", "Write weight: 0 or weight: 1."))
         return True

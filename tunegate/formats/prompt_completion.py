@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.formats import openai_chat
+from tunegate.formats import openai_chat, other_types
 from tunegate.formats.problem import Problem, kind
 from tunegate.formats.turns import Names, Turn, source_rules
 
@@ -24,6 +24,9 @@ def is_plain(record: dict[str, Any]) -> bool:
 
 def problems(record: dict[str, Any]) -> list[Problem]:
     """Every contract problem of one prompt-completion record."""
+    other = other_types.not_sft(record)
+    if other is not None:
+        return [other]
     prompt, completion = record.get("prompt"), record.get("completion")
     if is_plain(record):
         turns = [Turn("user", prompt, ("prompt",), ("prompt",), "prompt"),
@@ -48,6 +51,8 @@ def problems(record: dict[str, Any]) -> list[Problem]:
 
 def to_messages(record: dict[str, Any]) -> dict[str, Any]:
     """The record in OpenAI chat form: prompt then completion; the prompt's replies get weight 0."""
+    if record.get("label") is False:
+        raise ValueError("a KTO record labelled undesirable")  # the check says so (TG271)
     rest = {k: v for k, v in record.items() if k not in ("prompt", "completion")}
     if is_plain(record):
         messages = [{"role": "user", "content": record["prompt"]},
