@@ -6,11 +6,13 @@ import copy
 import pytest
 
 from tests.support.minirun import DATA
+from tests.support.paths import DATA as TEST_DATA
 from tunegate.dataset.records import read_chats
 from tunegate.report import FindingCollector
 from tunegate.training.chat_tokens import IGNORE, collate, encode_chats, eos_labels_lost_to_pad, substitute_pad_token
 from tunegate.training.token_audit import audit_split, token_facts
 
+REALWORLD = TEST_DATA / "realworld"
 CHAT = [{"role": "system", "content": "Be brief."},
         {"role": "user", "content": "How do I reset my password?"},
         {"role": "assistant", "content": "Open Settings."},
@@ -145,3 +147,47 @@ def test_a_template_that_rejects_a_record_is_reported_at_its_line(tokenizer):
     assert [f.line for f in rejected] == [1, 4, 7, 10]  # every third record has a system message
     assert "System role not supported" in rejected[0].message
     assert sum(a.usable for a in audited) == 8
+
+
+# A template in the manner of Qwen 2.5's and Llama 3.1's: the tool schemas go into the first turn.
+TOOLS_FIRST = ("{% if tools %}<|system|>\nTools:{% for tool in tools %}\n{{ tool | tojson }}{% endfor %}<|end|>\n"
+               "{% endif %}")
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "description": "Current weather for a city.",
+                                             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.fixture
+def tool_tokenizer(tokenizer):
+    rendering = copy.deepcopy(tokenizer)
+    rendering.chat_template = tokenizer.chat_template.replace("{{ bos_token }}", "{{ bos_token }}" + TOOLS_FIRST)
+    return rendering
+
+
+def test_a_records_tools_are_rendered_with_it_and_take_tokens_but_no_labels(tool_tokenizer):
+    [bare, with_tools] = encode_chats(tool_tokenizer, [CHAT, CHAT], max_seq_len=512, tools=[None, WEATHER])
+    assert "get_weather" in tool_tokenizer.decode(with_tools.input_ids)
+    assert "get_weather" not in tool_tokenizer.decode(bare.input_ids)
+    assert with_tools.full_length > bare.full_length
+    assert trained_text(tool_tokenizer, with_tools) == trained_text(tool_tokenizer, bare) == \
+        "Open Settings.</s>Press Reset.</s>"
+
+
+def test_tools_count_towards_the_length_truncation_is_judged_by(tool_tokenizer):
+    [bare] = encode_chats(tool_tokenizer, [CHAT], max_seq_len=512)
+    [cut] = encode_chats(tool_tokenizer, [CHAT], max_seq_len=bare.full_length, tools=[WEATHER])
+    assert cut.final_reply_cut and not encode_chats(tool_tokenizer, [CHAT], max_seq_len=bare.full_length)[0].final_reply_cut
+
+
+def test_chat_records_carry_their_tools_as_schemas_also_when_written_as_json_text():
+    openai = read_chats(REALWORLD / "openai_tools.jsonl").records
+    glaive = read_chats(REALWORLD / "sharegpt_glaive_toolcall.jsonl").records
+    assert openai[0].tools[0]["function"]["name"] == "get_weather"
+    assert glaive[0].tools[0]["name"] == "get_weather"  # LLaMA-Factory's `tools` column is JSON text
+    assert read_chats(DATA / "train.jsonl").records[0].tools is None
+
+
+def test_the_audit_renders_each_records_tools(tool_tokenizer):
+    out = FindingCollector("mini-run")
+    _, audited = audit_split(REALWORLD / "openai_tools.jsonl", "openai_tools.jsonl", tool_tokenizer, 4096, out)
+    first = audited[0].encoded
+    assert "Current weather for a city." in tool_tokenizer.decode(first.input_ids)

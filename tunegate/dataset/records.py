@@ -293,6 +293,7 @@ class ChatRecord:
     messages: list[dict[str, Any]]
     plain: bool = False  # plain prompt + completion text, trained without a chat template (TRL)
     completion_only: bool = False  # a prompt-completion record: only the completion is ever trained
+    tools: list[dict[str, Any]] | None = None  # the record's tool definitions, which the template renders
 
     def char_count(self) -> int:
         return sum(len(m["content"]) for m in self.messages)
@@ -312,10 +313,11 @@ def iter_chats(path: Path, fmt: str = "auto") -> Iterator[ChatRecord]:
     file_format = formats.FileFormat(fmt)
     for line, index, record in iter_records(path):
         found = file_format.of(record, line)[0]
-        messages = _messages(formats.canonical(record, found))
+        chat = formats.canonical(record, found)
+        messages = _messages(chat)
         if messages is not None:
             yield ChatRecord(line, index, messages, plain=formats.is_plain_text(record, found),
-                             completion_only=found == "prompt_completion")
+                             completion_only=found == "prompt_completion", tools=_tools(chat.get("tools")))
 
 
 def read_chats(path: Path, limit: int | None = None, seed: int = 0, fmt: str = "auto") -> RecordSample:
@@ -357,6 +359,19 @@ def _messages(obj: dict[str, Any]) -> list[dict[str, Any]] | None:
             return None
         messages.append({**msg, "content": _text(msg.get("content"))})
     return messages or None
+
+
+def _tools(value: Any) -> list[dict[str, Any]] | None:
+    """A record's `tools` as chat templates take them: a list of JSON schemas. TRL and axolotl pass
+    the column to `apply_chat_template`; LLaMA-Factory's ShareGPT files hold it as JSON text."""
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    if isinstance(value, list) and value and all(isinstance(tool, dict) for tool in value):
+        return value
+    return None
 
 
 def _text(content: Any) -> str:

@@ -1,6 +1,7 @@
 """Tokenise chats the way the full run does: chat template, truncation, loss on assistant tokens only.
 
-    encoded = encode_chats(tokenizer, [record.messages for record in records], max_seq_len=2048)
+    encoded = encode_chats(tokenizer, [record.messages for record in records], max_seq_len=2048,
+                           tools=[record.tools for record in records])
     plain = encode_plain(tokenizer, [("The sky is", " blue.")], max_seq_len=2048)   # TRL's plain text
     batch = collate(encoded[:4], pad_id=tokenizer.pad_token_id)   # input_ids, attention_mask, labels
 
@@ -12,6 +13,10 @@ transformers' own `return_assistant_tokens_mask` says so. Most real templates (L
 Mistral) have no such markers; for them each reply's characters are found by rendering the
 conversation up to the reply with `add_generation_prompt=True` and up to its end: the difference
 is the reply plus its end-of-turn token, which the model must learn to emit.
+
+A record's tool definitions (`tools`) go to the template with its messages, as TRL's SFTTrainer
+and axolotl pass the column: templates render them into the system prompt, so they take tokens
+of every such record and the model sees the schemas it is taught to call.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ IGNORE = -100  # the label PyTorch's cross-entropy skips
 _GENERATION = re.compile(r"{%-?\s*generation\s*-?%}")
 
 Conversation = list[dict[str, Any]]
+Tools = list[dict[str, Any]] | None  # a conversation's tool definitions (JSON schemas), or none
 
 
 @dataclass(frozen=True)
@@ -47,30 +53,34 @@ def has_generation_markers(template: str | None) -> bool:
 
 
 def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_len: int,
-                 train_all: Sequence[bool] = ()) -> list[EncodedChat]:
+                 train_all: Sequence[bool] = (), tools: Sequence[Tools] = ()) -> list[EncodedChat]:
     """Encode a batch of conversations; raises jinja2's TemplateError when the template rejects one.
 
-    `train_all[i]` trains every token of conversation i (training.loss_on: all), not its replies only.
+    `train_all[i]` trains every token of conversation i (training.loss_on: all), not its replies only;
+    `tools[i]` are conversation i's tool definitions (None: it has none).
     """
     if not conversations:
         return []
     every = list(train_all) + [False] * (len(conversations) - len(train_all))
+    schemas = list(tools) + [None] * (len(conversations) - len(tools))
     return [_truncate(ids, [1] * len(ids) if all_tokens else mask, max_seq_len)
-            for (ids, mask), all_tokens in zip(_pairs(tokenizer, conversations), every)]
+            for (ids, mask), all_tokens in zip(_pairs(tokenizer, conversations, schemas), every)]
 
 
-def _pairs(tokenizer: Any, conversations: Sequence[Conversation]) -> Any:
+def _pairs(tokenizer: Any, conversations: Sequence[Conversation], tools: list[Tools]) -> Any:
     """(token ids, 1 where a reply's token is trained) of each conversation."""
     weighted = any(m.get("weight") == 0 for conv in conversations for m in conv)
-    if has_generation_markers(tokenizer.chat_template) and not weighted:
+    # One call renders the batch with one tools argument: only when no conversation has its own.
+    if has_generation_markers(tokenizer.chat_template) and not weighted and not any(tools):
         out = tokenizer.apply_chat_template(list(conversations), return_dict=True,
                                             return_assistant_tokens_mask=True)
         return zip(out["input_ids"], out["assistant_masks"])
-    return _encode_by_prefix(tokenizer, conversations)
+    return _encode_by_prefix(tokenizer, conversations, tools)
 
 
-def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation]) -> list[tuple[list[int], list[int]]]:
-    rendered = [_render_with_spans(tokenizer, conv) for conv in conversations]
+def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation],
+                      tools: list[Tools]) -> list[tuple[list[int], list[int]]]:
+    rendered = [_render_with_spans(tokenizer, conv, schemas) for conv, schemas in zip(conversations, tools)]
     enc = tokenizer([text for text, _ in rendered], add_special_tokens=False, return_offsets_mapping=True)
     pairs = []
     for ids, offsets, (_, spans) in zip(enc["input_ids"], enc["offset_mapping"], rendered):
@@ -78,10 +88,10 @@ def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation]) -> 
     return pairs
 
 
-def _render_with_spans(tokenizer: Any, conv: Conversation) -> tuple[str, list[tuple[int, int]]]:
+def _render_with_spans(tokenizer: Any, conv: Conversation, tools: Tools = None) -> tuple[str, list[tuple[int, int]]]:
     """The rendered text and the character span of each assistant reply in it."""
     def render(messages: Conversation, prompt: bool = False) -> str:
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=prompt)
+        return tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=prompt)
 
     full = render(conv)
     spans: list[tuple[int, int]] = []

@@ -68,7 +68,7 @@ def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out
         every = [train_all and not r.completion_only for r in chunk]
         try:
             encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
-                                                                  max_seq_len, every))
+                                                                  max_seq_len, every, [r.tools for r in chunk]))
         except TemplateError:
             encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown, e) for r, e in zip(chunk, every)]
         plain = [r for r in records[start:start + BATCH] if r.plain]
@@ -83,7 +83,7 @@ def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: Findi
     from jinja2 import TemplateError
 
     try:
-        return encode_chats(tokenizer, [record.messages], max_seq_len, [train_all])[0]
+        return encode_chats(tokenizer, [record.messages], max_seq_len, [train_all], [record.tools])[0]
     except TemplateError as exc:
         out.add("TG530", "error", f"the chat template cannot render this record: {exc}",
                 "Reorder or merge the messages the way the template expects (many templates reject a "
