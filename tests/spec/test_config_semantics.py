@@ -113,3 +113,8 @@ def test_a_trainer_refusal_names_tool_keys_not_spec_keys():
     [finding] = [f for f in parse_spec(AXOLOTL / "qlora-alpaca.yml").result.findings if f.code == "TG161"]
     assert "model.quantization" not in finding.message + finding.hint
     assert "training.optimizer" not in finding.message + finding.hint
+
+
+def test_wrong_types_under_the_keys_the_import_reads_are_findings_not_a_crash():
+    codes = {c for c, _, _ in errors(AXOLOTL / "hostile-values.yml")}
+    assert {"TG145", "TG147", "TG103"} <= codes

@@ -216,7 +216,7 @@ def _loss_roles(cmap: ConfigMap, entry: dict, at: str) -> None:
     """TG147 for roles_to_train or train_on_eos away from axolotl's defaults (the replies, each reply's
     end token): tunegate trains the replies, or every token with train_on_inputs."""
     roles = entry.get("roles_to_train")
-    if roles is not None and not (isinstance(roles, list) and roles and set(roles) <= _REPLY_ROLES):
+    if roles is not None and not (isinstance(roles, list) and roles and all(isinstance(r, str) and r in _REPLY_ROLES for r in roles)):
         cmap.note("TG147", "error", f"{at}.roles_to_train", f"roles_to_train {roles!r} trains other turns than "
                   "the replies; tunegate's run trains the assistant's replies only (or every token with "
                   "train_on_inputs: true)", "Remove roles_to_train (axolotl's default is [assistant]), or set "
@@ -264,7 +264,10 @@ def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
 
 def _not_a_repo(cmap: ConfigMap, ref: str) -> bool:
     """`path` names no Hub repo (owner/name) and no local file or folder (as `path: json` does)."""
-    local = (cmap.base / ref).exists() or Path(ref).exists()
+    try:
+        local = (cmap.base / ref).exists() or Path(ref).exists()
+    except (OSError, ValueError):  # a NUL byte or an over-long name: no local file
+        local = False
     return not local and "/" not in ref.strip("/")
 
 
