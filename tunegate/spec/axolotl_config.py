@@ -8,8 +8,10 @@ every other key with a value is listed once as not checked (TG140).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from tunegate.spec import config_keys
 from tunegate.spec.config_data import map_data_file
 from tunegate.spec.config_map import OPTIMIZERS, SCHEDULERS, ConfigMap
 
@@ -34,20 +36,19 @@ _NO_EFFECT = {"strict", "dataset_prepared_path", "logging_steps", "evals_per_epo
 
 _REQUIRED = ("base_model", "learning_rate", "lora_r", "lora_alpha")  # axolotl (or PEFT under it) fails without
 _ENTRY_KEYS = {"path", "type", "split", "data_files", "field_messages", "message_property_mappings",
-               "message_field_role", "message_field_content", "ds_type"}
+               "message_field_role", "message_field_content", "ds_type", "roles_to_train", "train_on_eos"}
+# roles_to_train as axolotl names the reply roles (its default is [assistant]; `gpt` maps onto it)
+_REPLY_ROLES = {"assistant", "gpt"}
 
 
 def map_config(cmap: ConfigMap) -> None:
     """Fill `cmap` from an axolotl config."""
-    for key in _REQUIRED:
-        if not cmap.has(key):
-            cmap.note("TG152", "error", None, f"{key} is not set; axolotl cannot train without it",
-                      f"Set {key} (see the axolotl examples, e.g. examples/llama-3/lora-1b.yml).")
     for key, spec_key, default in _PLAIN:
         value = cmap.get(key, default)
         if value is not None:
             cmap.set(spec_key, _number(value) if key == "learning_rate" else value, key)
     cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
+    _batch_size(cmap)
     _adapter(cmap)
     _targets(cmap)
     _precision(cmap)
@@ -57,6 +58,45 @@ def map_config(cmap: ConfigMap) -> None:
     pad = tokens.get("pad_token") if isinstance(tokens, dict) else None
     if pad is not None:
         cmap.set("model.pad_token", pad, "special_tokens.pad_token")
+    if isinstance(tokens, dict):  # bos/eos/unk overrides: not applied by tunegate's run, so listed
+        cmap.unchecked += [f"special_tokens.{k}" for k, v in tokens.items() if k != "pad_token" and v is not None]
+    cmap.used.add("chat_template_jinja")  # the template TG156 names
+    _template(cmap, cmap.get("chat_template") or ("jinja" if cmap.get("chat_template_jinja") else None),
+              "chat_template" if cmap.has("chat_template") else "chat_template_jinja")
+    config_keys.unhonoured(cmap)
+    meant = config_keys.typos(cmap, cmap.used | _NO_EFFECT)
+    for key in _REQUIRED:
+        if not cmap.has(key) and key not in meant:
+            cmap.note("TG152", "error", None, f"{key} is not set; axolotl cannot train without it",
+                      f"Set {key} (see the axolotl examples, e.g. examples/llama-3/lora-1b.yml).")
+
+
+def _template(cmap: ConfigMap, name: object, key: str) -> None:
+    """TG156: axolotl renders chats with its own template, tunegate with the tokenizer's."""
+    if name in (None, "tokenizer_default"):
+        return
+    cmap.note("TG156", "warning", key, f"{key}: {name} makes axolotl render every chat with "
+              f"{'the jinja template in chat_template_jinja' if name == 'jinja' else f'its {name} template'}; "
+              "tunegate's token audit, mini-run and full run render with the base model tokenizer's own chat "
+              "template, so where the two differ the checked and trained prompts are not axolotl's",
+              "If the tokenizer's template is the same format, set chat_template: tokenizer_default. Otherwise "
+              "save the template into the tokenizer (tokenizer.chat_template = ...; save_pretrained(folder)) "
+              "and point base_model at that folder.")
+
+
+def _batch_size(cmap: ConfigMap) -> None:
+    """axolotl's older `batch_size` (the global batch): gradient_accumulation_steps is batch_size //
+    micro_batch_size when not set itself (axolotl's normalize_config)."""
+    total, micro = cmap.get("batch_size"), cmap.get("micro_batch_size", 1)
+    if total is None or cmap.has("gradient_accumulation_steps"):
+        return
+    if isinstance(total, int) and isinstance(micro, int) and not isinstance(total, bool) and micro > 0 \
+            and total >= micro:
+        cmap.set("training.grad_accum_steps", total // micro, "batch_size")
+        return
+    cmap.note("TG103", "error", "batch_size", f"batch_size {total!r} with micro_batch_size {micro!r}: axolotl "
+              "sets gradient_accumulation_steps to batch_size // micro_batch_size, which must be a whole number "
+              "of at least 1", "Set gradient_accumulation_steps instead (and drop batch_size).")
 
 
 def _number(value: Any) -> Any:
@@ -76,6 +116,11 @@ def _adapter(cmap: ConfigMap) -> None:
     if four and eight:
         cmap.note("TG149", "error", "load_in_8bit", "load_in_4bit and load_in_8bit are both true",
                   "Keep one: load_in_4bit for QLoRA, load_in_8bit for LoRA on an 8-bit base.")
+    if adapter == "qlora" and (eight or not four):
+        cmap.note("TG154", "error", "load_in_8bit" if eight else "adapter", "adapter: qlora "
+                  f"{'with load_in_8bit: true' if eight else 'without load_in_4bit: true'}: axolotl refuses it "
+                  "(\"Require cfg.load_in_4bit to be True for qlora\")", "Set load_in_4bit: true and "
+                  "load_in_8bit: false for QLoRA, or adapter: lora for LoRA on a 16-bit or 8-bit base.")
     quant = "4bit" if four or adapter == "qlora" else "8bit" if eight else "none"
     cmap.set("model.quantization", quant, "load_in_4bit" if four else "load_in_8bit" if eight else "adapter")
 
@@ -92,7 +137,15 @@ def _targets(cmap: ConfigMap) -> None:
                   "for Llama-style models applies, q_proj and v_proj", "Set lora_target_modules (or "
                   "lora_target_linear: true) to say which modules get adapters.")
         return
-    cmap.set("lora.target_modules", [targets] if isinstance(targets, str) else targets, "lora_target_modules")
+    if targets == "all-linear":  # PEFT's own name for every linear layer but the output head
+        cmap.set("lora.target_modules", "all-linear", "lora_target_modules")
+    elif isinstance(targets, str):
+        cmap.note("TG147", "error", "lora_target_modules", f"lora_target_modules is the string {targets!r}, "
+                  "which PEFT reads as a regular expression over full module paths; tunegate's run takes "
+                  "module names", "List the module names (lora_target_modules: [q_proj, k_proj, v_proj, "
+                  "o_proj]) or set lora_target_linear: true.")
+    else:
+        cmap.set("lora.target_modules", targets, "lora_target_modules")
 
 
 def _precision(cmap: ConfigMap) -> None:
@@ -118,7 +171,8 @@ def _training(cmap: ConfigMap) -> None:
     if cmap.get("fsdp") or cmap.get("fsdp_config") or cmap.get("deepspeed"):
         sharding = "fsdp" if cmap.has("fsdp") or cmap.has("fsdp_config") else (
             "zero3" if "zero3" in str(cmap.get("deepspeed")) else "zero2")
-        cmap.set("training.sharding", sharding, "fsdp" if sharding == "fsdp" else "deepspeed")
+        cmap.set("training.sharding", sharding, "deepspeed" if sharding != "fsdp" else
+                 "fsdp" if cmap.has("fsdp") else "fsdp_config")
 
 
 def _attention(cmap: ConfigMap) -> None:
@@ -158,6 +212,22 @@ def _data(cmap: ConfigMap) -> None:
                   "Give both splits the same format, as tunegate reads both one way.")
 
 
+def _loss_roles(cmap: ConfigMap, entry: dict, at: str) -> None:
+    """TG147 for roles_to_train or train_on_eos away from axolotl's defaults (the replies, each reply's
+    end token): tunegate trains the replies, or every token with train_on_inputs."""
+    roles = entry.get("roles_to_train")
+    if roles is not None and not (isinstance(roles, list) and roles and all(isinstance(r, str) and r in _REPLY_ROLES for r in roles)):
+        cmap.note("TG147", "error", f"{at}.roles_to_train", f"roles_to_train {roles!r} trains other turns than "
+                  "the replies; tunegate's run trains the assistant's replies only (or every token with "
+                  "train_on_inputs: true)", "Remove roles_to_train (axolotl's default is [assistant]), or set "
+                  "train_on_inputs: true to train every token.")
+    eos = entry.get("train_on_eos")
+    if eos not in (None, "turn"):
+        cmap.note("TG147", "error", f"{at}.train_on_eos", f"train_on_eos: {eos} changes which end-of-turn tokens "
+                  "train; tunegate's run trains each reply's own end token (axolotl's default, turn)",
+                  "Remove train_on_eos, or set it to turn.")
+
+
 def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     """Map the one entry of `datasets` / `test_datasets`; its format, or None when it cannot be used."""
     entries = cmap.get(key)
@@ -176,6 +246,13 @@ def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     cmap.unchecked += [f"{at}.{k}" for k, v in entry.items() if k not in _ENTRY_KEYS and v not in (None, "", [], {})]
     fmt = _entry_format(cmap, entry, at)
     ref = entry.get("path")
+    if entry.get("data_files") is not None and isinstance(ref, str) and _not_a_repo(cmap, ref):
+        cmap.explained.add(f"data.{role}")
+        cmap.note("TG145", "error", f"{at}.path", f"path {ref!r} with data_files: axolotl reads data_files as "
+                  f"files of the Hub dataset repo {ref!r}, and {ref!r} is neither that nor a local file or folder",
+                  "For a local file, give it as path (path: data/train.jsonl, ds_type: json) and drop "
+                  "data_files; keep data_files only for files inside a Hub dataset repo.")
+        return None
     if entry.get("data_files") is not None and isinstance(ref, str):
         files = entry["data_files"]
         ref = f"{ref}/{files}" if isinstance(files, str) else ref
@@ -185,11 +262,29 @@ def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     return fmt if map_data_file(cmap, role, ref, f"{at}.path", split) else None
 
 
+def _not_a_repo(cmap: ConfigMap, ref: str) -> bool:
+    """`path` names no Hub repo (owner/name) and no local file or folder (as `path: json` does)."""
+    try:
+        local = (cmap.base / ref).exists() or Path(ref).exists()
+    except (OSError, ValueError):  # a NUL byte or an over-long name: no local file
+        local = False
+    return not local and "/" not in ref.strip("/")
+
+
 def _entry_format(cmap: ConfigMap, entry: dict, at: str) -> str | None:
     kind = entry.get("type")
-    if kind in ("alpaca", "sharegpt"):
+    if kind == "alpaca":
         return kind
+    if isinstance(kind, str) and kind.startswith("sharegpt"):
+        cmap.note("TG154", "error", f"{at}.type", f"type: {kind} is refused by axolotl (\"`type: sharegpt.*` is "
+                  "deprecated. Please use `type: chat_template` instead.\")", "Write type: chat_template with "
+                  "field_messages: conversations and message_property_mappings: {role: from, content: value} "
+                  "(the same ShareGPT records, read the same way).")
+        return "sharegpt"
     if kind == "chat_template":
+        _loss_roles(cmap, entry, at)
+        if entry.get("chat_template") is not None or entry.get("chat_template_jinja") is not None:
+            _template(cmap, entry.get("chat_template") or "jinja", f"{at}.chat_template")
         field = entry.get("field_messages", "messages")
         props = entry.get("message_property_mappings") or {
             "role": entry.get("message_field_role", "role"), "content": entry.get("message_field_content", "content")}

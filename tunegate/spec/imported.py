@@ -57,15 +57,43 @@ def import_config(kind: str, located: Located, file: str, base: Path) -> Mapped:
                   frozenset(cmap.explained))
 
 
+# The spec's fixes in each tool's own keys (the spec stage words them for a tunegate spec).
+_FIXES = {
+    "axolotl": {"use model.quantization: none and training.optimizer: adamw_torch": "use adapter: lora without "
+                "load_in_4bit or load_in_8bit, and optimizer: adamw_torch",
+                "Set training.sharding: none (data parallel, one full copy of the base per GPU)": "Remove deepspeed "
+                "and fsdp/fsdp_config (tunegate runs data parallel, one full copy of the base per GPU)",
+                "load it in 4 bit (model.quantization: 4bit, QLoRA)": "load it in 4 bit (adapter: qlora, "
+                "load_in_4bit: true)"},
+    "trl": {"use model.quantization: none and training.optimizer: adamw_torch": "use load_in_4bit: false, "
+            "load_in_8bit: false and optim: adamw_torch",
+            "Set training.sharding: none (data parallel, one full copy of the base per GPU)": "Drop the FSDP or "
+            "DeepSpeed settings (tunegate runs data parallel, one full copy of the base per GPU)",
+            "load it in 4 bit (model.quantization: 4bit, QLoRA)": "load it in 4 bit (load_in_4bit: true, QLoRA)"},
+}
+# The spec's values in each tool's words, where the finding names the value beside its key.
+_VALUES = {"model.quantization 4bit": "4-bit loading (QLoRA)", "model.quantization 8bit": "8-bit loading"}
+
+
 def translate(finding: Finding, mapped: Mapped) -> Finding | None:
     """A spec-stage finding about a mapped key, named by the original key it came from (None when a
-    finding of the import already says the same, e.g. no validation file)."""
+    finding of the import already says the same, e.g. no validation file, or a sharding TG160 names)."""
     if finding.code == "TG104" and (finding.key in mapped.explained
                                     or any(k.startswith(f"{finding.key}.") for k in mapped.explained)):
         return None
+    if finding.code == "TG115":  # sharding on one GPU: TG160 already refuses the sharding itself
+        return None
+    message, hint = finding.message, finding.hint
+    for phrase, words in _FIXES.get(mapped.kind, {}).items():
+        hint = hint.replace(phrase, words)
+    for phrase, words in _VALUES.items():
+        message = message.replace(phrase, words)
+    for spec_key, orig in sorted(mapped.origin.items(), key=lambda kv: -len(kv[0])):
+        message, hint = message.replace(spec_key, _shown(orig)), hint.replace(spec_key, _shown(orig))
     orig = mapped.origin.get(finding.key or "")
-    if orig is None or finding.key is None:
-        return finding
-    shown = orig.replace(".0.", "[0].") if orig[:1].isalpha() else orig
-    return finding.model_copy(update={"key": shown, "message": finding.message.replace(finding.key, shown),
-                                      "hint": finding.hint.replace(finding.key, shown)})
+    key = _shown(orig) if orig is not None and finding.key is not None else finding.key
+    return finding.model_copy(update={"key": key, "message": message, "hint": hint})
+
+
+def _shown(orig: str) -> str:
+    return orig.replace(".0.", "[0].") if orig[:1].isalpha() else orig

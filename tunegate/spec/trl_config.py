@@ -10,6 +10,7 @@ docs/trl.md lists what is mapped.
 """
 from __future__ import annotations
 
+from tunegate.spec import config_keys
 from tunegate.spec.config_data import map_data_file
 from tunegate.spec.config_map import OPTIMIZERS, SCHEDULERS, ConfigMap
 
@@ -45,6 +46,8 @@ def map_config(cmap: ConfigMap) -> None:
     _precision(cmap)
     _schedule(cmap)
     _data(cmap)
+    config_keys.unhonoured(cmap)
+    config_keys.typos(cmap, cmap.used | _NO_EFFECT)
 
 
 def _peft(cmap: ConfigMap) -> None:
@@ -71,6 +74,13 @@ def _peft(cmap: ConfigMap) -> None:
 
 
 def _lengths(cmap: ConfigMap) -> None:
+    if cmap.has("max_seq_length"):  # SFTConfig's name until TRL 0.20, which removed it
+        cmap.used.add("max_seq_length")
+        cmap.note("TG154", "error", "max_seq_length", "max_seq_length is SFTConfig's old name (TRL 0.16-0.19 "
+                  "read it beside max_length; TRL 0.20 removed it, so trl sft refuses the key)"
+                  + ("" if cmap.has("max_length") else f", and without max_length TRL truncates at 1024 tokens, "
+                     f"not {cmap.source['max_seq_length']}"),
+                  f"Rename it: max_length: {cmap.source['max_seq_length']}.")
     if "max_length" in cmap.source and cmap.source["max_length"] is None:
         cmap.note("TG147", "error", "max_length", "max_length is null, so TRL never truncates: the longest record "
                   "sets the memory peak", "Set max_length to the longest sequence to train on (e.g. 2048).")
@@ -121,6 +131,9 @@ def _data(cmap: ConfigMap) -> None:
         cmap.note("TG145", "error", None, "neither dataset_name nor datasets is set: no training data",
                   "Set dataset_name to a local file or folder (or a Hub id in the local cache).")
         return
+    if entry is not None:
+        _mixture(cmap, entry)
+        return
     train_split, test_split = cmap.get("dataset_train_split", "train"), cmap.get("dataset_test_split", "test")
     if not map_data_file(cmap, "train", ref, key, train_split) and cmap.findings[-1].code == "TG142":
         cmap.explained.add("data.validation")  # the same Hub dataset holds both splits: said once
@@ -133,6 +146,32 @@ def _data(cmap: ConfigMap) -> None:
         cmap.note("TG151", "warning", "eval_strategy" if cmap.has("eval_strategy") else None, "eval_strategy is 'no' "
                   f"(TRL's default), so trl sft never scores the {test_split!r} split", "Set eval_strategy: steps "
                   "(with eval_steps) to evaluate on the frozen validation split; tunegate's full run does.")
+    _loss(cmap)
+
+
+def _mixture(cmap: ConfigMap, entry: dict) -> None:
+    """A `datasets` mixture: TRL loads each entry's `split` (train) and concatenates them into one train
+    split; its test split exists only as a random `test_split_size` share of it (trl/scripts/utils.py)."""
+    ref, key = entry.get("path"), "datasets.0.path"
+    files = entry.get("data_files")
+    if ref in ("json", "parquet", "csv") and files is not None:  # load_dataset's builder names: the files are the data
+        ref, key = (files if isinstance(files, str) else files[0] if isinstance(files, list) and len(files) == 1
+                    else None), "datasets.0.data_files"
+    cmap.used.update({"test_split_size", "dataset_test_split", "dataset_train_split", "eval_strategy"})
+    map_data_file(cmap, "train", ref, key, entry.get("split") or "train")
+    cmap.explained.add("data.validation")
+    size = cmap.get("test_split_size")
+    if size is not None:
+        cmap.note("TG141", "error", "test_split_size", f"test_split_size {size} makes TRL split a random share "
+                  "of the training data off for evaluation at every start: not a frozen validation file, so scores "
+                  "of different runs are not comparable", "Freeze the split once into its own file and give "
+                  "dataset_name a folder with train and test split files (train.jsonl, test.jsonl) instead of "
+                  "the datasets mixture.")
+    else:
+        cmap.note("TG143", "error", "datasets", "no validation data: a datasets mixture gives trl sft only a "
+                  "train split (the entries concatenated), so there is no frozen test split to evaluate on",
+                  "Give dataset_name a folder with train and test split files (train.jsonl, test.jsonl), "
+                  "frozen and held out from train.")
     _loss(cmap)
 
 
