@@ -26,6 +26,12 @@ def test_an_axolotl_configs_schedule_and_optimizer_are_passed_to_the_trainer(tmp
     assert (args.warmup_steps, args.weight_decay, args.max_grad_norm) == (10, 0.01, 0.3)
 
 
+def test_an_axolotl_configs_adam_betas_and_epsilon_reach_the_trainer(tmp_path):
+    spec = parse_spec(DATA / "configs" / "axolotl" / "lora-1b-adam-betas.yml").require()
+    args = training_arguments(spec, tmp_path, RunPlace("cpu", "fp32", "sdpa"), total_steps=100)
+    assert (args.adam_beta1, args.adam_beta2, args.adam_epsilon) == (0.9, 0.95, 1e-5)
+
+
 def test_a_warmup_ratio_becomes_transformers_fractional_warmup_steps(tmp_path):
     spec = parse_spec(DATA / "configs" / "trl" / "sft.yaml").require()
     args = training_arguments(spec, tmp_path, RunPlace("cpu", "fp32", "sdpa"), total_steps=200)

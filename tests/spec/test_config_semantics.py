@@ -118,3 +118,9 @@ def test_a_trainer_refusal_names_tool_keys_not_spec_keys():
 def test_wrong_types_under_the_keys_the_import_reads_are_findings_not_a_crash():
     codes = {c for c, _, _ in errors(AXOLOTL / "hostile-values.yml")}
     assert {"TG145", "TG147", "TG103"} <= codes
+
+
+def test_adam_betas_and_epsilon_are_mapped_not_refused():
+    spec = mapped(AXOLOTL / "lora-1b-adam-betas.yml")
+    assert (spec.training.adam_beta1, spec.training.adam_beta2, spec.training.adam_epsilon) == (0.9, 0.95, 1e-5)
+    assert errors(AXOLOTL / "lora-1b-adam-betas.yml") == []

@@ -77,7 +77,7 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         gradient_accumulation_steps=t.grad_accum_steps, learning_rate=t.learning_rate,
         max_steps=steps or -1, num_train_epochs=t.epochs or 1.0,
         optim=t.optimizer, lr_scheduler_type=t.lr_scheduler, weight_decay=t.weight_decay,
-        max_grad_norm=t.max_grad_norm,
+        max_grad_norm=t.max_grad_norm, adam_beta1=t.adam_beta1, adam_beta2=t.adam_beta2, adam_epsilon=t.adam_epsilon,
         # transformers 5 reads a warmup_steps below 1 as a share of all steps (its warmup_ratio)
         warmup_steps=t.warmup_steps or t.warmup_ratio,
         bf16=place.precision == "bf16", fp16=place.precision == "fp16", use_cpu=place.device == "cpu",

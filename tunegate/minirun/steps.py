@@ -65,7 +65,9 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
     import torch
 
     params = lora_parameters(model)
-    optimizer = torch.optim.AdamW(params.values(), lr=spec.training.learning_rate)
+    t = spec.training  # the full run's AdamW settings (torch's own weight decay default is 0.01, not the spec's)
+    optimizer = torch.optim.AdamW(params.values(), lr=t.learning_rate, betas=(t.adam_beta1, t.adam_beta2),
+                                  eps=t.adam_epsilon, weight_decay=t.weight_decay)
     scaler = torch.amp.GradScaler(place.device) if place.precision == "fp16" else None
     result = TrainOutcome()
     result.probe_before = probe_loss(model, batches[0], place)

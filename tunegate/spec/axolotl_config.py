@@ -22,6 +22,8 @@ _PLAIN = [("sequence_len", "training.max_seq_len", 512), ("micro_batch_size", "t
           ("num_epochs", "training.epochs", 1.0), ("max_steps", "training.max_steps", None),
           ("learning_rate", "training.learning_rate", None), ("weight_decay", "training.weight_decay", 0.0),
           ("max_grad_norm", "training.max_grad_norm", 1.0), ("seed", "training.seed", 42),
+          ("adam_beta1", "training.adam_beta1", None), ("adam_beta2", "training.adam_beta2", None),
+          ("adam_epsilon", "training.adam_epsilon", None),
           ("warmup_steps", "training.warmup_steps", 0), ("warmup_ratio", "training.warmup_ratio", 0.0),
           ("lora_r", "lora.r", None), ("lora_alpha", "lora.alpha", None), ("lora_dropout", "lora.dropout", 0.0),
           ("lora_modules_to_save", "lora.modules_to_save", None), ("output_dir", "full_run.output_dir", None),
@@ -46,7 +48,7 @@ def map_config(cmap: ConfigMap) -> None:
     for key, spec_key, default in _PLAIN:
         value = cmap.get(key, default)
         if value is not None:
-            cmap.set(spec_key, _number(value) if key == "learning_rate" else value, key)
+            cmap.set(spec_key, _number(value) if key in ("learning_rate", "adam_epsilon") else value, key)
     cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
     _batch_size(cmap)
     _adapter(cmap)

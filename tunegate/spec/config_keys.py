@@ -13,8 +13,6 @@ from typing import Any
 
 from tunegate.spec.config_map import ConfigMap
 
-_ADAM = {"adam_beta1": (0.9, "AdamW's beta1"), "adam_beta2": (0.999, "AdamW's beta2"),
-         "adam_epsilon": (1e-8, "AdamW's epsilon")}
 # key -> (the value that changes nothing, what the key does)
 UNHONOURED = {
     "axolotl": {
@@ -30,7 +28,6 @@ UNHONOURED = {
         "cosine_constant_lr_ratio": (None, "a cosine schedule held constant for a share of the run"),
         "peft_layers_to_transform": (None, "adapters on some layers only"),
         "unfrozen_parameters": (None, "base weights trained beside the adapters"),
-        **_ADAM,
     },
     "trl": {
         "use_dora": (False, "DoRA (a magnitude vector trained beside each LoRA pair)"),
@@ -39,7 +36,6 @@ UNHONOURED = {
         "resume_from_checkpoint": (None, "resuming from a checkpoint"),
         "lr_scheduler_kwargs": (None, "arguments of the learning-rate schedule (e.g. min_lr_rate)"),
         "loss_type": ("nll", "another loss than cross-entropy"),
-        **_ADAM,
     },
 }
 # Real keys of each tool that are close to a key tunegate maps, so they are not typos. Computed by

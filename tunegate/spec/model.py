@@ -119,6 +119,10 @@ class TrainingSpec(Section):
     warmup_ratio: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False,
                                 description="Warmup as a share of all steps (used when warmup_steps is 0).")
     weight_decay: float = Field(0.0, ge=0, allow_inf_nan=False, description="AdamW weight decay.")
+    adam_beta1: float = Field(0.9, ge=0, lt=1, allow_inf_nan=False, description="AdamW's beta1 (first-moment decay).")
+    adam_beta2: float = Field(0.999, ge=0, lt=1, allow_inf_nan=False,
+                              description="AdamW's beta2 (second-moment decay; 0.95 is common for LLMs).")
+    adam_epsilon: float = Field(1e-8, gt=0, allow_inf_nan=False, description="AdamW's epsilon.")
     max_grad_norm: float = Field(1.0, ge=0, allow_inf_nan=False,
                                  description="Gradient clipping norm; 0 turns clipping off.")
     loss_on: Literal["replies", "all"] = Field(

@@ -21,6 +21,8 @@ _PLAIN = [("model_name_or_path", "model.id", None), ("trust_remote_code", "model
           ("gradient_accumulation_steps", "training.grad_accum_steps", 1),
           ("num_train_epochs", "training.epochs", 3.0), ("weight_decay", "training.weight_decay", 0.0),
           ("max_grad_norm", "training.max_grad_norm", 1.0), ("seed", "training.seed", 42),
+          ("adam_beta1", "training.adam_beta1", None), ("adam_beta2", "training.adam_beta2", None),
+          ("adam_epsilon", "training.adam_epsilon", None),
           ("gradient_checkpointing", "training.gradient_checkpointing", True), ("packing", "training.packing", False),
           ("output_dir", "full_run.output_dir", None), ("pad_token", "model.pad_token", None)]
 _NO_EFFECT = {"report_to", "logging_steps", "save_steps", "save_strategy", "eval_steps", "logging_dir", "run_name",
