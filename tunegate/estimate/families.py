@@ -198,10 +198,58 @@ def _moe(cfg: dict[str, Any], kind: str) -> Architecture:
     return dense.model_copy(update={"model_type": kind, "experts": experts, "exact": True})
 
 
+def _mla_attention(cfg: dict[str, Any], h: int, heads: int) -> tuple[list[Linear], int, int, int]:
+    """Multi-head latent attention: (modules, q/k head width, q latent width, kv latent width).
+
+    Keys and values are up-projected per head from one normalised latent of kv_lora_rank values
+    (kv_a_proj_with_mqa also yields the rope part of k, shared by every head); the query is
+    projected directly (q_proj, DeepSeek-V2-Lite) or through its own latent (q_a_proj, q_b_proj).
+    """
+    nope, rope = _positive(cfg, "qk_nope_head_dim"), _positive(cfg, "qk_rope_head_dim")
+    v_dim, kv_rank = _positive(cfg, "v_head_dim"), _positive(cfg, "kv_lora_rank")
+    q_rank = cfg.get("q_lora_rank") or 0
+    if not isinstance(q_rank, int) or isinstance(q_rank, bool) or q_rank < 0:
+        raise ValueError(f"config.json: 'q_lora_rank' must be a positive integer or null, got {q_rank!r}")
+    bias, qk = bool(cfg.get("attention_bias", False)), nope + rope
+    if q_rank:
+        query = [Linear(name="q_a_proj", in_features=h, out_features=q_rank, bias=bias, reads="attn_in"),
+                 Linear(name="q_b_proj", in_features=q_rank, out_features=heads * qk, reads="q_latent")]
+    else:
+        query = [Linear(name="q_proj", in_features=h, out_features=heads * qk, reads="attn_in")]
+    kv = [Linear(name="kv_a_proj_with_mqa", in_features=h, out_features=kv_rank + rope, bias=bias, reads="attn_in"),
+          Linear(name="kv_b_proj", in_features=kv_rank, out_features=heads * (nope + v_dim), reads="kv_latent"),
+          Linear(name="o_proj", in_features=heads * v_dim, out_features=h, bias=bias, reads="attn_out")]
+    return query + kv, qk, q_rank, kv_rank
+
+
+def _deepseek(cfg: dict[str, Any], kind: str) -> Architecture:
+    """DeepSeek-V2/V3: MLA attention; routed plus shared experts after the first dense layers.
+
+    Transformers builds a MoE layer for every layer from first_k_dense_replace on (moe_layer_freq
+    is 1 in every published config). Activations are counted as attention over heads of the q/k
+    width with k and v at every head (what the attention kernel sees once kv_b_proj has run).
+    """
+    h, layers = _positive(cfg, "hidden_size"), _positive(cfg, "num_hidden_layers")
+    heads = _positive(cfg, "num_attention_heads")
+    attention, qk, q_rank, kv_rank = _mla_attention(cfg, h, heads)
+    i = _positive(cfg, "intermediate_size")
+    first_dense = int(cfg.get("first_k_dense_replace") or 0)
+    moe = _positive(cfg, "moe_intermediate_size")
+    experts = Experts(num_experts=_positive(cfg, "n_routed_experts", "num_experts"),
+                      top_k=_positive(cfg, "num_experts_per_tok"), intermediate_size=moe,
+                      layers=max(layers - first_dense, 0),
+                      shared_intermediate_size=moe * int(cfg.get("n_shared_experts") or 0))
+    return Architecture(
+        **_common(cfg, kind, h, layers, (heads, heads, qk)), intermediate_size=i, attention=attention,
+        mlp=_gated_mlp(h, i, bool(cfg.get("mlp_bias", False))), experts=experts,
+        activation=str(cfg.get("hidden_act", "silu")), layer_norm_params=2 * h + q_rank + kv_rank,
+        final_norm_params=h, q_latent_dim=q_rank, kv_latent_dim=kv_rank)
+
+
 READERS: dict[str, Callable[[dict[str, Any], str], Architecture]] = {
     **{kind: _llama_like for kind in _LLAMA_LIKE},
     "phi3": _phi3, "phi": _phi, "phi-msft": _phi, "gpt2": _gpt2, "gpt_neox": _gpt_neox, "falcon": _falcon,
-    "mixtral": _moe, "qwen2_moe": _moe, "qwen3_moe": _moe,
+    "mixtral": _moe, "qwen2_moe": _moe, "qwen3_moe": _moe, "deepseek_v2": _deepseek, "deepseek_v3": _deepseek,
 }
 
 

@@ -67,6 +67,8 @@ def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
     """Weights bitsandbytes stores in 4 bit: nn.Linear modules only (experts are 3-D parameters)."""
     attention = arch.num_layers * sum(m.params for m in arch.attention)
     linear = attention + arch.dense_layers * sum(m.params for m in arch.mlp)
+    if arch.experts is not None:  # a shared expert is an MLP of nn.Linear modules
+        linear += arch.experts.layers * sum(m.params for m in arch.experts.shared_linear(arch.hidden_size))
     head = arch.vocab_size * arch.hidden_size if setup.quantized_head and not arch.tie_embeddings else 0
     return linear + head
 
