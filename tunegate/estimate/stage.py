@@ -106,10 +106,14 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 "Set model.quantization: 4bit (QLoRA), or training.method: lora.", file=file,
                 key="model.quantization")
     if est.count == "llama-style guess":
-        out.add("TG411", "warning", f"'{spec.model.id}' is a model type tunegate's config-only counter does "
-                "not know and transformers could not count: read as a Llama-style decoder, band widened",
-                "Install transformers (pip install 'tunegate[train]') so the model is counted on the meta "
-                "device, or check the parameter count against the model card.", file=file, key="model.id")
+        # a guess is not a check: the memory and time above were never estimated for this architecture
+        out.add("TG411", "error", f"cannot estimate '{spec.model.id}': its model_type '{est.model_type}' is "
+                "one tunegate's config-only counter does not know and transformers could not count, so its "
+                "memory was never checked (the figures shown read it as a Llama-style decoder: a guess) and "
+                "the run cannot be approved",
+                "Install transformers (pip install 'tunegate[train]') so the model is counted on its meta-device "
+                "model; a model_type only the repo's own code builds (trust_remote_code) is beyond what tunegate "
+                "can check.", file=file, key="model.id")
 
 
 def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
