@@ -62,21 +62,30 @@ def run_stage(ctx: GateContext) -> StageResult:
     return out.result(time.perf_counter() - start, stats)
 
 
+# transformers 5 fuses a mixture of experts' experts into 3-D parameters, which bitsandbytes skips
+_UNQUANTISED_EXPERTS = (" The experts of this mixture of experts stay in 16 bit under model.quantization with "
+                        "transformers 5 (fused 3-D parameters, which bitsandbytes does not quantise: its issue "
+                        "#1849); transformers 4 (pip install 'transformers<5') quantises them with the rest.")
+
+
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,
                      base: Path | None) -> None:
     m = est.memory
     where = (f"{m.peak_gib:.1f} GiB per GPU (band {m.low_gib:.1f}-{m.high_gib:.1f}) of the {est.gpu}'s "
              f"{m.capacity_gib:g} GiB")
+    moe_in_16_bit = (spec.model.quantization != "none" and not est.setup.quantized_experts
+                     and est.active_params < m.total_params and m.biggest == "weights")
+    extra = _UNQUANTISED_EXPERTS if moe_in_16_bit else ""
     if m.verdict == "does not fit":
         if not fits_at_minimum(spec, base):
             out.add("TG403", "error", f"the run cannot fit on {est.gpu_count} x {est.gpu} even at "
                     f"micro batch 1 with gradient checkpointing ({where} now; biggest term: {m.biggest})",
                     "Use GPUs with more memory or load the base in 4 bit (model.quantization: 4bit, "
-                    "QLoRA); tunegate's trainer does not shard (TG160).", file=file, key="hardware.gpu")
+                    "QLoRA); tunegate's trainer does not shard (TG160)." + extra, file=file, key="hardware.gpu")
             return
         out.add("TG401", "error", f"the run does not fit in GPU memory: {where}; biggest term: "
                 f"{m.biggest} ({m.breakdown_gib[m.biggest]:.1f} GiB)",
-                _FIXES.get(m.biggest, "Lower training.micro_batch_size or max_seq_len."),
+                _FIXES.get(m.biggest, "Lower training.micro_batch_size or max_seq_len.") + extra,
                 file=file, key="training.micro_batch_size")
     elif m.verdict == "tight":
         out.add("TG402", "warning", f"GPU memory is tight: {where}: the point estimate fits, the band's "
