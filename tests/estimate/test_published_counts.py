@@ -18,7 +18,7 @@ PUBLISHED_TOTALS = [
     ("llama-3.1-8b", 8.03e9), ("llama-3.1-70b", 70.6e9), ("llama-65b", 65.2e9),
     ("mistral-7b-v0.3", 7.25e9), ("qwen2.5-7b", 7.62e9), ("qwen2.5-0.5b", 0.49e9),
     ("gemma-2-9b", 9.24e9), ("phi-3-mini-4k", 3.82e9), ("mixtral-8x7b", 46.7e9),
-    ("qwen3-30b-a3b", 30.5e9), ("deepseek-v2-lite", 15.7e9),
+    ("qwen3-30b-a3b", 30.5e9), ("deepseek-v2-lite", 15.7e9), ("gemma-3-4b-it", 4.30e9),
 ]
 
 
@@ -55,3 +55,12 @@ def test_deepseek_v2_lite_multiplies_2_4_b_parameters_per_token():
     counted = arch("deepseek-v2-lite")
     assert 2.35e9 <= counted.matmul_params() < 2.5e9
     assert counted.active_param_count() < 0.2 * counted.param_count()
+
+
+def test_gemma_3_4b_it_counts_the_vision_tower_the_trainer_loads_too():
+    # Gemma 3 report, Table 1: a 417M SigLIP encoder beside the language model; the published
+    # config leaves the heads and the vocabulary to Gemma3TextConfig's defaults (it was TG405)
+    counted = arch("gemma-3-4b-it")
+    assert (counted.num_heads, counted.num_kv_heads, counted.vocab_size) == (8, 4, 262_208)
+    assert counted.tower_params == pytest.approx(417e6 + 2.95e6, rel=0.01)  # the encoder and its projector
+    assert counted.active_param_count() == counted.param_count() - counted.tower_params

@@ -146,3 +146,15 @@ def test_qwen2_5_0_5b_with_its_tied_embedding_fits_a_t4():
     assert stage.stats["model"]["total_params"] == pytest.approx(0.494e9, rel=0.01)
     assert memory["breakdown"]["weights"] < 1.0  # 0.49 B x 2 bytes: the tied lm_head is not a second copy
     assert memory["verdict"] == "fits"
+
+
+def test_gemma_3_4b_its_published_config_is_estimated_with_its_vision_tower():
+    # before: TG405 "'num_attention_heads' must be a positive integer" on the config as published
+    from tests.support.estimate_specs import context, make_spec
+
+    spec = make_spec(model={"id": str(DATA / "estimate" / "configs" / "gemma-3-4b-it")},
+                     training={"micro_batch_size": 1, "gradient_checkpointing": True}, hardware={"gpu": "RTX-4090"})
+    stage = run_stage(context(spec))
+    assert stage.status == "passed"
+    assert stage.stats["model"]["total_params"] == pytest.approx(4.30e9, rel=0.01)
+    assert stage.stats["memory"]["breakdown"]["weights"] == pytest.approx(4.30e9 * 2 / 2**30, rel=0.01)

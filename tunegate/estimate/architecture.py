@@ -108,6 +108,7 @@ class Architecture(BaseModel):
     logit_softcap: bool = False   # Gemma-2: tanh(logits / cap) · cap, one more tensor of logits
     q_latent_dim: int = 0         # MLA's compressed query width (DeepSeek-V3 q_lora_rank), 0 if none
     kv_latent_dim: int = 0        # MLA's compressed key/value width (kv_lora_rank), 0 if not MLA
+    tower_params: int = 0         # outside the decoder: a multimodal model's vision tower and projector
     exact: bool = True            # False: an architecture the config-only counter does not know
     meta_params: int | None = None  # transformers' count on the meta device, when `exact` is False
     source: str = ""
@@ -165,9 +166,9 @@ class Architecture(BaseModel):
         return self.num_layers * self.layer_norm_params + self.final_norm_params
 
     def counted_params(self) -> int:
-        """The config-only count: every expert included, tied embeddings counted once."""
+        """The config-only count: every expert included, tied embeddings counted once, any vision tower."""
         return (self.embedding_params() + self.decoder_linear_params() + self.norm_params()
-                + self.lm_head_params())
+                + self.lm_head_params() + self.tower_params)
 
     def param_count(self) -> int:
         """Exact number of parameters: the config-only count, or the meta-device one where it is not exact."""

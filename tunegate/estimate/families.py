@@ -253,18 +253,61 @@ READERS: dict[str, Callable[[dict[str, Any], str], Architecture]] = {
 }
 
 
+# Multimodal wrappers whose language model is one of ours and whose other towers are counted here;
+# AutoModelForCausalLM builds the whole model (Gemma3ForConditionalGeneration: 4.30 B for
+# gemma-3-4b, of which 3.88 B are the language model).
+_TEXT_TYPE_OF_WRAPPER = {"gemma3": "gemma3_text"}
+_TOWERS = ("vision_config", "audio_config")
+# Keys a published config leaves to its config class's defaults: gemma-3-4b-it's text_config
+# names only the width, depth and MLP size (transformers' Gemma3TextConfig fills in the rest).
+_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262_208, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                    "hidden_activation": "gelu_pytorch_tanh"},
+}
+
+
+def _vit_params(v: dict[str, Any]) -> int:
+    """A SigLIP vision tower (Gemma 3's): patch and position embeddings, pre-norm encoder layers, a final norm."""
+    h, i = _positive(v, "hidden_size", default=768), _positive(v, "intermediate_size", default=3072)
+    layers, patch = _positive(v, "num_hidden_layers", default=12), _positive(v, "patch_size", default=16)
+    image, channels = _positive(v, "image_size", default=224), _positive(v, "num_channels", default=3)
+    layer = 4 * (h * h + h) + (h * i + i) + (i * h + h) + 2 * 2 * h  # q, k, v, out; fc1, fc2; two LayerNorms
+    return layers * layer + channels * patch * patch * h + h + (image // patch) ** 2 * h + 2 * h
+
+
+def _with_towers(arch: Architecture, wrapper: dict[str, Any]) -> Architecture:
+    """The language model plus its wrapper's other towers, which the trainer loads too.
+
+    Gemma 3's SigLIP tower and projector are counted; any other wrapper is marked inexact, so the
+    meta-device model counts the whole of it (or the estimate says it cannot).
+    """
+    vision = wrapper.get("vision_config") or {}
+    known = (wrapper.get("model_type") == "gemma3" and isinstance(vision, dict)
+             and vision.get("model_type", "siglip_vision_model") == "siglip_vision_model"
+             and not vision.get("vision_use_head") and "audio_config" not in wrapper)
+    if not known:
+        return arch.model_copy(update={"exact": False})
+    width = _positive(vision, "hidden_size", default=768)
+    projector = width * arch.hidden_size + width  # the input projection and its RMSNorm
+    return arch.model_copy(update={"tower_params": _vit_params(vision) + projector})
+
+
 def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     """Build an Architecture from a Hugging Face `config.json` dict.
 
     Raises:
         ValueError: a key the family needs is missing or not a positive integer.
     """
-    cfg = config
+    cfg, wrapper = config, None
     if "text_config" in config and not any(k in config for k in ("hidden_size", "n_embd")):
-        cfg = config["text_config"]  # a multimodal model: the language model's own config
-    kind = str(cfg.get("model_type", "llama"))
+        cfg, wrapper = config["text_config"], config  # a multimodal model: the language model's own config
+    default = _TEXT_TYPE_OF_WRAPPER.get(str(config.get("model_type")), "llama") if wrapper else "llama"
+    kind = str(cfg.get("model_type", default))
     reader = READERS.get(kind, _llama_like)
-    return reader(cfg, kind).model_copy(update={"source": source})
+    arch = reader({**_CLASS_DEFAULTS.get(kind, {}), **cfg}, kind)
+    if wrapper is not None and any(wrapper.get(k) for k in _TOWERS):
+        arch = _with_towers(arch, wrapper)
+    return arch.model_copy(update={"source": source})
 
 
 def load_architecture(model_id: str, revision: str | None = None) -> Architecture | None:
