@@ -19,6 +19,7 @@ PUBLISHED_TOTALS = [
     ("mistral-7b-v0.3", 7.25e9), ("qwen2.5-7b", 7.62e9), ("qwen2.5-0.5b", 0.49e9),
     ("gemma-2-9b", 9.24e9), ("phi-3-mini-4k", 3.82e9), ("mixtral-8x7b", 46.7e9),
     ("qwen3-30b-a3b", 30.5e9), ("deepseek-v2-lite", 15.7e9), ("gemma-3-4b-it", 4.30e9),
+    ("deepseek-v3", 671e9),
 ]
 
 
@@ -55,6 +56,12 @@ def test_deepseek_v2_lite_multiplies_2_4_b_parameters_per_token():
     counted = arch("deepseek-v2-lite")
     assert 2.35e9 <= counted.matmul_params() < 2.5e9
     assert counted.active_param_count() < 0.2 * counted.param_count()
+
+
+def test_deepseek_v3_multiplies_the_published_37_b_per_token():
+    # query through its own latent (q_lora_rank 1536), 8 of 256 routed experts, 3 dense layers;
+    # the hub's 685 B include the 14 B multi-token-prediction module transformers does not build
+    assert 36.5e9 <= arch("deepseek-v3").matmul_params() < 37.5e9
 
 
 def test_gemma_3_4b_it_counts_the_vision_tower_the_trainer_loads_too():
