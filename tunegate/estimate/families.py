@@ -37,6 +37,24 @@ def _positive(cfg: dict[str, Any], *keys: str, default: int | None = None) -> in
     return value
 
 
+def _count(cfg: dict[str, Any], key: str, default: int, minimum: int = 1) -> int:
+    """An optional integer key (absent or null: `default`); anything but an integer >= minimum is refused."""
+    value = cfg.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"config.json: '{key}' must be {what}, got {value!r}")
+    return value
+
+
+def _layer_indices(cfg: dict[str, Any], key: str) -> set[int]:
+    value = cfg.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in value):
+        raise ValueError(f"config.json: '{key}' must be a list of layer indices, got {value!r}")
+    return set(value)
+
+
 def _tied(cfg: dict[str, Any], kind: str) -> bool:
     return bool(_value(cfg, "tie_word_embeddings", default=kind in _TIED_BY_DEFAULT))
 
@@ -61,8 +79,8 @@ def _plain_mlp(names: tuple[str, str], h: int, i: int, bias: bool, reads: str) -
 
 def _heads(cfg: dict[str, Any], h: int, head_keys: tuple[str, ...] = ("num_attention_heads",)) -> tuple[int, int, int]:
     heads = _positive(cfg, *head_keys)
-    kv = int(_value(cfg, "num_key_value_heads", default=heads))
-    head_dim = int(_value(cfg, "head_dim", default=h // heads))
+    kv = _count(cfg, "num_key_value_heads", heads)
+    head_dim = _count(cfg, "head_dim", h // heads)
     return heads, kv, head_dim
 
 
@@ -113,7 +131,7 @@ def _phi(cfg: dict[str, Any], kind: str) -> Architecture:
     h = _positive(cfg, "n_embd" if legacy else "hidden_size")
     layers = _positive(cfg, "n_layer" if legacy else "num_hidden_layers")
     heads = _heads(cfg, h, ("n_head",) if legacy else ("num_attention_heads",))
-    i = int(_value(cfg, "n_inner" if legacy else "intermediate_size", default=4 * h))
+    i = _count(cfg, "n_inner" if legacy else "intermediate_size", 4 * h)
     q, kv = heads[0] * heads[2], heads[1] * heads[2]
     if legacy:
         attention = [Linear(name="Wqkv", in_features=h, out_features=q + 2 * kv, bias=True, reads="attn_in"),
@@ -134,7 +152,7 @@ def _gpt2(cfg: dict[str, Any], kind: str) -> Architecture:
     """GPT-2: fused c_attn, learned positions, LayerNorms, a tied lm_head."""
     h, layers = _positive(cfg, "n_embd", "hidden_size"), _positive(cfg, "n_layer", "num_hidden_layers")
     heads = _positive(cfg, "n_head", "num_attention_heads")
-    i = int(_value(cfg, "n_inner", default=4 * h))
+    i = _count(cfg, "n_inner", 4 * h)
     attention = [Linear(name="c_attn", in_features=h, out_features=3 * h, bias=True, reads="attn_in"),
                  Linear(name="c_proj", in_features=h, out_features=h, bias=True, reads="attn_out")]
     return Architecture(
@@ -166,13 +184,13 @@ def _falcon(cfg: dict[str, Any], kind: str) -> Architecture:
     layers = _positive(cfg, "num_hidden_layers", "n_layer")
     heads = _positive(cfg, "num_attention_heads", "n_head")
     new_arch, head_dim = bool(cfg.get("new_decoder_architecture")), h // heads
-    kv = int(_value(cfg, "num_kv_heads", default=heads)) if new_arch else (1 if cfg.get("multi_query", True) else heads)
-    i, bias = int(_value(cfg, "ffn_hidden_size", default=4 * h)), bool(cfg.get("bias", False))
+    kv = _count(cfg, "num_kv_heads", heads) if new_arch else (1 if cfg.get("multi_query", True) else heads)
+    i, bias = _count(cfg, "ffn_hidden_size", 4 * h), bool(cfg.get("bias", False))
     parallel = bool(cfg.get("parallel_attn", True))
     attention = [Linear(name="query_key_value", in_features=h, out_features=(heads + 2 * kv) * head_dim,
                         bias=bias, reads="attn_in"),
                  Linear(name="dense", in_features=h, out_features=h, bias=bias, reads="attn_out")]
-    norms = int(cfg.get("num_ln_in_parallel_attn") or 2) if new_arch else (1 if parallel else 2)
+    norms = _count(cfg, "num_ln_in_parallel_attn", 2) if new_arch else (1 if parallel else 2)
     mlp_reads = "attn_in" if parallel and norms == 1 else "mlp_in"
     return Architecture(
         **_common(cfg, kind, h, layers, (heads, kv, head_dim)), intermediate_size=i, attention=attention,
@@ -189,9 +207,9 @@ def _moe(cfg: dict[str, Any], kind: str) -> Architecture:
         experts = Experts(num_experts=_positive(cfg, "num_local_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
                           intermediate_size=dense.intermediate_size, layers=layers)
     else:
-        step, only = int(cfg.get("decoder_sparse_step") or 1), set(cfg.get("mlp_only_layers") or [])
+        step, only = _count(cfg, "decoder_sparse_step", 1), _layer_indices(cfg, "mlp_only_layers")
         moe_layers = sum(1 for n in range(layers) if n not in only and (n + 1) % step == 0)
-        shared = int(cfg.get("shared_expert_intermediate_size") or 0)
+        shared = _count(cfg, "shared_expert_intermediate_size", 0, minimum=0)
         experts = Experts(num_experts=_positive(cfg, "num_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
                           intermediate_size=_positive(cfg, "moe_intermediate_size"), layers=moe_layers,
                           shared_intermediate_size=shared, shared_gate=shared > 0)
@@ -207,9 +225,7 @@ def _mla_attention(cfg: dict[str, Any], h: int, heads: int) -> tuple[list[Linear
     """
     nope, rope = _positive(cfg, "qk_nope_head_dim"), _positive(cfg, "qk_rope_head_dim")
     v_dim, kv_rank = _positive(cfg, "v_head_dim"), _positive(cfg, "kv_lora_rank")
-    q_rank = cfg.get("q_lora_rank") or 0
-    if not isinstance(q_rank, int) or isinstance(q_rank, bool) or q_rank < 0:
-        raise ValueError(f"config.json: 'q_lora_rank' must be a positive integer or null, got {q_rank!r}")
+    q_rank = _count(cfg, "q_lora_rank", 0)  # null: the query is projected directly
     bias, qk = bool(cfg.get("attention_bias", False)), nope + rope
     if q_rank:
         query = [Linear(name="q_a_proj", in_features=h, out_features=q_rank, bias=bias, reads="attn_in"),
@@ -233,12 +249,12 @@ def _deepseek(cfg: dict[str, Any], kind: str) -> Architecture:
     heads = _positive(cfg, "num_attention_heads")
     attention, qk, q_rank, kv_rank = _mla_attention(cfg, h, heads)
     i = _positive(cfg, "intermediate_size")
-    first_dense = int(cfg.get("first_k_dense_replace") or 0)
+    first_dense = _count(cfg, "first_k_dense_replace", 0, minimum=0)
     moe = _positive(cfg, "moe_intermediate_size")
     experts = Experts(num_experts=_positive(cfg, "n_routed_experts", "num_experts"),
                       top_k=_positive(cfg, "num_experts_per_tok"), intermediate_size=moe,
                       layers=max(layers - first_dense, 0),
-                      shared_intermediate_size=moe * int(cfg.get("n_shared_experts") or 0))
+                      shared_intermediate_size=moe * _count(cfg, "n_shared_experts", 0, minimum=0))
     return Architecture(
         **_common(cfg, kind, h, layers, (heads, heads, qk)), intermediate_size=i, attention=attention,
         mlp=_gated_mlp(h, i, bool(cfg.get("mlp_bias", False))), experts=experts,
@@ -301,6 +317,8 @@ def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     cfg, wrapper = config, None
     if "text_config" in config and not any(k in config for k in ("hidden_size", "n_embd")):
         cfg, wrapper = config["text_config"], config  # a multimodal model: the language model's own config
+        if not isinstance(cfg, dict):
+            raise ValueError(f"config.json: 'text_config' must be a mapping of the language model's keys, got {cfg!r}")
     default = _TEXT_TYPE_OF_WRAPPER.get(str(config.get("model_type")), "llama") if wrapper else "llama"
     kind = str(cfg.get("model_type", default))
     reader = READERS.get(kind, _llama_like)
