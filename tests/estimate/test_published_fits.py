@@ -90,25 +90,37 @@ def test_mixtral_8x7b_bf16_lora_does_not_fit_one_80_gb_gpu_even_at_micro_batch_1
     assert not report.approved_for_full_run
 
 
-def mixtral_qlora(quantized_experts: bool):
+def mixtral_qlora(linear_experts: bool):
     spec = load("mixtral-qlora-a100-40gb.yaml")
     arch = from_config(json.loads((DATA / "estimate" / "configs" / "mixtral-8x7b" / "config.json").read_text()))
-    setup = setup_from_spec(spec).model_copy(update={"quantized_experts": quantized_experts})
+    setup = setup_from_spec(spec).model_copy(update={"linear_experts": linear_experts})
     return estimate_memory(arch, setup, gpus.lookup("A100-40GB"))
 
 
 def test_mixtral_qlora_with_transformers_4_holds_the_published_23_gb_of_4_bit_weights():
     # Hugging Face's Mixtral blog: 4-bit needs "> 23 GB"; every expert an nn.Linear, quantised
-    memory = mixtral_qlora(quantized_experts=True)
+    memory = mixtral_qlora(linear_experts=True)
     assert 21 < memory.breakdown_gib["weights"] < 24.5
     assert memory.verdict == "fits"
 
 
 def test_mixtral_qlora_with_transformers_5_keeps_its_fused_experts_in_bf16():
     # transformers 5's experts are 3-D parameters, which bitsandbytes does not quantise (#1849)
-    memory = mixtral_qlora(quantized_experts=False)
+    memory = mixtral_qlora(linear_experts=False)
     assert memory.breakdown_gib["weights"] > 80
     assert memory.verdict == "does not fit"
+
+
+def test_all_linear_lora_adapts_every_expert_only_where_experts_are_linear_modules():
+    # transformers 4: 128 experts x 48 layers x (gate, up, down) of Qwen3-30B-A3B take adapters
+    from tests.support.estimate_specs import make_spec
+    from tunegate.estimate.memory import trainable_params
+
+    arch = from_config(json.loads((DATA / "estimate" / "configs" / "qwen3-30b-a3b" / "config.json").read_text()))
+    setup = setup_from_spec(make_spec(lora={"r": 16, "target_modules": "all-linear"}))
+    fused = trainable_params(arch, setup.model_copy(update={"linear_experts": False}))
+    linear = trainable_params(arch, setup.model_copy(update={"linear_experts": True}))
+    assert linear - fused == 48 * 128 * 16 * (2 * (2048 + 768) + (768 + 2048)) == 830_472_192
 
 
 def test_the_gate_reads_the_installed_transformers_and_says_why_mixtral_stays_16_bit():

@@ -54,6 +54,8 @@ class Experts(BaseModel):
     layers: int                   # decoder layers with experts (the rest have the dense MLP)
     shared_intermediate_size: int = 0  # an always-on shared expert (Qwen2-MoE, DeepSeek), 0 if none
     shared_gate: bool = False     # a 1-wide sigmoid gate on the shared expert (Qwen2-MoE)
+    # one expert's gate, up and down projections as transformers 4 named its nn.Linear modules
+    names: tuple[str, str, str] = ("gate_proj", "up_proj", "down_proj")
 
     def expert_params(self, hidden: int) -> int:
         """One expert: gate and up (hidden -> width) and down (width -> hidden), no biases."""
@@ -209,3 +211,14 @@ def lora_param_count(arch: Architecture, target_modules: list[str] | str, r: int
     # a shared expert's gate/up/down_proj answer to the same target names as a dense MLP's
     shared = arch.experts.layers * adapted(arch.experts.shared_linear(arch.hidden_size)) if arch.experts else 0
     return arch.num_layers * adapted(arch.attention) + arch.dense_layers * adapted(arch.mlp) + shared
+
+
+def expert_lora_param_count(arch: Architecture, target_modules: list[str] | str, r: int) -> int:
+    """LoRA on every expert, where experts are nn.Linear modules (transformers 4) a target name matches."""
+    e = arch.experts
+    if e is None:
+        return 0
+    h, i = arch.hidden_size, e.intermediate_size
+    shapes = dict(zip(e.names, ((h, i), (h, i), (i, h)), strict=True))
+    wanted = set(shapes) if target_modules == "all-linear" else set(shapes) & set(target_modules)
+    return e.layers * e.num_experts * sum(r * (a + b) for name, (a, b) in shapes.items() if name in wanted)

@@ -205,7 +205,7 @@ def _moe(cfg: dict[str, Any], kind: str) -> Architecture:
     layers = dense.num_layers
     if kind == "mixtral":
         experts = Experts(num_experts=_positive(cfg, "num_local_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
-                          intermediate_size=dense.intermediate_size, layers=layers)
+                          intermediate_size=dense.intermediate_size, layers=layers, names=("w1", "w3", "w2"))
     else:
         step, only = _count(cfg, "decoder_sparse_step", 1), _layer_indices(cfg, "mlp_only_layers")
         moe_layers = sum(1 for n in range(layers) if n not in only and (n + 1) % step == 0)

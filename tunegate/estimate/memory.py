@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tunegate.estimate import calibration
 from tunegate.estimate.activations import activation_bytes, logits_bytes
-from tunegate.estimate.architecture import Architecture, lora_param_count
+from tunegate.estimate.architecture import Architecture, expert_lora_param_count, lora_param_count
 from tunegate.estimate.setup import TrainSetup
 from tunegate.spec.gpus import GPU
 
@@ -69,7 +69,7 @@ def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
     linear = attention + arch.dense_layers * sum(m.params for m in arch.mlp)
     if arch.experts is not None:  # a shared expert is an MLP of nn.Linear modules
         linear += arch.experts.layers * sum(m.params for m in arch.experts.shared_linear(arch.hidden_size))
-        if setup.quantized_experts:  # transformers 4: every expert and the router are nn.Linear too
+        if setup.linear_experts:  # transformers 4: every expert and the router are nn.Linear too
             linear += arch.experts.layers * (arch.experts.num_experts * arch.experts.expert_params(arch.hidden_size)
                                              + arch.hidden_size * arch.experts.num_experts)
     head = arch.vocab_size * arch.hidden_size if setup.quantized_head and not arch.tie_embeddings else 0
@@ -92,7 +92,8 @@ def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
 def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
     if setup.method == "full":
         return arch.param_count()
-    return lora_param_count(arch, setup.lora_targets, setup.lora_r) + setup.saved_module_params
+    experts = expert_lora_param_count(arch, setup.lora_targets, setup.lora_r) if setup.linear_experts else 0
+    return lora_param_count(arch, setup.lora_targets, setup.lora_r) + experts + setup.saved_module_params
 
 
 def _full_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:

@@ -78,10 +78,11 @@ class TrainSetup(BaseModel):
     # evicts to CPU RAM under pressure (the QLoRA paper's paged optimizers, section 3): during the
     # backward pass's peak they need no GPU memory; at the step they are paged back in.
     paged_optimizer: bool = False
-    # bitsandbytes replaces nn.Linear modules only. In transformers 4 a mixture of experts' experts
-    # were nn.Linear modules (quantised with the rest); transformers 5 fuses them into 3-D
-    # parameters, which stay in 16 bit (bitsandbytes issue #1849).
-    quantized_experts: bool = False
+    # Whether a mixture of experts' experts are nn.Linear modules: in transformers 4 they are, so
+    # bitsandbytes quantises them with the rest and LoRA target names (all-linear, gate_proj,
+    # Mixtral's w1) adapt every expert; transformers 5 fuses them into 3-D parameters, which stay
+    # in 16 bit (bitsandbytes issue #1849) and which no target name matches.
+    linear_experts: bool = False
     int8_base: bool = False  # the frozen base's linear layers held in 8 bit (LLM.int8, load_in_8bit)
     packing: bool = False  # rows full of records (training.packing): a step trains batch x seq_len tokens
     saved_module_params: int = 0  # parameters of lora.modules_to_save, trained in full beside the adapter
@@ -133,7 +134,7 @@ def setup_from_spec(spec: Spec, saved_module_params: int = 0) -> TrainSetup:
         method=method_of(spec),
         optimizer_state="fp32" if t.master_weights == "fp32" else "param_dtype",
         optimizer_state_bytes=_state_bytes(t.optimizer), paged_optimizer=t.optimizer.startswith("paged_"),
-        quantized_experts=spec.model.quantization != "none" and experts_are_linear_modules(),
+        linear_experts=experts_are_linear_modules(),
         int8_base=spec.model.quantization == "8bit", packing=t.packing,
         saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,

@@ -73,7 +73,7 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
     m = est.memory
     where = (f"{m.peak_gib:.1f} GiB per GPU (band {m.low_gib:.1f}-{m.high_gib:.1f}) of the {est.gpu}'s "
              f"{m.capacity_gib:g} GiB")
-    moe_in_16_bit = (spec.model.quantization != "none" and not est.setup.quantized_experts
+    moe_in_16_bit = (spec.model.quantization != "none" and not est.setup.linear_experts
                      and est.active_params < m.total_params and m.biggest == "weights")
     extra = _UNQUANTISED_EXPERTS if moe_in_16_bit else ""
     if m.verdict == "does not fit":
