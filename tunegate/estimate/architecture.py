@@ -111,6 +111,11 @@ class Architecture(BaseModel):
     q_latent_dim: int = 0         # MLA's compressed query width (DeepSeek-V3 q_lora_rank), 0 if none
     kv_latent_dim: int = 0        # MLA's compressed key/value width (kv_lora_rank), 0 if not MLA
     tower_params: int = 0         # outside the decoder: a multimodal model's vision tower and projector
+    # A checkpoint stored quantised (config.json's quantization_config: bitsandbytes, GPTQ, AWQ,
+    # fp8): transformers loads it so whatever the spec's model.quantization says.
+    checkpoint_quantization: Literal["none", "4bit", "8bit"] = "none"
+    checkpoint_double_quant: bool = False
+    checkpoint_quant_method: str = ""
     exact: bool = True            # False: an architecture the config-only counter does not know
     meta_params: int | None = None  # transformers' count on the meta device, when `exact` is False
     source: str = ""

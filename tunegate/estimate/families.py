@@ -308,6 +308,23 @@ def _with_towers(arch: Architecture, wrapper: dict[str, Any]) -> Architecture:
     return arch.model_copy(update={"tower_params": _vit_params(vision) + projector})
 
 
+def _checkpoint_quantization(config: dict[str, Any]) -> dict[str, Any]:
+    """What config.json's quantization_config says the stored weights are (nothing when absent)."""
+    q = config.get("quantization_config")
+    if not isinstance(q, dict) or not q:
+        return {}
+    method = str(q.get("quant_method") or "bitsandbytes")
+    if method == "bitsandbytes":
+        bits = 4 if q.get("load_in_4bit") or q.get("_load_in_4bit") else 8 if q.get("load_in_8bit") else 0
+    else:  # GPTQ, AWQ, HQQ, ... write their bit width; fp8 stores one byte per weight
+        bits = q.get("bits") if isinstance(q.get("bits"), int) else 8 if "fp8" in method else 0
+    if bits not in (4, 8):
+        return {}
+    double = bool(q.get("bnb_4bit_use_double_quant")) if method == "bitsandbytes" else False
+    return {"checkpoint_quantization": f"{bits}bit", "checkpoint_double_quant": double,
+            "checkpoint_quant_method": method}
+
+
 def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     """Build an Architecture from a Hugging Face `config.json` dict.
 
@@ -325,7 +342,7 @@ def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     arch = reader({**_CLASS_DEFAULTS.get(kind, {}), **cfg}, kind)
     if wrapper is not None and any(wrapper.get(k) for k in _TOWERS):
         arch = _with_towers(arch, wrapper)
-    return arch.model_copy(update={"source": source})
+    return arch.model_copy(update={"source": source, **_checkpoint_quantization(config)})
 
 
 def load_architecture(model_id: str, revision: str | None = None) -> Architecture | None:

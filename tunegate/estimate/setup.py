@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tunegate.estimate.architecture import Architecture
 from tunegate.spec.model import EIGHT_BIT_OPTIMIZERS, Spec
 
 Precision = Literal["bf16", "fp16", "fp32"]
@@ -97,10 +98,17 @@ class TrainSetup(BaseModel):
         return self.micro_batch_size * self.grad_accum_steps * self.gpu_count
 
 
-def method_of(spec: Spec) -> str:
-    """lora, qlora or full: a 4-bit base (model.quantization: 4bit) makes LoRA QLoRA."""
+def base_quantization(spec: Spec, arch: Architecture | None = None) -> str:
+    """How the base is loaded: as a pre-quantised checkpoint is stored, else as model.quantization says."""
+    if arch is not None and arch.checkpoint_quantization != "none":
+        return arch.checkpoint_quantization
+    return spec.model.quantization
+
+
+def method_of(spec: Spec, arch: Architecture | None = None) -> str:
+    """lora, qlora or full: a 4-bit base (model.quantization: 4bit, or a 4-bit checkpoint) makes LoRA QLoRA."""
     method = spec.training.method
-    return "qlora" if method == "lora" and spec.model.quantization == "4bit" else method
+    return "qlora" if method == "lora" and base_quantization(spec, arch) == "4bit" else method
 
 
 # Moments per trained value: AdamW keeps two; SGD without momentum (the HF Trainer's "sgd") none;
@@ -127,15 +135,18 @@ def _state_bytes(optimizer: str) -> float:
     return 1.0 if optimizer in EIGHT_BIT_OPTIMIZERS else 4.0
 
 
-def setup_from_spec(spec: Spec, saved_module_params: int = 0) -> TrainSetup:
-    """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save)."""
+def setup_from_spec(spec: Spec, saved_module_params: int = 0, arch: Architecture | None = None) -> TrainSetup:
+    """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save; `arch`:
+    the model, whose checkpoint may be stored quantised)."""
     t = spec.training
+    prequantised = arch is not None and arch.checkpoint_quantization == "4bit"
     return TrainSetup(
-        method=method_of(spec),
+        method=method_of(spec, arch),
+        nf4_double_quant=arch.checkpoint_double_quant if prequantised else True,
         optimizer_state="fp32" if t.master_weights == "fp32" else "param_dtype",
         optimizer_state_bytes=_state_bytes(t.optimizer), paged_optimizer=t.optimizer.startswith("paged_"),
         linear_experts=experts_are_linear_modules(),
-        int8_base=spec.model.quantization == "8bit", packing=t.packing,
+        int8_base=base_quantization(spec, arch) == "8bit", packing=t.packing,
         saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,

@@ -99,6 +99,15 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
     """What tunegate's own mini-run and trainer cannot run: they train LoRA adapters on a 16-bit base
     or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight."""
     method, quant = est.setup.method, spec.model.quantization
+    stored = est.checkpoint_quantization
+    if stored != "none" and stored != quant:
+        trains = "QLoRA" if stored == "4bit" else "LoRA on an 8-bit base"
+        out.add("TG413", "warning", f"'{spec.model.id}' is a checkpoint stored in {stored} "
+                f"({est.checkpoint_quant_method}, its config.json's quantization_config), which transformers loads "
+                f"as stored whatever model.quantization ({quant}) says: estimated as {trains}",
+                f"Set model.quantization: {stored} to say what the run is, or point model.id at the 16-bit "
+                "checkpoint for LoRA on a 16-bit base.", file=file, key="model.quantization")
+        quant = stored
     if method == "full" and quant != "none":
         out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
                 "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "
@@ -131,7 +140,7 @@ def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
         arch, gpu = resolve_architecture(spec, base), resolve_gpu(spec)
     except EstimateError:
         return True  # nothing to judge by: never claim impossibility without a model
-    setup = setup_from_spec(spec).model_copy(update={"micro_batch_size": 1, "gradient_checkpointing": True})
+    setup = setup_from_spec(spec, arch=arch).model_copy(update={"micro_batch_size": 1, "gradient_checkpointing": True})
     return estimate_memory(arch, setup, gpu).verdict != "does not fit"
 
 
