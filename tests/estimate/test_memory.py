@@ -141,3 +141,22 @@ def test_the_band_brackets_the_point_estimate_with_the_calibrated_shares(batch):
 def test_the_biggest_term_is_named():
     mem = estimate_memory(ARCH, BASE.model_copy(update={"micro_batch_size": 8}), lookup("A100-80GB"))
     assert mem.biggest == max(("weights", "activations", "logits"), key=lambda k: mem.breakdown_gib[k])
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adafactor"])
+def test_sgd_and_adafactor_keep_no_adam_moments(optimizer):
+    # the HF Trainer's "sgd" has no momentum; Adafactor keeps no first moment and factored second ones
+    from tests.support.estimate_specs import make_spec
+    from tunegate.estimate.setup import setup_from_spec
+
+    setup = setup_from_spec(make_spec(training={"method": "full", "optimizer": optimizer}))
+    assert memory_terms(ARCH, setup)["optimizer_states"] == 0
+
+
+def test_a_paged_optimizers_states_are_left_out_of_the_peak():
+    # CUDA unified memory evicts them to CPU RAM rather than run out (QLoRA, section 3)
+    full = BASE.model_copy(update={"method": "full", "gradient_checkpointing": True})
+    paged = full.model_copy(update={"paged_optimizer": True})
+    states = memory_terms(ARCH, full)["optimizer_states"] / GIB
+    fused_peak, paged_peak = (estimate_memory(ARCH, s, lookup("A100-80GB")).peak_allocated_gib for s in (full, paged))
+    assert fused_peak - paged_peak == pytest.approx(states, abs=2e-3)

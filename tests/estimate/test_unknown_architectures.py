@@ -28,12 +28,14 @@ def test_a_type_transformers_knows_is_counted_on_its_meta_device_model(tmp_path,
     assert "TG411" not in {f.code for f in result.findings}
 
 
-def test_a_type_nobody_knows_is_a_labelled_guess_with_a_wider_band(tmp_path, monkeypatch):
+def test_a_type_nobody_knows_is_shown_as_a_labelled_guess_and_is_an_error(tmp_path, monkeypatch):
+    # a guess is not a check: the stage fails (the run is not approved) but shows what it guessed
     monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path))
     spec = make_spec(model={"id": str(UNKNOWN / "acme-decoder")})
     result = estimate_stage(context(spec))
     finding = next(f for f in result.findings if f.code == "TG411")
-    assert finding.severity == "warning" and "Llama-style" in finding.message
+    assert finding.severity == "error" and "Llama-style" in finding.message
+    assert result.status == "failed"
     m = result.stats["memory"]
     assert result.stats["model"]["count"] == "llama-style guess"
     widened = calibration.BAND_HIGH + calibration.UNKNOWN_ARCHITECTURE_WIDENING

@@ -82,6 +82,7 @@ def attention_bytes(arch: Architecture, setup: TrainSetup) -> int:
     saved = a * (arch.q_dim + kv)
     if arch.qk_norm:
         saved += FP32 * (arch.q_dim + arch.kv_dim)  # the q/k RMSNorms' fp32 copies
+    saved += FP32 * (arch.q_latent_dim + arch.kv_latent_dim)  # MLA's latent RMSNorms' fp32 copies
     if setup.attention == "eager":
         # fp32 softmax output plus its bf16 cast, one row of s scores per head and token
         return saved + (FP32 + a) * arch.num_heads * setup.seq_len
@@ -127,6 +128,8 @@ def layer_bytes_per_token(arch: Architecture, setup: TrainSetup, moe: bool = Fal
     total += _input_copy(_group(modules, "attn_in"), arch.hidden_size, adapted, setup)
     total += attention_bytes(arch, setup)
     total += _input_copy(_group(modules, "attn_out"), arch.q_dim, adapted, setup)
+    total += _input_copy(_group(modules, "q_latent"), arch.q_latent_dim, adapted, setup)
+    total += _input_copy(_group(modules, "kv_latent"), arch.kv_latent_dim, adapted, setup)
     if moe:
         return total + expert_bytes_per_token(arch, setup)
     total += _input_copy(_group(modules, "mlp_in"), arch.hidden_size, adapted, setup)

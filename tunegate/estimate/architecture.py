@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict
 
 # What a linear module reads: the attention's normalised input, the attention core's output, the
 # MLP's normalised input, the MLP's activated hidden state. A parallel block (phi, falcon) feeds
-# attention and MLP the same tensor, so its MLP modules read "attn_in" too.
-Reads = Literal["attn_in", "attn_out", "mlp_in", "mlp_act"]
+# attention and MLP the same tensor, so its MLP modules read "attn_in" too. Multi-head latent
+# attention (DeepSeek-V2/V3) up-projects normalised low-rank latents: "q_latent", "kv_latent".
+Reads = Literal["attn_in", "attn_out", "mlp_in", "mlp_act", "q_latent", "kv_latent"]
 # Elementwise activations by how many tensors of the MLP's width autograd keeps for them: SiLU and
 # PyTorch's GELU keep their input; transformers' "gelu_new"/"gelu_fast" are written out in Python
 # (x, tanh(...), 0.5·x and 1 + tanh(...) are all kept).
@@ -53,6 +54,8 @@ class Experts(BaseModel):
     layers: int                   # decoder layers with experts (the rest have the dense MLP)
     shared_intermediate_size: int = 0  # an always-on shared expert (Qwen2-MoE, DeepSeek), 0 if none
     shared_gate: bool = False     # a 1-wide sigmoid gate on the shared expert (Qwen2-MoE)
+    # one expert's gate, up and down projections as transformers 4 named its nn.Linear modules
+    names: tuple[str, str, str] = ("gate_proj", "up_proj", "down_proj")
 
     def expert_params(self, hidden: int) -> int:
         """One expert: gate and up (hidden -> width) and down (width -> hidden), no biases."""
@@ -62,6 +65,15 @@ class Experts(BaseModel):
         """Every expert, the router and the shared expert of one MoE layer."""
         shared = 3 * hidden * self.shared_intermediate_size + (hidden if self.shared_gate else 0)
         return self.num_experts * self.expert_params(hidden) + hidden * self.num_experts + shared
+
+    def shared_linear(self, hidden: int) -> list[Linear]:
+        """The shared expert's nn.Linear modules (quantised and LoRA-targeted like a dense MLP's)."""
+        i = self.shared_intermediate_size
+        if not i:
+            return []
+        return [Linear(name="gate_proj", in_features=hidden, out_features=i, reads="mlp_in"),
+                Linear(name="up_proj", in_features=hidden, out_features=i, reads="mlp_in"),
+                Linear(name="down_proj", in_features=i, out_features=hidden, reads="mlp_act")]
 
     def active_layer_params(self, hidden: int) -> int:
         """What one token multiplies through in one MoE layer: top_k experts, router, shared expert."""
@@ -96,6 +108,14 @@ class Architecture(BaseModel):
     position_embeddings: int = 0  # learned absolute positions (GPT-2)
     lm_head_bias: bool = False
     logit_softcap: bool = False   # Gemma-2: tanh(logits / cap) · cap, one more tensor of logits
+    q_latent_dim: int = 0         # MLA's compressed query width (DeepSeek-V3 q_lora_rank), 0 if none
+    kv_latent_dim: int = 0        # MLA's compressed key/value width (kv_lora_rank), 0 if not MLA
+    tower_params: int = 0         # outside the decoder: a multimodal model's vision tower and projector
+    # A checkpoint stored quantised (config.json's quantization_config: bitsandbytes, GPTQ, AWQ,
+    # fp8): transformers loads it so whatever the spec's model.quantization says.
+    checkpoint_quantization: Literal["none", "4bit", "8bit"] = "none"
+    checkpoint_double_quant: bool = False
+    checkpoint_quant_method: str = ""
     exact: bool = True            # False: an architecture the config-only counter does not know
     meta_params: int | None = None  # transformers' count on the meta device, when `exact` is False
     source: str = ""
@@ -153,9 +173,9 @@ class Architecture(BaseModel):
         return self.num_layers * self.layer_norm_params + self.final_norm_params
 
     def counted_params(self) -> int:
-        """The config-only count: every expert included, tied embeddings counted once."""
+        """The config-only count: every expert included, tied embeddings counted once, any vision tower."""
         return (self.embedding_params() + self.decoder_linear_params() + self.norm_params()
-                + self.lm_head_params())
+                + self.lm_head_params() + self.tower_params)
 
     def param_count(self) -> int:
         """Exact number of parameters: the config-only count, or the meta-device one where it is not exact."""
@@ -187,6 +207,23 @@ def targeted_modules(arch: Architecture, target_modules: list[str] | str) -> lis
 def lora_param_count(arch: Architecture, target_modules: list[str] | str, r: int) -> int:
     """Trainable LoRA parameters: r x (in + out) for every adapted module in every layer that has it."""
     wanted = set(targeted_modules(arch, target_modules))
-    attention = sum(r * (m.in_features + m.out_features) for m in arch.attention if m.name in wanted)
-    mlp = sum(r * (m.in_features + m.out_features) for m in arch.mlp if m.name in wanted)
-    return arch.num_layers * attention + arch.dense_layers * mlp
+    if target_modules == "all-linear" and arch.experts is not None:
+        wanted |= {m.name for m in arch.experts.shared_linear(arch.hidden_size)}
+
+    def adapted(modules: list[Linear]) -> int:
+        return sum(r * (m.in_features + m.out_features) for m in modules if m.name in wanted)
+
+    # a shared expert's gate/up/down_proj answer to the same target names as a dense MLP's
+    shared = arch.experts.layers * adapted(arch.experts.shared_linear(arch.hidden_size)) if arch.experts else 0
+    return arch.num_layers * adapted(arch.attention) + arch.dense_layers * adapted(arch.mlp) + shared
+
+
+def expert_lora_param_count(arch: Architecture, target_modules: list[str] | str, r: int) -> int:
+    """LoRA on every expert, where experts are nn.Linear modules (transformers 4) a target name matches."""
+    e = arch.experts
+    if e is None:
+        return 0
+    h, i = arch.hidden_size, e.intermediate_size
+    shapes = dict(zip(e.names, ((h, i), (h, i), (i, h)), strict=True))
+    wanted = set(shapes) if target_modules == "all-linear" else set(shapes) & set(target_modules)
+    return e.layers * e.num_experts * sum(r * (a + b) for name, (a, b) in shapes.items() if name in wanted)

@@ -37,6 +37,24 @@ def _positive(cfg: dict[str, Any], *keys: str, default: int | None = None) -> in
     return value
 
 
+def _count(cfg: dict[str, Any], key: str, default: int, minimum: int = 1) -> int:
+    """An optional integer key (absent or null: `default`); anything but an integer >= minimum is refused."""
+    value = cfg.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"config.json: '{key}' must be {what}, got {value!r}")
+    return value
+
+
+def _layer_indices(cfg: dict[str, Any], key: str) -> set[int]:
+    value = cfg.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in value):
+        raise ValueError(f"config.json: '{key}' must be a list of layer indices, got {value!r}")
+    return set(value)
+
+
 def _tied(cfg: dict[str, Any], kind: str) -> bool:
     return bool(_value(cfg, "tie_word_embeddings", default=kind in _TIED_BY_DEFAULT))
 
@@ -61,8 +79,8 @@ def _plain_mlp(names: tuple[str, str], h: int, i: int, bias: bool, reads: str) -
 
 def _heads(cfg: dict[str, Any], h: int, head_keys: tuple[str, ...] = ("num_attention_heads",)) -> tuple[int, int, int]:
     heads = _positive(cfg, *head_keys)
-    kv = int(_value(cfg, "num_key_value_heads", default=heads))
-    head_dim = int(_value(cfg, "head_dim", default=h // heads))
+    kv = _count(cfg, "num_key_value_heads", heads)
+    head_dim = _count(cfg, "head_dim", h // heads)
     return heads, kv, head_dim
 
 
@@ -113,7 +131,7 @@ def _phi(cfg: dict[str, Any], kind: str) -> Architecture:
     h = _positive(cfg, "n_embd" if legacy else "hidden_size")
     layers = _positive(cfg, "n_layer" if legacy else "num_hidden_layers")
     heads = _heads(cfg, h, ("n_head",) if legacy else ("num_attention_heads",))
-    i = int(_value(cfg, "n_inner" if legacy else "intermediate_size", default=4 * h))
+    i = _count(cfg, "n_inner" if legacy else "intermediate_size", 4 * h)
     q, kv = heads[0] * heads[2], heads[1] * heads[2]
     if legacy:
         attention = [Linear(name="Wqkv", in_features=h, out_features=q + 2 * kv, bias=True, reads="attn_in"),
@@ -134,7 +152,7 @@ def _gpt2(cfg: dict[str, Any], kind: str) -> Architecture:
     """GPT-2: fused c_attn, learned positions, LayerNorms, a tied lm_head."""
     h, layers = _positive(cfg, "n_embd", "hidden_size"), _positive(cfg, "n_layer", "num_hidden_layers")
     heads = _positive(cfg, "n_head", "num_attention_heads")
-    i = int(_value(cfg, "n_inner", default=4 * h))
+    i = _count(cfg, "n_inner", 4 * h)
     attention = [Linear(name="c_attn", in_features=h, out_features=3 * h, bias=True, reads="attn_in"),
                  Linear(name="c_proj", in_features=h, out_features=h, bias=True, reads="attn_out")]
     return Architecture(
@@ -166,13 +184,13 @@ def _falcon(cfg: dict[str, Any], kind: str) -> Architecture:
     layers = _positive(cfg, "num_hidden_layers", "n_layer")
     heads = _positive(cfg, "num_attention_heads", "n_head")
     new_arch, head_dim = bool(cfg.get("new_decoder_architecture")), h // heads
-    kv = int(_value(cfg, "num_kv_heads", default=heads)) if new_arch else (1 if cfg.get("multi_query", True) else heads)
-    i, bias = int(_value(cfg, "ffn_hidden_size", default=4 * h)), bool(cfg.get("bias", False))
+    kv = _count(cfg, "num_kv_heads", heads) if new_arch else (1 if cfg.get("multi_query", True) else heads)
+    i, bias = _count(cfg, "ffn_hidden_size", 4 * h), bool(cfg.get("bias", False))
     parallel = bool(cfg.get("parallel_attn", True))
     attention = [Linear(name="query_key_value", in_features=h, out_features=(heads + 2 * kv) * head_dim,
                         bias=bias, reads="attn_in"),
                  Linear(name="dense", in_features=h, out_features=h, bias=bias, reads="attn_out")]
-    norms = int(cfg.get("num_ln_in_parallel_attn") or 2) if new_arch else (1 if parallel else 2)
+    norms = _count(cfg, "num_ln_in_parallel_attn", 2) if new_arch else (1 if parallel else 2)
     mlp_reads = "attn_in" if parallel and norms == 1 else "mlp_in"
     return Architecture(
         **_common(cfg, kind, h, layers, (heads, kv, head_dim)), intermediate_size=i, attention=attention,
@@ -187,22 +205,124 @@ def _moe(cfg: dict[str, Any], kind: str) -> Architecture:
     layers = dense.num_layers
     if kind == "mixtral":
         experts = Experts(num_experts=_positive(cfg, "num_local_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
-                          intermediate_size=dense.intermediate_size, layers=layers)
+                          intermediate_size=dense.intermediate_size, layers=layers, names=("w1", "w3", "w2"))
     else:
-        step, only = int(cfg.get("decoder_sparse_step") or 1), set(cfg.get("mlp_only_layers") or [])
+        step, only = _count(cfg, "decoder_sparse_step", 1), _layer_indices(cfg, "mlp_only_layers")
         moe_layers = sum(1 for n in range(layers) if n not in only and (n + 1) % step == 0)
-        shared = int(cfg.get("shared_expert_intermediate_size") or 0)
+        shared = _count(cfg, "shared_expert_intermediate_size", 0, minimum=0)
         experts = Experts(num_experts=_positive(cfg, "num_experts"), top_k=_positive(cfg, "num_experts_per_tok"),
                           intermediate_size=_positive(cfg, "moe_intermediate_size"), layers=moe_layers,
                           shared_intermediate_size=shared, shared_gate=shared > 0)
     return dense.model_copy(update={"model_type": kind, "experts": experts, "exact": True})
 
 
+def _mla_attention(cfg: dict[str, Any], h: int, heads: int) -> tuple[list[Linear], int, int, int]:
+    """Multi-head latent attention: (modules, q/k head width, q latent width, kv latent width).
+
+    Keys and values are up-projected per head from one normalised latent of kv_lora_rank values
+    (kv_a_proj_with_mqa also yields the rope part of k, shared by every head); the query is
+    projected directly (q_proj, DeepSeek-V2-Lite) or through its own latent (q_a_proj, q_b_proj).
+    """
+    nope, rope = _positive(cfg, "qk_nope_head_dim"), _positive(cfg, "qk_rope_head_dim")
+    v_dim, kv_rank = _positive(cfg, "v_head_dim"), _positive(cfg, "kv_lora_rank")
+    q_rank = _count(cfg, "q_lora_rank", 0)  # null: the query is projected directly
+    bias, qk = bool(cfg.get("attention_bias", False)), nope + rope
+    if q_rank:
+        query = [Linear(name="q_a_proj", in_features=h, out_features=q_rank, bias=bias, reads="attn_in"),
+                 Linear(name="q_b_proj", in_features=q_rank, out_features=heads * qk, reads="q_latent")]
+    else:
+        query = [Linear(name="q_proj", in_features=h, out_features=heads * qk, reads="attn_in")]
+    kv = [Linear(name="kv_a_proj_with_mqa", in_features=h, out_features=kv_rank + rope, bias=bias, reads="attn_in"),
+          Linear(name="kv_b_proj", in_features=kv_rank, out_features=heads * (nope + v_dim), reads="kv_latent"),
+          Linear(name="o_proj", in_features=heads * v_dim, out_features=h, bias=bias, reads="attn_out")]
+    return query + kv, qk, q_rank, kv_rank
+
+
+def _deepseek(cfg: dict[str, Any], kind: str) -> Architecture:
+    """DeepSeek-V2/V3: MLA attention; routed plus shared experts after the first dense layers.
+
+    Transformers builds a MoE layer for every layer from first_k_dense_replace on (moe_layer_freq
+    is 1 in every published config). Activations are counted as attention over heads of the q/k
+    width with k and v at every head (what the attention kernel sees once kv_b_proj has run).
+    """
+    h, layers = _positive(cfg, "hidden_size"), _positive(cfg, "num_hidden_layers")
+    heads = _positive(cfg, "num_attention_heads")
+    attention, qk, q_rank, kv_rank = _mla_attention(cfg, h, heads)
+    i = _positive(cfg, "intermediate_size")
+    first_dense = _count(cfg, "first_k_dense_replace", 0, minimum=0)
+    moe = _positive(cfg, "moe_intermediate_size")
+    experts = Experts(num_experts=_positive(cfg, "n_routed_experts", "num_experts"),
+                      top_k=_positive(cfg, "num_experts_per_tok"), intermediate_size=moe,
+                      layers=max(layers - first_dense, 0),
+                      shared_intermediate_size=moe * _count(cfg, "n_shared_experts", 0, minimum=0))
+    return Architecture(
+        **_common(cfg, kind, h, layers, (heads, heads, qk)), intermediate_size=i, attention=attention,
+        mlp=_gated_mlp(h, i, bool(cfg.get("mlp_bias", False))), experts=experts,
+        activation=str(cfg.get("hidden_act", "silu")), layer_norm_params=2 * h + q_rank + kv_rank,
+        final_norm_params=h, q_latent_dim=q_rank, kv_latent_dim=kv_rank)
+
+
 READERS: dict[str, Callable[[dict[str, Any], str], Architecture]] = {
     **{kind: _llama_like for kind in _LLAMA_LIKE},
     "phi3": _phi3, "phi": _phi, "phi-msft": _phi, "gpt2": _gpt2, "gpt_neox": _gpt_neox, "falcon": _falcon,
-    "mixtral": _moe, "qwen2_moe": _moe, "qwen3_moe": _moe,
+    "mixtral": _moe, "qwen2_moe": _moe, "qwen3_moe": _moe, "deepseek_v2": _deepseek, "deepseek_v3": _deepseek,
 }
+
+
+# Multimodal wrappers whose language model is one of ours and whose other towers are counted here;
+# AutoModelForCausalLM builds the whole model (Gemma3ForConditionalGeneration: 4.30 B for
+# gemma-3-4b, of which 3.88 B are the language model).
+_TEXT_TYPE_OF_WRAPPER = {"gemma3": "gemma3_text"}
+_TOWERS = ("vision_config", "audio_config")
+# Keys a published config leaves to its config class's defaults: gemma-3-4b-it's text_config
+# names only the width, depth and MLP size (transformers' Gemma3TextConfig fills in the rest).
+_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262_208, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                    "hidden_activation": "gelu_pytorch_tanh"},
+}
+
+
+def _vit_params(v: dict[str, Any]) -> int:
+    """A SigLIP vision tower (Gemma 3's): patch and position embeddings, pre-norm encoder layers, a final norm."""
+    h, i = _positive(v, "hidden_size", default=768), _positive(v, "intermediate_size", default=3072)
+    layers, patch = _positive(v, "num_hidden_layers", default=12), _positive(v, "patch_size", default=16)
+    image, channels = _positive(v, "image_size", default=224), _positive(v, "num_channels", default=3)
+    layer = 4 * (h * h + h) + (h * i + i) + (i * h + h) + 2 * 2 * h  # q, k, v, out; fc1, fc2; two LayerNorms
+    return layers * layer + channels * patch * patch * h + h + (image // patch) ** 2 * h + 2 * h
+
+
+def _with_towers(arch: Architecture, wrapper: dict[str, Any]) -> Architecture:
+    """The language model plus its wrapper's other towers, which the trainer loads too.
+
+    Gemma 3's SigLIP tower and projector are counted; any other wrapper is marked inexact, so the
+    meta-device model counts the whole of it (or the estimate says it cannot).
+    """
+    vision = wrapper.get("vision_config") or {}
+    known = (wrapper.get("model_type") == "gemma3" and isinstance(vision, dict)
+             and vision.get("model_type", "siglip_vision_model") == "siglip_vision_model"
+             and not vision.get("vision_use_head") and "audio_config" not in wrapper)
+    if not known:
+        return arch.model_copy(update={"exact": False})
+    width = _positive(vision, "hidden_size", default=768)
+    projector = width * arch.hidden_size + width  # the input projection and its RMSNorm
+    return arch.model_copy(update={"tower_params": _vit_params(vision) + projector})
+
+
+def _checkpoint_quantization(config: dict[str, Any]) -> dict[str, Any]:
+    """What config.json's quantization_config says the stored weights are (nothing when absent)."""
+    q = config.get("quantization_config")
+    if not isinstance(q, dict) or not q:
+        return {}
+    method = str(q.get("quant_method") or "bitsandbytes")
+    if method == "bitsandbytes":
+        bits = 4 if q.get("load_in_4bit") or q.get("_load_in_4bit") else 8 if q.get("load_in_8bit") else 0
+    else:  # GPTQ, AWQ, HQQ, ... write their bit width; fp8 stores one byte per weight
+        bits = q.get("bits") if isinstance(q.get("bits"), int) else 8 if "fp8" in method else 0
+    if bits not in (4, 8):
+        return {}
+    double = bool(q.get("bnb_4bit_use_double_quant")) if method == "bitsandbytes" else False
+    return {"checkpoint_quantization": f"{bits}bit", "checkpoint_double_quant": double,
+            "checkpoint_quant_method": method}
 
 
 def from_config(config: dict[str, Any], source: str = "") -> Architecture:
@@ -211,12 +331,18 @@ def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     Raises:
         ValueError: a key the family needs is missing or not a positive integer.
     """
-    cfg = config
+    cfg, wrapper = config, None
     if "text_config" in config and not any(k in config for k in ("hidden_size", "n_embd")):
-        cfg = config["text_config"]  # a multimodal model: the language model's own config
-    kind = str(cfg.get("model_type", "llama"))
+        cfg, wrapper = config["text_config"], config  # a multimodal model: the language model's own config
+        if not isinstance(cfg, dict):
+            raise ValueError(f"config.json: 'text_config' must be a mapping of the language model's keys, got {cfg!r}")
+    default = _TEXT_TYPE_OF_WRAPPER.get(str(config.get("model_type")), "llama") if wrapper else "llama"
+    kind = str(cfg.get("model_type", default))
     reader = READERS.get(kind, _llama_like)
-    return reader(cfg, kind).model_copy(update={"source": source})
+    arch = reader({**_CLASS_DEFAULTS.get(kind, {}), **cfg}, kind)
+    if wrapper is not None and any(wrapper.get(k) for k in _TOWERS):
+        arch = _with_towers(arch, wrapper)
+    return arch.model_copy(update={"source": source, **_checkpoint_quantization(config)})
 
 
 def load_architecture(model_id: str, revision: str | None = None) -> Architecture | None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tunegate.estimate import calibration
 from tunegate.estimate.activations import activation_bytes, logits_bytes
-from tunegate.estimate.architecture import Architecture, lora_param_count
+from tunegate.estimate.architecture import Architecture, expert_lora_param_count, lora_param_count
 from tunegate.estimate.setup import TrainSetup
 from tunegate.spec.gpus import GPU
 
@@ -67,6 +67,11 @@ def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
     """Weights bitsandbytes stores in 4 bit: nn.Linear modules only (experts are 3-D parameters)."""
     attention = arch.num_layers * sum(m.params for m in arch.attention)
     linear = attention + arch.dense_layers * sum(m.params for m in arch.mlp)
+    if arch.experts is not None:  # a shared expert is an MLP of nn.Linear modules
+        linear += arch.experts.layers * sum(m.params for m in arch.experts.shared_linear(arch.hidden_size))
+        if setup.linear_experts:  # transformers 4: every expert and the router are nn.Linear too
+            linear += arch.experts.layers * (arch.experts.num_experts * arch.experts.expert_params(arch.hidden_size)
+                                             + arch.hidden_size * arch.experts.num_experts)
     head = arch.vocab_size * arch.hidden_size if setup.quantized_head and not arch.tie_embeddings else 0
     return linear + head
 
@@ -87,7 +92,8 @@ def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
 def trainable_params(arch: Architecture, setup: TrainSetup) -> int:
     if setup.method == "full":
         return arch.param_count()
-    return lora_param_count(arch, setup.lora_targets, setup.lora_r) + setup.saved_module_params
+    experts = expert_lora_param_count(arch, setup.lora_targets, setup.lora_r) if setup.linear_experts else 0
+    return lora_param_count(arch, setup.lora_targets, setup.lora_r) + experts + setup.saved_module_params
 
 
 def _full_terms(arch: Architecture, setup: TrainSetup) -> dict[str, float]:
@@ -181,9 +187,15 @@ def peak_allocated_bytes(terms: dict[str, float], setup: TrainSetup) -> float:
 
     Gradients are freed by zero_grad(set_to_none) after each step, so with no accumulation they
     grow while activations are freed; with accumulation they live through every micro batch. The
-    step holds every gradient and, with foreach AdamW, its temporary sqrt(v).
+    step holds every gradient and, with foreach AdamW, its temporary sqrt(v). A paged optimizer's
+    states (bitsandbytes' paged_adamw_*) count in neither.
     """
     static = sum(v for k, v in terms.items() if k not in _DYNAMIC and k != "optimizer_temporaries")
+    if setup.paged_optimizer:
+        # Paged states live in CUDA unified memory: evicted to CPU RAM while the backward pass needs
+        # the GPU, paged back in for the step, where the activations are gone (QLoRA, section 3).
+        # They slow a step that finds no room, but never run the GPU out of memory.
+        static -= terms["optimizer_states"]
     dynamic = terms["activations"] + terms["logits"]
     backward = static + dynamic + (terms["gradients"] if setup.grad_accum_steps > 1 else 0.0)
     step = static + terms["gradients"] + terms.get("optimizer_temporaries", 0.0)

@@ -115,7 +115,9 @@ def readings(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None =
             est = first
         else:
             saved = 0 if method == "full" else saved_params(arch, spec)
-            setup = setup_from_spec(spec).model_copy(update={"method": method, "saved_module_params": saved})
+            setup = setup_from_spec(spec, arch=arch)
+            method = "qlora" if method == "lora" and setup.method == "qlora" else method  # a 4-bit checkpoint
+            setup = setup.model_copy(update={"method": method, "saved_module_params": saved})
             # the mini-run measured the stated method: its speed and memory say nothing of the other
             est = estimate_setup(spec, arch, gpu, setup, tokens, facts if i == 0 else None)
         out.append(reading_of(spec, est, stated="method" in spec.training.model_fields_set))

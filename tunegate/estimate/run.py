@@ -45,6 +45,9 @@ class Estimate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model_id: str
+    model_type: str = ""
+    checkpoint_quantization: str = "none"  # a checkpoint stored quantised (config.json's quantization_config)
+    checkpoint_quant_method: str = ""
     config_source: str
     count: Literal["config", "meta-device", "llama-style guess"]
     active_params: int
@@ -212,9 +215,12 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
     implied = (implied_mfu(total, user, setup.gpu_count, throughput.model_flops_per_token,
                            throughput.peak_tflops) if user else None)
     run = facts.mini_run
-    return Estimate(model_id=spec.model.id, config_source=arch.source, count=_count_of(arch),
-                    active_params=arch.active_param_count(), gpu=gpu.name, gpu_count=setup.gpu_count,
-                    setup=setup, memory=memory, throughput=throughput, tokens=tokens, epochs=epochs,
+    return Estimate(model_id=spec.model.id, model_type=arch.model_type, config_source=arch.source,
+                    checkpoint_quantization=arch.checkpoint_quantization,
+                    checkpoint_quant_method=arch.checkpoint_quant_method,
+                    count=_count_of(arch), active_params=arch.active_param_count(), gpu=gpu.name,
+                    gpu_count=setup.gpu_count, setup=setup, memory=memory, throughput=throughput, tokens=tokens,
+                    epochs=epochs,
                     total_tokens=total, hours=hours, cost_usd=hours * setup.gpu_count * price if price else None,
                     user_hours=user, user_implied_mfu=None if implied is None else round(implied, 4),
                     memory_check=check, measured=None if run is None else run.as_measured())
@@ -233,7 +239,7 @@ def estimate_run(spec: Spec, facts: GateFacts | None = None, base_dir: Path | No
     facts = facts or GateFacts()
     arch, gpu = resolve_architecture(spec, base_dir, meta=meta), resolve_gpu(spec)
     tokens = dataset_tokens(spec, facts)
-    return estimate_setup(spec, arch, gpu, setup_from_spec(spec, saved_params(arch, spec)), tokens, facts)
+    return estimate_setup(spec, arch, gpu, setup_from_spec(spec, saved_params(arch, spec), arch), tokens, facts)
 
 
 def saved_params(arch: Architecture, spec: Spec) -> int:

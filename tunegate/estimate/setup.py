@@ -7,10 +7,12 @@ field here with its default, plus one line in `setup_from_spec` when the spec ga
 """
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tunegate.estimate.architecture import Architecture
 from tunegate.spec.model import EIGHT_BIT_OPTIMIZERS, Spec
 
 Precision = Literal["bf16", "fp16", "fp32"]
@@ -73,6 +75,15 @@ class TrainSetup(BaseModel):
     # 8-bit AdamW (block-wise quantised states, Dettmers et al. 2022; paged ones too: paging moves
     # states to the CPU only under memory pressure).
     optimizer_state_bytes: float = 4.0
+    # bitsandbytes' paged optimizers keep their states in CUDA unified memory, which the driver
+    # evicts to CPU RAM under pressure (the QLoRA paper's paged optimizers, section 3): during the
+    # backward pass's peak they need no GPU memory; at the step they are paged back in.
+    paged_optimizer: bool = False
+    # Whether a mixture of experts' experts are nn.Linear modules: in transformers 4 they are, so
+    # bitsandbytes quantises them with the rest and LoRA target names (all-linear, gate_proj,
+    # Mixtral's w1) adapt every expert; transformers 5 fuses them into 3-D parameters, which stay
+    # in 16 bit (bitsandbytes issue #1849) and which no target name matches.
+    linear_experts: bool = False
     int8_base: bool = False  # the frozen base's linear layers held in 8 bit (LLM.int8, load_in_8bit)
     packing: bool = False  # rows full of records (training.packing): a step trains batch x seq_len tokens
     saved_module_params: int = 0  # parameters of lora.modules_to_save, trained in full beside the adapter
@@ -87,20 +98,55 @@ class TrainSetup(BaseModel):
         return self.micro_batch_size * self.grad_accum_steps * self.gpu_count
 
 
-def method_of(spec: Spec) -> str:
-    """lora, qlora or full: a 4-bit base (model.quantization: 4bit) makes LoRA QLoRA."""
+def base_quantization(spec: Spec, arch: Architecture | None = None) -> str:
+    """How the base is loaded: as a pre-quantised checkpoint is stored, else as model.quantization says."""
+    if arch is not None and arch.checkpoint_quantization != "none":
+        return arch.checkpoint_quantization
+    return spec.model.quantization
+
+
+def method_of(spec: Spec, arch: Architecture | None = None) -> str:
+    """lora, qlora or full: a 4-bit base (model.quantization: 4bit, or a 4-bit checkpoint) makes LoRA QLoRA."""
     method = spec.training.method
-    return "qlora" if method == "lora" and spec.model.quantization == "4bit" else method
+    return "qlora" if method == "lora" and base_quantization(spec, arch) == "4bit" else method
 
 
-def setup_from_spec(spec: Spec, saved_module_params: int = 0) -> TrainSetup:
-    """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save)."""
+# Moments per trained value: AdamW keeps two; SGD without momentum (the HF Trainer's "sgd") none;
+# Adafactor (no first moment by default) keeps factored row and column statistics, negligible.
+_STATELESS_OPTIMIZERS = ("sgd", "adafactor")
+
+
+def experts_are_linear_modules() -> bool:
+    """Whether the installed transformers builds MoE experts as nn.Linear modules (major version < 5).
+
+    Read from the installed package's metadata, never by importing it; without transformers the
+    estimate assumes the version `pip install 'tunegate[train]'` installs now (5: fused experts).
+    """
+    try:
+        major = metadata.version("transformers").split(".")[0]
+    except metadata.PackageNotFoundError:
+        return False
+    return major.isdigit() and int(major) < 5
+
+
+def _state_bytes(optimizer: str) -> float:
+    if optimizer in _STATELESS_OPTIMIZERS:
+        return 0.0
+    return 1.0 if optimizer in EIGHT_BIT_OPTIMIZERS else 4.0
+
+
+def setup_from_spec(spec: Spec, saved_module_params: int = 0, arch: Architecture | None = None) -> TrainSetup:
+    """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save; `arch`:
+    the model, whose checkpoint may be stored quantised)."""
     t = spec.training
+    prequantised = arch is not None and arch.checkpoint_quantization == "4bit"
     return TrainSetup(
-        method=method_of(spec),
+        method=method_of(spec, arch),
+        nf4_double_quant=arch.checkpoint_double_quant if prequantised else True,
         optimizer_state="fp32" if t.master_weights == "fp32" else "param_dtype",
-        optimizer_state_bytes=1.0 if t.optimizer in EIGHT_BIT_OPTIMIZERS else 4.0,
-        int8_base=spec.model.quantization == "8bit", packing=t.packing,
+        optimizer_state_bytes=_state_bytes(t.optimizer), paged_optimizer=t.optimizer.startswith("paged_"),
+        linear_experts=experts_are_linear_modules(),
+        int8_base=base_quantization(spec, arch) == "8bit", packing=t.packing,
         saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,

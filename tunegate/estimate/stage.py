@@ -62,21 +62,30 @@ def run_stage(ctx: GateContext) -> StageResult:
     return out.result(time.perf_counter() - start, stats)
 
 
+# transformers 5 fuses a mixture of experts' experts into 3-D parameters, which bitsandbytes skips
+_UNQUANTISED_EXPERTS = (" The experts of this mixture of experts stay in 16 bit under model.quantization with "
+                        "transformers 5 (fused 3-D parameters, which bitsandbytes does not quantise: its issue "
+                        "#1849); transformers 4 (pip install 'transformers<5') quantises them with the rest.")
+
+
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,
                      base: Path | None) -> None:
     m = est.memory
     where = (f"{m.peak_gib:.1f} GiB per GPU (band {m.low_gib:.1f}-{m.high_gib:.1f}) of the {est.gpu}'s "
              f"{m.capacity_gib:g} GiB")
+    moe_in_16_bit = (spec.model.quantization != "none" and not est.setup.linear_experts
+                     and est.active_params < m.total_params and m.biggest == "weights")
+    extra = _UNQUANTISED_EXPERTS if moe_in_16_bit else ""
     if m.verdict == "does not fit":
         if not fits_at_minimum(spec, base):
             out.add("TG403", "error", f"the run cannot fit on {est.gpu_count} x {est.gpu} even at "
                     f"micro batch 1 with gradient checkpointing ({where} now; biggest term: {m.biggest})",
                     "Use GPUs with more memory or load the base in 4 bit (model.quantization: 4bit, "
-                    "QLoRA); tunegate's trainer does not shard (TG160).", file=file, key="hardware.gpu")
+                    "QLoRA); tunegate's trainer does not shard (TG160)." + extra, file=file, key="hardware.gpu")
             return
         out.add("TG401", "error", f"the run does not fit in GPU memory: {where}; biggest term: "
                 f"{m.biggest} ({m.breakdown_gib[m.biggest]:.1f} GiB)",
-                _FIXES.get(m.biggest, "Lower training.micro_batch_size or max_seq_len."),
+                _FIXES.get(m.biggest, "Lower training.micro_batch_size or max_seq_len.") + extra,
                 file=file, key="training.micro_batch_size")
     elif m.verdict == "tight":
         out.add("TG402", "warning", f"GPU memory is tight: {where}: the point estimate fits, the band's "
@@ -90,6 +99,15 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
     """What tunegate's own mini-run and trainer cannot run: they train LoRA adapters on a 16-bit base
     or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight."""
     method, quant = est.setup.method, spec.model.quantization
+    stored = est.checkpoint_quantization
+    if stored != "none" and stored != quant:
+        trains = "QLoRA" if stored == "4bit" else "LoRA on an 8-bit base"
+        out.add("TG413", "warning", f"'{spec.model.id}' is a checkpoint stored in {stored} "
+                f"({est.checkpoint_quant_method}, its config.json's quantization_config), which transformers loads "
+                f"as stored whatever model.quantization ({quant}) says: estimated as {trains}",
+                f"Set model.quantization: {stored} to say what the run is, or point model.id at the 16-bit "
+                "checkpoint for LoRA on a 16-bit base.", file=file, key="model.quantization")
+        quant = stored
     if method == "full" and quant != "none":
         out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
                 "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "
@@ -106,10 +124,14 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 "Set model.quantization: 4bit (QLoRA), or training.method: lora.", file=file,
                 key="model.quantization")
     if est.count == "llama-style guess":
-        out.add("TG411", "warning", f"'{spec.model.id}' is a model type tunegate's config-only counter does "
-                "not know and transformers could not count: read as a Llama-style decoder, band widened",
-                "Install transformers (pip install 'tunegate[train]') so the model is counted on the meta "
-                "device, or check the parameter count against the model card.", file=file, key="model.id")
+        # a guess is not a check: the memory and time above were never estimated for this architecture
+        out.add("TG411", "error", f"cannot estimate '{spec.model.id}': its model_type '{est.model_type}' is "
+                "one tunegate's config-only counter does not know and transformers could not count, so its "
+                "memory was never checked (the figures shown read it as a Llama-style decoder: a guess) and "
+                "the run cannot be approved",
+                "Install transformers (pip install 'tunegate[train]') so the model is counted on its meta-device "
+                "model; a model_type only the repo's own code builds (trust_remote_code) is beyond what tunegate "
+                "can check.", file=file, key="model.id")
 
 
 def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
@@ -118,7 +140,7 @@ def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
         arch, gpu = resolve_architecture(spec, base), resolve_gpu(spec)
     except EstimateError:
         return True  # nothing to judge by: never claim impossibility without a model
-    setup = setup_from_spec(spec).model_copy(update={"micro_batch_size": 1, "gradient_checkpointing": True})
+    setup = setup_from_spec(spec, arch=arch).model_copy(update={"micro_batch_size": 1, "gradient_checkpointing": True})
     return estimate_memory(arch, setup, gpu).verdict != "does not fit"
 
 
