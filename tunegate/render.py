@@ -78,8 +78,13 @@ def _stage_summary(stage: StageResult) -> str:
 
 
 def one_line(text: object) -> str:
-    """`text` as one printable line: unsafe characters (see _UNSAFE) become spaces, runs of them one."""
-    return _RUNS.sub(" ", _UNSAFE.sub(" ", str(text))).strip()
+    """`text` as one printable line: unsafe characters (see _UNSAFE) become spaces, runs of them one.
+
+    `##[` is written `#\\x23[` (the escape a Python string would use): GitHub's runner takes
+    `##[name]data` anywhere in a log line for a command (its legacy syntax), so a record quoting
+    `##[stop-commands]x` would otherwise switch off every annotation after it.
+    """
+    return _RUNS.sub(" ", _UNSAFE.sub(" ", str(text))).strip().replace("##[", "#\\x23[")
 
 
 def quoted(text: object, limit: int = 400) -> str:
@@ -145,7 +150,7 @@ def markdown(report: GateReport) -> str:
     if report.findings:
         out += ["", "| place | code | severity | message | fix |", "|---|---|---|---|---|"]
         for f in report.findings:
-            out.append(f"| `{_md(f.place())}` | {f.code} | {f.severity} | {_md(f.message)} | {_md(f.hint)} |")
+            out.append(f"| {_md_code(f.place())} | {f.code} | {f.severity} | {_md(f.message)} | {_md(f.hint)} |")
     c = report.counts
     out += ["", f"{c['error']} error(s), {c['warning']} warning(s)."]
     if report.gates_passed:
@@ -153,8 +158,23 @@ def markdown(report: GateReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+# Markdown that text not ours could open: raw HTML (`<img src=...>`, `<script>`), a link or an image
+# (`[x](url)`, `![x](url)`), an entity, a code span; `|` would end the table cell. A backslash comes
+# first, so a quoted `\|` cannot turn the escape of its `|` into an escaped backslash.
+_MD_ACTIVE = re.compile(r"([\\`<>\[\]|&*])")
+
+
+def _md(text: object) -> str:
+    """`text` in a Markdown table cell: one line, every character shown as itself."""
+    return _MD_ACTIVE.sub(r"\\\1", one_line(text))
+
+
+def _md_code(text: object) -> str:
+    """`text` as an inline code span in a table cell: fenced by more backticks than it holds."""
+    line = one_line(text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{fence}{pad}{line.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
 def stage_summary(stage: StageResult) -> str:

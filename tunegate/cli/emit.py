@@ -18,7 +18,10 @@ from pathlib import Path
 
 from tunegate.errors import UsageError
 from tunegate.output.formats import FORMATS, render_as
+from tunegate.output.safe import json_without_legacy_commands
 from tunegate.report import GateReport
+
+_written = False  # whether this process has written its report to stdout (then nothing else may follow)
 
 
 def add_report_flags(p: argparse.ArgumentParser, html: bool = True) -> None:
@@ -47,13 +50,15 @@ def emit_report(report: GateReport, args: argparse.Namespace, text: Callable[[],
     """Print the report in the chosen format; add the HTML page and GitHub's annotations when asked."""
     from tunegate import __version__
 
+    global _written
     fmt = chosen_format(args)
     if fmt == "text":
         sys.stdout.write(text())
     elif fmt == "json" and json_text is not None:
-        sys.stdout.write(json_text())
+        sys.stdout.write(json_without_legacy_commands(json_text()))
     else:
         sys.stdout.write(render_as(report, fmt, __version__))
+    _written = True
     if in_github_actions():
         if fmt == "text":
             from tunegate.output.github import workflow_commands
@@ -89,3 +94,22 @@ def _job_summary(report: GateReport) -> None:
             f.write(markdown(report) + "\n")
     except OSError:  # the summary is a courtesy; the annotations and exit code already carry the verdict
         pass
+
+
+def emit_failure(args: argparse.Namespace, exit_code: int, message: str) -> None:
+    """After an error that left no report: a document in the chosen machine format that says so.
+
+    Nothing when the report is already out (stdout stays one document), for the text form (stderr
+    has the message), and when the flags themselves ask for two formats.
+    """
+    from tunegate import __version__
+    from tunegate.output.failure import failure_text
+
+    if _written or not hasattr(args, "output_format"):
+        return
+    try:
+        fmt = chosen_format(args)
+    except UsageError:
+        return
+    if fmt != "text":
+        sys.stdout.write(failure_text(fmt, exit_code, message, __version__))

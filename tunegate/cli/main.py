@@ -88,6 +88,7 @@ def _run(argv: list[str]) -> int:
         return EXIT_BROKEN_PIPE
     except TunegateError as exc:  # each class says what its exit code means (tunegate.errors)
         print(f"tunegate: error: {exc}", file=sys.stderr)
+        _failure_document(args, exc.exit_code, str(exc))
         return exc.exit_code
     except Terminated:
         print("tunegate: terminated (SIGTERM)", file=sys.stderr)
@@ -101,6 +102,7 @@ def _run(argv: list[str]) -> int:
         print(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"
               "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it "
               f"(library log: {log_file()}).", file=sys.stderr)
+        _failure_document(args, EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
         return EXIT_INTERNAL
     finally:
         from tunegate import progress
@@ -108,6 +110,17 @@ def _run(argv: list[str]) -> int:
         progress.disable()  # erase a board still drawn, before the shell prompt returns
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _failure_document(args: argparse.Namespace, code: int, message: str) -> None:
+    """`--output-format sarif|junit|github|json` still gets a valid document saying the run failed."""
+    try:
+        from tunegate.cli.emit import emit_failure
+
+        emit_failure(args, code, message)
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001 - the exit code and stderr already carry the failure
+        pass
 
 
 def _quiet_stdout() -> None:

@@ -2,15 +2,19 @@
 
 Everything is inside the file: the styles, and the charts as PNG data URIs. There is no script
 and no external request, so the page renders the same from a CI artifact, an email or disk.
+Every text that is not ours (a record's, a key, a file name) goes through `escape`: `<`, `&` and
+quotes as entities, and characters no HTML page may hold (NUL, ESC and the other C0 controls, a
+lone surrogate, which could not even be written as UTF-8) as visible `\\xNN` escapes.
 """
 from __future__ import annotations
 
 import base64
 import datetime as dt
-from html import escape
+from html import escape as html_escape
 
 from tunegate.charts import charts_available, report_charts
 from tunegate.render import MARKS, stage_summary, verdict_text
+from tunegate.output.safe import xml_legal
 from tunegate.report import GateReport
 
 CAPTIONS = {
@@ -88,7 +92,7 @@ def _stages(report: GateReport) -> str:
 def _findings(report: GateReport) -> str:
     if not report.findings:
         return "<h2>Findings</h2><p id=\"findings\">No findings.</p>"
-    rows = [f"<tr><td><code>{escape(f.place())}</code></td><td>{f.code}</td><td class=\"{f.severity}\">"
+    rows = [f"<tr><td><code>{escape(f.place())}</code></td><td>{escape(f.code)}</td><td class=\"{f.severity}\">"
             f"{f.severity}</td><td>{escape(f.message)}</td><td>{escape(f.hint)}</td></tr>" for f in report.findings]
     shown, total = len(report.findings), sum(n for s in report.stages for n in s.totals_by_code.values())
     more = f"<p>{total - shown} more not shown (raise --max-findings).</p>" if total > shown else ""
@@ -107,3 +111,8 @@ def _charts(report: GateReport) -> str:
         figures.append("<p>Token lengths need real tokenisation with the chat template: rerun with "
                        "<code>--mini-run</code>.</p>")
     return "<h2>Charts</h2>" + "".join(figures)
+
+
+def escape(text: object) -> str:
+    """`text` as HTML text or an attribute value (quotes escaped too)."""
+    return html_escape(xml_legal(str(text)))
