@@ -16,7 +16,7 @@ from tests.support.paths import DATA
 from tunegate.estimate.families import from_config
 from tunegate.estimate.memory import estimate_memory
 from tunegate.estimate.run import estimate_run
-from tunegate.estimate.setup import experts_are_linear_modules, setup_from_spec
+from tunegate.estimate.setup import _installed_major, experts_are_linear_modules, setup_from_spec
 from tunegate.estimate.stage import run_stage
 from tunegate.facts import GateFacts
 from tunegate.gate import check
@@ -170,3 +170,13 @@ def test_gemma_3_4b_its_published_config_is_estimated_with_its_vision_tower():
     assert stage.status == "passed"
     assert stage.stats["model"]["total_params"] == pytest.approx(4.30e9, rel=0.01)
     assert stage.stats["memory"]["breakdown"]["weights"] == pytest.approx(4.30e9 * 2 / 2**30, rel=0.01)
+
+
+def test_the_installed_major_version_is_read_from_the_dist_info_folder_beside_the_package(tmp_path, monkeypatch):
+    for name, folder in (("fakeformers", "fakeformers-4.57.1.dist-info"), ("newformers", "newformers-5.2.0.dist-info")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+        (tmp_path / folder).mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert (_installed_major("fakeformers"), _installed_major("newformers")) == (4, 5)
+    assert _installed_major("no_such_package_here") is None

@@ -7,7 +7,8 @@ field here with its default, plus one line in `setup_from_spec` when the spec ga
 """
 from __future__ import annotations
 
-from importlib import metadata
+import importlib.util
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -122,11 +123,23 @@ def experts_are_linear_modules() -> bool:
     Read from the installed package's metadata, never by importing it; without transformers the
     estimate assumes the version `pip install 'tunegate[train]'` installs now (5: fused experts).
     """
-    try:
-        major = metadata.version("transformers").split(".")[0]
-    except metadata.PackageNotFoundError:
-        return False
-    return major.isdigit() and int(major) < 5
+    major = _installed_major("transformers")
+    return major is not None and major < 5
+
+
+def _installed_major(package: str) -> int | None:
+    """The major version of an installed package, from the `NAME-VERSION.dist-info` folder beside
+    it: importlib.metadata would cost every check its imports (email, zipfile, csv: ~5 % of a
+    rejection's instructions, tests/cli/test_start_up.py)."""
+    found = importlib.util.find_spec(package)
+    if found is None or not found.submodule_search_locations:
+        return None
+    for folder in found.submodule_search_locations:
+        for info in Path(folder).parent.glob(f"{package}-*.dist-info"):
+            major = info.name[len(package) + 1:].split(".")[0]
+            if major.isdigit():
+                return int(major)
+    return None
 
 
 def _state_bytes(optimizer: str) -> float:
