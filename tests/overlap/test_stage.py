@@ -84,6 +84,18 @@ def test_check_rejects_a_validation_set_copied_from_train(gate_check):
     assert not report.approved_for_full_run
 
 
+def test_an_overlap_between_files_whose_names_are_not_utf8_is_named_printably(gate_check, tmp_path):
+    import os
+    import shutil
+
+    odd = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"val\xff.jsonl"))
+    shutil.copyfile(DATA / "validation.jsonl", odd)
+    report = gate_check(train=DATA / "train.jsonl", validation=Path(odd))
+    leak = next(f for f in report.stage("overlap").findings if f.code == "TG301")
+    assert "val\\xff.jsonl:" in leak.message
+    json.loads(report.model_dump_json())  # every writer of the report (preflight, approval, MLflow) can write it
+
+
 def test_report_carries_the_fingerprint_of_each_split(gate_check):
     from tunegate.dataset.fingerprint import fingerprint_file
 

@@ -19,6 +19,7 @@ from tunegate.dataset.records import feed_observers
 from tunegate.errors import TunegateError
 from tunegate.overlap.exact import Match, OverlapObserver, SplitHashes, cross_duplicates, prompt_leaks, repeats
 from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
+from tunegate.pathguard import shown
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.model import OverlapSpec
 from tunegate.stage import GateContext
@@ -197,11 +198,12 @@ def _place(files: dict[str, Path], split: SplitHashes, position: int) -> dict[st
 
 
 def _names(files: dict[str, Path]) -> dict[str, str]:
-    """Short names for messages: the file names, or the full paths when the names are equal."""
+    """Short names for messages: the file names, or the full paths when the names are equal; as
+    printable UTF-8 (a name that is not UTF-8 would leave its message unwritable as JSON)."""
     train, val = Path(files["train"]), Path(files["validation"])
     if train.name == val.name:
-        return {"train": str(train), "validation": str(val)}
-    return {"train": train.name, "validation": val.name}
+        return {"train": shown(train), "validation": shown(val)}
+    return {"train": shown(train.name), "validation": shown(val.name)}
 
 
 def _same_file(a: Path, b: Path) -> bool:
