@@ -3,15 +3,15 @@
     sweep:
       strategy: grid
       grid:
-        training.learnin_rate: [1e-4, 3e-4]                 # TG392 error: no spec has this key
-        training.optimizer: [adamw_torch, adamw_bnb_8bit]   # TG398 warning without bitsandbytes
+        training.learnin_rate: [1e-4, 3e-4]                 # TG170 error: no spec has this key
+        training.optimizer: [adamw_torch, adamw_bnb_8bit]   # TG176 warning without bitsandbytes
 
 A candidate of a list or grid sweep is known before anything runs, so what its own spec stage
 would say is said here, in seconds, at the line of the candidate: a key no spec has (a typo), a
-key no candidate may change (`sweep.*`, `tracking.*`: TG393) and an empty grid axis (TG394) are
+key no candidate may change (`sweep.*`, `tracking.*`: TG171) and an empty grid axis (TG172) are
 errors of the sweep spec; a value the candidate's spec stage refuses (`lora.r: -4`, bf16 on a V100,
-another validation set) is a warning that the sweep will reject that candidate (TG398), which it
-still evaluates and logs with its reason. A NOMAD space that cannot start from this spec (TG397) is
+another validation set) is a warning that the sweep will reject that candidate (TG176), which it
+still evaluates and logs with its reason. A NOMAD space that cannot start from this spec (TG175) is
 found here too. Candidates are checked without the `sweep` section: a candidate is one spec, not a
 sweep (its written file has none).
 """
@@ -63,7 +63,7 @@ def _all(spec: Spec, loc: Located, where: str, path: Path, base: dict[str, Any],
     for label, overrides, places in proposals:
         same = json.dumps(overrides, sort_keys=True, default=str)
         if same in seen and label.startswith("sweep.candidates"):  # a grid's repeats: _grid_axes
-            yield _at(loc, where, "TG396", "warning", label,
+            yield _at(loc, where, "TG174", "warning", label,
                       f"{label} repeats {seen[same]} ({_shown(overrides)}); it is evaluated once",
                       "Remove the repeated candidate: the sweep trains each distinct candidate once.")
         if same in seen:
@@ -76,7 +76,7 @@ def _all(spec: Spec, loc: Located, where: str, path: Path, base: dict[str, Any],
     planned = _planned(spec, kept)
     if planned > sweep.max_evals:
         key = "sweep.max_evals" if "sweep.max_evals" in loc.places else "sweep"
-        yield _at(loc, where, "TG395", "warning", key,
+        yield _at(loc, where, "TG173", "warning", key,
                   f"the sweep lists {planned} candidates but sweep.max_evals is {sweep.max_evals}: only the "
                   f"first {sweep.max_evals} are evaluated",
                   f"Set sweep.max_evals: {planned} to evaluate every candidate, or list fewer.")
@@ -111,13 +111,13 @@ def _proposals(spec: Spec) -> Iterator[tuple[str, dict[str, Any], dict[str, str]
 def _grid_axes(grid: dict[str, list[Any]], loc: Located, where: str) -> Iterator[Finding]:
     for key, values in grid.items():
         if not values:
-            yield _at(loc, where, "TG394", "error", f"sweep.grid.{key}",
+            yield _at(loc, where, "TG172", "error", f"sweep.grid.{key}",
                       f"sweep.grid.{key} has no values, so the grid has no candidate at all",
                       f"List the values to try (sweep.grid.{key}: [8, 16]) or remove the key to keep the "
                       "spec's own value.")
         for j, value in enumerate(values):
             if value in values[:j]:
-                yield _at(loc, where, "TG396", "warning", f"sweep.grid.{key}.{j}",
+                yield _at(loc, where, "TG174", "warning", f"sweep.grid.{key}.{j}",
                           f"sweep.grid.{key} lists {value!r} twice; each grid point with it is evaluated once",
                           "Remove the repeated value.")
 
@@ -127,13 +127,13 @@ def _fixed_keys(spec: Spec, overrides: dict[str, Any], places: dict[str, str], l
     for key, value in overrides.items():
         section = key.split(".", 1)[0]
         if section in FIXED_SECTIONS:
-            yield _at(loc, where, "TG393", "error", places[key],
+            yield _at(loc, where, "TG171", "error", places[key],
                       f"a sweep candidate cannot change {key}: the sweep runs and logs every candidate with the "
                       f"base spec's {section} section, so the override would be ignored",
                       f"Set {key} in the spec's own {section} section, or run a separate sweep for each value.")
         validation = _validation_of(key, value)
         if validation is not None and _resolved(path, validation) != _resolved(path, spec.data.validation):
-            yield _at(loc, where, "TG398", "warning", places[key],
+            yield _at(loc, where, "TG176", "warning", places[key],
                       f"a sweep candidate sets data.validation to {Path(str(validation)).name}: the sweep will "
                       f"reject it (TG391), every candidate is scored on the frozen validation set "
                       f"({spec.data.validation.name})",
@@ -160,15 +160,15 @@ def _resolved(spec_path: Path, value: Any) -> Path | None:
 def _candidate(overrides: dict[str, Any], places: dict[str, str], label: str, loc: Located, where: str,
                path: Path, base: dict[str, Any], base_errors: set[tuple[str, str | None]]) -> Iterator[Finding]:
     """The candidate's own spec stage, its errors moved to the override that caused them: an unknown key
-    is an error of the sweep spec (TG392); a refused value a warning that this candidate will be
-    rejected (TG398; the sweep still evaluates and logs it, as it does a NOMAD point)."""
+    is an error of the sweep spec (TG170); a refused value a warning that this candidate will be
+    rejected (TG176; the sweep still evaluates and logs it, as it does a NOMAD point)."""
     from tunegate.spec.check import check_mapping
     from tunegate.sweep.candidates import apply_overrides
 
     try:
         data = apply_overrides(base, overrides)
     except UsageError as exc:
-        yield _at(loc, where, "TG392", "error", label if label in loc.places else "sweep", f"{label}: {exc}",
+        yield _at(loc, where, "TG170", "error", label if label in loc.places else "sweep", f"{label}: {exc}",
                   "Write the override as a dotted key of a setting (lora.r) or as a mapping of its section.")
         return
     out = FindingCollector("spec")
@@ -182,10 +182,10 @@ def _candidate(overrides: dict[str, Any], places: dict[str, str], label: str, lo
             parent = f.key.rpartition(".")[0]
             hint = re.sub(r"Did you mean '([^']+)'\?", lambda m: f"Did you mean '{parent}.{m[1]}'?", hint)
         if f.code == "TG101":  # no spec has this key: the sweep spec itself is wrong
-            yield _at(loc, where, "TG392", "error", place, f"{label}: {f.message}",
+            yield _at(loc, where, "TG170", "error", place, f"{label}: {f.message}",
                       f"{hint} A candidate's keys are the spec's own, written dotted (lora.r).")
         else:  # a value its spec stage refuses: the sweep evaluates it as a rejected candidate
-            yield _at(loc, where, "TG398", "warning", place,
+            yield _at(loc, where, "TG176", "warning", place,
                       f"{label}: {f.message} ({f.code}); the sweep will reject this candidate",
                       f"{hint} Every candidate passes the same spec checks as the spec itself: fix the value "
                       "or drop it from the sweep.".strip())
@@ -200,7 +200,7 @@ def _cause(key: str | None, places: dict[str, str]) -> str | None:
 
 
 def _nomad_space(spec: Spec, loc: Located, where: str) -> Iterator[Finding]:
-    """TG397: the NOMAD search cannot start from this spec (run_nomad would raise after Prefect started)."""
+    """TG175: the NOMAD search cannot start from this spec (run_nomad would raise after Prefect started)."""
     from tunegate.sweep.nomad_points import start_from
     from tunegate.sweep.nomad_search import nomad_problem
 
@@ -214,7 +214,7 @@ def _nomad_space(spec: Spec, loc: Located, where: str) -> Iterator[Finding]:
         key = next((k for name, k in setting.items() if text.startswith(name + " ")), None)
         key = key or next((f"sweep.space.{n}" for n in sweep.space.names() if f"sweep.space.{n}" in text),
                           "sweep.space")
-        yield _at(loc, where, "TG397", "error", key, f"the NOMAD search cannot start: {text}",
+        yield _at(loc, where, "TG175", "error", key, f"the NOMAD search cannot start: {text}",
                   "Fix the space or setting named here; docs/nomad.md, 'The space', lists each variable's "
                   "domain and how its start is taken from the spec.")
 

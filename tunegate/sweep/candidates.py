@@ -49,7 +49,7 @@ def _other_strategy(sweep: Any, strategy: str) -> str:
 
 
 def _distinct(candidates: list[Overrides]) -> list[Overrides]:
-    """Each candidate once, in order: a repeated one would train twice for the same answer (TG396)."""
+    """Each candidate once, in order: a repeated one would train twice for the same answer (TG174)."""
     seen: set[str] = set()
     out = []
     for c in candidates:
