@@ -29,6 +29,7 @@ from tunegate.spec import imported, yaml_loader
 from tunegate.spec.digest import digest_bytes
 from tunegate.spec.model import Spec
 from tunegate.spec.rules import check_rules
+from tunegate.spec.sweep_rules import sweep_findings
 
 STAGE = "spec"
 # 1 MiB: a real spec is a few KB (the largest sweep we ship is under 4 KB). Anything bigger is not
@@ -169,7 +170,14 @@ def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: Findi
     if spec is not None:
         spec = spec.resolve_paths(path.resolve().parent)
         out.extend([f for f in check_rules(spec, located, where) if f.key not in broken])
+        errors = {(f.code, f.key) for f in out.kept if f.severity == "error"}
+        out.extend(sweep_findings(spec, located, where, path, errors))  # TG170-TG176: the sweep's candidates
     return spec
+
+
+def check_mapping(located: yaml_loader.Located, where: str, path: Path, out: FindingCollector) -> Spec | None:
+    """The spec stage of a mapping that is not a file of its own (a sweep candidate); findings into `out`."""
+    return _check_spec(located, where, path, out)
 
 
 _YAML_HINTS = {
@@ -285,6 +293,8 @@ def _model_at(path: list[str]) -> type[BaseModel] | None:
     for name in path:
         field = model.model_fields.get(name) if model else None
         ann = getattr(field, "annotation", None)
+        # an optional section (`RankExponentRange | None`, the sweep space's variables) is its model
+        ann = next((a for a in getattr(ann, "__args__", ()) if isinstance(a, type) and issubclass(a, BaseModel)), ann)
         model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
     return model
 

@@ -26,7 +26,8 @@ from tunegate.errors import SpaceError
 
 
 class _Range(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # strict, as every spec section: `lower: "-5"` is text and `lower: true` is not 1.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     # The variable's physical domain: bounds outside it make no valid spec (dropout 1, rank 2**-1).
     domain: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
@@ -86,7 +87,7 @@ class MicroBatchRange(IntRange):
 class NomadSpace(BaseModel):
     """The variables NOMAD tunes; each is optional, at least one is needed for a NOMAD sweep."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     log10_learning_rate: LearningRateRange | None = Field(
         None, description="log10 of training.learning_rate (real), e.g. lower -5 upper -3.")

@@ -35,22 +35,53 @@ def propose(spec: Spec, strategy: str | None = None) -> list[Overrides]:
         candidates = [dict(c) for c in sweep.candidates]
     if not candidates:
         raise UsageError(f"sweep.strategy is '{strategy}' but the spec lists no candidates "
-                         f"(set sweep.{'grid' if strategy == 'grid' else 'candidates'})")
-    return candidates[: sweep.max_evals]
+                         f"(set sweep.{'grid' if strategy == 'grid' else 'candidates'}){_other_strategy(sweep, strategy)}")
+    return _distinct(candidates)[: sweep.max_evals]
+
+
+def _other_strategy(sweep: Any, strategy: str) -> str:
+    """A hint when the spec holds the candidates of the strategy it did not choose."""
+    if strategy != "grid" and sweep.grid:
+        return "; the spec has a sweep.grid: set sweep.strategy: grid to try it"
+    if strategy == "grid" and sweep.candidates:
+        return "; the spec has sweep.candidates: set sweep.strategy: list to try them"
+    return ""
+
+
+def _distinct(candidates: list[Overrides]) -> list[Overrides]:
+    """Each candidate once, in order: a repeated one would train twice for the same answer (TG174)."""
+    seen: set[str] = set()
+    out = []
+    for c in candidates:
+        key = orjson.dumps(c, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str).decode()
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
 
 
 def apply_overrides(data: dict[str, Any], overrides: Overrides) -> dict[str, Any]:
-    """A deep copy of raw spec data with each dotted key set (`{"lora.r": 8}`)."""
+    """A deep copy of raw spec data with each dotted key set (`{"lora.r": 8}`).
+
+    A mapping merges into the section it names (`{"lora": {"r": 16}}` keeps the spec's lora.alpha),
+    as `{"lora.r": 16}` does: replacing the section would silently reset its other keys to defaults.
+    """
     out = copy.deepcopy(data)
     for dotted, value in overrides.items():
         node = out
-        *parents, leaf = dotted.split(".")
+        *parents, leaf = str(dotted).split(".")
         for part in parents:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise UsageError(f"sweep override '{dotted}': '{part}' is not a section")
-        node[leaf] = value
+        node[leaf] = _merged(node.get(leaf), copy.deepcopy(value))
     return out
+
+
+def _merged(old: Any, new: Any) -> Any:
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return new
+    return {**old, **{k: _merged(old.get(k), v) for k, v in new.items()}}
 
 
 def candidate_key(overrides: Overrides) -> str:
@@ -101,7 +132,9 @@ def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
     spec_path = Path(base_spec.path).resolve()
     if base_spec.raw is None:
         raise UsageError(f"{spec_path} is not a spec mapping")
-    data = apply_overrides(base_spec.raw, overrides)
+    # A candidate is one spec, not a sweep: without the sweep section its spec stage checks only
+    # itself, and the best candidate's file (best_spec.yaml) is ready for `tunegate launch`.
+    data = {k: v for k, v in apply_overrides(base_spec.raw, overrides).items() if k != "sweep"}
     base = spec_path.parent
     for section, key in (("data", "train"), ("data", "validation"), ("full_run", "output_dir")):
         value = data.get(section, {}).get(key)
