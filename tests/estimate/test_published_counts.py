@@ -16,7 +16,7 @@ CONFIGS = DATA / "estimate" / "configs"
 
 PUBLISHED_TOTALS = [
     ("llama-3.1-8b", 8.03e9), ("llama-3.1-70b", 70.6e9), ("llama-65b", 65.2e9),
-    ("mistral-7b-v0.3", 7.25e9), ("qwen2.5-7b", 7.62e9), ("qwen2.5-0.5b", 0.49e9),
+    ("mistral-7b-v0.3", 7.25e9), ("qwen2.5-7b", 7.62e9), ("qwen2.5-0.5b", 0.49e9), ("llama-2-13b", 13.0e9),
     ("gemma-2-9b", 9.24e9), ("phi-3-mini-4k", 3.82e9), ("mixtral-8x7b", 46.7e9),
     ("qwen3-30b-a3b", 30.5e9), ("deepseek-v2-lite", 15.7e9), ("gemma-3-4b-it", 4.30e9),
     ("deepseek-v3", 671e9),

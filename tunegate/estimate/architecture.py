@@ -106,6 +106,8 @@ class Architecture(BaseModel):
     qk_norm: bool = False         # RMSNorm over each head's q and k (Qwen3, Gemma-3)
     tie_embeddings: bool = False
     position_embeddings: int = 0  # learned absolute positions (GPT-2)
+    max_positions: int = 0        # the context it was trained for (max_position_embeddings), 0 if unstated
+    long_context: bool = False    # a rope_scaling (YaRN, linear, dynamic...) stretches rotary positions past it
     lm_head_bias: bool = False
     logit_softcap: bool = False   # Gemma-2: tanh(logits / cap) · cap, one more tensor of logits
     q_latent_dim: int = 0         # MLA's compressed query width (DeepSeek-V3 q_lora_rank), 0 if none

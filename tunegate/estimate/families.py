@@ -342,7 +342,21 @@ def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     arch = reader({**_CLASS_DEFAULTS.get(kind, {}), **cfg}, kind)
     if wrapper is not None and any(wrapper.get(k) for k in _TOWERS):
         arch = _with_towers(arch, wrapper)
-    return arch.model_copy(update={"source": source, **_checkpoint_quantization(config)})
+    context = _context(cfg)
+    if arch.position_embeddings and not context["max_positions"]:
+        context["max_positions"] = arch.position_embeddings  # the family's default (GPT-2's 1024)
+    return arch.model_copy(update={"source": source, **_checkpoint_quantization(config), **context})
+
+
+_POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")
+
+
+def _context(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The positions the model was trained for, and whether a rotary scaling extends them."""
+    found = next((cfg[k] for k in _POSITION_KEYS if type(cfg.get(k)) is int and cfg[k] > 0), 0)
+    scaling = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+    return {"max_positions": found, "long_context": kind not in (None, "default")}
 
 
 def load_architecture(model_id: str, revision: str | None = None) -> Architecture | None:

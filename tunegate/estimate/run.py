@@ -48,6 +48,9 @@ class Estimate(BaseModel):
     model_type: str = ""
     checkpoint_quantization: str = "none"  # a checkpoint stored quantised (config.json's quantization_config)
     checkpoint_quant_method: str = ""
+    max_positions: int = 0  # the context the model was trained for (0: its config does not say)
+    absolute_positions: bool = False  # learned position embeddings: no position past max_positions exists
+    long_context: bool = False  # a rope_scaling stretches its rotary positions
     config_source: str
     count: Literal["config", "meta-device", "llama-style guess"]
     active_params: int
@@ -218,6 +221,8 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
     return Estimate(model_id=spec.model.id, model_type=arch.model_type, config_source=arch.source,
                     checkpoint_quantization=arch.checkpoint_quantization,
                     checkpoint_quant_method=arch.checkpoint_quant_method,
+                    max_positions=arch.max_positions, absolute_positions=arch.position_embeddings > 0,
+                    long_context=arch.long_context,
                     count=_count_of(arch), active_params=arch.active_param_count(), gpu=gpu.name,
                     gpu_count=setup.gpu_count, setup=setup, memory=memory, throughput=throughput, tokens=tokens,
                     epochs=epochs,

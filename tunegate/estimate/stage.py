@@ -50,6 +50,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     ctx.facts.estimate = summary
     _memory_findings(out, est, spec, file, base)
     _trainer_findings(out, est, spec, file)
+    _context_findings(out, est, spec, file)
     _claim_findings(out, found[0], est, file)
     for other in found[1:]:
         _other_reading_finding(out, other, file)
@@ -132,6 +133,24 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 "Install transformers (pip install 'tunegate[train]') so the model is counted on its meta-device "
                 "model; a model_type only the repo's own code builds (trust_remote_code) is beyond what tunegate "
                 "can check.", file=file, key="model.id")
+
+
+def _context_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG414: max_seq_len past the positions the model has (learned ones) or was trained for (rotary)."""
+    length, most = spec.training.max_seq_len, est.max_positions
+    if not most or length <= most or (est.long_context and not est.absolute_positions):
+        return
+    if est.absolute_positions:
+        out.add("TG414", "error", f"training.max_seq_len {length} is past the {most} positions '{spec.model.id}' "
+                "has: its position embeddings are learned, one per position, so a longer sequence has none and "
+                "the forward pass fails (index out of range)", f"Set training.max_seq_len: {most} or less.",
+                file=file, key="training.max_seq_len")
+        return
+    out.add("TG414", "warning", f"training.max_seq_len {length} is past the {most} positions '{spec.model.id}' "
+            "was trained for, and its config sets no rope_scaling: tokens beyond them get rotary angles the "
+            "model never saw, which degrades what it learns from long records (and what it can do with them)",
+            f"Set training.max_seq_len: {most} or less, or start from a long-context variant of the model "
+            "(one whose config.json has a rope_scaling).", file=file, key="training.max_seq_len")
 
 
 def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
