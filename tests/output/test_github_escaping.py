@@ -9,18 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.output.actions_runner import commands
-from tests.support.paths import DATA, ROOT
+from tests.output.hostile_reports import HOSTILE, report_of
+from tests.support.paths import ROOT
 from tunegate import check
 from tunegate.output.github import escape_data, escape_property, workflow_commands
-from tunegate.report import Finding, GateReport, StageResult
+from tunegate.report import Finding
 
-HOSTILE = DATA / "output" / "hostile"
 NASTY = "100% \r\n::error::pwned\n::stop-commands::tok, a:b"
 
-
-def report_of(*findings: Finding, spec: str | None = None) -> GateReport:
-    return GateReport.from_stages([StageResult(name="dataset", status="failed", findings=list(findings),
-                                               totals_by_code={f.code: 1 for f in findings})], spec=spec)
 
 
 def test_data_and_properties_are_escaped_exactly_as_the_toolkits_command_ts():

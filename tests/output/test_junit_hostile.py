@@ -6,18 +6,14 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.output.actions_runner import commands
-from tests.support.paths import DATA, ROOT
+from tests.output.hostile_reports import HOSTILE, report_of
+from tests.support.paths import ROOT
 from tunegate import check
 from tunegate.output.junit import junit_xml
-from tunegate.report import Finding, GateReport, StageResult
+from tunegate.report import Finding
 
-HOSTILE = DATA / "output" / "hostile"
 CONTROLS = "nul\x00 bell\x07 esc\x1b[31m ff\x0c unit\x1f lone\ud800 end"
 
-
-def report_of(*findings: Finding) -> GateReport:
-    return GateReport.from_stages([StageResult(name="dataset", status="failed", findings=list(findings),
-                                               totals_by_code={f.code: 1 for f in findings})])
 
 
 def test_characters_xml_cannot_hold_are_visible_escapes_and_every_parser_reads_the_file(tmp_path):

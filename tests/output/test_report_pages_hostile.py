@@ -4,19 +4,14 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from tests.support.paths import DATA
+from tests.output.hostile_reports import HOSTILE, report_of
 from tunegate import check
 from tunegate.output.html import html_page
 from tunegate.render import markdown
-from tunegate.report import Finding, GateReport, StageResult
+from tunegate.report import Finding
 
-HOSTILE = DATA / "output" / "hostile"
 SCRIPT = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
-
-def report_of(*findings: Finding) -> GateReport:
-    return GateReport.from_stages([StageResult(name="dataset", status="failed", findings=list(findings),
-                                               totals_by_code={f.code: 1 for f in findings})])
 
 
 class Tags(HTMLParser):
