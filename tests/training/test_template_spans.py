@@ -1,0 +1,107 @@
+"""Which tokens are a reply's, for templates in the manner of real models' (tests/data/minirun/templates)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.minirun import DATA
+from tunegate.training.chat_tokens import IGNORE, encode_chats
+
+TEMPLATES = DATA / "templates"
+# The user's turn quotes the first reply's text, so a search for that text from the start finds the user's.
+QUOTED = [{"role": "user", "content": "Reply Yes. if you agree"},
+          {"role": "assistant", "content": "Yes."},
+          {"role": "user", "content": "Sure?"},
+          {"role": "assistant", "content": "<think>check</think>Yes, sure."}]
+
+
+@pytest.fixture
+def tokenizer(tiny_cache):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_cache)
+
+
+def with_template(tokenizer, name: str):
+    tokenizer.chat_template = (TEMPLATES / f"{name}.jinja").read_text(encoding="utf-8")
+    return tokenizer
+
+
+def trained_runs(tokenizer, encoded) -> list[str]:
+    """The trained tokens, decoded in runs: one run per reply."""
+    runs, run = [], []
+    for token, label in zip(encoded.input_ids, encoded.labels):
+        if label != IGNORE:
+            run.append(token)
+        elif run:
+            runs.append(tokenizer.decode(run))
+            run = []
+    return runs + ([tokenizer.decode(run)] if run else [])
+
+
+def test_an_earlier_reply_a_template_renders_differently_is_found_after_its_own_header(tokenizer):
+    tok = with_template(tokenizer, "reasoning_dropped")
+    [enc] = encode_chats(tok, [QUOTED], max_seq_len=512)
+    runs = trained_runs(tok, enc)
+    assert runs[0] == "Yes.</s>\n"  # the reply and its EOS, not the "Yes." the user quoted
+    assert runs[1] == "<think>\ncheck\n</think>\n\nYes, sure.</s>\n"
+    assert len(runs) == 2
+
+
+def test_a_reply_whose_reasoning_the_template_drops_is_trained_as_rendered(tokenizer):
+    tok = with_template(tokenizer, "reasoning_dropped")
+    chat = [{"role": "user", "content": "What is 2+2?"},
+            {"role": "assistant", "content": "<think>2 and 2 make 4</think>\n4  "},
+            {"role": "user", "content": "And 3+3?"},
+            {"role": "assistant", "content": "<think>3 and 3</think>6"}]
+    assert "2 and 2 make 4" not in tok.apply_chat_template(chat, tokenize=False)
+    [enc] = encode_chats(tok, [chat], max_seq_len=512)
+    assert trained_runs(tok, enc) == ["4</s>\n", "<think>\n3 and 3\n</think>\n\n6</s>\n"]
+    assert enc.unplaced_replies == ()
+
+
+def test_tool_calls_and_a_default_system_prompt_stay_out_of_the_labels(tokenizer):
+    tok = with_template(tokenizer, "default_system")
+    chat = [{"role": "user", "content": "Weather in Oslo?"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"type": "function", "function": {"name": "weather", "arguments": {"city": "Oslo"}}}]},
+            {"role": "tool", "content": "3C"},
+            {"role": "assistant", "content": "It is 3C in Oslo."}]
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
+    [enc] = encode_chats(tok, [chat], max_seq_len=512, tools=[tools])
+    assert trained_runs(tok, enc) == ['<call>{"name": "weather", "arguments": {"city": "Oslo"}}</call></s>\n',
+                                      "It is 3C in Oslo.</s>\n"]
+
+
+def audit(tokenizer, name: str, template: str):
+    from tunegate.report import FindingCollector
+    from tunegate.training.token_audit import audit_split
+
+    tokenizer.chat_template = template
+    out = FindingCollector("mini-run")
+    _, audited = audit_split(DATA / name, name, tokenizer, 512, out)
+    return out, audited
+
+
+def test_the_audit_places_every_reply_of_reasoning_chats_and_says_nothing(tokenizer):
+    out, audited = audit(tokenizer, "train_reasoning.jsonl", (TEMPLATES / "reasoning_dropped.jinja").read_text())
+    assert not out.kept
+    assert [len(trained_runs(tokenizer, a.encoded)) for a in audited] == [2, 1, 2]
+
+
+def test_a_reply_the_template_leaves_out_of_the_conversation_is_named_as_untrained(tokenizer):
+    # Only the final reply is rendered: earlier replies are nowhere in the trained text.
+    last_reply_only = ("{% for m in messages %}{% if m['role'] != 'assistant' or loop.last %}"
+                       "<|{{ m['role'] }}|>\n{{ m['content'] }}{{ eos_token if m['role'] == 'assistant' else '<|end|>' }}\n"
+                       "{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
+    out, _ = audit(tokenizer, "train_reasoning.jsonl", last_reply_only)
+    named = [(f.code, f.severity, f.line) for f in out.kept]
+    assert named == [("TG538", "warning", 1), ("TG538", "warning", 3)]
+    assert "message 2 of 4" in out.kept[0].message and "not trained" in out.kept[0].message
+
+
+def test_replies_that_end_without_an_end_of_turn_token_are_said_once_per_file(tokenizer):
+    out, _ = audit(tokenizer, "train_reasoning.jsonl", (TEMPLATES / "no_eos.jinja").read_text())
+    [end] = out.kept
+    assert (end.code, end.severity, end.file, end.line) == ("TG539", "warning", "train_reasoning.jsonl", 1)
+    assert end.message.startswith("3 of 3 records have a trained reply that ends with no EOS ('</s>')")
+    assert "never learns to stop" in end.message and "{{ eos_token }}" in end.hint
