@@ -14,7 +14,7 @@ from typing import Any
 
 from tunegate import progress
 from tunegate.facts import MiniRunFacts
-from tunegate.minirun import adapter_check
+from tunegate.minirun import adapter_check, packed
 from tunegate.minirun import steps as minirun_steps
 from tunegate.minirun.profile_split import StepProfiler
 from tunegate.report import FindingCollector
@@ -165,7 +165,7 @@ class MiniRun:
     def _train(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> None:
         if not sample:
             return
-        batches, val_batch = self._batches(sample, val)
+        batches, val_batch, rows = self._batches(sample, val)
         progress.note("loading the model")
         base = self._load_model()
         if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out):
@@ -176,6 +176,11 @@ class MiniRun:
             return
         self.stats["trainable_params"] = sum(p.numel() for p in base_model.lora_parameters(model).values())
         self.stats["total_params"] = sum(p.numel() for p in model.parameters())
+        if rows is not None:
+            diff = self._guard("scoring a packed row", packed.check_isolated, model, rows,
+                               self.tokenizer.pad_token_id, self.place, self.out)
+            self.stats["packing"] = {"records": len(sample), "rows": len(rows), "cross_record_logit_diff":
+                                     None if diff is None else runtime.finite_or_text(float(f"{diff:.4g}"))}
         profiler = StepProfiler(self.place, self._gpu_name())
         outcome = self._guard("the training steps", minirun_steps.train_steps, model, batches, self.spec,
                               self.place, self.out, profiler)
@@ -195,11 +200,18 @@ class MiniRun:
         del model
         self._save_and_reload(batches[0], outcome.probe_logits)
 
-    def _batches(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> tuple[list[Any], Any]:
+    def _batches(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> tuple[list[Any], Any, Any]:
+        """Training batches (packed rows when the spec packs, as the full run), the validation batch
+        (never packed, as the full run evaluates), and the packed rows (None unpacked)."""
         micro, pad = self.spec.training.micro_batch_size, self.tokenizer.pad_token_id
-        batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
+        rows = None
+        if self.spec.training.packing:
+            batches, rows = packed.packed_batches([a.encoded for a in sample], self.spec.training.max_seq_len,
+                                                  micro, pad)
+        else:
+            batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
         usable_val = [a.encoded for a in val if a.usable][:micro]
-        return batches, (collate(usable_val, pad) if usable_val else None)
+        return batches, (collate(usable_val, pad) if usable_val else None), rows
 
     def _load_model(self) -> Any:
         start = time.perf_counter()
