@@ -105,3 +105,31 @@ def test_replies_that_end_without_an_end_of_turn_token_are_said_once_per_file(to
     assert (end.code, end.severity, end.file, end.line) == ("TG539", "warning", "train_reasoning.jsonl", 1)
     assert end.message.startswith("3 of 3 records have a trained reply that ends with no EOS ('</s>')")
     assert "never learns to stop" in end.message and "{{ eos_token }}" in end.hint
+
+
+def bos_adding(tokenizer):
+    """The tokenizer as Llama's and Mistral's are: tokenizer(text) puts a BOS in front."""
+    from tokenizers import processors
+
+    tokenizer.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", tokenizer.bos_token_id)])
+    return tokenizer
+
+
+@pytest.mark.parametrize("template", ["tiny (generation markers)", "double_bos"])
+def test_a_template_that_writes_the_bos_gets_one_even_from_a_tokenizer_that_adds_one(tokenizer, template):
+    tok = bos_adding(tokenizer)
+    if template == "double_bos":
+        with_template(tok, template)
+    text = tok.apply_chat_template(QUOTED, tokenize=False)
+    assert tok(text)["input_ids"][:2] == [tok.bos_token_id] * 2  # what rendering then tokenising naively gives
+    [enc] = encode_chats(tok, [QUOTED], max_seq_len=512)
+    assert enc.input_ids[0] == tok.bos_token_id != enc.input_ids[1]
+
+
+def test_a_template_that_writes_the_bos_twice_is_said(tokenizer):
+    out, _ = audit(tokenizer, "train_reasoning.jsonl",
+                   "{{ bos_token }}" + (TEMPLATES / "double_bos.jinja").read_text())
+    [bos] = out.kept
+    assert (bos.code, bos.severity, bos.line) == ("TG541", "warning", 1)
+    assert bos.message.startswith("3 of 3 records start with the BOS token '<s>' twice")

@@ -51,6 +51,7 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
     for item in audited:
         _record_findings(item, max_seq_len, out, shown)
     _check_replies_end(audited, tokenizer, out, shown)
+    _check_bos_once(audited, tokenizer, out, shown)
     if sample.sampled:
         out.add("TG531", "info", f"{shown} has {sample.total} records; the token audit tokenised a uniform "
                 f"sample of {len(sample.records)}, so counts below are for the sample",
@@ -140,6 +141,19 @@ def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: Findin
             "the chat template writes no end-of-turn token after replies, so the model never learns to stop",
             "End the assistant turn in the chat template with {{ eos_token }} (or the model's end-of-turn "
             "token), as the model's own template does.", file=shown, line=first.line, record=first.index)
+
+
+def _check_bos_once(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+    """TG541 when records start with two BOS tokens (a template writing bos_token beside a literal BOS):
+    the model is trained on a start it never sees when served. Tokenising never adds one here."""
+    bos = tokenizer.bos_token_id
+    bad = [a for a in audited if bos is not None and a.encoded is not None and a.encoded.input_ids[:2] == [bos, bos]]
+    if bad:
+        first = bad[0].record
+        out.add("TG541", "warning", f"{len(bad)} of {len(audited)} records start with the BOS token "
+                f"{tokenizer.bos_token!r} twice: the chat template writes it twice", "Write the BOS once in the "
+                "chat template ({{ bos_token }} or its literal text, not both); tunegate tokenises the rendered "
+                "text without adding another.", file=shown, line=first.line, record=first.index)
 
 
 def _stop_ids(tokenizer: Any) -> set[int]:
