@@ -168,7 +168,8 @@ class MiniRun:
         batches, val_batch, rows = self._batches(sample, val)
         progress.note("loading the model")
         base = self._load_model()
-        if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out):
+        if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out,
+                                                             self.tokenizer):
             return
         model = self._guard("adding the LoRA adapter", base_model.apply_lora, base, self.spec, self.out)
         del base
