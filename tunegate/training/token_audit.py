@@ -50,6 +50,8 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
     audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown, loss_on == "all")
     for item in audited:
         _record_findings(item, max_seq_len, out, shown)
+    if loss_on == "all":
+        _check_weights_kept(sample.records, out, shown)
     _check_replies_end(audited, tokenizer, out, shown)
     _check_bos_once(audited, tokenizer, out, shown)
     if sample.sampled:
@@ -121,6 +123,18 @@ def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollecto
         out.add("TG512", "warning", f"the final assistant reply is cut by truncation to max_seq_len "
                 f"{max_seq_len}, so the model never sees how it ends (nor learns to stop there)",
                 "Raise training.max_seq_len or shorten the conversation before the last reply.", **place)
+
+
+def _check_weights_kept(records: list[ChatRecord], out: FindingCollector, shown: str) -> None:
+    """TG542: loss_on all trains every token of a conversation, the replies a record weights 0 too."""
+    weighted = [r for r in records if not r.plain and not r.completion_only
+                and any(m.get("weight") == 0 for m in r.messages)]
+    if weighted:
+        out.add("TG542", "warning", f"{len(weighted)} of {len(records)} records have replies with weight: 0, but "
+                "training.loss_on: all trains every token, those replies too", "Use training.loss_on: replies "
+                "(axolotl: train_on_inputs: false) to honour the weights, or drop weight: 0 where the reply "
+                "should be trained.", file=shown, line=weighted[0].line, record=weighted[0].index,
+                key="training.loss_on")
 
 
 def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, shown: str) -> None:
