@@ -133,3 +133,47 @@ def test_a_template_that_writes_the_bos_twice_is_said(tokenizer):
     [bos] = out.kept
     assert (bos.code, bos.severity, bos.line) == ("TG541", "warning", 1)
     assert bos.message.startswith("3 of 3 records start with the BOS token '<s>' twice")
+
+
+REALWORLD = DATA.parent / "realworld"
+
+
+def audit_file(tokenizer, path, template: str | None = None):
+    from tunegate.report import FindingCollector
+    from tunegate.training.token_audit import audit_split
+
+    if template is not None:
+        tokenizer.chat_template = template
+    out = FindingCollector("mini-run")
+    _, audited = audit_split(path, path.name, tokenizer, 4096, out)
+    return out, audited
+
+
+def test_a_template_that_drops_tool_calls_is_rejected_naming_the_reply(tokenizer):
+    out, _ = audit_file(tokenizer, REALWORLD / "openai_tools.jsonl", (TEMPLATES / "no_tools.jinja").read_text())
+    calls = [f for f in out.kept if f.code == "TG543"]
+    assert calls and all(f.severity == "error" for f in calls)
+    assert (calls[0].file, calls[0].line) == ("openai_tools.jsonl", 1)
+    assert "tool call get_weather of the reply at message 3" in calls[0].message
+    assert "trained as a reply without it" in calls[0].message
+
+
+def test_a_template_that_drops_tool_definitions_is_said_once_per_file(tokenizer):
+    out, _ = audit_file(tokenizer, REALWORLD / "openai_tools.jsonl", (TEMPLATES / "no_tools.jinja").read_text())
+    [schemas] = [f for f in out.kept if f.code == "TG544"]
+    assert (schemas.severity, schemas.line) == ("warning", 1)
+    assert "never sees the tools it is taught to call" in schemas.message
+
+
+def test_a_template_that_renders_tools_and_calls_says_nothing(tokenizer):
+    out, audited = audit_file(tokenizer, REALWORLD / "openai_tools.jsonl", (TEMPLATES / "default_system.jinja").read_text())
+    assert not [f for f in out.kept if f.code in {"TG543", "TG544"}], out.kept
+    assert "get_weather" in "".join(trained_runs(tokenizer, audited[0].encoded))
+
+
+def test_the_built_in_tiny_template_renders_tools_and_tool_calls(tokenizer):
+    out, audited = audit_file(tokenizer, REALWORLD / "openai_tools.jsonl")
+    assert not out.kept
+    text = tokenizer.decode(audited[0].encoded.input_ids)
+    assert "Current weather for a city." in text
+    assert "get_weather" in "".join(trained_runs(tokenizer, audited[0].encoded))
