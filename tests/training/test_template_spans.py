@@ -177,3 +177,14 @@ def test_the_built_in_tiny_template_renders_tools_and_tool_calls(tokenizer):
     text = tokenizer.decode(audited[0].encoded.input_ids)
     assert "Current weather for a city." in text
     assert "get_weather" in "".join(trained_runs(tokenizer, audited[0].encoded))
+
+
+def test_a_template_that_fails_with_a_python_error_on_a_record_names_the_record(tokenizer):
+    # A home-made template adding a number to the text: jinja raises TypeError, not a TemplateError.
+    counted = ("{% for m in messages %}<|{{ m['role'] }}|>\n"
+               "{{ m['content'] if m['role'] != 'system' else m['content'] + loop.index }}<|end|>\n{% endfor %}")
+    out, audited = audit(tokenizer, "train_reasoning.jsonl", counted)
+    [bad] = [f for f in out.kept if f.code == "TG530"]
+    assert (bad.severity, bad.line) == ("error", 3)  # the one record with a system message
+    assert "TypeError: can only concatenate str" in bad.message
+    assert audited[2].encoded is None and audited[0].encoded is not None

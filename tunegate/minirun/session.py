@@ -84,6 +84,8 @@ class MiniRun:
                          "tokenizer, or set tokenizer.chat_template and save_pretrained it into a folder "
                          "that model.id points at.", key="model.id")
             return False
+        if not self._template_parses():
+            return False
         original_pad = self.tokenizer.pad_token or self.spec.model.pad_token
         try:
             used = substitute_pad_token(self.tokenizer, self.spec.model.pad_token)
@@ -98,6 +100,21 @@ class MiniRun:
                          "pad token (a reserved special token) and save it, so every trainer pads safely.",
                          key="model.id")
         self._pad_is_own_eos = original_pad is not None and self.tokenizer.pad_token_id == self.tokenizer.eos_token_id
+        return True
+
+    def _template_parses(self) -> bool:
+        """A chat template with a syntax error fails on every record alike: one finding on the model."""
+        from jinja2 import TemplateSyntaxError
+
+        try:
+            self.tokenizer.apply_chat_template([{"role": "user", "content": "Hi"}], tokenize=False)
+        except TemplateSyntaxError as exc:
+            self.out.add("TG545", "error", f"the chat template of {self.spec.model.id!r} does not parse: {exc.message} "
+                         f"(template line {exc.lineno})", "Fix the template's Jinja syntax (tokenizer.chat_template, "
+                         "or chat_template.jinja in the model folder) and save it again.", key="model.id")
+            return False
+        except Exception:  # noqa: BLE001  (any other error is about the records: the audit names them)
+            pass
         return True
 
     def _tiny_model_caveat(self) -> None:

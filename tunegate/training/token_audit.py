@@ -64,10 +64,16 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
     return stats, audited
 
 
-def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                shown: str, train_all: bool = False) -> list[AuditedRecord]:
+def _render_errors() -> tuple[type[BaseException], ...]:
+    """What a chat template raises on a record: jinja's own errors, and the Python errors its
+    expressions raise at render time ('text' + 1 is a TypeError)."""
     from jinja2 import TemplateError
 
+    return (TemplateError, TypeError, ValueError, ArithmeticError, LookupError)
+
+
+def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
+                shown: str, train_all: bool = False) -> list[AuditedRecord]:
     audited: list[AuditedRecord] = []
     for start in range(0, len(records), BATCH):
         chunk = [r for r in records[start:start + BATCH] if not r.plain]
@@ -75,7 +81,7 @@ def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out
         try:
             encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
                                                                   max_seq_len, every, [r.tools for r in chunk]))
-        except TemplateError:
+        except _render_errors():
             encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown, e) for r, e in zip(chunk, every)]
         plain = [r for r in records[start:start + BATCH] if r.plain]
         pairs = [(r.messages[0]["content"], r.messages[1]["content"]) for r in plain]
@@ -90,8 +96,9 @@ def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: Findi
 
     try:
         return encode_chats(tokenizer, [record.messages], max_seq_len, [train_all], [record.tools])[0]
-    except TemplateError as exc:
-        out.add("TG530", "error", f"the chat template cannot render this record: {exc}",
+    except _render_errors() as exc:
+        said = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
+        out.add("TG530", "error", f"the chat template cannot render this record: {said}",
                 "Reorder or merge the messages the way the template expects (many templates reject a "
                 "system message or two turns of the same role in a row), or use a template that accepts them.",
                 file=shown, line=record.line, record=record.index)
