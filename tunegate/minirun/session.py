@@ -37,6 +37,7 @@ class MiniRun:
         self.place: device.RunPlace | None = None
         self.model: Any = None  # held here so the save step can drop the last reference to it
         self._pad_is_own_eos = False
+        self._audited: dict[str, list[AuditedRecord]] = {}
 
     def run(self) -> None:
         import torch
@@ -166,6 +167,7 @@ class MiniRun:
                              f"{lost} EOS labels of the training set, and the model never learns to stop",
                              "Give the tokenizer a distinct pad token; tunegate masks padding by position, "
                              "other trainers may not.", key="model.id")
+        self._audited = found
         return found["train"], found["validation"]
 
     def _sample(self, train: list[AuditedRecord]) -> list[AuditedRecord]:
@@ -186,7 +188,7 @@ class MiniRun:
         progress.note("loading the model")
         base = self._load_model()
         if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out,
-                                                             self.tokenizer):
+                                                             self.tokenizer) or not self._positions_fit(base):
             return
         model = self._guard("adding the LoRA adapter", base_model.apply_lora, base, self.spec, self.out)
         del base
@@ -217,6 +219,32 @@ class MiniRun:
         self.model = model
         del model
         self._save_and_reload(batches[0], outcome.probe_logits)
+
+    def _positions_fit(self, model: Any) -> bool:
+        """TG546 (learned positions: the full run would crash) or TG547 (rotary: past what the model was
+        trained on) when audited records are longer than the model's positions."""
+        limit, learned = base_model.position_limit(model)
+        longest = max(((len(a.encoded.input_ids), role, a) for role, found in self._audited.items()
+                       for a in found if a.encoded is not None), key=lambda x: x[0], default=None)
+        if limit is None or longest is None or longest[0] <= limit:
+            return True
+        over = sum(1 for found in self._audited.values() for a in found
+                   if a.encoded is not None and len(a.encoded.input_ids) > limit)
+        n, role, item = longest
+        place = {"file": runtime.shown_path(self.ctx.files[role]), "line": item.record.line,
+                 "record": item.record.index, "key": "training.max_seq_len"}
+        fix = (f"Set training.max_seq_len: {limit} (or less), or shorten the records; a model with more "
+               "positions takes longer records.")
+        if learned:
+            self.out.add("TG546", "error", f"{over} records are longer than the model has positions for (the longest "
+                         f"has {n} tokens after truncation to max_seq_len {self.spec.training.max_seq_len}; the model has "
+                         f"{limit} positions, a learned table with no row past it): the full run would crash with "
+                         "an index error at the first such record", fix, **place)
+            return False
+        self.out.add("TG547", "warning", f"{over} records are longer than the {limit} positions the model was "
+                     f"trained on (the longest has {n} tokens): its rotary positions go on, but past what it learned",
+                     fix + " Or set the model's rope_scaling for a longer context.", **place)
+        return True
 
     def _batches(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> tuple[list[Any], Any, Any]:
         """Training batches (packed rows when the spec packs, as the full run), the validation batch

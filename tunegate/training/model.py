@@ -134,5 +134,20 @@ def vocab_fits(model: Any, batches: list[dict[str, Any] | None], out: FindingCol
     return False
 
 
+def position_limit(model: Any) -> tuple[int | None, bool]:
+    """(positions the model was built for, whether they are a learned table), or (None, False) when its
+    config names none (ALiBi models such as BLOOM have no limit). A learned table (GPT-2's wpe, OPT's
+    embed_positions) has no row past its size: a longer record is an index error on the device; rotary
+    positions go on but past what the model was trained on."""
+    from torch import nn
+
+    config = model.config
+    limit = next((v for k in ("max_position_embeddings", "n_positions")
+                  if isinstance(v := getattr(config, k, None), int) and v > 0), None)
+    learned = any(isinstance(m, nn.Embedding) and ("pos" in name.rsplit(".", 1)[-1] or name.endswith("wpe"))
+                  for name, m in model.named_modules())
+    return limit, learned
+
+
 def lora_parameters(model: Any) -> dict[str, Any]:
     return {n: p for n, p in model.named_parameters() if p.requires_grad}
