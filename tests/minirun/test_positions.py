@@ -47,3 +47,19 @@ def test_records_past_learned_positions_are_rejected_naming_the_longest_before_t
 def test_a_max_seq_len_within_the_positions_trains(tiny_gpt2):
     result, _ = run_stage(gpt2_spec(tiny_gpt2, POSITIONS))
     assert "TG546" not in codes(result) and result.status == "passed", result.findings
+
+
+def test_records_past_rotary_positions_are_a_warning_and_train(tiny_cache, tmp_path):
+    import json
+
+    from tunegate.training.tiny_model import make_variant
+
+    folder = make_variant(tiny_cache, tmp_path / "short-llama")
+    config = json.loads((folder / "config.json").read_text())
+    config["max_position_embeddings"] = POSITIONS
+    (folder / "config.json").write_text(json.dumps(config))
+    result, _ = run_stage(load_spec("good", **{"model.id": str(folder)}))
+    past = finding(result, "TG547")
+    assert (past.severity, past.key) == ("warning", "training.max_seq_len")
+    assert f"the {POSITIONS} positions the model was trained on" in past.message
+    assert result.status == "passed" and result.stats["steps"] == 4
