@@ -188,3 +188,20 @@ def test_a_template_that_fails_with_a_python_error_on_a_record_names_the_record(
     assert (bad.severity, bad.line) == ("error", 3)  # the one record with a system message
     assert "TypeError: can only concatenate str" in bad.message
     assert audited[2].encoded is None and audited[0].encoded is not None
+
+
+def test_a_system_prompt_moved_to_the_last_user_turn_leaves_every_reply_found(tokenizer):
+    tok = with_template(tokenizer, "system_on_last_user")
+    chat = [{"role": "system", "content": "Answer Yes. or No."}, *QUOTED]
+    [enc] = encode_chats(tok, [chat], max_seq_len=512)
+    assert trained_runs(tok, enc) == ["Yes.</s>", "<think>check</think>Yes, sure.</s>"]
+    assert enc.unplaced_replies == ()
+
+
+def test_an_earlier_reply_keeps_its_eos_when_the_template_moves_the_system_prompt(tokenizer):
+    tok = with_template(tokenizer, "system_on_last_user")
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "How do I reset my password?"},
+            {"role": "assistant", "content": "Open Settings."}, {"role": "user", "content": "And then?"},
+            {"role": "assistant", "content": "Press Reset."}]
+    [enc] = encode_chats(tok, [chat], max_seq_len=512)
+    assert trained_runs(tok, enc) == ["Open Settings.</s>", "Press Reset.</s>"]
