@@ -205,3 +205,16 @@ def test_an_earlier_reply_keeps_its_eos_when_the_template_moves_the_system_promp
             {"role": "assistant", "content": "Press Reset."}]
     [enc] = encode_chats(tok, [chat], max_seq_len=512)
     assert trained_runs(tok, enc) == ["Open Settings.</s>", "Press Reset.</s>"]
+
+
+def test_a_template_without_a_system_role_says_where_the_system_text_goes(tokenizer):
+    out, _ = audit(tokenizer, "train_reasoning.jsonl", (TEMPLATES / "system_raises.jinja").read_text())
+    [system] = out.kept
+    assert (system.code, system.line) == ("TG530", 3) and "System role not supported" in system.message
+    assert "first user message" in system.hint
+
+
+def test_a_template_that_needs_alternating_roles_says_to_merge_the_turns(tokenizer):
+    out, _ = audit(tokenizer, "train_two_users.jsonl", (TEMPLATES / "system_raises.jinja").read_text())
+    [turns] = [f for f in out.kept if f.code == "TG530"]
+    assert "roles must alternate" in turns.message and "merge consecutive turns" in turns.hint

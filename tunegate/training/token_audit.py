@@ -98,11 +98,21 @@ def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: Findi
         return encode_chats(tokenizer, [record.messages], max_seq_len, [train_all], [record.tools])[0]
     except _render_errors() as exc:
         said = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
-        out.add("TG530", "error", f"the chat template cannot render this record: {said}",
-                "Reorder or merge the messages the way the template expects (many templates reject a "
-                "system message or two turns of the same role in a row), or use a template that accepts them.",
+        out.add("TG530", "error", f"the chat template cannot render this record: {said}", _render_fix(said),
                 file=shown, line=record.line, record=record.index)
         return None
+
+
+def _render_fix(said: str) -> str:
+    """The fix for the two rejections shipped templates raise most (Gemma's, Mistral v0.1's)."""
+    text = said.lower()
+    if "system" in text:
+        return ("This template has no system role: put the system message's text at the start of the first "
+                "user message (tunegate convert and TRL do not do it for you), or use a template with one.")
+    if "alternate" in text:
+        return ("This template needs user and assistant turns in strict alternation, starting with the user: "
+                "merge consecutive turns of the same role into one, or use a template that accepts them.")
+    return ("Reorder or merge the messages the way the template expects, or use a template that accepts them.")
 
 
 def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollector, shown: str) -> None:
