@@ -207,3 +207,11 @@ def test_loss_on_replies_masks_a_reply_weighted_zero_and_says_nothing(tokenizer)
     _, audited = audit_split(DATA / "train_weighted.jsonl", "train_weighted.jsonl", tokenizer, 256, out)
     assert not out.kept
     assert "Ask support" not in trained_text(tokenizer, audited[0].encoded)
+
+
+def test_a_reply_ending_exactly_at_max_seq_len_is_whole_and_one_token_less_loses_its_eos(tokenizer):
+    [full] = encode_chats(tokenizer, [CHAT[:3]], max_seq_len=512)
+    [exact] = encode_chats(tokenizer, [CHAT[:3]], max_seq_len=full.full_length)
+    [short] = encode_chats(tokenizer, [CHAT[:3]], max_seq_len=full.full_length - 1)
+    assert not exact.final_reply_cut and exact.labels == full.labels
+    assert short.final_reply_cut and trained_text(tokenizer, short) == "Open Settings."  # the EOS is what went
