@@ -218,3 +218,12 @@ def test_a_template_that_needs_alternating_roles_says_to_merge_the_turns(tokeniz
     out, _ = audit(tokenizer, "train_two_users.jsonl", (TEMPLATES / "system_raises.jinja").read_text())
     [turns] = [f for f in out.kept if f.code == "TG530"]
     assert "roles must alternate" in turns.message and "merge consecutive turns" in turns.hint
+
+
+def test_generation_markers_that_leave_the_eos_outside_are_said(tokenizer):
+    from tunegate.training.tiny_model import CHAT_TEMPLATE
+
+    outside = CHAT_TEMPLATE.replace("{{ eos_token }}{% endgeneration %}", "{% endgeneration %}{{ eos_token }}")
+    assert outside != CHAT_TEMPLATE
+    out, _ = audit(tokenizer, "train_reasoning.jsonl", outside)
+    assert [f.code for f in out.kept] == ["TG539"]
