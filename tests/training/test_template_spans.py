@@ -227,3 +227,23 @@ def test_generation_markers_that_leave_the_eos_outside_are_said(tokenizer):
     assert outside != CHAT_TEMPLATE
     out, _ = audit(tokenizer, "train_reasoning.jsonl", outside)
     assert [f.code for f in out.kept] == ["TG539"]
+
+
+def test_reasoning_a_template_does_not_render_is_said_once_per_file(tokenizer):
+    out, _ = audit(tokenizer, "train_reasoning_field.jsonl", (TEMPLATES / "no_tools.jinja").read_text())
+    [dropped] = out.kept
+    assert (dropped.code, dropped.severity, dropped.line) == ("TG548", "warning", 1)
+    assert dropped.message.startswith("2 of 3 records carry reasoning (reasoning_content or thinking)")
+    assert "trained on the answers without it" in dropped.message
+
+
+def test_reasoning_a_template_renders_is_trained_and_says_nothing(tokenizer):
+    out, audited = audit(tokenizer, "train_reasoning_field.jsonl", (TEMPLATES / "reasoning_field.jinja").read_text())
+    assert not out.kept
+    assert "91 = 7 * 13" in "".join(trained_runs(tokenizer, audited[0].encoded))
+
+
+def test_the_built_in_tiny_template_renders_reasoning(tokenizer):
+    out, audited = audit_file(tokenizer, REALWORLD / "openai_reasoning.jsonl")
+    assert not out.kept
+    assert "<think>\nRecall the fact, check it once.\n</think>" in "".join(trained_runs(tokenizer, audited[0].encoded))

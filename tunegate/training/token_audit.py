@@ -19,7 +19,7 @@ from typing import Any
 from tunegate.dataset.records import ChatRecord, read_chats
 from tunegate.facts import TokenFacts
 from tunegate.report import FindingCollector
-from tunegate.training import tool_checks
+from tunegate.training import template_fields
 from tunegate.training.chat_tokens import IGNORE, EncodedChat, encode_chats, encode_plain
 
 # Records tokenised per file. Rendering and tokenising ~20k chats takes a few seconds on one core;
@@ -54,7 +54,8 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
     if loss_on == "all":
         _check_weights_kept(sample.records, out, shown)
     _check_replies_end(audited, tokenizer, out, shown)
-    tool_checks.check_tools(audited, tokenizer, out, shown)
+    template_fields.check_tools(audited, tokenizer, out, shown)
+    template_fields.check_reasoning(audited, tokenizer, out, shown)
     _check_bos_once(audited, tokenizer, out, shown)
     if sample.sampled:
         out.add("TG531", "info", f"{shown} has {sample.total} records; the token audit tokenised a uniform "

@@ -1,13 +1,17 @@
-"""Does the chat template render a record's tools and tool calls? Templates without tool support
-(Llama 2's, Mistral v0.1's, Gemma 2's) render neither, and say nothing.
+"""Does the chat template render what a record carries beside its text: tools, tool calls, reasoning?
+Templates without tool support (Llama 2's, Mistral v0.1's, Gemma 2's) render no tools, and most render
+no `reasoning_content`, and say nothing.
 
-    check_tools(audited, tokenizer, out, "train.jsonl")   # TG543 per record, TG544 once per file
+    check_tools(audited, tokenizer, out, "train.jsonl")       # TG543 per record, TG544 once per file
+    check_reasoning(audited, tokenizer, out, "train.jsonl")   # TG548 once per file
 
 A reply that only calls a tool then renders as an empty reply and its EOS: the full run would teach
 the model to stop where the data shows a call (TG543, an error). Tool definitions a template leaves
 out are never in the prompt, so the model is taught to call tools it is never shown (TG544). Both
 are judged on the tokens as trained: a call's function name must be in its reply's trained text, a
-definition's name in the record's text.
+definition's name in the record's text. A final reply's reasoning (OpenAI-style `reasoning_content`,
+or `thinking`) must be in the trained text too; earlier replies' reasoning is not judged, as Qwen3's
+template drops it by design.
 """
 from __future__ import annotations
 
@@ -61,3 +65,25 @@ def _schema_name(tool: Any) -> str | None:
     fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
     name = fn.get("name")
     return name if isinstance(name, str) and name else None
+
+
+REASONING_KEYS = ("reasoning_content", "thinking")
+
+
+def check_reasoning(audited: list[Any], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+    """TG548 when final replies carry reasoning the chat template does not render (so it is never trained)."""
+    dropped, total = [], len(audited)
+    for item in audited:
+        rec, enc = item.record, item.encoded
+        replies = [m for m in rec.messages if m.get("role") == "assistant"]
+        if enc is None or rec.plain or enc.final_reply_cut or not replies or replies[-1].get("weight") == 0:
+            continue
+        thought = next((t.strip() for k in REASONING_KEYS if isinstance(t := replies[-1].get(k), str) and t.strip()), "")
+        if thought and thought not in tokenizer.decode([t for t in enc.labels if t != IGNORE]):
+            dropped.append(rec)
+    if dropped:
+        out.add("TG548", "warning", f"{len(dropped)} of {total} records carry reasoning (reasoning_content or "
+                "thinking) on their final reply that the chat template does not render: the model is trained on "
+                "the answers without it", "Use a chat template that renders the reasoning (Qwen3's, DeepSeek-R1's), "
+                "or write it into the reply's content as <think>...</think> if the model is served that way.",
+                file=shown, line=dropped[0].line, record=dropped[0].index)
