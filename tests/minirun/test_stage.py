@@ -249,3 +249,13 @@ def test_a_chat_template_that_does_not_parse_is_one_error_on_the_model(tiny_cach
     syntax = finding(result, "TG545")
     assert syntax.key == "model.id" and "does not parse" in syntax.message
     assert "expected token 'end of statement block'" in syntax.message
+
+
+def test_a_finding_on_a_spec_key_names_the_spec_file_and_the_key(tiny_cache):
+    from tests.support.minirun import DATA
+    from tunegate.gate import check
+
+    report = check(DATA / "lr_out_of_scale.yaml", mini_run=True)
+    scale = next(f for f in report.findings if f.code == "TG535")
+    assert scale.file.endswith("lr_out_of_scale.yaml") and scale.key == "training.learning_rate"
+    assert scale.place().endswith("lr_out_of_scale.yaml:training.learning_rate")
