@@ -91,7 +91,8 @@ def test_the_audit_places_every_reply_of_reasoning_chats_and_says_nothing(tokeni
 def test_a_reply_the_template_leaves_out_of_the_conversation_is_named_as_untrained(tokenizer):
     # Only the final reply is rendered: earlier replies are nowhere in the trained text.
     last_reply_only = ("{% for m in messages %}{% if m['role'] != 'assistant' or loop.last %}"
-                       "<|{{ m['role'] }}|>\n{{ m['content'] }}{{ eos_token if m['role'] == 'assistant' else '<|end|>' }}\n"
+                       "<|{{ m['role'] }}|>\n{{ m['content'] }}"
+                       "{{ eos_token if m['role'] == 'assistant' else '<|end|>' }}\n"
                        "{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
     out, _ = audit(tokenizer, "train_reasoning.jsonl", last_reply_only)
     named = [(f.code, f.severity, f.line) for f in out.kept]
@@ -166,7 +167,8 @@ def test_a_template_that_drops_tool_definitions_is_said_once_per_file(tokenizer)
 
 
 def test_a_template_that_renders_tools_and_calls_says_nothing(tokenizer):
-    out, audited = audit_file(tokenizer, REALWORLD / "openai_tools.jsonl", (TEMPLATES / "default_system.jinja").read_text())
+    template = (TEMPLATES / "default_system.jinja").read_text()
+    out, audited = audit_file(tokenizer, REALWORLD / "openai_tools.jsonl", template)
     assert not [f for f in out.kept if f.code in {"TG543", "TG544"}], out.kept
     assert "get_weather" in "".join(trained_runs(tokenizer, audited[0].encoded))
 

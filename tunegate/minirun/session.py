@@ -237,7 +237,8 @@ class MiniRun:
                "positions takes longer records.")
         if learned:
             self.out.add("TG546", "error", f"{over} records are longer than the model has positions for (the longest "
-                         f"has {n} tokens after truncation to max_seq_len {self.spec.training.max_seq_len}; the model has "
+                         f"has {n} tokens after truncation to max_seq_len {self.spec.training.max_seq_len}; the "
+                         f"model has "
                          f"{limit} positions, a learned table with no row past it): the full run would crash with "
                          "an index error at the first such record", fix, **place)
             return False

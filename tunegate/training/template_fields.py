@@ -78,7 +78,8 @@ def check_reasoning(audited: list[Any], tokenizer: Any, out: FindingCollector, s
         replies = [m for m in rec.messages if m.get("role") == "assistant"]
         if enc is None or rec.plain or enc.final_reply_cut or not replies or replies[-1].get("weight") == 0:
             continue
-        thought = next((t.strip() for k in REASONING_KEYS if isinstance(t := replies[-1].get(k), str) and t.strip()), "")
+        texts = (replies[-1].get(k) for k in REASONING_KEYS)
+        thought = next((t.strip() for t in texts if isinstance(t, str) and t.strip()), "")
         if thought and thought not in tokenizer.decode([t for t in enc.labels if t != IGNORE]):
             dropped.append(rec)
     if dropped:

@@ -171,7 +171,8 @@ def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: Findin
         return
     first = bad[0].record
     out.add("TG539", "warning", f"{len(bad)} of {len(audited)} records have a trained reply that ends with no "
-            f"EOS ({tokenizer.eos_token!r}) or other special token, e.g. {_last_trained_text(tokenizer, bad[0].encoded)!r}: "
+            f"EOS ({tokenizer.eos_token!r}) or other special token, e.g. "
+            f"{_last_trained_text(tokenizer, bad[0].encoded)!r}: "
             "the chat template writes no end-of-turn token after replies, so the model never learns to stop",
             "End the assistant turn in the chat template with {{ eos_token }} (or the model's end-of-turn "
             "token), as the model's own template does.", file=shown, line=first.line, record=first.index)
