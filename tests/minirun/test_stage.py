@@ -233,3 +233,29 @@ def test_a_crash_inside_the_run_is_a_finding_naming_the_step(tiny_cache, monkeyp
     monkeypatch.setenv("TUNEGATE_DEBUG", "1")
     with pytest.raises(KeyError):
         run._guard("the evaluation step", lambda: {}["missing-key"])
+
+
+def test_a_chat_template_that_does_not_parse_is_one_error_on_the_model(tiny_cache, tmp_path):
+    from transformers import AutoTokenizer
+
+    from tunegate.training.tiny_model import make_variant
+
+    folder = make_variant(tiny_cache, tmp_path / "model")
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %"  # the closing brace lost
+    tokenizer.save_pretrained(folder)
+    result, _ = run_stage(load_spec("good", **{"model.id": str(folder)}))
+    assert [f.code for f in result.findings if f.severity == "error"] == ["TG545"]
+    syntax = finding(result, "TG545")
+    assert syntax.key == "model.id" and "does not parse" in syntax.message
+    assert "expected token 'end of statement block'" in syntax.message
+
+
+def test_a_finding_on_a_spec_key_names_the_spec_file_and_the_key(tiny_cache):
+    from tests.support.minirun import DATA
+    from tunegate.gate import check
+
+    report = check(DATA / "lr_out_of_scale.yaml", mini_run=True)
+    scale = next(f for f in report.findings if f.code == "TG535")
+    assert scale.file.endswith("lr_out_of_scale.yaml") and scale.key == "training.learning_rate"
+    assert scale.place().endswith("lr_out_of_scale.yaml:training.learning_rate")

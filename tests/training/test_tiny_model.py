@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import ROOT
-from tunegate.training.tiny_model import TINY_ID, build_tiny_model, ensure_tiny_model, make_variant, resolve_model_id
+from tunegate.training.tiny_model import (TINY_ID, VERSION, build_tiny_model, ensure_tiny_model, make_variant,
+                                          resolve_model_id)
 
 MESSAGES = [{"role": "user", "content": "How do I reset my password?"},
             {"role": "assistant", "content": "Open Settings."}]
@@ -69,7 +70,7 @@ def test_two_processes_building_at_once_both_get_a_complete_model(tmp_path):
     paths = {out.strip() for out, _ in outputs}
     assert len(paths) == 1
     assert (Path(paths.pop()) / "model.safetensors").is_file()
-    assert [p.name for p in tmp_path.iterdir()] == ["tiny-llama-v1"]  # no temporary build left behind
+    assert [p.name for p in tmp_path.iterdir()] == [f"tiny-llama-{VERSION}"]  # no temporary build left behind
 
 
 @pytest.mark.parametrize("pad, expected", [("eos", "</s>"), (None, None), ("distinct", "<pad>")])

@@ -191,3 +191,27 @@ def test_the_audit_renders_each_records_tools(tool_tokenizer):
     _, audited = audit_split(REALWORLD / "openai_tools.jsonl", "openai_tools.jsonl", tool_tokenizer, 4096, out)
     first = audited[0].encoded
     assert "Current weather for a city." in tool_tokenizer.decode(first.input_ids)
+
+
+def test_loss_on_all_says_it_trains_the_replies_weighted_zero(tokenizer):
+    out = FindingCollector("mini-run")
+    _, audited = audit_split(DATA / "train_weighted.jsonl", "train_weighted.jsonl", tokenizer, 256, out, loss_on="all")
+    [ignored] = out.kept
+    assert (ignored.code, ignored.severity, ignored.line, ignored.key) == ("TG542", "warning", 1, "training.loss_on")
+    assert ignored.message.startswith("1 of 2 records have replies with weight: 0")
+    assert all(a.encoded.trainable_tokens == len(a.encoded.input_ids) for a in audited)  # every token trained
+
+
+def test_loss_on_replies_masks_a_reply_weighted_zero_and_says_nothing(tokenizer):
+    out = FindingCollector("mini-run")
+    _, audited = audit_split(DATA / "train_weighted.jsonl", "train_weighted.jsonl", tokenizer, 256, out)
+    assert not out.kept
+    assert "Ask support" not in trained_text(tokenizer, audited[0].encoded)
+
+
+def test_a_reply_ending_exactly_at_max_seq_len_is_whole_and_one_token_less_loses_its_eos(tokenizer):
+    [full] = encode_chats(tokenizer, [CHAT[:3]], max_seq_len=512)
+    [exact] = encode_chats(tokenizer, [CHAT[:3]], max_seq_len=full.full_length)
+    [short] = encode_chats(tokenizer, [CHAT[:3]], max_seq_len=full.full_length - 1)
+    assert not exact.final_reply_cut and exact.labels == full.labels
+    assert short.final_reply_cut and trained_text(tokenizer, short) == "Open Settings."  # the EOS is what went

@@ -14,7 +14,7 @@ from typing import Any
 
 from tunegate import progress
 from tunegate.facts import MiniRunFacts
-from tunegate.minirun import adapter_check
+from tunegate.minirun import adapter_check, packed
 from tunegate.minirun import steps as minirun_steps
 from tunegate.minirun.profile_split import StepProfiler
 from tunegate.report import FindingCollector
@@ -37,6 +37,7 @@ class MiniRun:
         self.place: device.RunPlace | None = None
         self.model: Any = None  # held here so the save step can drop the last reference to it
         self._pad_is_own_eos = False
+        self._audited: dict[str, list[AuditedRecord]] = {}
 
     def run(self) -> None:
         import torch
@@ -84,6 +85,8 @@ class MiniRun:
                          "tokenizer, or set tokenizer.chat_template and save_pretrained it into a folder "
                          "that model.id points at.", key="model.id")
             return False
+        if not self._template_parses():
+            return False
         original_pad = self.tokenizer.pad_token or self.spec.model.pad_token
         try:
             used = substitute_pad_token(self.tokenizer, self.spec.model.pad_token)
@@ -98,6 +101,21 @@ class MiniRun:
                          "pad token (a reserved special token) and save it, so every trainer pads safely.",
                          key="model.id")
         self._pad_is_own_eos = original_pad is not None and self.tokenizer.pad_token_id == self.tokenizer.eos_token_id
+        return True
+
+    def _template_parses(self) -> bool:
+        """A chat template with a syntax error fails on every record alike: one finding on the model."""
+        from jinja2 import TemplateSyntaxError
+
+        try:
+            self.tokenizer.apply_chat_template([{"role": "user", "content": "Hi"}], tokenize=False)
+        except TemplateSyntaxError as exc:
+            self.out.add("TG545", "error", f"the chat template of {self.spec.model.id!r} does not parse: {exc.message} "
+                         f"(template line {exc.lineno})", "Fix the template's Jinja syntax (tokenizer.chat_template, "
+                         "or chat_template.jinja in the model folder) and save it again.", key="model.id")
+            return False
+        except Exception:  # noqa: BLE001  (any other error is about the records: the audit names them)
+            pass
         return True
 
     def _tiny_model_caveat(self) -> None:
@@ -149,6 +167,7 @@ class MiniRun:
                              f"{lost} EOS labels of the training set, and the model never learns to stop",
                              "Give the tokenizer a distinct pad token; tunegate masks padding by position, "
                              "other trainers may not.", key="model.id")
+        self._audited = found
         return found["train"], found["validation"]
 
     def _sample(self, train: list[AuditedRecord]) -> list[AuditedRecord]:
@@ -165,10 +184,11 @@ class MiniRun:
     def _train(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> None:
         if not sample:
             return
-        batches, val_batch = self._batches(sample, val)
+        batches, val_batch, rows = self._batches(sample, val)
         progress.note("loading the model")
         base = self._load_model()
-        if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out):
+        if base is None or not base_model.vocab_fits(base, batches + [val_batch], self.out,
+                                                             self.tokenizer) or not self._positions_fit(base):
             return
         model = self._guard("adding the LoRA adapter", base_model.apply_lora, base, self.spec, self.out)
         del base
@@ -176,6 +196,11 @@ class MiniRun:
             return
         self.stats["trainable_params"] = sum(p.numel() for p in base_model.lora_parameters(model).values())
         self.stats["total_params"] = sum(p.numel() for p in model.parameters())
+        if rows is not None:
+            diff = self._guard("scoring a packed row", packed.check_isolated, model, rows,
+                               self.tokenizer.pad_token_id, self.place, self.out)
+            self.stats["packing"] = {"records": len(sample), "rows": len(rows), "cross_record_logit_diff":
+                                     None if diff is None else runtime.finite_or_text(float(f"{diff:.4g}"))}
         profiler = StepProfiler(self.place, self._gpu_name())
         outcome = self._guard("the training steps", minirun_steps.train_steps, model, batches, self.spec,
                               self.place, self.out, profiler)
@@ -195,11 +220,45 @@ class MiniRun:
         del model
         self._save_and_reload(batches[0], outcome.probe_logits)
 
-    def _batches(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> tuple[list[Any], Any]:
+    def _positions_fit(self, model: Any) -> bool:
+        """TG546 (learned positions: the full run would crash) or TG547 (rotary: past what the model was
+        trained on) when audited records are longer than the model's positions."""
+        limit, learned = base_model.position_limit(model)
+        longest = max(((len(a.encoded.input_ids), role, a) for role, found in self._audited.items()
+                       for a in found if a.encoded is not None), key=lambda x: x[0], default=None)
+        if limit is None or longest is None or longest[0] <= limit:
+            return True
+        over = sum(1 for found in self._audited.values() for a in found
+                   if a.encoded is not None and len(a.encoded.input_ids) > limit)
+        n, role, item = longest
+        place = {"file": runtime.shown_path(self.ctx.files[role]), "line": item.record.line,
+                 "record": item.record.index, "key": "training.max_seq_len"}
+        fix = (f"Set training.max_seq_len: {limit} (or less), or shorten the records; a model with more "
+               "positions takes longer records.")
+        if learned:
+            self.out.add("TG546", "error", f"{over} records are longer than the model has positions for (the longest "
+                         f"has {n} tokens after truncation to max_seq_len {self.spec.training.max_seq_len}; the "
+                         f"model has "
+                         f"{limit} positions, a learned table with no row past it): the full run would crash with "
+                         "an index error at the first such record", fix, **place)
+            return False
+        self.out.add("TG547", "warning", f"{over} records are longer than the {limit} positions the model was "
+                     f"trained on (the longest has {n} tokens): its rotary positions go on, but past what it learned",
+                     fix + " Or set the model's rope_scaling for a longer context.", **place)
+        return True
+
+    def _batches(self, sample: list[AuditedRecord], val: list[AuditedRecord]) -> tuple[list[Any], Any, Any]:
+        """Training batches (packed rows when the spec packs, as the full run), the validation batch
+        (never packed, as the full run evaluates), and the packed rows (None unpacked)."""
         micro, pad = self.spec.training.micro_batch_size, self.tokenizer.pad_token_id
-        batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
+        rows = None
+        if self.spec.training.packing:
+            batches, rows = packed.packed_batches([a.encoded for a in sample], self.spec.training.max_seq_len,
+                                                  micro, pad)
+        else:
+            batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
         usable_val = [a.encoded for a in val if a.usable][:micro]
-        return batches, (collate(usable_val, pad) if usable_val else None)
+        return batches, (collate(usable_val, pad) if usable_val else None), rows
 
     def _load_model(self) -> Any:
         start = time.perf_counter()

@@ -56,7 +56,16 @@ def run_stage(ctx: GateContext) -> StageResult:
     with quiet_transformers():
         MiniRun(ctx, out, stats).run()
     stats["total_s"] = round(time.perf_counter() - start, 3)
+    _place_in_spec(out, ctx.spec_file)
     return out.result(time.perf_counter() - start, stats)
+
+
+def _place_in_spec(out: FindingCollector, spec_file: str | None) -> None:
+    """A finding on a spec key names the spec file with it (`good.yaml:training.learning_rate`), as the
+    estimate's do; without a file the terminal shows only "spec", and the key is lost from sight."""
+    if spec_file is None:
+        return
+    out.kept = [f.model_copy(update={"file": spec_file}) if f.key and not f.file else f for f in out.kept]
 
 
 def _import_stack() -> float:

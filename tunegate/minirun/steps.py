@@ -112,12 +112,19 @@ def _one_step(model: Any, micro: list[dict[str, Any]], optimizer: Any, scaler: A
         losses.append(loss.detach().float())
         scaled = loss / len(micro)  # accumulate the mean, as the HF Trainer does
         (scaler.scale(scaled) if scaler else scaled).backward()
-        tokens += int(batch["attention_mask"].sum())
+        tokens += _tokens(batch)
     with optimizer_range():
         grad_norm, skipped = _clip_and_step(optimizer, scaler, params)
     optimizer.zero_grad(set_to_none=True)
     mean_loss = float(torch.stack(losses).mean())  # .item() syncs the device, so the time is real
     return StepLog(step, mean_loss, grad_norm, time.perf_counter() - start, tokens, skipped)
+
+
+def _tokens(batch: dict[str, Any]) -> int:
+    """Non-padding tokens; packed rows carry no attention mask, and their padding (the slack of
+    rows shorter than the widest) is counted with them."""
+    mask = batch.get("attention_mask")
+    return int(mask.sum()) if mask is not None else int(batch["input_ids"].numel())
 
 
 def _clip_and_step(optimizer: Any, scaler: Any, params: dict[str, Any]) -> tuple[float, bool]:

@@ -12,7 +12,12 @@ Which tokens are the assistant's: when the template marks replies with `{% gener
 transformers' own `return_assistant_tokens_mask` says so. Most real templates (Llama 3, Qwen,
 Mistral) have no such markers; for them each reply's characters are found by rendering the
 conversation up to the reply with `add_generation_prompt=True` and up to its end: the difference
-is the reply plus its end-of-turn token, which the model must learn to emit.
+is the reply plus its end-of-turn token, which the model must learn to emit. A template that
+renders a reply differently once later turns follow it (Qwen3 drops an earlier reply's `<think>`
+block and trims it) defeats that difference: the conversation is then rendered once more with the
+reply's text replaced by a marker, and the text around the marker is the text around the reply as
+the whole conversation renders it. A reply neither way places is listed in `unplaced_replies`
+(the token audit says so, TG538): it is not trained.
 
 A record's tool definitions (`tools`) go to the template with its messages, as TRL's SFTTrainer
 and axolotl pass the column: templates render them into the system prompt, so they take tokens
@@ -26,6 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 IGNORE = -100  # the label PyTorch's cross-entropy skips
+# Stands in for a reply's text to find where the template puts it: letters only, so no template's
+# trim, split on '</think>' or escaping changes it.
+_MARKER = "TUNEGATEREPLYMARKER"
 _GENERATION = re.compile(r"{%-?\s*generation\s*-?%}")
 
 Conversation = list[dict[str, Any]]
@@ -42,6 +50,7 @@ class EncodedChat:
     final_reply_cut: bool  # the last assistant reply lost tokens (or all of them) to truncation
     first_reply_token: int | None  # where the first assistant token sits before truncation
     cut: tuple[int, ...] = ()  # the tokens truncation dropped (what `tunegate samples` shows)
+    unplaced_replies: tuple[int, ...] = ()  # message indices of replies not found in the rendered text
 
     @property
     def trainable_tokens(self) -> int:
@@ -63,38 +72,41 @@ def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_
         return []
     every = list(train_all) + [False] * (len(conversations) - len(train_all))
     schemas = list(tools) + [None] * (len(conversations) - len(tools))
-    return [_truncate(ids, [1] * len(ids) if all_tokens else mask, max_seq_len)
-            for (ids, mask), all_tokens in zip(_pairs(tokenizer, conversations, schemas), every)]
+    return [_truncate(ids, [1] * len(ids) if all_tokens else mask, max_seq_len, () if all_tokens else unplaced)
+            for (ids, mask, unplaced), all_tokens in zip(_pairs(tokenizer, conversations, schemas), every)]
 
 
 def _pairs(tokenizer: Any, conversations: Sequence[Conversation], tools: list[Tools]) -> Any:
-    """(token ids, 1 where a reply's token is trained) of each conversation."""
+    """(token ids, 1 where a reply's token is trained, replies not placed) of each conversation."""
     weighted = any(m.get("weight") == 0 for conv in conversations for m in conv)
     # One call renders the batch with one tools argument: only when no conversation has its own.
     if has_generation_markers(tokenizer.chat_template) and not weighted and not any(tools):
         out = tokenizer.apply_chat_template(list(conversations), return_dict=True,
                                             return_assistant_tokens_mask=True)
-        return zip(out["input_ids"], out["assistant_masks"])
+        return zip(out["input_ids"], out["assistant_masks"], [()] * len(conversations))
     return _encode_by_prefix(tokenizer, conversations, tools)
 
 
 def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation],
-                      tools: list[Tools]) -> list[tuple[list[int], list[int]]]:
+                      tools: list[Tools]) -> list[tuple[list[int], list[int], tuple[int, ...]]]:
     rendered = [_render_with_spans(tokenizer, conv, schemas) for conv, schemas in zip(conversations, tools)]
-    enc = tokenizer([text for text, _ in rendered], add_special_tokens=False, return_offsets_mapping=True)
-    pairs = []
-    for ids, offsets, (_, spans) in zip(enc["input_ids"], enc["offset_mapping"], rendered):
-        pairs.append((ids, _mask_from_spans(offsets, spans)))
-    return pairs
+    enc = tokenizer([text for text, _, _ in rendered], add_special_tokens=False, return_offsets_mapping=True)
+    return [(ids, _mask_from_spans(offsets, spans), unplaced)
+            for ids, offsets, (_, spans, unplaced) in zip(enc["input_ids"], enc["offset_mapping"], rendered)]
 
 
-def _render_with_spans(tokenizer: Any, conv: Conversation, tools: Tools = None) -> tuple[str, list[tuple[int, int]]]:
-    """The rendered text and the character span of each assistant reply in it."""
+Span = tuple[int, int]
+
+
+def _render_with_spans(tokenizer: Any, conv: Conversation,
+                       tools: Tools = None) -> tuple[str, list[Span], tuple[int, ...]]:
+    """The rendered text, the character span of each trained reply in it, and the replies not found."""
     def render(messages: Conversation, prompt: bool = False) -> str:
         return tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=prompt)
 
     full = render(conv)
-    spans: list[tuple[int, int]] = []
+    spans: list[Span] = []
+    unplaced: list[int] = []
     for i, msg in enumerate(conv):
         if msg["role"] != "assistant" or msg.get("weight") == 0:
             continue
@@ -104,11 +116,54 @@ def _render_with_spans(tokenizer: Any, conv: Conversation, tools: Tools = None) 
         if full.startswith(upto) and upto.startswith(before) and len(before) >= cursor and len(upto) > len(before):
             spans.append((len(before), len(upto)))
             continue
-        # The template rewrites earlier turns (some drop old reasoning): fall back to the text itself.
-        start = full.find(msg["content"], cursor) if msg["content"] else -1
-        if start >= 0:
-            spans.append((start, start + len(msg["content"])))
-    return full, spans
+        # The template renders this reply differently inside the whole conversation.
+        span = _span_by_marker(render, conv, i, full, cursor) or _span_by_text(full, msg, before, upto, cursor)
+        if span is None:
+            unplaced.append(i)
+        else:
+            spans.append(span)
+    return full, spans, tuple(unplaced)
+
+
+def _span_by_marker(render: Any, conv: Conversation, i: int, full: str, cursor: int) -> Span | None:
+    """Render the conversation with reply i's text replaced by a marker: what precedes and follows the
+    marker precedes and follows the reply in `full`; the end-of-turn text the template writes after
+    a final reply (its EOS) belongs to the span, as in the prefix difference."""
+    from jinja2 import TemplateError
+
+    marked = [*conv[:i], {**conv[i], "content": _MARKER}, *conv[i + 1:]]
+    try:
+        whole, last = render(marked), render(marked[: i + 1])
+    except (TemplateError, TypeError, ValueError):
+        return None
+    if whole.count(_MARKER) != 1 or last.count(_MARKER) != 1:
+        return None
+    head, tail = whole.split(_MARKER)
+    stop = len(full) - len(tail)
+    if not (full.startswith(head) and full.endswith(tail) and cursor <= len(head) <= stop):
+        return None
+    end_of_turn = last.split(_MARKER)[1]
+    if end_of_turn and tail.startswith(end_of_turn):
+        stop += len(end_of_turn)
+    return (len(head), stop) if stop > len(head) else None
+
+
+def _span_by_text(full: str, msg: dict[str, Any], before: str, upto: str, cursor: int) -> Span | None:
+    """The reply's own text, searched after its turn's header when the header is where it was
+    (never in an earlier turn that quotes it), with the end-of-turn text that follows it."""
+    content = msg.get("content")
+    if not isinstance(content, str) or not content:
+        return None
+    from_here = max(cursor, len(before)) if full.startswith(before) else cursor
+    start = full.find(content, from_here)
+    if start < 0:
+        return None
+    stop = start + len(content)
+    at = upto.rfind(content)
+    end_of_turn = upto[at + len(content):] if at >= 0 else ""
+    if end_of_turn and full.startswith(end_of_turn, stop):
+        stop += len(end_of_turn)
+    return start, stop
 
 
 def _mask_from_spans(offsets: Sequence[tuple[int, int]], spans: list[tuple[int, int]]) -> list[int]:
@@ -149,12 +204,13 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-def _truncate(ids: list[int], mask: list[int], max_seq_len: int) -> EncodedChat:
+def _truncate(ids: list[int], mask: list[int], max_seq_len: int, unplaced: tuple[int, ...] = ()) -> EncodedChat:
     marked = [i for i, m in enumerate(mask) if m]
     labels = [tok if m else IGNORE for tok, m in zip(ids[:max_seq_len], mask[:max_seq_len])]
     return EncodedChat(input_ids=list(ids[:max_seq_len]), labels=labels, full_length=len(ids),
                        final_reply_cut=bool(marked) and marked[-1] >= max_seq_len,
-                       first_reply_token=marked[0] if marked else None, cut=tuple(ids[max_seq_len:]))
+                       first_reply_token=marked[0] if marked else None, cut=tuple(ids[max_seq_len:]),
+                       unplaced_replies=tuple(unplaced))
 
 
 def substitute_pad_token(tokenizer: Any, wanted: str | None = None) -> str | None:

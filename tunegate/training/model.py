@@ -113,16 +113,40 @@ def _check_trainable(model: Any, out: FindingCollector) -> None:
                 "modules in PEFT's modules_to_save instead.", key="lora.target_modules")
 
 
-def vocab_fits(model: Any, batches: list[dict[str, Any] | None], out: FindingCollector) -> bool:
+def vocab_fits(model: Any, batches: list[dict[str, Any] | None], out: FindingCollector, tokenizer: Any = None) -> bool:
     """Every token id the data uses has a row in the model's embedding (else: an index error mid-run)."""
     rows = model.get_input_embeddings().num_embeddings
     top = max(int(b["input_ids"].max()) for b in batches if b is not None)
     if top < rows:
         return True
-    out.add("TG534", "error", f"the tokenizer produces token id {top} but the model's embedding has only {rows} "
+    if tokenizer is not None and top == tokenizer.pad_token_id:
+        # A tokenizer_config.json naming a pad token its vocabulary lacks: transformers adds it on load.
+        out.add("TG534", "error", f"the tokenizer produces token id {top} ({tokenizer.pad_token!r}, the tokenizer's "
+                f"pad token) but the model's embedding has only {rows} rows: the pad token is not in the vocabulary "
+                "the model was trained with", "Set model.pad_token (axolotl: special_tokens.pad_token) to a token "
+                "the model has (its unk or a reserved special token), or call model.resize_token_embeddings"
+                "(len(tokenizer)) and save model and tokenizer together.", key="model.pad_token")
+        return False
+    name = f" ({tokenizer.convert_ids_to_tokens(top)!r})" if tokenizer is not None else ""
+    out.add("TG534", "error", f"the tokenizer produces token id {top}{name} but the model's embedding has only {rows} "
             "rows: tokenizer and model do not match", "Use the tokenizer saved with this model; after adding "
             "tokens, call model.resize_token_embeddings(len(tokenizer)) and save both.", key="model.id")
     return False
+
+
+def position_limit(model: Any) -> tuple[int | None, bool]:
+    """(positions the model was built for, whether they are a learned table), or (None, False) when its
+    config names none (ALiBi models such as BLOOM have no limit). A learned table (GPT-2's wpe, OPT's
+    embed_positions) has no row past its size: a longer record is an index error on the device; rotary
+    positions go on but past what the model was trained on."""
+    from torch import nn
+
+    config = model.config
+    limit = next((v for k in ("max_position_embeddings", "n_positions")
+                  if isinstance(v := getattr(config, k, None), int) and v > 0), None)
+    learned = any(isinstance(m, nn.Embedding) and ("pos" in name.rsplit(".", 1)[-1] or name.endswith("wpe"))
+                  for name, m in model.named_modules())
+    return limit, learned
 
 
 def lora_parameters(model: Any) -> dict[str, Any]:

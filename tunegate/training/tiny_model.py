@@ -6,7 +6,7 @@
 The model hub cannot be reached from our machines, so tests and the demo use this model. It is
 written with `save_pretrained` and loaded back through `AutoModelForCausalLM`/`AutoTokenizer`,
 exactly the path a real model id or local folder takes. The cache folder is
-`$TUNEGATE_CACHE/tiny-llama-v1` (default `~/.cache/tunegate`); two processes may build at once:
+`$TUNEGATE_CACHE/tiny-llama-VERSION` (default `~/.cache/tunegate`); two processes may build at once:
 each builds in its own temporary folder and renames it into place, and the loser reuses the winner's.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 TINY_ID = "tunegate/tiny-llama"
 # Bump when the recipe below changes so old caches are not reused.
-VERSION = "v1"
+VERSION = "v2"  # v2: the chat template renders tools, tool calls and reasoning
 SEED = 0
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "tiny_corpus.txt"
 
@@ -27,11 +27,20 @@ ROLE_TOKENS = ["<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 
 # The assistant turn sits inside {% generation %} so `return_assistant_tokens_mask` marks exactly
 # the reply and its EOS (the model must learn to stop); role headers and other turns stay masked.
+# Tool definitions go first and a reply's tool calls after its text, as tool-use templates (Qwen2.5,
+# Llama 3.1) render them: without them a tool-call reply would be trained as an empty one (TG543).
+# A reply's reasoning (reasoning_content or thinking) goes before its text in <think>, as Qwen3's.
 CHAT_TEMPLATE = (
     "{{ bos_token }}"
+    "{% if tools %}<|system|>\nTools:{% for tool in tools %}\n{{ tool | tojson }}{% endfor %}<|end|>\n{% endif %}"
     "{% for message in messages %}"
     "{% if message['role'] == 'assistant' %}"
-    "<|assistant|>\n{% generation %}{{ message['content'] }}{{ eos_token }}{% endgeneration %}\n"
+    "<|assistant|>\n{% generation %}"
+    "{% set thought = message.get('reasoning_content') or message.get('thinking') %}"
+    "{% if thought %}<think>\n{{ thought }}\n</think>\n\n{% endif %}{{ message['content'] }}"
+    "{% for call in message.get('tool_calls') or [] %}"
+    "<call>{{ (call['function'] if call['function'] is defined else call) | tojson }}</call>{% endfor %}"
+    "{{ eos_token }}{% endgeneration %}\n"
     "{% else %}"
     "<|{{ message['role'] }}|>\n{{ message['content'] }}<|end|>\n"
     "{% endif %}"

@@ -19,7 +19,8 @@ from typing import Any
 from tunegate.dataset.records import ChatRecord, read_chats
 from tunegate.facts import TokenFacts
 from tunegate.report import FindingCollector
-from tunegate.training.chat_tokens import EncodedChat, encode_chats, encode_plain
+from tunegate.training import template_fields
+from tunegate.training.chat_tokens import IGNORE, EncodedChat, encode_chats, encode_plain
 
 # Records tokenised per file. Rendering and tokenising ~20k chats takes a few seconds on one core;
 # beyond that a uniform sample of this size gives percentiles within a fraction of a percent.
@@ -50,6 +51,12 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
     audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown, loss_on == "all")
     for item in audited:
         _record_findings(item, max_seq_len, out, shown)
+    if loss_on == "all":
+        _check_weights_kept(sample.records, out, shown)
+    _check_replies_end(audited, tokenizer, out, shown)
+    template_fields.check_tools(audited, tokenizer, out, shown)
+    template_fields.check_reasoning(audited, tokenizer, out, shown)
+    _check_bos_once(audited, tokenizer, out, shown)
     if sample.sampled:
         out.add("TG531", "info", f"{shown} has {sample.total} records; the token audit tokenised a uniform "
                 f"sample of {len(sample.records)}, so counts below are for the sample",
@@ -58,10 +65,16 @@ def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: F
     return stats, audited
 
 
-def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                shown: str, train_all: bool = False) -> list[AuditedRecord]:
+def _render_errors() -> tuple[type[BaseException], ...]:
+    """What a chat template raises on a record: jinja's own errors, and the Python errors its
+    expressions raise at render time ('text' + 1 is a TypeError)."""
     from jinja2 import TemplateError
 
+    return (TemplateError, TypeError, ValueError, ArithmeticError, LookupError)
+
+
+def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
+                shown: str, train_all: bool = False) -> list[AuditedRecord]:
     audited: list[AuditedRecord] = []
     for start in range(0, len(records), BATCH):
         chunk = [r for r in records[start:start + BATCH] if not r.plain]
@@ -69,7 +82,7 @@ def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out
         try:
             encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
                                                                   max_seq_len, every, [r.tools for r in chunk]))
-        except TemplateError:
+        except _render_errors():
             encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown, e) for r, e in zip(chunk, every)]
         plain = [r for r in records[start:start + BATCH] if r.plain]
         pairs = [(r.messages[0]["content"], r.messages[1]["content"]) for r in plain]
@@ -84,12 +97,23 @@ def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: Findi
 
     try:
         return encode_chats(tokenizer, [record.messages], max_seq_len, [train_all], [record.tools])[0]
-    except TemplateError as exc:
-        out.add("TG530", "error", f"the chat template cannot render this record: {exc}",
-                "Reorder or merge the messages the way the template expects (many templates reject a "
-                "system message or two turns of the same role in a row), or use a template that accepts them.",
+    except _render_errors() as exc:
+        said = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
+        out.add("TG530", "error", f"the chat template cannot render this record: {said}", _render_fix(said),
                 file=shown, line=record.line, record=record.index)
         return None
+
+
+def _render_fix(said: str) -> str:
+    """The fix for the two rejections shipped templates raise most (Gemma's, Mistral v0.1's)."""
+    text = said.lower()
+    if "system" in text:
+        return ("This template has no system role: put the system message's text at the start of the first "
+                "user message (tunegate convert and TRL do not do it for you), or use a template with one.")
+    if "alternate" in text:
+        return ("This template needs user and assistant turns in strict alternation, starting with the user: "
+                "merge consecutive turns of the same role into one, or use a template that accepts them.")
+    return ("Reorder or merge the messages the way the template expects, or use a template that accepts them.")
 
 
 def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollector, shown: str) -> None:
@@ -101,6 +125,11 @@ def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollecto
         return
     if enc is None:
         return
+    for index in enc.unplaced_replies:
+        out.add("TG538", "warning", f"the assistant reply at message {index + 1} of {len(rec.messages)} is not in "
+                "the text the chat template renders for the whole conversation (it rewrites or drops earlier "
+                "replies), so it is not trained", "Mark the reply in the template with {% generation %} ... "
+                "{% endgeneration %}, or give each reply its own record (the conversation up to it).", **place)
     if enc.trainable_tokens == 0:
         out.add("TG510", "error", _zero_trainable_message(enc, max_seq_len),
                 "Shorten the earlier turns, drop the record, or raise training.max_seq_len; a record with "
@@ -114,6 +143,91 @@ def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollecto
         out.add("TG512", "warning", f"the final assistant reply is cut by truncation to max_seq_len "
                 f"{max_seq_len}, so the model never sees how it ends (nor learns to stop there)",
                 "Raise training.max_seq_len or shorten the conversation before the last reply.", **place)
+
+
+def _check_weights_kept(records: list[ChatRecord], out: FindingCollector, shown: str) -> None:
+    """TG542: loss_on all trains every token of a conversation, the replies a record weights 0 too."""
+    weighted = [r for r in records if not r.plain and not r.completion_only
+                and any(m.get("weight") == 0 for m in r.messages)]
+    if weighted:
+        out.add("TG542", "warning", f"{len(weighted)} of {len(records)} records have replies with weight: 0, but "
+                "training.loss_on: all trains every token, those replies too", "Use training.loss_on: replies "
+                "(axolotl: train_on_inputs: false) to honour the weights, or drop weight: 0 where the reply "
+                "should be trained.", file=shown, line=weighted[0].line, record=weighted[0].index,
+                key="training.loss_on")
+
+
+def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+    """TG539 when trained replies end with no EOS or end-of-turn token: the model never learns to stop.
+
+    A reply's trained tokens end with what the template writes after it; a shipped template writes a
+    special token there (</s>, <|im_end|>, <|eot_id|>, <end_of_turn>). A reply cut by truncation is not
+    counted: its end is TG512's."""
+    stops = _stop_ids(tokenizer)
+    if not stops:
+        return
+    bad = [a for a in audited if a.encoded is not None and _reply_without_stop(a.encoded, stops)]
+    if not bad:
+        return
+    first = bad[0].record
+    out.add("TG539", "warning", f"{len(bad)} of {len(audited)} records have a trained reply that ends with no "
+            f"EOS ({tokenizer.eos_token!r}) or other special token, e.g. "
+            f"{_last_trained_text(tokenizer, bad[0].encoded)!r}: "
+            "the chat template writes no end-of-turn token after replies, so the model never learns to stop",
+            "End the assistant turn in the chat template with {{ eos_token }} (or the model's end-of-turn "
+            "token), as the model's own template does.", file=shown, line=first.line, record=first.index)
+
+
+def _check_bos_once(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+    """TG541 when records start with two BOS tokens (a template writing bos_token beside a literal BOS):
+    the model is trained on a start it never sees when served. Tokenising never adds one here."""
+    bos = tokenizer.bos_token_id
+    bad = [a for a in audited if bos is not None and a.encoded is not None and a.encoded.input_ids[:2] == [bos, bos]]
+    if bad:
+        first = bad[0].record
+        out.add("TG541", "warning", f"{len(bad)} of {len(audited)} records start with the BOS token "
+                f"{tokenizer.bos_token!r} twice: the chat template writes it twice", "Write the BOS once in the "
+                "chat template ({{ bos_token }} or its literal text, not both); tunegate tokenises the rendered "
+                "text without adding another.", file=shown, line=first.line, record=first.index)
+
+
+def _stop_ids(tokenizer: Any) -> set[int]:
+    ids = set(getattr(tokenizer, "all_special_ids", None) or [])
+    for token_id, token in (getattr(tokenizer, "added_tokens_decoder", None) or {}).items():
+        if getattr(token, "special", False):
+            ids.add(token_id)
+    if tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    if tokenizer.pad_token_id is not None and tokenizer.pad_token_id != tokenizer.eos_token_id:
+        ids.discard(tokenizer.pad_token_id)  # a pad token never ends a reply
+    return ids
+
+
+def _trained_runs(enc: EncodedChat) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for i, label in enumerate(enc.labels):
+        if label == IGNORE:
+            continue
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def _reply_without_stop(enc: EncodedChat, stops: set[int]) -> bool:
+    for start, stop in _trained_runs(enc):
+        if stop == len(enc.input_ids) and enc.final_reply_cut:
+            continue
+        if not any(enc.labels[i] in stops for i in range(start, stop)):
+            return True
+    return False
+
+
+def _last_trained_text(tokenizer: Any, enc: EncodedChat) -> str:
+    runs = [r for r in _trained_runs(enc) if not any(enc.labels[i] in _stop_ids(tokenizer) for i in range(*r))]
+    start, stop = runs[0]
+    return tokenizer.decode(enc.input_ids[max(start, stop - 6):stop])
 
 
 def _zero_trainable_message(enc: EncodedChat, max_seq_len: int) -> str:
