@@ -40,3 +40,14 @@ def test_a_type_nobody_knows_is_shown_as_a_labelled_guess_and_is_an_error(tmp_pa
     assert result.stats["model"]["count"] == "llama-style guess"
     widened = calibration.BAND_HIGH + calibration.UNKNOWN_ARCHITECTURE_WIDENING
     assert m["high_gib"] == pytest.approx(m["peak_gib"] * widened, abs=2e-3)
+
+
+def test_a_decoder_naming_its_shapes_otherwise_is_counted_not_refused_as_unusable(tmp_path, monkeypatch):
+    # OPT writes its MLP width as ffn_dim: read as a Llama it once lacked intermediate_size (TG405)
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path))
+    spec = make_spec(model={"id": str(UNKNOWN / "opt-1.3b")}, training={"max_seq_len": 2048})
+    est = estimate_run(spec)
+    assert est.count == "meta-device"
+    assert abs(est.memory.total_params - 1.3e9) / 1.3e9 < 0.03  # facebook/opt-1.3b: 1.3 B (transformers builds 1,315,758,080)
+    assert {f.code for f in estimate_stage(context(spec)).findings}.isdisjoint({"TG405", "TG411"})

@@ -339,6 +339,8 @@ def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     default = _TEXT_TYPE_OF_WRAPPER.get(str(config.get("model_type")), "llama") if wrapper else "llama"
     kind = str(cfg.get("model_type", default))
     reader = READERS.get(kind, _llama_like)
+    if kind not in READERS and kind not in _LLAMA_LIKE:
+        cfg = {**_guessed_names(cfg), **cfg}
     arch = reader({**_CLASS_DEFAULTS.get(kind, {}), **cfg}, kind)
     if wrapper is not None and any(wrapper.get(k) for k in _TOWERS):
         arch = _with_towers(arch, wrapper)
@@ -346,6 +348,22 @@ def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     if arch.position_embeddings and not context["max_positions"]:
         context["max_positions"] = arch.position_embeddings  # the family's default (GPT-2's 1024)
     return arch.model_copy(update={"source": source, **_checkpoint_quantization(config), **context})
+
+
+# What other decoders call the shapes a Llama-style reading needs (OPT's ffn_dim, GPT-J's n_inner,
+# T5-style d_model/d_ff): an architecture nobody counts is still read as a guess (exact=False, then
+# counted on the meta device or TG411) rather than refused as an unusable config (TG405).
+_ALIASES = {"hidden_size": ("d_model", "n_embd", "dim"), "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
+            "num_attention_heads": ("n_head", "num_heads", "n_heads"),
+            "intermediate_size": ("ffn_dim", "n_inner", "d_ff", "ffn_hidden_size", "inner_hidden_size")}
+
+
+def _guessed_names(cfg: dict[str, Any]) -> dict[str, Any]:
+    found = {key: next((cfg[a] for a in names if type(cfg.get(a)) is int and cfg[a] > 0), None)
+             for key, names in _ALIASES.items() if key not in cfg or cfg[key] is None}
+    if found.get("intermediate_size") is None and type(cfg.get("hidden_size", found.get("hidden_size"))) is int:
+        found["intermediate_size"] = 4 * (cfg.get("hidden_size") or found["hidden_size"])  # the classic MLP width
+    return {k: v for k, v in found.items() if v is not None}
 
 
 _POSITION_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")
