@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tunegate.errors import NomadError  # noqa: E402
 from tunegate.spec.search_space import NomadSpace  # noqa: E402
-from tunegate.sweep.nomad_points import point_from_overrides  # noqa: E402
+from tunegate.spec.nomad_points import point_from_overrides  # noqa: E402
 from tunegate.sweep.nomad_outcome import Outcome  # noqa: E402
 from tunegate.sweep.nomad_search import _drive, _Session, nomad_problem, run_nomad  # noqa: E402
 

@@ -12,10 +12,10 @@ from tests.support.paths import DATA as TEST_DATA
 from tunegate.gate import check
 from tunegate.spec import yaml_loader
 from tunegate.spec.check import load_spec, parse_spec
+from tunegate.spec.nomad_points import start_from
 from tunegate.spec.search_space import NomadSpace
 from tunegate.sweep.candidates import write_candidate_spec
 from tunegate.sweep.nomad_outcome import Outcome, from_report
-from tunegate.sweep.nomad_points import start_from
 from tunegate.sweep.nomad_search import run_nomad
 
 pytest.importorskip("PyNomad")

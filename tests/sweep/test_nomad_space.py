@@ -10,8 +10,8 @@ from tests.support.paths import DATA as TEST_DATA
 from tunegate.errors import SpaceError
 from tunegate.spec.check import read_spec
 from tunegate.spec.model import Spec
+from tunegate.spec.nomad_points import point_from_overrides, start_from, to_overrides
 from tunegate.spec.search_space import DropoutRange, NomadSpace
-from tunegate.sweep.nomad_points import point_from_overrides, start_from, to_overrides
 from tunegate.sweep.nomad_search import nomad_problem
 
 DATA = TEST_DATA / "nomad"

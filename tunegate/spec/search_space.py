@@ -124,11 +124,11 @@ class NomadSpace(BaseModel):
         return [r.upper for r in self.ranges()]
 
     def start(self) -> list[float]:
-        """The start point; raises SpaceError when a variable has none (see `tunegate.sweep.nomad_points.start_from`)."""
+        """The start point; raises SpaceError when a variable has none (see `tunegate.spec.nomad_points.start_from`)."""
         missing = [n for n, r in zip(self.names(), self.ranges()) if r.start is None]
         if missing:
             raise SpaceError(f"sweep.space has no start for {', '.join(missing)}; set "
-                             f"sweep.space.{missing[0]}.start or fill it from the spec with tunegate.sweep.nomad_points.start_from")
+                             f"sweep.space.{missing[0]}.start or fill it from the spec with tunegate.spec.nomad_points.start_from")
         return [r.start for r in self.ranges()]
 
 

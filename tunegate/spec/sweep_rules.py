@@ -21,7 +21,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,23 +38,28 @@ MAX_CHECKED = 256
 FIXED_SECTIONS = ("sweep", "tracking")
 # Codes the base spec already reports for every string in the file, candidates included.
 _REPORTED_ON_THE_BASE = {"TG124"}
+CheckMapping = Callable[[Located, str, Path, FindingCollector], "Spec | None"]
 
 
 def sweep_findings(spec: Spec, located: Located, where: str, path: Path,
-                   base_errors: set[tuple[str, str | None]]) -> list[Finding]:
-    """Findings about the sweep section of a structurally valid spec (none without a sweep section)."""
+                   base_errors: set[tuple[str, str | None]], check: CheckMapping) -> list[Finding]:
+    """Findings about the sweep section of a structurally valid spec (none without a sweep section).
+
+    `check` is the spec stage itself (`tunegate.spec.check.check_mapping`), handed in by it, so each
+    candidate is checked as its own spec would be without this module importing its caller.
+    """
     data = located.data
     if not isinstance(data, dict) or not isinstance(data.get("sweep"), dict):
         return []
     base = {k: v for k, v in data.items() if k != "sweep"}
     found: dict[tuple[Any, ...], Finding] = {}
-    for f in _all(spec, located, where, path, base, base_errors):
+    for f in _all(spec, located, where, path, base, base_errors, check):
         found.setdefault((f.code, f.key, f.message), f)
     return list(found.values())
 
 
 def _all(spec: Spec, loc: Located, where: str, path: Path, base: dict[str, Any],
-         base_errors: set[tuple[str, str | None]]) -> Iterator[Finding]:
+         base_errors: set[tuple[str, str | None]], check: CheckMapping) -> Iterator[Finding]:
     sweep = spec.sweep
     yield from _grid_axes(sweep.grid, loc, where)
     proposals = list(_proposals(spec))
@@ -72,7 +77,7 @@ def _all(spec: Spec, loc: Located, where: str, path: Path, base: dict[str, Any],
         kept.append((label, overrides, places))
     for label, overrides, places in kept[:MAX_CHECKED]:
         yield from _fixed_keys(spec, overrides, places, loc, where, path)
-        yield from _candidate(overrides, places, label, loc, where, path, base, base_errors)
+        yield from _candidate(overrides, places, label, loc, where, path, base, base_errors, check)
     planned = _planned(spec, kept)
     if planned > sweep.max_evals:
         key = "sweep.max_evals" if "sweep.max_evals" in loc.places else "sweep"
@@ -158,12 +163,12 @@ def _resolved(spec_path: Path, value: Any) -> Path | None:
 
 
 def _candidate(overrides: dict[str, Any], places: dict[str, str], label: str, loc: Located, where: str,
-               path: Path, base: dict[str, Any], base_errors: set[tuple[str, str | None]]) -> Iterator[Finding]:
+               path: Path, base: dict[str, Any], base_errors: set[tuple[str, str | None]],
+               check: CheckMapping) -> Iterator[Finding]:
     """The candidate's own spec stage, its errors moved to the override that caused them: an unknown key
     is an error of the sweep spec (TG170); a refused value a warning that this candidate will be
     rejected (TG176; the sweep still evaluates and logs it, as it does a NOMAD point)."""
-    from tunegate.spec.check import check_mapping
-    from tunegate.sweep.candidates import apply_overrides
+    from tunegate.spec.overrides import apply_overrides
 
     try:
         data = apply_overrides(base, overrides)
@@ -172,7 +177,7 @@ def _candidate(overrides: dict[str, Any], places: dict[str, str], label: str, lo
                   "Write the override as a dotted key of a setting (lora.r) or as a mapping of its section.")
         return
     out = FindingCollector("spec")
-    check_mapping(Located(data=data), where, path, out)
+    check(Located(data=data), where, path, out)
     for f in out.kept:
         if f.severity != "error" or (f.code, f.key) in base_errors or f.code in _REPORTED_ON_THE_BASE:
             continue
@@ -201,13 +206,12 @@ def _cause(key: str | None, places: dict[str, str]) -> str | None:
 
 def _nomad_space(spec: Spec, loc: Located, where: str) -> Iterator[Finding]:
     """TG175: the NOMAD search cannot start from this spec (run_nomad would raise after Prefect started)."""
-    from tunegate.sweep.nomad_points import start_from
-    from tunegate.sweep.nomad_search import nomad_problem
+    from tunegate.spec.nomad_points import checked_problem, start_from
 
     sweep = spec.sweep
     try:
-        nomad_problem(start_from(sweep.space, spec), max_evals=sweep.max_evals, seed=sweep.seed,
-                      max_block_size=sweep.max_parallel)
+        checked_problem(start_from(sweep.space, spec), max_evals=sweep.max_evals, seed=sweep.seed,
+                        max_block_size=sweep.max_parallel)
     except SpaceError as exc:
         text = str(exc)
         setting = {"max_evals": "sweep.max_evals", "seed": "sweep.seed", "max_block_size": "sweep.max_parallel"}

@@ -5,7 +5,6 @@ through exactly the same gate as a hand-written spec.
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 from pathlib import Path
@@ -17,8 +16,7 @@ import yaml
 from tunegate.errors import UsageError
 from tunegate.spec.check import ParsedSpec
 from tunegate.spec.model import Spec
-
-Overrides = dict[str, Any]
+from tunegate.spec.overrides import Overrides, apply_overrides
 
 
 def propose(spec: Spec, strategy: str | None = None) -> list[Overrides]:
@@ -58,30 +56,6 @@ def _distinct(candidates: list[Overrides]) -> list[Overrides]:
             seen.add(key)
             out.append(c)
     return out
-
-
-def apply_overrides(data: dict[str, Any], overrides: Overrides) -> dict[str, Any]:
-    """A deep copy of raw spec data with each dotted key set (`{"lora.r": 8}`).
-
-    A mapping merges into the section it names (`{"lora": {"r": 16}}` keeps the spec's lora.alpha),
-    as `{"lora.r": 16}` does: replacing the section would silently reset its other keys to defaults.
-    """
-    out = copy.deepcopy(data)
-    for dotted, value in overrides.items():
-        node = out
-        *parents, leaf = str(dotted).split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise UsageError(f"sweep override '{dotted}': '{part}' is not a section")
-        node[leaf] = _merged(node.get(leaf), copy.deepcopy(value))
-    return out
-
-
-def _merged(old: Any, new: Any) -> Any:
-    if not (isinstance(old, dict) and isinstance(new, dict)):
-        return new
-    return {**old, **{k: _merged(old.get(k), v) for k, v in new.items()}}
 
 
 def candidate_key(overrides: Overrides) -> str:

@@ -21,17 +21,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from tunegate.errors import MissingDependency, NomadError, SpaceError
+from tunegate.errors import MissingDependency, NomadError
+from tunegate.spec.nomad_points import checked_problem, to_overrides
 from tunegate.spec.search_space import NomadSpace
 from tunegate.sweep.nomad_outcome import OUTPUT_TYPES, Outcome, coerce, from_exception, nomad_outputs
-from tunegate.sweep.nomad_points import to_overrides
 
 Evaluate = Callable[[dict[str, Any]], Outcome]
 EvaluateMany = Callable[[list[dict[str, Any]]], Sequence[Any]]
 WORKER = Path(__file__).with_name("nomad_worker.py")
-MAX_INT = 2**31 - 1  # NOMAD reads MAX_BB_EVAL, SEED and BB_MAX_BLOCK_SIZE as C ints
 
 
 class Evaluation(BaseModel):
@@ -105,18 +104,8 @@ def run_nomad(space: NomadSpace | dict[str, Any], evaluate: Evaluate, *, max_eva
 def nomad_problem(space: NomadSpace | dict[str, Any], *, max_evals: int, seed: int,
                   max_block_size: int = 1) -> dict[str, Any]:
     """Validate everything NOMAD will see and build its parameters; raise SpaceError, never crash."""
-    try:
-        space = NomadSpace.model_validate(space)
-    except ValidationError as exc:
-        raise SpaceError(f"sweep.space is invalid: {exc}") from None
-    if not space.names():
-        raise SpaceError("sweep.space has no variable; add log10_learning_rate, lora_rank_exp, "
-                         "alpha_multiple, dropout or micro_batch_size")
-    for name, value, low in (("max_evals", max_evals, 1), ("seed", seed, 0), ("max_block_size", max_block_size, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_INT:
-            raise SpaceError(f"{name} must be a whole number in [{low}, {MAX_INT}], got {value!r}")
+    space = checked_problem(space, max_evals=max_evals, seed=seed, max_block_size=max_block_size)
     x0, lower, upper = space.start(), space.lower(), space.upper()
-    _check_point(space, x0, lower, upper)
     params = [f"DIMENSION {len(x0)}", f"BB_INPUT_TYPE {space.input_types()}",
               f"BB_OUTPUT_TYPE {OUTPUT_TYPES}", f"MAX_BB_EVAL {max_evals}", f"SEED {seed}",
               "DISPLAY_DEGREE 0"]
@@ -131,17 +120,6 @@ def nomad_problem(space: NomadSpace | dict[str, Any], *, max_evals: int, seed: i
         params += [f"BB_MAX_BLOCK_SIZE {max_block_size}", "MEGA_SEARCH_POLL yes"]
     worker = {"x0": x0, "lower": lower, "upper": upper, "params": params, "block": max_block_size > 1}
     return {"space": space, "worker": worker}
-
-
-def _check_point(space: NomadSpace, x0: list[float], lower: list[float], upper: list[float]) -> None:
-    """The last guard before NOMAD, independent of how the space was built (model_construct skips pydantic)."""
-    for name, rng, x, lo, hi in zip(space.names(), space.ranges(), x0, lower, upper):
-        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (x, lo, hi)):
-            raise SpaceError(f"sweep.space.{name}: bounds and start must be finite numbers, got {lo!r}, {hi!r}, {x!r}")
-        if not lo < hi or not lo <= x <= hi:
-            raise SpaceError(f"sweep.space.{name}: need lower < upper and start within them, got {lo}, {hi}, {x}")
-        if rng.integer and not all(float(v).is_integer() for v in (x, lo, hi)):
-            raise SpaceError(f"sweep.space.{name} is an integer variable; got {lo}, {hi}, {x}")
 
 
 class _Session:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.spec.check import ParsedSpec
+from tunegate.spec.nomad_points import start_from
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_outcome import Outcome
-from tunegate.sweep.nomad_points import start_from
 from tunegate.sweep.nomad_search import NomadResult, run_nomad
 
 EvaluateMany = Callable[[list[dict[str, Any]]], list[CandidateOutcome]]

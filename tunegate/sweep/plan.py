@@ -30,6 +30,6 @@ def check_sweep_plan(parsed: ParsedSpec, strategy: str | None) -> None:
         return
     if importlib.util.find_spec("PyNomad") is None:
         raise MissingDependency("PyNomadBBO", "nomad")
-    from tunegate.sweep.nomad_points import start_from
+    from tunegate.spec.nomad_points import start_from
 
     start_from(spec.sweep.space, spec)  # raises SpaceError when the space cannot start from this spec

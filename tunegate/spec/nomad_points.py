@@ -4,16 +4,21 @@
     overrides = to_overrides(space, point)      # {"training.learning_rate": 0.0001, "lora.r": 16}
 
 The search space's schema is the spec's (`tunegate.spec.search_space`); this is the arithmetic a
-sweep does with it.
+sweep does with it, and the checks of what NOMAD will be given (`checked_problem`), which the spec
+stage runs too (TG175), so they live with the spec rather than with the sweep that runs NOMAD.
 """
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from pydantic import ValidationError
+
 from tunegate.errors import SpaceError
 from tunegate.spec.model import Spec
 from tunegate.spec.search_space import NomadSpace
+
+MAX_INT = 2**31 - 1  # NOMAD reads MAX_BB_EVAL, SEED and BB_MAX_BLOCK_SIZE as C ints
 
 # 6 significant digits: overrides are read by people in MLflow (1e-4, not 0.00010000000000000009),
 # and a relative change of 1e-6 in a hyperparameter changes no training run measurably.
@@ -93,3 +98,32 @@ def start_from(space: NomadSpace, spec: Spec) -> NomadSpace:
                              f"[{rng.lower:g}, {rng.upper:g}]; widen the bounds or set sweep.space.{name}.start")
         update[name] = rng.model_copy(update={"start": int(value) if rng.integer else value})
     return space.model_copy(update=update)
+
+
+def checked_problem(space: NomadSpace | dict[str, Any], *, max_evals: int, seed: int,
+                    max_block_size: int = 1) -> NomadSpace:
+    """The space and settings NOMAD will be given, validated (SpaceError, never a crash): the spec
+    stage runs this before a sweep starts (TG175), the search again before NOMAD sees them."""
+    try:
+        space = NomadSpace.model_validate(space)
+    except ValidationError as exc:
+        raise SpaceError(f"sweep.space is invalid: {exc}") from None
+    if not space.names():
+        raise SpaceError("sweep.space has no variable; add log10_learning_rate, lora_rank_exp, "
+                         "alpha_multiple, dropout or micro_batch_size")
+    for name, value, low in (("max_evals", max_evals, 1), ("seed", seed, 0), ("max_block_size", max_block_size, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_INT:
+            raise SpaceError(f"{name} must be a whole number in [{low}, {MAX_INT}], got {value!r}")
+    _check_point(space, space.start(), space.lower(), space.upper())
+    return space
+
+
+def _check_point(space: NomadSpace, x0: list[float], lower: list[float], upper: list[float]) -> None:
+    """The last guard before NOMAD, independent of how the space was built (model_construct skips pydantic)."""
+    for name, rng, x, lo, hi in zip(space.names(), space.ranges(), x0, lower, upper):
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (x, lo, hi)):
+            raise SpaceError(f"sweep.space.{name}: bounds and start must be finite numbers, got {lo!r}, {hi!r}, {x!r}")
+        if not lo < hi or not lo <= x <= hi:
+            raise SpaceError(f"sweep.space.{name}: need lower < upper and start within them, got {lo}, {hi}, {x}")
+        if rng.integer and not all(float(v).is_integer() for v in (x, lo, hi)):
+            raise SpaceError(f"sweep.space.{name} is an integer variable; got {lo}, {hi}, {x}")
