@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.minirun import codes, finding, load_spec, run_stage
+from tests.support.minirun import codes, finding, load_spec, random_model_with_tiny_tokenizer, run_stage
 
 
 @pytest.fixture(scope="module")
@@ -33,20 +33,11 @@ def test_the_packed_mini_run_trains_and_round_trips(packed):
 def tiny_opt(tiny_cache, tmp_path_factory) -> Path:
     """A random 2-layer OPT with the tiny tokenizer: OPT's learned positions come from the attention
     mask, not the position ids, so packed records attend to each other (as BLOOM's ALiBi does)."""
-    import torch
-    from transformers import AutoTokenizer, OPTConfig, OPTForCausalLM
+    from transformers import OPTConfig, OPTForCausalLM
 
-    folder = tmp_path_factory.mktemp("tiny-opt")
-    tokenizer = AutoTokenizer.from_pretrained(tiny_cache)
-    config = OPTConfig(vocab_size=-(-len(tokenizer) // 64) * 64, hidden_size=32, num_hidden_layers=2,
-                       num_attention_heads=2, ffn_dim=64, word_embed_proj_dim=32, max_position_embeddings=512,
-                       pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                       eos_token_id=tokenizer.eos_token_id)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        OPTForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return random_model_with_tiny_tokenizer(tiny_cache, tmp_path_factory.mktemp("tiny-opt"), OPTForCausalLM,
+                                            OPTConfig, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                            ffn_dim=64, word_embed_proj_dim=32, max_position_embeddings=512)
 
 
 def opt_spec(folder: Path, packing: bool):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.minirun import codes, finding, load_spec, run_stage
+from tests.support.minirun import codes, finding, load_spec, random_model_with_tiny_tokenizer, run_stage
 
 POSITIONS = 64  # GPT-2's learned position table, shrunk: the good spec's records run to ~90 tokens
 
@@ -13,19 +13,10 @@ POSITIONS = 64  # GPT-2's learned position table, shrunk: the good spec's record
 @pytest.fixture(scope="module")
 def tiny_gpt2(tiny_cache, tmp_path_factory) -> Path:
     """A random 2-layer GPT-2 (learned absolute positions, as GPT-2 and OPT have) with the tiny tokenizer."""
-    import torch
-    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel
 
-    folder = tmp_path_factory.mktemp("tiny-gpt2")
-    tokenizer = AutoTokenizer.from_pretrained(tiny_cache)
-    config = GPT2Config(vocab_size=-(-len(tokenizer) // 64) * 64, n_positions=POSITIONS, n_embd=32, n_layer=2,
-                        n_head=2, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                        pad_token_id=tokenizer.pad_token_id)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        GPT2LMHeadModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return random_model_with_tiny_tokenizer(tiny_cache, tmp_path_factory.mktemp("tiny-gpt2"), GPT2LMHeadModel,
+                                            GPT2Config, n_positions=POSITIONS, n_embd=32, n_layer=2, n_head=2)
 
 
 def gpt2_spec(folder: Path, max_seq_len: int):

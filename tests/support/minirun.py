@@ -57,3 +57,20 @@ def codes(result: StageResult) -> set[str]:
 
 def finding(result: StageResult, code: str) -> Any:
     return next(f for f in result.findings if f.code == code)
+
+
+def random_model_with_tiny_tokenizer(tiny_cache: Path, folder: Path, model_class: Any, config_class: Any,
+                                     **shape: Any) -> Path:
+    """A seeded random model of `model_class` with the tiny tokenizer saved beside it, for mini-runs on
+    architectures the tiny Llama does not have (learned positions, positions from the mask)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_cache)
+    config = config_class(vocab_size=-(-len(tokenizer) // 64) * 64, pad_token_id=tokenizer.pad_token_id,
+                          bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, **shape)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model_class(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -11,13 +11,6 @@ from tunegate.training.token_audit import audit_split
 FORMATS = DATA / "formats" / "good"
 
 
-@pytest.fixture
-def tokenizer(tiny_cache):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tiny_cache)
-
-
 def trained(tokenizer, enc) -> str:
     return tokenizer.decode([t for t in enc.labels if t != IGNORE])
 

@@ -14,13 +14,6 @@ QUOTED = [{"role": "user", "content": "Reply Yes. if you agree"},
           {"role": "assistant", "content": "<think>check</think>Yes, sure."}]
 
 
-@pytest.fixture
-def tokenizer(tiny_cache):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tiny_cache)
-
-
 def with_template(tokenizer, name: str):
     tokenizer.chat_template = (TEMPLATES / f"{name}.jinja").read_text(encoding="utf-8")
     return tokenizer

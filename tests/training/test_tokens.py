@@ -20,13 +20,6 @@ CHAT = [{"role": "system", "content": "Be brief."},
         {"role": "assistant", "content": "Press Reset."}]
 
 
-@pytest.fixture
-def tokenizer(tiny_cache):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tiny_cache)
-
-
 def trained_text(tokenizer, encoded) -> str:
     return tokenizer.decode([t for t in encoded.labels if t != IGNORE])
 
