@@ -131,3 +131,11 @@ def test_an_optimizer_or_scheduler_the_full_run_cannot_honour_is_an_error_at_its
     findings = [f for f in parse_spec(config).result.findings if f.code == "TG147"]
     assert [f.key for f in findings] == list(keys)
     assert all(f.severity == "error" and f.line and f.hint.startswith("Use one of: ") for f in findings)
+
+
+def test_an_axolotl_config_with_digit_groups_reads_them_as_axolotl_does():
+    parsed = parse_spec(AXOLOTL / "lora-long-context-digit-groups.yml")
+    assert not [f for f in parsed.result.findings if f.severity == "error"], parsed.result.findings
+    t = parsed.require().training
+    assert (t.max_seq_len, t.warmup_steps) == (16384, 10)
+    assert t.learning_rate == pytest.approx(2e-4)

@@ -215,3 +215,10 @@ def test_a_spec_saved_with_a_byte_order_mark_reads_as_without_it_with_the_same_l
 def test_a_spec_that_is_not_utf8_names_the_bad_byte_counted_after_the_byte_order_mark():
     with pytest.raises(UsageError, match=r"is not UTF-8 text \(bad byte at offset 51\)"):
         read_spec(SPECS / "latin1_after_mark.yaml")
+
+
+def test_digit_groups_are_numbers_as_python_and_pyyaml_read_them():
+    result, spec, _ = findings("digit_groups.yaml")
+    assert result.status == "passed"
+    assert (spec.training.max_seq_len, spec.training.max_steps) == (4096, 1000)
+    assert spec.training.learning_rate == pytest.approx(2e-4)

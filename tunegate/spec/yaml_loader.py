@@ -64,10 +64,14 @@ class Located:
         return None
 
 
-# YAML 1.2 core schema: floats may omit the dot (1e-4), and only true/false are booleans.
-_FLOAT_12 = re.compile(r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+# YAML 1.2 core schema: floats may omit the dot (1e-4), and only true/false are booleans. One
+# addition: digit groups (`16_384`, `0.000_2`), single underscores between digits as Python writes
+# them. PyYAML's YAML 1.1, which axolotl and TRL read their configs with, takes them as numbers too
+# (axolotl's own long-context examples write `sequence_len: 500_000`), and so does a person.
+_DIGITS = r"[0-9]+(?:_[0-9]+)*"
+_FLOAT_12 = re.compile(rf"""^(?:[-+]?(?:\.{_DIGITS}|{_DIGITS}(?:\.(?:{_DIGITS})?)?)(?:[eE][-+]?[0-9]+)?
                            |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$""", re.X)
-_INT_12 = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_INT_12 = re.compile(rf"^(?:[-+]?{_DIGITS}|0o[0-7]+|0x[0-9a-fA-F]+)$")
 _BOOL_12 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _NULL_12 = re.compile(r"^(?:~|null|Null|NULL|)$")
 # Python refuses to turn longer digit strings into an int (sys.int_info.str_digits_check_threshold).
