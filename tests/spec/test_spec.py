@@ -222,3 +222,8 @@ def test_digit_groups_are_numbers_as_python_and_pyyaml_read_them():
     assert result.status == "passed"
     assert (spec.training.max_seq_len, spec.training.max_steps) == (4096, 1000)
     assert spec.training.learning_rate == pytest.approx(2e-4)
+
+
+def test_long_hub_model_and_dataset_names_are_not_taken_for_api_keys():
+    result, _, codes = findings("long_hub_ids.yaml")
+    assert {key for code, key in codes if code == "TG124"} == {"sweep.candidates.1.data.version"}
