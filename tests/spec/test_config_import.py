@@ -139,3 +139,8 @@ def test_an_axolotl_config_with_digit_groups_reads_them_as_axolotl_does():
     t = parsed.require().training
     assert (t.max_seq_len, t.warmup_steps) == (16384, 10)
     assert t.learning_rate == pytest.approx(2e-4)
+
+
+def test_a_full_fine_tune_is_refused_as_one_and_not_for_lora_keys_it_does_not_need():
+    findings = parse_spec(AXOLOTL / "full-finetune-350m.yml").result.findings
+    assert [f.code for f in findings if f.severity == "error"] == ["TG144"]

@@ -36,7 +36,8 @@ _NO_EFFECT = {"strict", "dataset_prepared_path", "logging_steps", "evals_per_epo
               "eval_table_size", "debug", "local_rank"}
 
 
-_REQUIRED = ("base_model", "learning_rate", "lora_r", "lora_alpha")  # axolotl (or PEFT under it) fails without
+_REQUIRED = ("base_model", "learning_rate", "lora_r", "lora_alpha")  # axolotl (or PEFT under it) fails without;
+# lora_* only with an adapter
 _ENTRY_KEYS = {"path", "type", "split", "data_files", "field_messages", "message_property_mappings",
                "message_field_role", "message_field_content", "ds_type", "roles_to_train", "train_on_eos"}
 # roles_to_train as axolotl names the reply roles (its default is [assistant]; `gpt` maps onto it)
@@ -67,8 +68,9 @@ def map_config(cmap: ConfigMap) -> None:
               "chat_template" if cmap.has("chat_template") else "chat_template_jinja")
     config_keys.unhonoured(cmap)
     meant = config_keys.typos(cmap, cmap.used | _NO_EFFECT)
+    lora = cmap.get("adapter") in ("lora", "qlora")  # a full fine-tune needs no lora_* keys (TG144 names it)
     for key in _REQUIRED:
-        if not cmap.has(key) and key not in meant:
+        if not cmap.has(key) and key not in meant and (lora or not key.startswith("lora_")):
             cmap.note("TG152", "error", None, f"{key} is not set; axolotl cannot train without it",
                       f"Set {key} (see the axolotl examples, e.g. examples/llama-3/lora-1b.yml).")
 
