@@ -144,3 +144,10 @@ def test_an_axolotl_config_with_digit_groups_reads_them_as_axolotl_does():
 def test_a_full_fine_tune_is_refused_as_one_and_not_for_lora_keys_it_does_not_need():
     findings = parse_spec(AXOLOTL / "full-finetune-350m.yml").result.findings
     assert [f.code for f in findings if f.severity == "error"] == ["TG144"]
+
+
+@pytest.mark.parametrize(("config", "key"), [("dpo-lora-1b.yml", "rl"), ("reward-model-lora.yml", "reward_model")])
+def test_an_objective_other_than_supervised_fine_tuning_is_refused_at_its_key(config, key):
+    findings = parse_spec(AXOLOTL / config).result.findings
+    [objective] = [f for f in findings if f.code == "TG147"]
+    assert objective.key == key and objective.severity == "error"

@@ -28,6 +28,13 @@ UNHONOURED = {
         "cosine_constant_lr_ratio": (None, "a cosine schedule held constant for a share of the run"),
         "peft_layers_to_transform": (None, "adapters on some layers only"),
         "unfrozen_parameters": (None, "base weights trained beside the adapters"),
+        # Another objective than supervised fine-tuning on the chat datasets: axolotl hands these to
+        # other trainers (TRL's DPO/KTO/ORPO/GRPO..., its reward-model trainers, a pretraining stream).
+        "rl": (None, "a preference or reinforcement-learning objective (axolotl's DPO, IPO, KTO, ORPO, SimPO, "
+                     "GRPO trainers), not supervised fine-tuning"),
+        "reward_model": (False, "a reward model (a scalar head trained on preference pairs)"),
+        "process_reward_model": (False, "a process reward model (a classification head on step labels)"),
+        "pretraining_dataset": (None, "pretraining on a streamed raw-text dataset instead of the chat datasets"),
     },
     "trl": {
         "use_dora": (False, "DoRA (a magnitude vector trained beside each LoRA pair)"),
