@@ -1,9 +1,12 @@
 """A `.json` array read element by element, and parquet row by row: places a user can find, bounded memory."""
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 import tracemalloc
+
+import pytest
 
 from tests.support.paths import DATA
 from tunegate.dataset import validate_dataset
@@ -56,3 +59,39 @@ def test_parquet_without_pyarrow_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     [finding] = validate_dataset({"train": FORMATS / "good" / "sharegpt.parquet"}).findings
     assert finding.code == "TG273" and "pip install 'tunegate[parquet]'" in finding.hint
+
+
+def test_a_json_file_holding_an_empty_array_is_an_array_with_no_records_not_an_empty_file(tmp_path):
+    for body in (b"[]", b"[ ]\n", b"\n  [\n\n  ]\r\n"):
+        (tmp_path / "train.json").write_bytes(body)
+        [finding] = validate_dataset({"train": tmp_path / "train.json"}).findings
+        assert finding.code == "TG242" and finding.message == "the file holds a JSON array with no records"
+        assert "empty file" not in finding.message and "[{" in finding.hint
+
+
+def test_a_gzipped_empty_array_is_read_as_the_array_it_holds(tmp_path):
+    (tmp_path / "train.json.gz").write_bytes(gzip.compress(b"[\n]\n"))
+    [finding] = validate_dataset({"train": tmp_path / "train.json.gz"}).findings
+    assert finding.code == "TG242" and finding.message == "the file holds a JSON array with no records"
+
+
+def test_a_json_file_of_zero_bytes_is_still_the_empty_file(tmp_path):
+    (tmp_path / "train.json").write_bytes(b"")
+    [finding] = validate_dataset({"train": tmp_path / "train.json"}).findings
+    assert (finding.code, finding.message) == ("TG241", "the file is empty")
+
+
+def test_a_json_file_holding_one_empty_object_is_a_record_of_no_format_not_an_empty_file(tmp_path):
+    (tmp_path / "train.json").write_bytes(b"{}\n")
+    result = validate_dataset({"train": tmp_path / "train.json"})
+    assert [f.code for f in result.findings] == ["TG200"] and result.stats["train"]["records"] == 1
+
+
+def test_a_parquet_file_with_no_rows_is_a_table_with_no_records_not_an_empty_file(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"instruction": pa.array([], pa.string()), "output": pa.array([], pa.string())}),
+                   tmp_path / "train.parquet")
+    [finding] = validate_dataset({"train": tmp_path / "train.parquet"}).findings
+    assert finding.code == "TG242" and finding.message == "the parquet file has no rows"

@@ -21,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tunegate.cli.streams import say
 from tunegate.errors import TunegateError, UsageError
 from tunegate.pathguard import shown
 
@@ -51,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
         for f in errors:
             sys.stderr.write("\n".join(finding_lines(f, use_colour(sys.stderr))) + "\n")
         total = sum(n for code, n in checked.totals_by_code.items() if any(f.code == code for f in errors))
-        sys.stderr.write(f"tunegate: not converted: {args.input} has {total} error(s) (first ones above); "
-                         "fix them first\n")
+        say(f"tunegate: not converted: {args.input} has {total} error(s) (first ones above); fix them first")
         return 1
     fmt = checked.stats["input"]["format"] or "messages"
     written = _write(args.input, args.output, args.source)

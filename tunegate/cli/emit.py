@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from tunegate.cli.streams import say
 from tunegate.errors import UsageError
 from tunegate.output.formats import FORMATS, render_as
 from tunegate.output.safe import json_without_legacy_commands
@@ -69,7 +70,7 @@ def emit_report(report: GateReport, args: argparse.Namespace, text: Callable[[],
     if html:
         write_html(report, Path(html), __version__)
         if not getattr(args, "quiet", False):
-            print(f"tunegate: report page written to {html}", file=sys.stderr)
+            say(f"tunegate: report page written to {html}")
 
 
 def write_html(report: GateReport, path: Path, version: str) -> None:

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tunegate.cli.streams import say
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("estimate", help="estimate memory, time and cost of the full run",
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}))
         else:
-            print(f"{exc.code} {exc}\n  fix: {exc.hint}", file=sys.stderr)
+            say(f"{exc.code} {exc}\n  fix: {exc.hint}")
         return 1
     if args.json:
         print(json.dumps(summary, indent=2))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import sys
 from typing import Any
 
+from tunegate.cli.streams import say
 from tunegate.errors import MissingDependency, UsageError
+
 from tunegate.pathguard import refusal
 
 HELP = ("after the gate, send a tunegate.dataset.version event (the spec path and the data's SHA-256 "
@@ -48,9 +49,8 @@ def emit_dataset_event(spec_path: str, fingerprints: dict[str, dict[str, Any]],
 
     message = dataset_event(spec_path, fingerprints, spec_digest)
     event_id = send_event(message)
-    print(f"tunegate: sent {message.event} {message.resource['prefect.resource.id']} (event {event_id})",
-          file=sys.stderr)
+    say(f"tunegate: sent {message.event} {message.resource['prefect.resource.id']} (event {event_id})")
 
 
 def skipped(reason: str) -> None:
-    print(f"tunegate: --emit-event: no event sent: {reason}", file=sys.stderr)
+    say(f"tunegate: --emit-event: no event sent: {reason}")

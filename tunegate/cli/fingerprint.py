@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from tunegate.cli.streams import say
 from tunegate.errors import TunegateError, UsageError
 
 
@@ -36,10 +36,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             results.append(fingerprint_file(Path(name)))
         except UsageError as exc:
-            print(f"tunegate: error: {exc}", file=sys.stderr)
+            say(f"tunegate: error: {exc}")
             code = 2
         except TunegateError as exc:
-            print(f"tunegate: error: {exc}", file=sys.stderr)
+            say(f"tunegate: error: {exc}")
             code = max(code, 1)
     if args.json:
         print(json.dumps([r.model_dump() for r in results], indent=2))

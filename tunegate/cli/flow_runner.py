@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tunegate.cli.streams import say
 from tunegate.processes import on_parent_death
 
 # Ephemeral mode starts a local API for this process; no `prefect server` is needed.
@@ -112,5 +113,4 @@ def _end_runs_killed(spec_path: Any) -> None:
         end_runs_of_process(open_client(uri), spec.tracking.experiment, socket.gethostname(), os.getpid(),
                             "the command got SIGTERM; its flow run was stopped")
     except Exception as exc:  # never let the cleanup hide the termination itself
-        print(f"tunegate: could not end the MLflow runs of this process: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        say(f"tunegate: could not end the MLflow runs of this process: {type(exc).__name__}: {exc}")

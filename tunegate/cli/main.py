@@ -20,7 +20,7 @@ import traceback
 
 from tunegate.cli.logs import log_file
 from tunegate.cli.start_up import hold_collections, is_static, leave, started, static_settings
-from tunegate.cli.streams import add_output_flags, start_output
+from tunegate.cli.streams import add_output_flags, say, start_output
 from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -87,7 +87,7 @@ def _run(argv: list[str]) -> int:
         _quiet_stdout()
         return EXIT_BROKEN_PIPE
     except TunegateError as exc:  # each class says what its exit code means (tunegate.errors)
-        print(f"tunegate: error: {exc}", file=sys.stderr)
+        say(f"tunegate: error: {exc}")
         _failure_document(args, exc.exit_code, str(exc))
         return exc.exit_code
     except Terminated:
@@ -99,9 +99,9 @@ def _run(argv: list[str]) -> int:
     except Exception as exc:  # a bug in tunegate, never the user's data: keep it short, offer the trace
         if os.environ.get("TUNEGATE_DEBUG"):
             traceback.print_exc()
-        print(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"
-              "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it "
-              f"(library log: {log_file()}).", file=sys.stderr)
+        say(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it "
+            f"(library log: {log_file()}).")
         _failure_document(args, EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
         return EXIT_INTERNAL
     finally:

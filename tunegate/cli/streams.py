@@ -2,7 +2,9 @@
 
 Every command takes `--quiet` (no progress, no notes on stderr: only the report and errors) and
 `--verbose` (library log lines on stderr too). Progress is drawn only when stderr is a terminal,
-so a pipe, a CI log or `2> file` never receives it.
+so a pipe, a CI log or `2> file` never receives it. Every line we write to stderr goes through
+`say`: an error quotes file names and spec values, and none of them may become a workflow command
+in a CI log (`tunegate.output.safe.inert_lines`).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import os
 import sys
 
 from tunegate.cli.logs import route_library_output
+from tunegate.output.safe import inert_lines
 
 
 def add_output_flags(command: argparse.ArgumentParser) -> None:
@@ -43,7 +46,12 @@ def wants_progress(args: argparse.Namespace, stream) -> bool:
         return False
 
 
+def say(text: str) -> None:
+    """Write `text` (an error, a note) to stderr, its lines kept, none a command to a CI runner."""
+    print(inert_lines(text), file=sys.stderr)
+
+
 def note(args: argparse.Namespace, text: str) -> None:
     """A line for the person at the terminal (where to look next); silenced by --quiet."""
     if not getattr(args, "quiet", False):
-        print(text, file=sys.stderr)
+        say(text)

@@ -195,7 +195,16 @@ class JsonlReader:
     def _report_emptiness(self) -> None:
         if self.records_seen or self.unreadable:
             return
-        if self.lines == 0:
+        # A `.json` array or a parquet table without records is not an empty file: it has bytes, and
+        # its fix is to fill it, not to find the real file (TG241 is 0 bytes only).
+        if self.container == "json":
+            self.error("TG242", "the file holds a JSON array with no records",
+                       "Put the records in it, one JSON object per record: [{...}, {...}]; a dataset without "
+                       "records gives a training loop with nothing to do.", line=1, column=1)
+        elif self.container == "parquet":
+            self.error("TG242", "the parquet file has no rows", "Export the table with its rows; a dataset "
+                       "without records gives a training loop with nothing to do.", line=1, column=1)
+        elif self.lines == 0:
             self.error("TG241", "the file is empty", "Point the spec at the real data file; "
                        "an empty dataset gives a training loop with nothing to do.", line=1, column=1)
         else:

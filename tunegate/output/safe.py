@@ -2,7 +2,8 @@
 
     encodable("a\\ud800")       # 'a\\\\ud800': a lone surrogate cannot be written as UTF-8
     xml_legal("bell\\x07")      # 'bell\\\\x07': XML 1.0 has no way to carry it, not even as &#7;
-    no_legacy_commands(line)   # GitHub's runner reads `##[error]` anywhere in a stdout line
+    json_without_legacy_commands(text)   # GitHub's runner reads `##[error]` anywhere in a stdout line
+    inert_lines("bad\\n::error::x")     # 'bad\\n\\\\x3a:error::x': a stderr line is no workflow command
 
 A finding quotes user data; the formats CI reads must carry it as data, never as markup or a
 command. Each writer escapes in its own syntax; these are the steps they share.
@@ -20,6 +21,10 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 # anywhere in a line (actions/runner, ActionCommand.TryParse), so `##[stop-commands]x` inside a
 # quoted record would switch annotations off for the rest of the step.
 LEGACY_COMMAND = "##["
+# The runner splits a step's output into lines at CR, LF and CRLF (.NET's ReadLine).
+_LINE_BREAK = re.compile("\r\n|\r|\n")
+# Controls other than tab: ESC could recolour a terminal, NEL or a form feed break a line elsewhere.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _escape(char: str) -> str:
@@ -53,3 +58,22 @@ def xml_legal(text: str) -> str:
 def json_without_legacy_commands(text: str) -> str:
     """Serialised JSON with `##[` written `\\u0023#[`: the same string to a JSON parser, none to the runner."""
     return text.replace(LEGACY_COMMAND, "\\u0023#[")
+
+
+def inert_lines(text: str) -> str:
+    """`text` for stderr or a CI log, its lines kept, none of them a workflow command to GitHub's runner.
+
+    The runner reads a line as a command when, its leading white space trimmed, it starts with
+    `::`, or when it holds `##[` anywhere. So every line break becomes LF, a line's leading `::` is
+    written `\\x3a:`, a `##[` `#\\x23[` (as `render.one_line` writes it), and any other control
+    character or lone surrogate its visible escape (`\\x1b`): a person still reads the file name or
+    value the message quotes, the runner reads no command in it.
+    """
+    lines = []
+    for line in _LINE_BREAK.split(encodable(text)):
+        line = _CONTROL.sub(lambda m: _escape(m.group()), line).replace(LEGACY_COMMAND, "#\\x23[")
+        body = line.lstrip()
+        if body.startswith("::"):
+            line = line[:len(line) - len(body)] + "\\x3a" + body[1:]
+        lines.append(line)
+    return "\n".join(lines)

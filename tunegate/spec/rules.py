@@ -9,6 +9,7 @@ import difflib
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from tunegate.report import Finding, Severity
 from tunegate.spec import gpus, runner_support, trainer_support
@@ -31,8 +32,9 @@ ALPHA_RATIO = (0.25, 4.0)
 _KEY_LIKE = re.compile(r"^(sk-|sk_|pk-|key-|gsk_|xai-)|^[A-Za-z0-9_\-]{32,}$")
 
 
-def check_rules(spec: Spec, located: Located, file: str) -> list[Finding]:
-    return list(_rules(spec, located, file))
+def check_rules(spec: Spec, located: Located, file: str, base: Path | None = None) -> list[Finding]:
+    """The rules' findings; `base` is the spec's folder (a relative model.id may name a folder there)."""
+    return list(_rules(spec, located, file, base))
 
 
 def _finding(code: str, severity: Severity, key: str, message: str, hint: str,
@@ -42,7 +44,7 @@ def _finding(code: str, severity: Severity, key: str, message: str, hint: str,
                    file=file, line=line, column=col, key=key)
 
 
-def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
+def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[Finding]:
     t, lora, hw = spec.training, spec.lora, spec.hardware
     if _same_file(spec):
         yield _finding("TG108", "error", "data.validation",
@@ -66,7 +68,7 @@ def _rules(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
         yield _finding("TG115", "warning", "training.sharding",
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
                        "Set hardware.count above 1 or sharding to 'none'.", loc, file)
-    yield from trainer_support.findings(spec, loc.place, file)  # TG160, TG161: what launch would refuse
+    yield from trainer_support.findings(spec, loc.place, file, base)  # TG160-TG162: what launch would refuse
     yield from runner_support.findings(spec, loc.place, file)  # TG167, TG168: where candidates run
     yield from _learning_rate(spec, loc, file)
     yield from _pasted_keys(spec, loc, file)

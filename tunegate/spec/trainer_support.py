@@ -5,19 +5,28 @@ runs LoRA on one GPU or data parallel (one full copy of the base per GPU); it ha
 (ZeRO, FSDP), so `training.sharding` other than `none` is an error here (TG160), not a warning.
 Quantized bases (QLoRA) and the 8-bit/paged optimizers load through bitsandbytes: without it
 installed the trainer refuses them before loading anything, and so does this stage (TG161).
-Checked by looking for the package, never importing it: the spec stage imports no torch.
+A checkpoint stored quantised (its config.json's `quantization_config`, as unsloth's `*-bnb-4bit`
+and TheBloke's GPTQ and AWQ repos hold) loads through that quantisation's package whatever
+model.quantization says: where model.id is a local folder or a config tunegate ships, a missing
+bitsandbytes is TG161 too, a missing GPTQ or AWQ loader TG162. Checked by looking for the
+packages, never importing them: the spec stage imports no torch.
 """
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from tunegate.report import Finding
+from tunegate.spec import checkpoint
 from tunegate.spec.model import BNB_OPTIMIZERS, Spec
 
 
-def unrunnable(spec: Spec) -> Iterator[tuple[str, str, str, str]]:
-    """(code, key, message, fix) for each setting the trainer cannot run on this install."""
+def unrunnable(spec: Spec, base: Path | None = None) -> Iterator[tuple[str, str, str, str]]:
+    """(code, key, message, fix) for each setting the trainer cannot run on this install.
+
+    `base` is the spec's folder: a relative model.id names a folder there first, as the estimate reads it.
+    """
     t = spec.training
     if t.sharding != "none":
         yield ("TG160", "training.sharding",
@@ -35,11 +44,33 @@ def unrunnable(spec: Spec) -> Iterator[tuple[str, str, str, str]]:
                "refuse the spec", "pip install 'tunegate[qlora]' (bitsandbytes; quantization also needs a "
                "CUDA GPU) where the gate and the run happen, or use model.quantization: none and "
                "training.optimizer: adamw_torch.")
+    yield from _stored_quantization(spec, base)
 
 
-def findings(spec: Spec, place, file: str) -> Iterator[Finding]:
-    """The TG160/TG161 errors as findings, at the key's line and column (`place(key) -> (line, col)`)."""
-    return as_findings(unrunnable(spec), place, file)
+def _stored_quantization(spec: Spec, base: Path | None) -> Iterator[tuple[str, str, str, str]]:
+    """TG161/TG162: the checkpoint is stored quantised and this install lacks the package that loads it."""
+    found = checkpoint.config_of(spec.model.id, base)
+    stored = checkpoint.stored_quantization(found[1]) if found is not None else None
+    if stored is None:
+        return
+    missing = checkpoint.missing_loaders(stored.method)
+    if not missing:
+        return
+    names = " and ".join(missing)
+    code = "TG161" if stored.method == "bitsandbytes" else "TG162"
+    how = f"in {stored.bits} bit" if stored.bits else "quantised"
+    yield (code, "model.id",
+           f"model.id '{spec.model.id}' is a checkpoint stored {how} with {stored.label} ({found[0]}'s "
+           f"quantization_config, quant_method {stored.method}): transformers loads it as stored whatever "
+           f"model.quantization ({spec.model.quantization}) says, which needs {names}, not installed here: "
+           "loading the base would fail",
+           f"{checkpoint.install_hint(stored.method)} where the gate and the run happen, or point model.id at "
+           "the unquantised (16-bit) checkpoint it was made from.")
+
+
+def findings(spec: Spec, place, file: str, base: Path | None = None) -> Iterator[Finding]:
+    """The TG160-TG162 errors as findings, at the key's line and column (`place(key) -> (line, col)`)."""
+    return as_findings(unrunnable(spec, base), place, file)
 
 
 def as_findings(problems: Iterable[tuple[str, str, str, str]], place, file: str) -> Iterator[Finding]:

@@ -1,0 +1,112 @@
+"""What a model's own config.json says about its stored weights, read without transformers.
+
+    found = config_of("./llama-3-8b-bnb-4bit", spec_folder)   # (shown path, config dict) or None
+    stored = stored_quantization(found[1])                    # Stored(method="bitsandbytes", bits=4)
+    missing_loaders(stored.method)                            # ["bitsandbytes"] where it is not installed
+
+A checkpoint saved quantised (unsloth's `*-bnb-4bit`, TheBloke's `*-GPTQ` and `*-AWQ`) carries a
+`quantization_config`, and transformers loads it through that method's package whatever the caller
+asks for. Only a local folder (beside the spec first, then as written, as the estimate finds it) or
+a config tunegate ships is read: the spec stage never asks the hub. The estimate reads the same
+block for its memory (TG413, tunegate.estimate.families).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from tunegate.pathguard import shown
+
+# The configs shipped with tunegate, as tunegate.estimate.config_files names them (`org--name.json`).
+SHIPPED = Path(__file__).resolve().parents[1] / "data" / "model_configs"
+# A model's config.json is a few KB (Llama 3.1 405B's: 1 KB); anything this big is not one.
+MAX_CONFIG_BYTES = 1 << 20
+
+# The packages transformers' quantizer for each quant_method asks for before it loads anything
+# (transformers/quantizers/quantizer_*.py, validate_environment): one module of each group. GPTQ:
+# optimum and gptqmodel (transformers 4 also takes auto-gptq); AWQ: gptqmodel in transformers 5,
+# autoawq (module `awq`) in transformers 4. A method not listed here is not checked.
+LOADERS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "bitsandbytes": (("bitsandbytes",),),
+    "gptq": (("optimum",), ("gptqmodel", "auto_gptq")),
+    "awq": (("gptqmodel", "awq"),),
+}
+_PIP = {"bitsandbytes": "bitsandbytes", "optimum": "optimum", "gptqmodel": "gptqmodel",
+        "auto_gptq": "auto-gptq", "awq": "autoawq"}
+_LABELS = {"bitsandbytes": "bitsandbytes", "gptq": "GPTQ", "awq": "AWQ"}
+_INSTALL = {
+    "bitsandbytes": "pip install 'tunegate[qlora]' (bitsandbytes; it also needs a CUDA GPU)",
+    "gptq": "pip install optimum gptqmodel (GPTQ kernels want a CUDA GPU)",
+    "awq": "pip install gptqmodel (transformers 5; with transformers 4, pip install autoawq)",
+}
+
+
+class Stored(NamedTuple):
+    """How a checkpoint's weights are stored: its quant_method and bit width (None when unstated)."""
+
+    method: str
+    bits: int | None
+
+    @property
+    def label(self) -> str:
+        return _LABELS.get(self.method, self.method)
+
+
+def config_of(model_id: str, base: Path | None) -> tuple[str, dict[str, Any]] | None:
+    """(where, config) of model.id's config.json in a local folder or tunegate's shipped configs; else None."""
+    path = _config_path(model_id, base)
+    if path is None:
+        return None
+    try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            return None
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):  # unreadable: the estimate says so (TG405)
+        return None
+    return (shown(path), config) if isinstance(config, dict) else None
+
+
+def _config_path(model_id: str, base: Path | None) -> Path | None:
+    try:
+        local = Path(model_id).expanduser()
+        places = ([base / local] if base is not None and not local.is_absolute() else []) + [local]
+        for place in places:
+            if place.is_dir() and (place / "config.json").is_file():
+                return (place / "config.json").resolve()
+            if place.is_file() and place.suffix == ".json":
+                return place.resolve()
+        shipped = SHIPPED / (model_id.strip("/").replace("/", "--") + ".json")
+        return shipped if shipped.is_file() else None
+    except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, ~user with no home
+        return None
+
+
+def stored_quantization(config: dict[str, Any]) -> Stored | None:
+    """The stored quantisation its `quantization_config` declares; None for 16-bit weights.
+
+    bitsandbytes counts only with `load_in_4bit` or `load_in_8bit` set (transformers 5 also writes
+    `_load_in_4bit`), as the estimate reads it; a config without `quant_method` is bitsandbytes's
+    older form.
+    """
+    q = config.get("quantization_config")
+    if not isinstance(q, dict) or not q:
+        return None
+    method = str(q.get("quant_method") or "bitsandbytes").lower()
+    if method == "bitsandbytes":
+        bits = 4 if q.get("load_in_4bit") or q.get("_load_in_4bit") else \
+            8 if q.get("load_in_8bit") or q.get("_load_in_8bit") else None
+        return Stored(method, bits) if bits else None
+    bits = q.get("bits")
+    return Stored(method, bits if isinstance(bits, int) and not isinstance(bits, bool) else None)
+
+
+def missing_loaders(method: str) -> list[str]:
+    """The packages (pip names) loading a checkpoint stored with `method` needs and this install lacks."""
+    return [_PIP[group[0]] + "".join(f" (or {_PIP[m]})" for m in group[1:]) for group in LOADERS.get(method, ())
+            if not any(importlib.util.find_spec(m) for m in group)]
+
+
+def install_hint(method: str) -> str:
+    return _INSTALL[method]
