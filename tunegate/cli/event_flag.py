@@ -15,7 +15,6 @@ from typing import Any
 
 from tunegate.cli.streams import say
 from tunegate.errors import MissingDependency, UsageError
-
 from tunegate.pathguard import refusal
 
 HELP = ("after the gate, send a tunegate.dataset.version event (the spec path and the data's SHA-256 "
