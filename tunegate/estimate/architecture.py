@@ -206,8 +206,40 @@ def targeted_modules(arch: Architecture, target_modules: list[str] | str) -> lis
     return [n for n in names if n in set(target_modules)]
 
 
+def linear_module_names(arch: Architecture, linear_experts: bool) -> list[str]:
+    """The linear modules' names a target can name: a layer's (all-linear's), a shared expert's, and
+    every expert's where the experts are nn.Linear modules (transformers 4)."""
+    names = targeted_modules(arch, "all-linear")
+    if arch.experts is not None:
+        names += [m.name for m in arch.experts.shared_linear(arch.hidden_size)]
+        names += list(arch.experts.names) if linear_experts else []
+    return list(dict.fromkeys(names))
+
+
+# The token embedding's and the output head's names where a family does not call them
+# embed_tokens and lm_head (GPT-NeoX's head is embed_out in transformers 4, lm_head in 5).
+_EMBEDDING = {"gpt2": "wte", "gpt_neox": "embed_in", "falcon": "word_embeddings"}
+_HEADS = {"gpt_neox": ("lm_head", "embed_out")}
+
+
+def embedding_lora_params(arch: Architecture, target_modules: list[str] | str, r: int) -> int:
+    """LoRA on the embeddings and the output head, when named (all-linear never takes them).
+
+    A LoRA embedding holds r x rows (A) and width x r (B); the head is a linear hidden -> vocab.
+    """
+    if isinstance(target_modules, str):
+        return 0
+    wanted, h = set(target_modules), arch.hidden_size
+    rows = {_EMBEDDING.get(arch.model_type, "embed_tokens"): arch.vocab_size}
+    if arch.position_embeddings:
+        rows["wpe"] = arch.position_embeddings  # GPT-2's learned positions, an embedding too
+    head = r * (h + arch.vocab_size) if wanted & set(_HEADS.get(arch.model_type, ("lm_head",))) else 0
+    return head + sum(r * (n + h) for name, n in rows.items() if name in wanted)
+
+
 def lora_param_count(arch: Architecture, target_modules: list[str] | str, r: int) -> int:
-    """Trainable LoRA parameters: r x (in + out) for every adapted module in every layer that has it."""
+    """Trainable LoRA parameters: r x (in + out) for every adapted module in every layer that has it,
+    and for the embeddings and the output head when they are named."""
     wanted = set(targeted_modules(arch, target_modules))
     if target_modules == "all-linear" and arch.experts is not None:
         wanted |= {m.name for m in arch.experts.shared_linear(arch.hidden_size)}
@@ -217,7 +249,8 @@ def lora_param_count(arch: Architecture, target_modules: list[str] | str, r: int
 
     # a shared expert's gate/up/down_proj answer to the same target names as a dense MLP's
     shared = arch.experts.layers * adapted(arch.experts.shared_linear(arch.hidden_size)) if arch.experts else 0
-    return arch.num_layers * adapted(arch.attention) + arch.dense_layers * adapted(arch.mlp) + shared
+    layers = arch.num_layers * adapted(arch.attention) + arch.dense_layers * adapted(arch.mlp) + shared
+    return layers + embedding_lora_params(arch, target_modules, r)
 
 
 def expert_lora_param_count(arch: Architecture, target_modules: list[str] | str, r: int) -> int:

@@ -13,11 +13,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from tunegate.errors import EstimateError
-from tunegate.estimate.architecture import Architecture
+from tunegate.estimate.architecture import Architecture, linear_module_names
 from tunegate.estimate.config_files import find_config
 from tunegate.estimate.families import from_config
 from tunegate.estimate.measured import MemoryCheck, calibrated, measured_tokens_per_s, memory_check
 from tunegate.estimate.memory import MemoryEstimate, estimate_memory
+from tunegate.estimate.module_names import unmatched_targets
 from tunegate.estimate.setup import TrainSetup, setup_from_spec
 from tunegate.estimate.throughput import Throughput, estimate_throughput, implied_mfu
 from tunegate.facts import GateFacts
@@ -67,6 +68,9 @@ class Estimate(BaseModel):
     user_hours: float | None = None
     user_implied_mfu: float | None = None
     memory_check: MemoryCheck | None = None
+    # lora.target_modules no module of the model is named (only where its module names are known)
+    unmatched_targets: list[str] = []
+    linear_modules: list[str] = []  # the model's linear module names a target can name
     measured: dict[str, Any] | None = None  # the mini-run's measurements, with their device
 
     def summary(self) -> dict[str, Any]:
@@ -194,7 +198,9 @@ def _total_tokens(spec: Spec, setup: TrainSetup, tokens: TokenCount) -> tuple[fl
         per_row = float(setup.seq_len)
         if not setup.packing and tokens.records:
             per_row = min(per_row, tokens.tokens / tokens.records)
-        total = float(t.max_steps * setup.global_batch * per_row)
+        # A step never trains more than the whole set: the Trainer steps at each epoch's end, so a
+        # global batch above the records makes every step one pass over them.
+        total = float(t.max_steps * min(setup.global_batch * per_row, tokens.tokens))
         return total, total / max(tokens.tokens, 1)
     epochs = float(t.epochs or 1.0)
     return tokens.tokens * epochs, epochs
@@ -218,6 +224,8 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
     implied = (implied_mfu(total, user, setup.gpu_count, throughput.model_flops_per_token,
                            throughput.peak_tflops) if user else None)
     run = facts.mini_run
+    # a repo's own code (trust_remote_code) may name its modules otherwise; a full fine-tune has no targets
+    decided = setup.method != "full" and not spec.model.trust_remote_code
     return Estimate(model_id=spec.model.id, model_type=arch.model_type, config_source=arch.source,
                     checkpoint_quantization=arch.checkpoint_quantization,
                     checkpoint_quant_method=arch.checkpoint_quant_method,
@@ -228,7 +236,9 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
                     epochs=epochs,
                     total_tokens=total, hours=hours, cost_usd=hours * setup.gpu_count * price if price else None,
                     user_hours=user, user_implied_mfu=None if implied is None else round(implied, 4),
-                    memory_check=check, measured=None if run is None else run.as_measured())
+                    memory_check=check, measured=None if run is None else run.as_measured(),
+                    unmatched_targets=unmatched_targets(arch, setup.lora_targets) if decided else [],
+                    linear_modules=linear_module_names(arch, setup.linear_experts))
 
 
 def estimate_run(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None = None,

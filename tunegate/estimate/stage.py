@@ -5,6 +5,7 @@ Imports neither torch nor transformers: the model's config.json is enough.
 """
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from tunegate.estimate.memory import estimate_memory
 from tunegate.estimate.readings import METHOD_NAMES, OPTIMISTIC_MFU, Reading, summary_with_readings
 from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, resolve_gpu
 from tunegate.estimate.setup import setup_from_spec
+from tunegate.facts import GateFacts
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
@@ -51,6 +53,8 @@ def run_stage(ctx: GateContext) -> StageResult:
     _memory_findings(out, est, spec, file, base)
     _trainer_findings(out, est, spec, file)
     _context_findings(out, est, spec, file)
+    _target_findings(out, est, spec, file)
+    _batch_findings(out, est, spec, ctx.facts, file)
     _claim_findings(out, found[0], est, file)
     for other in found[1:]:
         _other_reading_finding(out, other, file)
@@ -151,6 +155,49 @@ def _context_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
             "model never saw, which degrades what it learns from long records (and what it can do with them)",
             f"Set training.max_seq_len: {most} or less, or start from a long-context variant of the model "
             "(one whose config.json has a rope_scaling).", file=file, key="training.max_seq_len")
+
+
+def _target_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG415: target names no module of the model has (where its module names are known exactly)."""
+    missing = est.unmatched_targets
+    if not missing:
+        return
+    matched = [t for t in spec.lora.target_modules if t not in missing]
+    what = (f"PEFT adapts only the ones that match ({', '.join(matched)}), so the run trains a fraction of "
+            "what was meant (the estimate counts LoRA on those alone)" if matched else
+            "none of them matches, so PEFT stops the run (no target module found)")
+    out.add("TG415", "error", f"lora.target_modules {missing} match no module of '{spec.model.id}' "
+            f"({est.model_type}): {what}; its linear modules are {', '.join(est.linear_modules)}",
+            f"Name the model's own modules in lora.target_modules ([{', '.join(est.linear_modules)}], or the "
+            "ones you meant among them), or set it to all-linear.", file=file, key="lora.target_modules")
+
+
+def _batch_findings(out: FindingCollector, est: Estimate, spec: Spec, facts: GateFacts, file: str | None) -> None:
+    """TG416: a global batch above the training records, which makes every epoch one optimizer step.
+
+    The HF Trainer takes `max(ceil(len(dataloader) / grad_accum), 1)` steps per epoch (transformers
+    5; 4 counted `max(len // grad_accum, 1)` and stepped at each epoch's end too), so an epoch with
+    fewer micro batches than grad_accum_steps is one step over every record: 3 epochs, 3 steps.
+    Under max_steps it takes max_steps steps whatever the set's size (each then one pass over the
+    records): no finding. Nor when estimate.dataset_tokens says the files are a sample of a larger set.
+    """
+    t, setup = spec.training, est.setup
+    counted = facts.content.get("train")
+    records = counted.records if counted is not None else est.tokens.records
+    if t.max_steps or spec.estimate.dataset_tokens or not records or setup.global_batch <= records:
+        return
+    gpus = f" x {setup.gpu_count} GPUs" if setup.gpu_count > 1 else ""
+    epochs = t.epochs or 1.0
+    per_epoch = math.ceil(math.ceil(records / setup.gpu_count) / setup.micro_batch_size)  # at grad_accum_steps 1
+    fix = (f"Lower training.grad_accum_steps (at 1, an epoch is {per_epoch} optimizer steps) or micro_batch_size"
+           if per_epoch > 1 else "Lower training.micro_batch_size (one micro batch per GPU already holds its share "
+           "of the records)")
+    out.add("TG416", "warning", f"the global batch of {setup.global_batch} sequences (training.micro_batch_size "
+            f"{setup.micro_batch_size} x grad_accum_steps {setup.grad_accum_steps}{gpus}) is larger than the "
+            f"{records} records of {spec.data.train.name}: each epoch is 1 optimizer step over all of them, so "
+            f"{epochs:g} epoch(s) train {math.ceil(epochs)} step(s) in all",
+            f"{fix} so that a step holds at most the {records} records, or add records.", file=file,
+            key="training.grad_accum_steps")
 
 
 def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
