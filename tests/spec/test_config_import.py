@@ -151,3 +151,9 @@ def test_an_objective_other_than_supervised_fine_tuning_is_refused_at_its_key(co
     findings = parse_spec(AXOLOTL / config).result.findings
     [objective] = [f for f in findings if f.code == "TG147"]
     assert objective.key == key and objective.severity == "error"
+
+
+def test_a_trl_target_modules_string_is_a_regex_tunegate_does_not_run_not_a_module_name():
+    findings = parse_spec(TRL / "sft-regex-targets.yaml").result.findings
+    [regex] = [f for f in findings if f.code == "TG147"]
+    assert (regex.key, regex.severity) == ("lora_target_modules", "error")

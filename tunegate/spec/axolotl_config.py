@@ -144,10 +144,7 @@ def _targets(cmap: ConfigMap) -> None:
     if targets == "all-linear":  # PEFT's own name for every linear layer but the output head
         cmap.set("lora.target_modules", "all-linear", "lora_target_modules")
     elif isinstance(targets, str):
-        cmap.note("TG147", "error", "lora_target_modules", f"lora_target_modules is the string {targets!r}, "
-                  "which PEFT reads as a regular expression over full module paths; tunegate's run takes "
-                  "module names", "List the module names (lora_target_modules: [q_proj, k_proj, v_proj, "
-                  "o_proj]) or set lora_target_linear: true.")
+        config_keys.regex_targets(cmap, targets)
     else:
         cmap.set("lora.target_modules", targets, "lora_target_modules")
 

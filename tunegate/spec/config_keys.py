@@ -75,6 +75,15 @@ def unhonoured(cmap: ConfigMap) -> None:
                   f"{'axolotl' if cmap.kind == 'axolotl' else 'trl sft'} itself.")
 
 
+def regex_targets(cmap: ConfigMap, targets: str) -> None:
+    """TG147 for lora_target_modules written as one string other than all-linear: PEFT (under axolotl
+    and TRL alike) reads it as a regular expression over full module paths, tunegate's run as names."""
+    cmap.note("TG147", "error", "lora_target_modules", f"lora_target_modules is the string {targets!r}, which PEFT "
+              "reads as a regular expression over full module paths; tunegate's run takes module names",
+              "List the module names (lora_target_modules: [q_proj, k_proj, v_proj, o_proj]) or use all-linear"
+              + (" (or lora_target_linear: true)." if cmap.kind == "axolotl" else "."))
+
+
 def typos(cmap: ConfigMap, mapped: set[str]) -> set[str]:
     """TG155 for each key no mapping read that is one edit or two from a key tunegate maps; the keys
     they were meant to be (a missing required key is then said once, here)."""

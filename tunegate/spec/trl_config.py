@@ -70,9 +70,11 @@ def _peft(cmap: ConfigMap) -> None:
         cmap.note("TG150", "info", None, "lora_target_modules is not set: PEFT's default for Llama-style models "
                   "applies, q_proj and v_proj", "Set lora_target_modules (e.g. all-linear) to say which modules "
                   "get adapters.")
+    elif isinstance(targets, str) and targets != "all-linear":
+        config_keys.regex_targets(cmap, targets)
     else:
-        cmap.set("lora.target_modules", "all-linear" if targets in ("all-linear", ["all-linear"]) else
-                 [targets] if isinstance(targets, str) else targets, "lora_target_modules")
+        cmap.set("lora.target_modules", "all-linear" if targets in ("all-linear", ["all-linear"]) else targets,
+                 "lora_target_modules")
 
 
 def _lengths(cmap: ConfigMap) -> None:
