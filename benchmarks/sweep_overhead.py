@@ -5,6 +5,7 @@
     python benchmarks/sweep_overhead.py --rounds 1 --parts             # also the fixed parts, one by one
     python benchmarks/sweep_overhead.py --rounds 0 --split             # one 1-candidate sweep's CPU per process
     python benchmarks/sweep_overhead.py --rounds 0 --slots --against /tmp/old  # Prefect's slot requests, 503s
+    python benchmarks/sweep_overhead.py --rounds 3 --server             # also server-sweep-1/6: a running server
 
 Every command runs as a fresh process (as a user runs it), on the built-in tiny model and the
 quickstart data, CPU, one torch thread, the rounds interleaved (A B, then B A: a load change on the
@@ -19,6 +20,10 @@ shared machine, or being first or second of a pair, hits every variant alike):
             ephemeral API), on a fresh MLflow store;
   sweep-6   the same with six candidates: (sweep-6 - sweep-1) / 5 is the cost of one more;
   old-*     with --against DIR: the same sweeps run from another checkout's tunegate (PYTHONPATH).
+  server-*  with --server: the same sweeps against a Prefect server already running (`prefect server
+            start`, started once before the rounds, as a user who sweeps all day keeps one), with
+            PREFECT_API_URL naming it: no local API to start per sweep. The server's own CPU while
+            the sweep runs is not in the sweep's CPU figure (it is not the sweep's child).
 It prints the median wall and CPU (user + sys of the process and its children) of each, the ratio
 of each sweep to bare-1 (the target: sweep-1 <= 1.5x bare-1's wall), the per-candidate costs, and
 the load average before and after. --parts times the fixed parts, each in a fresh process: the
@@ -59,6 +64,7 @@ CANDIDATES = [{"lora.r": 8, "lora.alpha": 16, "training.learning_rate": 3e-4},
               {"lora.r": 16, "lora.alpha": 16, "training.learning_rate": 5e-4},
               {"lora.r": 4, "lora.alpha": 16, "training.learning_rate": 1e-4}]
 AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs the old-* sweeps
+SERVER: list[str] = []  # --server: the running server's API URL, for the server-* sweeps
 
 BARE = r'''
 import json, sys, time
@@ -135,11 +141,12 @@ print(round(t1 - t0, 3), round(t2 - t1, 3), round(t3 - t2, 3), round(t4 - t3, 3)
 '''
 
 
-def timed(command: list[str], source: Path = ROOT) -> tuple[float, float, str]:
+def timed(command: list[str], source: Path = ROOT, api: str | None = None) -> tuple[float, float, str]:
     """(wall, CPU of the process and its children, stdout) of one fresh process running `source`'s
-    tunegate (from that folder: `python -m` puts the working folder first on sys.path)."""
+    tunegate (from that folder: `python -m` puts the working folder first on sys.path); with `api`,
+    against that Prefect API."""
     start = time.perf_counter()
-    env = {**ENV, "PYTHONPATH": str(source)}
+    env = {**ENV, "PYTHONPATH": str(source), **({"PREFECT_API_URL": api} if api else {})}
     child = subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = child.communicate()
     wall = time.perf_counter() - start
@@ -182,13 +189,59 @@ def main() -> None:
     ap.add_argument("--parts", action="store_true", help="also time the fixed parts, each in a fresh process")
     ap.add_argument("--split", action="store_true", help="also one 1-candidate sweep's CPU per process")
     ap.add_argument("--slots", action="store_true", help="also count Prefect's slot requests and 503s per checkout")
+    ap.add_argument("--server", action="store_true", help="also the sweeps against a running `prefect server`")
     args = ap.parse_args()
     if args.against:
         AGAINST.append(args.against.resolve())
     OUT.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
+    server = start_server() if args.server else None
+    try:
+        measure(args)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+    print(f"load average after: {_load()}")
+
+
+def start_server() -> subprocess.Popen:
+    """`prefect server start` on a free port of 127.0.0.1 (its own home: the sweeps' warm-ups do not
+    share its database), returned once its API answers."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    home = OUT / "prefect-server-home"
+    env = {**ENV, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    env.pop("PREFECT_API_URL", None)
+    started = time.perf_counter()
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("prefect")), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port), "--no-ui", "--log-level", "WARNING"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/api"
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"prefect server start exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    break
+        except OSError:
+            pass
+        time.sleep(0.2)
+    print(f"prefect server started in {time.perf_counter() - started:.1f} s at {url}")
+    SERVER.append(url)
+    return proc
+
+
+def measure(args: argparse.Namespace) -> None:
     for source in [ROOT, *AGAINST]:  # warm-up: Prefect's home, the tiny model, each checkout's bytecode
         timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"], source=source)
+    if SERVER:
+        timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"], api=SERVER[0])
     runs: dict[str, list[tuple[float, float]]] = {}
     for i in range(args.rounds):
         for name, (wall, cpu, verdicts) in one_round(args.steps, flip=i % 2 == 1).items():
@@ -203,7 +256,6 @@ def main() -> None:
             slots(args.steps, source)
     if args.parts:
         parts()
-    print(f"load average after: {_load()}")
 
 
 def one_round(steps: int, flip: bool = False) -> dict[str, tuple[float, float, str]]:
@@ -221,6 +273,10 @@ def one_round(steps: int, flip: bool = False) -> dict[str, tuple[float, float, s
             wall, cpu, text = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, steps)), "--json"],
                                     source=source)
             out[f"{label}sweep-{n}"] = (wall, cpu, _verdicts(text))
+        if SERVER:
+            wall, cpu, text = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, steps)), "--json"],
+                                    api=SERVER[0])
+            out[f"server-sweep-{n}"] = (wall, cpu, _verdicts(text))
     return out
 
 
@@ -239,7 +295,7 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> None:
               f"x{cpu / bare_cpu:.2f} its CPU")
     bare_per = ((med["bare-6"][0] - bare_wall) / 5, (med["bare-6"][1] - bare_cpu) / 5)
     print(f"  one more candidate, bare loop: {bare_per[0]:.1f} s wall, {bare_per[1]:.1f} s CPU")
-    for label in [""] + ["old-"] * bool(AGAINST):
+    for label in [""] + ["old-"] * bool(AGAINST) + ["server-"] * bool(SERVER):
         one, six = med[f"{label}sweep-1"], med[f"{label}sweep-6"]
         per = ((six[0] - one[0]) / 5, (six[1] - one[1]) / 5)
         print(f"  one more candidate, {label}sweep: {per[0]:.1f} s wall, {per[1]:.1f} s CPU "
