@@ -15,7 +15,7 @@ import pytest
 from tests.support.estimate_specs import context, make_spec
 from tests.support.paths import DATA
 from tunegate.estimate.architecture import lora_param_count
-from tunegate.estimate.config_files import SHIPPED
+from tunegate.spec.checkpoint import SHIPPED
 from tunegate.estimate.families import from_config, load_architecture
 from tunegate.estimate.module_names import LEAF_NAMES, leaf_names, unmatched_targets
 from tunegate.estimate.stage import run_stage as estimate_stage

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import DATA
-from tunegate.estimate.config_files import SHIPPED
+from tunegate.spec.checkpoint import SHIPPED
 from tunegate.estimate.families import from_config
 from tunegate.estimate.meta_count import count_in_subprocess, meta_count
 

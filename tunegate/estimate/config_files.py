@@ -13,42 +13,28 @@ import os
 from pathlib import Path
 from typing import Any
 
-SHIPPED = Path(__file__).resolve().parents[1] / "data" / "model_configs"
+from tunegate.spec import checkpoint
+
 # The hub lookup must never stall a static check: give up after this many seconds.
 HUB_TIMEOUT_S = 5.0
 
 
-def shipped_config_path(model_id: str) -> Path:
-    """Where a shipped config for `org/name` lives: `data/model_configs/org--name.json`."""
-    return SHIPPED / (model_id.strip("/").replace("/", "--") + ".json")
-
-
-def find_config(model_id: str, revision: str | None = None) -> tuple[dict[str, Any], str] | None:
+def find_config(model_id: str, revision: str | None = None,
+                base: Path | None = None) -> tuple[dict[str, Any], str] | None:
     """The model's config dict and where it came from, or None when no source has it.
+
+    On this disk first (beside the spec in `base`, as written, shipped: the spec stage's own lookup,
+    tunegate.spec.checkpoint), then the HF cache and the hub.
 
     Raises:
         ValueError: a config file exists but is not valid JSON.
     """
-    local = Path(model_id).expanduser()
-    if local.is_dir() and (local / "config.json").is_file():
-        return _read_json(local / "config.json"), str(local / "config.json")
-    if local.is_file() and local.suffix == ".json":
-        return _read_json(local), str(local)
-    shipped = shipped_config_path(model_id)
-    if shipped.is_file():
-        return _read_json(shipped), f"shipped:{shipped.name}"
+    path = checkpoint.local_config_path(model_id, base)
+    if path is not None:
+        shipped = path.parent == checkpoint.SHIPPED
+        return checkpoint.read_config(path), f"shipped:{path.name}" if shipped else str(path)
     fetched = _from_hub(model_id, revision)
     return (fetched, f"hub:{model_id}") if fetched is not None else None
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable JSON config ({exc})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: config.json must hold a JSON object")
-    return data
 
 
 def _from_hub(model_id: str, revision: str | None) -> dict[str, Any] | None:
@@ -61,7 +47,7 @@ def _from_hub(model_id: str, revision: str | None) -> dict[str, Any] | None:
     except Exception:  # not installed, or a malformed repo id
         cached = None
     if isinstance(cached, str):
-        return _read_json(Path(cached))
+        return checkpoint.read_config(Path(cached))
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
         return None
     return _fetch(model_id, revision or "main")

@@ -17,6 +17,7 @@ from typing import Any
 
 from tunegate.estimate.architecture import Architecture, Experts, Linear
 from tunegate.estimate.config_files import find_config
+from tunegate.spec.checkpoint import stored_quantization
 
 # Model types whose default is a tied lm_head (transformers' config classes), when the config is silent.
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gpt2", "falcon", "starcoder2", "cohere"}
@@ -310,19 +311,12 @@ def _with_towers(arch: Architecture, wrapper: dict[str, Any]) -> Architecture:
 
 def _checkpoint_quantization(config: dict[str, Any]) -> dict[str, Any]:
     """What config.json's quantization_config says the stored weights are (nothing when absent)."""
-    q = config.get("quantization_config")
-    if not isinstance(q, dict) or not q:
+    stored = stored_quantization(config)
+    if stored is None or stored.bits not in (4, 8):
         return {}
-    method = str(q.get("quant_method") or "bitsandbytes")
-    if method == "bitsandbytes":
-        bits = 4 if q.get("load_in_4bit") or q.get("_load_in_4bit") else 8 if q.get("load_in_8bit") else 0
-    else:  # GPTQ, AWQ, HQQ, ... write their bit width; fp8 stores one byte per weight
-        bits = q.get("bits") if isinstance(q.get("bits"), int) else 8 if "fp8" in method else 0
-    if bits not in (4, 8):
-        return {}
-    double = bool(q.get("bnb_4bit_use_double_quant")) if method == "bitsandbytes" else False
-    return {"checkpoint_quantization": f"{bits}bit", "checkpoint_double_quant": double,
-            "checkpoint_quant_method": method}
+    double = stored.method == "bitsandbytes" and bool(config["quantization_config"].get("bnb_4bit_use_double_quant"))
+    return {"checkpoint_quantization": f"{stored.bits}bit", "checkpoint_double_quant": double,
+            "checkpoint_quant_method": stored.method}
 
 
 def from_config(config: dict[str, Any], source: str = "") -> Architecture:

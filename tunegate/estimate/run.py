@@ -99,15 +99,6 @@ class Estimate(BaseModel):
         }
 
 
-def model_reference(spec: Spec, base_dir: Path | None) -> str:
-    """model.id, as a folder beside the spec when one of that name exists there."""
-    if base_dir is not None and not Path(spec.model.id).is_absolute():
-        beside = base_dir / spec.model.id
-        if beside.exists():
-            return str(beside)
-    return spec.model.id
-
-
 def resolve_architecture(spec: Spec, base_dir: Path | None = None, meta: bool = False) -> Architecture:
     """The model's Architecture, or an EstimateError naming why it cannot be had.
 
@@ -115,9 +106,8 @@ def resolve_architecture(spec: Spec, base_dir: Path | None = None, meta: bool = 
     the one used (`tunegate estimate --meta`). Without it, only an architecture the config-only
     counter does not know is counted that way, in a child process, so torch never enters the gate.
     """
-    reference = model_reference(spec, base_dir)
     try:
-        found = find_config(reference, spec.model.revision)
+        found = find_config(spec.model.id, spec.model.revision, base_dir)
         arch = from_config(*found) if found is not None else None
     except ValueError as exc:
         raise EstimateError("TG405", f"model config for '{spec.model.id}' is unusable: {exc}",

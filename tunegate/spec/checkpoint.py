@@ -7,8 +7,8 @@
 A checkpoint saved quantised (unsloth's `*-bnb-4bit`, TheBloke's `*-GPTQ` and `*-AWQ`) carries a
 `quantization_config`, and transformers loads it through that method's package whatever the caller
 asks for. Only a local folder (beside the spec first, then as written, as the estimate finds it) or
-a config tunegate ships is read: the spec stage never asks the hub. The estimate reads the same
-block for its memory (TG413, tunegate.estimate.families).
+a config tunegate ships is read here: the spec stage never asks the hub. The estimate finds its
+config through the same lookup (then the hub) and reads the same block for its memory (TG413).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from tunegate.pathguard import shown
 
-# The configs shipped with tunegate, as tunegate.estimate.config_files names them (`org--name.json`).
+# The configs shipped with tunegate, one per hub id (`org--name.json`).
 SHIPPED = Path(__file__).resolve().parents[1] / "data" / "model_configs"
 # A model's config.json is a few KB (Llama 3.1 405B's: 1 KB); anything this big is not one.
 MAX_CONFIG_BYTES = 1 << 20
@@ -54,32 +54,55 @@ class Stored(NamedTuple):
         return _LABELS.get(self.method, self.method)
 
 
-def config_of(model_id: str, base: Path | None) -> tuple[str, dict[str, Any]] | None:
-    """(where, config) of model.id's config.json in a local folder or tunegate's shipped configs; else None."""
-    path = _config_path(model_id, base)
-    if path is None:
-        return None
-    try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            return None
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):  # unreadable: the estimate says so (TG405)
-        return None
-    return (shown(path), config) if isinstance(config, dict) else None
+def shipped_config_path(model_id: str) -> Path:
+    """Where a shipped config for `org/name` lives: `data/model_configs/org--name.json`."""
+    return SHIPPED / (model_id.strip("/").replace("/", "--") + ".json")
 
 
-def _config_path(model_id: str, base: Path | None) -> Path | None:
+def local_config_path(model_id: str, base: Path | None = None) -> Path | None:
+    """model.id's config.json on this disk, or None: a folder or `.json` file beside the spec
+    (`base`) first, then as written, then the configs tunegate ships. The path is as found, not
+    resolved, so a report shows what the user wrote."""
     try:
         local = Path(model_id).expanduser()
         places = ([base / local] if base is not None and not local.is_absolute() else []) + [local]
         for place in places:
             if place.is_dir() and (place / "config.json").is_file():
-                return (place / "config.json").resolve()
+                return place / "config.json"
             if place.is_file() and place.suffix == ".json":
-                return place.resolve()
-        shipped = SHIPPED / (model_id.strip("/").replace("/", "--") + ".json")
+                return place
+        shipped = shipped_config_path(model_id)
         return shipped if shipped.is_file() else None
     except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, ~user with no home
+        return None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The JSON object in a config.json.
+
+    Raises:
+        ValueError: the file is unreadable, too big to be a config, not JSON, or not an object.
+    """
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ValueError(f"{path}: {size:,} bytes is not a model config.json (those are a few KB)")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable JSON config ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: config.json must hold a JSON object")
+    return data
+
+
+def config_of(model_id: str, base: Path | None) -> tuple[str, dict[str, Any]] | None:
+    """(where, config) of model.id's config.json on this disk (local_config_path); else None."""
+    path = local_config_path(model_id, base)
+    if path is None:
+        return None
+    try:
+        return shown(path.resolve()), read_config(path)
+    except (OSError, RuntimeError, ValueError):  # unreadable: the estimate says so (TG405)
         return None
 
 
@@ -98,8 +121,10 @@ def stored_quantization(config: dict[str, Any]) -> Stored | None:
         bits = 4 if q.get("load_in_4bit") or q.get("_load_in_4bit") else \
             8 if q.get("load_in_8bit") or q.get("_load_in_8bit") else None
         return Stored(method, bits) if bits else None
-    bits = q.get("bits")
-    return Stored(method, bits if isinstance(bits, int) and not isinstance(bits, bool) else None)
+    bits = q.get("bits")  # GPTQ, AWQ, HQQ, ... write their bit width; fp8 stores one byte per weight
+    if not isinstance(bits, int) or isinstance(bits, bool):
+        bits = 8 if "fp8" in method else None
+    return Stored(method, bits)
 
 
 def missing_loaders(method: str) -> list[str]:
