@@ -67,17 +67,24 @@ def python_scan(msgs: Any, lengths: dict[str, list[int]]) -> int:
 # The same verdicts and appends, a message at a time in compiled code (tunegate/native/scan.c).
 scan = compiled.scan if compiled is not None else python_scan
 
+# The formats whose every token training.loss_on: all trains, weight-0 replies too (a prompt-completion
+# record trains its completion only, whatever loss_on says: its TG265 stands).
+TRAINS_EVERY_TOKEN = ("messages", "sharegpt")
+
 
 class Explainer:
     """Turns a record's contract problems into findings with their place and fix."""
 
-    def __init__(self, out: FindingCollector, file: str):
+    def __init__(self, out: FindingCollector, file: str, trains_all: bool = False):
         self.out = out
         self.file = file
+        self.trains_all = trains_all
 
     def explain(self, raw: bytes, record: dict, line: int, index: int, fmt: str) -> None:
         """Report every contract problem of one record read as `fmt`."""
         for p in formats.problems(record, fmt):
+            if p.code == "TG265" and self.trains_all and fmt in TRAINS_EVERY_TOKEN:
+                continue  # every reply weighted 0, but training.loss_on: all trains it anyway (TG542 warns)
             self._add(p.code, p.severity, raw, p.path, line, index, p.message, p.hint)
 
     def last_turn(self, raw: bytes, msgs: list, line: int, index: int) -> None:

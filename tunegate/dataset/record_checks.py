@@ -36,13 +36,14 @@ class RecordChecks:
 
     `repeats` sees each record's key (a hash of its bytes): a `RepeatedRecords`, or for a part of a
     file read elsewhere, a log the whole file's `RepeatedRecords` replays in order. `on_repeat` is
-    told the line of every exact repeat reported here (TG210).
+    told the line of every exact repeat reported here (TG210). `trains_all`: the spec's
+    training.loss_on is `all`, so a conversation with every reply weighted 0 still trains (no TG265).
     """
 
     def __init__(self, out: FindingCollector, file: str, fmt: str = "auto",
-                 on_repeat: Callable[[int], Any] | None = None, repeats: Any = None):
+                 on_repeat: Callable[[int], Any] | None = None, repeats: Any = None, trains_all: bool = False):
         self.out, self.file = out, file
-        self.explainer = Explainer(out, file)
+        self.explainer = Explainer(out, file, trains_all)
         self.file_format = formats.FileFormat(fmt)
         self.stats = SplitStats()
         self.repeats = repeats if repeats is not None else RepeatedRecords(out, file, on_repeat)

@@ -164,6 +164,7 @@ class Part(NamedTuple):
     cap: int
     observers: list[Any]  # each observer's `part(role)`: observe() like it, then payload()
     file_format: formats.FileFormat  # as the file's first record fixed it (see splittable)
+    trains_all: bool = False  # training.loss_on: all (see RecordChecks)
 
 
 class PartResult(NamedTuple):

@@ -49,7 +49,9 @@ def run_stage(ctx: GateContext) -> StageResult:
     """Stage 1 in the gate: every file read once, its fingerprint and content counts into the context."""
     prints = FingerprintObserver(ctx.fingerprints, ctx.files)
     fmt = ctx.spec.data.format if ctx.spec is not None else ctx.data_format
-    result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers], fmt=fmt)
+    trains_all = ctx.spec is not None and ctx.spec.training.loss_on == "all"
+    result = validate_dataset(ctx.files, cap=ctx.cap, observers=[prints, *ctx.observers], fmt=fmt,
+                              trains_all=trains_all)
     for role in [r for r in ctx.files if r in ctx.fingerprints]:  # the files' order, whatever was read first
         ctx.fingerprints[role] = ctx.fingerprints.pop(role)
     for role, stats in result.stats.items():
@@ -58,7 +60,8 @@ def run_stage(ctx: GateContext) -> StageResult:
 
 
 def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequence[RecordObserver] = (),
-                     fmt: str = "auto", workers: int | None = None, part_bytes: int | None = None) -> StageResult:
+                     fmt: str = "auto", workers: int | None = None, part_bytes: int | None = None,
+                     trains_all: bool = False) -> StageResult:
     """Check each file (role -> path, e.g. {"train": ..., "validation": ...}) and return the stage result.
 
     Never raises for any file content; every problem is a finding (at most `cap` kept per code,
@@ -66,7 +69,8 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequen
     JSONL file is read in parts by `workers` processes (default: tunegate.dataset.parallel's count)
     when every observer can ride along in parts; the result is the same as one read. `part_bytes`
     fixes the part size (and reads in parts every file of at least 4 parts); by default parts are a
-    quarter of a file's share per worker, 1-8 MiB.
+    quarter of a file's share per worker, 1-8 MiB. `trains_all`: the spec trains every token of a
+    conversation (training.loss_on: all), so one whose every reply has weight 0 is no TG265.
     """
     start = time.perf_counter()
     if not files:
@@ -77,7 +81,7 @@ def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequen
     with Workers(worker_count() if workers is None else workers) as pool:
         plan = _plan_parts(files, observers, fmt, pool, part_bytes)
         checked = {role: _check_file(role, Path(files[role]), found[role], observers, fmt, pool, part_bytes,
-                                     plan[role]) for role in order}
+                                     plan[role], trains_all) for role in order}
     out = FindingCollector(STAGE, cap)
     for role in files:  # reported in the files' order, as if read in it
         out.absorb(found[role])
@@ -103,16 +107,18 @@ def _plan_parts(files: Mapping[str, Path], observers: Sequence[RecordObserver], 
 
 
 def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequence[RecordObserver], fmt: str,
-                pool: Workers, part_bytes: int | None, file_format: formats.FileFormat | None) -> dict[str, Any]:
+                pool: Workers, part_bytes: int | None, file_format: formats.FileFormat | None,
+                trains_all: bool = False) -> dict[str, Any]:
     size = _size(path)
     if file_format is not None:
         part = part_bytes or max(MIN_PART, min(PART_BYTES, size // (4 * pool.count)))
-        stats = _check_in_parts(role, path, out, observers, pool, part, file_format, fine_tail=not part_bytes)
+        stats = _check_in_parts(role, path, out, observers, pool, part, file_format, fine_tail=not part_bytes,
+                                trains_all=trains_all)
         for observer in observers:
             observer.finish(role)
         return stats
     reader = JsonlReader(path, out)
-    check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers))
+    check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers), trains_all=trains_all)
     observes = [o.observe for o in observers]
     with progress.step(f"reading {path.name}", total=size or None, unit="bytes", poll=reader.bytes_read):
         for line, index, raw, record in reader.records():
@@ -147,7 +153,7 @@ def read_part(part: Part) -> PartResult:
     out = FindingCollector(STAGE, part.cap)
     reader = PartReader(Path(part.path), out, part.start, part.end)
     log = KeyLog()
-    check = RecordChecks(out, reader.file, repeats=log)
+    check = RecordChecks(out, reader.file, repeats=log, trains_all=part.trains_all)
     check.file_format = part.file_format  # fixed by the file's first record, as in one read
     observes = [o.observe for o in part.observers]
     for line, index, raw, record in reader.records():
@@ -161,10 +167,11 @@ def read_part(part: Part) -> PartResult:
 
 
 def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
-                    part_bytes: int, file_format: formats.FileFormat, fine_tail: bool) -> dict[str, Any]:
+                    part_bytes: int, file_format: formats.FileFormat, fine_tail: bool,
+                    trains_all: bool = False) -> dict[str, Any]:
     templates = [o.part(role) for o in observers]
     spans = cut(path, part_bytes, tail=pool.count if fine_tail else 0, least=MIN_PART)
-    parts = (Part(role, str(path), a, b, out.cap, templates, file_format) for a, b in spans)
+    parts = (Part(role, str(path), a, b, out.cap, templates, file_format, trains_all) for a, b in spans)
     stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers))
     lines = records = blank = 0
     shown = progress.step(f"reading {path.name} in {len(spans)} parts", total=spans[-1][1] if spans else None,

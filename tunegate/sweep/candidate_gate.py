@@ -22,8 +22,10 @@ from tunegate.spec.check import ParsedSpec
 from tunegate.spec.model import Spec
 
 FROZEN = "frozen-validation"
-# What the data stages and the mini-run's token audit read, beyond the spec's hyperparameters.
-DATA_INPUTS = ("data.train", "data.validation", "training.max_seq_len", "model.id", "model.revision")
+# What the data stages and the mini-run's token audit read, beyond the spec's hyperparameters
+# (training.loss_on: under `all` a conversation whose every reply has weight 0 is no TG265).
+DATA_INPUTS = ("data.train", "data.validation", "training.max_seq_len", "model.id", "model.revision",
+               "training.loss_on")
 
 
 def changed_data_inputs(spec: Spec, base: Spec) -> list[str]:
