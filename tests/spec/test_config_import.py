@@ -141,6 +141,13 @@ def test_an_axolotl_config_with_digit_groups_reads_them_as_axolotl_does():
     assert t.learning_rate == pytest.approx(2e-4)
 
 
+def test_an_axolotl_config_in_pure_fp16_trains_in_fp16_with_flash_attention():
+    # `float16: true` with the AMP flags off: fp16 weights, so flash attention is no TG111.
+    parsed = parse_spec(AXOLOTL / "lora-pure-fp16.yml")
+    assert not [f for f in parsed.result.findings if f.severity == "error"], parsed.result.findings
+    assert parsed.require().training.precision == "fp16"
+
+
 def test_a_full_fine_tune_is_refused_as_one_and_not_for_lora_keys_it_does_not_need():
     findings = parse_spec(AXOLOTL / "full-finetune-350m.yml").result.findings
     assert [f.code for f in findings if f.severity == "error"] == ["TG144"]

@@ -150,12 +150,18 @@ def _targets(cmap: ConfigMap) -> None:
 
 
 def _precision(cmap: ConfigMap) -> None:
+    # bf16/fp16 are the Trainer's mixed-precision flags; bfloat16/float16 load and train the model in
+    # that dtype without them (axolotl's "no AMP" keys). Either way the weights tunegate's run loads
+    # are in that half precision, as its training.precision loads them.
     bf16, fp16 = cmap.get("bf16", "auto"), cmap.get("fp16", False)
+    pure_bf16, pure_fp16 = bool(cmap.get("bfloat16", False)), bool(cmap.get("float16", False))
     cmap.used.add("tf32")  # tf32 speeds fp32 matmuls only; it changes no memory and no result tunegate checks
-    if bf16 not in (False, "auto") and fp16:
-        cmap.note("TG149", "error", "fp16", "bf16 and fp16 are both true", "Keep one of them.")
-    precision = "fp16" if fp16 else "bf16" if bf16 in (True, "auto", "full") else "fp32"
-    cmap.set("training.precision", precision, "fp16" if fp16 else "bf16")
+    half_bf16, half_fp16 = bf16 not in (False, "auto", None) or pure_bf16, bool(fp16) or pure_fp16
+    bf16_key, fp16_key = "bf16" if bf16 not in (False, "auto", None) else "bfloat16", "fp16" if fp16 else "float16"
+    if half_bf16 and half_fp16:
+        cmap.note("TG149", "error", fp16_key, f"{bf16_key} and {fp16_key} are both true", "Keep one of them.")
+    precision = "fp16" if half_fp16 else "bf16" if half_bf16 or bf16 == "auto" else "fp32"
+    cmap.set("training.precision", precision, fp16_key if half_fp16 else bf16_key if half_bf16 else "bf16")
     checkpointing = cmap.get("gradient_checkpointing", False)
     cmap.set("training.gradient_checkpointing", bool(checkpointing), "gradient_checkpointing")
 
