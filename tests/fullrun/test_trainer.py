@@ -1,6 +1,7 @@
 """tunegate.fullrun.trainer: the full-run trainer on the tiny model, on the CPU, for a few steps."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -8,10 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.minirun import DATA, load_spec
+from tests.support.paths import DATA as TEST_DATA
 from tunegate.fullrun.publish import COMPLETE, is_complete
 from tunegate.fullrun.result import TrainResult, TrainStep
 from tunegate.fullrun.trainer import main, train
 from tunegate.tracking.record import CandidateRecord
+
+PREQUANTIZED = TEST_DATA / "estimate" / "prequantized"
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing.*:FutureWarning")
 
@@ -120,8 +124,20 @@ def test_a_gradient_stuck_at_zero_stops_the_run(tiny_cache, tmp_path):
 def test_sharding_is_refused_before_anything_loads(tmp_path):
     result = train(load_spec("good", **{"training.sharding": "fsdp"}), output_dir=tmp_path)
     assert result.status == "failed" and result.codes == ["TG709"]
-    assert "training.sharding fsdp" in result.reason
+    assert result.reason.startswith("TG160: training.sharding 'fsdp'")  # the spec stage's own words
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None,
+                    reason="bitsandbytes is installed here: it loads the stored 4-bit checkpoint")
+def test_a_checkpoint_stored_in_4bit_is_refused_before_loading_without_bitsandbytes(tmp_path):
+    # What the spec stage rejects (TG161 at model.id) the trainer refuses too, before it loads
+    # anything, rather than failing inside transformers' quantizer.
+    stored = PREQUANTIZED / "llama-3-8b-bnb-4bit"
+    result = train(load_spec("good", **{"model.id": str(stored)}), output_dir=tmp_path / "out", log=lambda line: None)
+    assert result.status == "failed" and result.codes == ["TG709"]
+    assert result.reason.startswith("TG161: ") and "stored in 4 bit with bitsandbytes" in result.reason
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_model_that_cannot_be_loaded_fails_before_training(tmp_path):

@@ -87,19 +87,17 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _unsupported(spec: Spec) -> str:
-    """Why the trainer cannot run this spec here ("" when it can): checked before anything loads."""
-    import importlib.util
+    """Why the trainer cannot run this spec here ("" when it can): checked before anything loads.
 
-    from tunegate.spec.model import BNB_OPTIMIZERS
+    First what the spec stage rejects too (TG160-TG162: sharding, bitsandbytes or a stored
+    checkpoint's loader missing; tunegate.spec.trainer_support, one list for both, so the gate
+    never approves what this refuses), then what only this machine can tell: a quantized base
+    wants a CUDA GPU.
+    """
+    from tunegate.spec.trainer_support import unrunnable
 
-    if spec.training.sharding != "none":
-        return (f"training.sharding {spec.training.sharding} is not supported by tunegate's trainer yet; "
-                "use sharding: none (data parallel, one full copy of the base per GPU)")
-    needs_bnb = [what for what, needed in (
-        (f"model.quantization {spec.model.quantization}", spec.model.quantization != "none"),
-        (f"training.optimizer {spec.training.optimizer}", spec.training.optimizer in BNB_OPTIMIZERS)) if needed]
-    if needs_bnb and importlib.util.find_spec("bitsandbytes") is None:
-        return f"{' and '.join(needs_bnb)} need(s) bitsandbytes: pip install bitsandbytes (on a CUDA machine)"
+    for code, _key, message, fix in unrunnable(spec):
+        return f"{code}: {message}. {fix}"
     if spec.model.quantization != "none":
         import torch
 
