@@ -1,6 +1,11 @@
 """A checkpoint stored quantised is estimated as transformers loads it, and the gate says so."""
 from __future__ import annotations
 
+import importlib.util
+import shutil
+
+import pytest
+
 from tests.support.estimate_specs import context, make_spec
 from tests.support.paths import DATA
 from tunegate.estimate.stage import run_stage
@@ -45,3 +50,23 @@ def test_a_gptq_checkpoint_holds_4_bit_weights_too():
 def test_a_full_fine_tune_of_a_quantised_checkpoint_cannot_be_trained():
     stage = stage_for("llama-3-8b-bnb-4bit", training={"method": "full"})
     assert any(f.code == "TG410" and "quantized base" in f.message for f in stage.findings)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None,
+                    reason="bitsandbytes is installed here: it loads the stored 4-bit checkpoint")
+def test_a_hub_checkpoint_stored_in_4bit_without_bitsandbytes_is_refused_once_its_config_is_read(tmp_path, monkeypatch):
+    # The spec stage never asks the hub, so a hub id's stored quantisation is first known here, from
+    # the local HF cache (as `hf download unsloth/llama-3-8b-bnb-4bit config.json` leaves it).
+    import huggingface_hub.constants
+
+    repo = tmp_path / "hub" / "models--unsloth--llama-3-8b-bnb-4bit"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("4f2c1e")
+    (repo / "snapshots" / "4f2c1e").mkdir(parents=True)
+    shutil.copy(PREQUANTIZED / "llama-3-8b-bnb-4bit" / "config.json", repo / "snapshots" / "4f2c1e" / "config.json")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    stage = run_stage(context(make_spec(model={"id": "unsloth/llama-3-8b-bnb-4bit", "quantization": "4bit"})))
+    found = next(f for f in stage.findings if f.code == "TG161")
+    assert found.severity == "error" and found.key == "model.id" and stage.status == "failed"
+    assert "hub:unsloth/llama-3-8b-bnb-4bit" in found.message and "bitsandbytes" in found.message

@@ -16,6 +16,7 @@ from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, 
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.facts import GateFacts
 from tunegate.report import FindingCollector, StageResult
+from tunegate.spec import checkpoint
 from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
 
@@ -100,6 +101,23 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
                 key="training.micro_batch_size")
 
 
+def _stored_loader_missing(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG161/TG162 for a checkpoint stored quantised whose config came from the hub or its local
+    cache: the spec stage checks local folders and shipped configs only (it never asks the hub), so
+    here, once the estimate has read it, a missing loader is the same error (the base cannot load)."""
+    method = est.checkpoint_quant_method
+    missing = checkpoint.missing_loaders(method)
+    if not missing:
+        return
+    label = checkpoint.Stored(method, None).label
+    out.add("TG161" if method == "bitsandbytes" else "TG162", "error",
+            f"model.id '{spec.model.id}' is a checkpoint stored in {est.checkpoint_quantization} with {label} (its "
+            f"config.json's quantization_config, read from {est.config_source}): transformers loads it as stored, "
+            f"which needs {' and '.join(missing)}, not installed here: loading the base would fail",
+            f"{checkpoint.install_hint(method)} where the gate and the run happen, or point model.id at the "
+            "unquantised (16-bit) checkpoint it was made from.", file=file, key="model.id")
+
+
 def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
     """What tunegate's own mini-run and trainer cannot run: they train LoRA adapters on a 16-bit base
     or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight."""
@@ -113,6 +131,8 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 f"Set model.quantization: {stored} to say what the run is, or point model.id at the 16-bit "
                 "checkpoint for LoRA on a 16-bit base.", file=file, key="model.quantization")
         quant = stored
+    if stored != "none" and est.config_source.startswith("hub:"):
+        _stored_loader_missing(out, est, spec, file)
     if method == "full" and quant != "none":
         out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
                 "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "
