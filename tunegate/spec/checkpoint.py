@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -57,6 +58,22 @@ class Stored(NamedTuple):
 def shipped_config_path(model_id: str) -> Path:
     """Where a shipped config for `org/name` lives: `data/model_configs/org--name.json`."""
     return SHIPPED / (model_id.strip("/").replace("/", "--") + ".json")
+
+
+def beside_spec(model_id: str, base: Path) -> Path | None:
+    """The local model model.id names beside the spec in `base` (a folder holding a config.json, or
+    a config `.json` file), absolute; None for a hub id, an absolute path, or nothing there. Every
+    stage and the trainer read model.id so (`Spec.resolve_paths`), whatever the working folder."""
+    try:
+        local = Path(model_id).expanduser()
+        if local.is_absolute():
+            return None
+        place = base / local
+        if (place.is_dir() and (place / "config.json").is_file()) or (place.is_file() and place.suffix == ".json"):
+            return Path(os.path.abspath(place))
+    except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, ~user with no home
+        return None
+    return None
 
 
 def local_config_path(model_id: str, base: Path | None = None) -> Path | None:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from tunegate.report import new_dict, new_list  # factories pydantic reads cheaply (see there)
+from tunegate.spec import checkpoint
 from tunegate.spec.search_space import NomadSpace
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -45,7 +46,8 @@ class Section(BaseModel):
 
 class ModelSpec(Section):
     id: str = Field("tunegate/tiny-llama",
-                    description="Hugging Face repo id or local folder of the base model. "
+                    description="Hugging Face repo id or local folder of the base model (a relative "
+                                "folder beside the spec is that one, from any working folder). "
                                 "'tunegate/tiny-llama' is the built-in offline test model.")
     revision: str | None = Field(None, description="Git revision (commit sha) of the model repo.")
     trust_remote_code: bool = Field(False, description="Run the model repo's own Python code. "
@@ -253,7 +255,9 @@ class Spec(Section):
     full_run: FullRunSpec = Field(default_factory=defaults(FullRunSpec))
 
     def resolve_paths(self, base: Path) -> "Spec":
-        """Return a copy with relative data and output paths made absolute against `base`."""
+        """Return a copy with relative data and output paths made absolute against `base`, and
+        model.id too where it names a local model there (the mini-run and the trainer load what
+        the estimate read, from any working folder, and so does a sweep candidate's copy)."""
         def res(p: Path) -> Path:
             if p.is_absolute():
                 return p
@@ -264,7 +268,9 @@ class Spec(Section):
         data = self.data.model_copy(update={"train": res(self.data.train),
                                             "validation": res(self.data.validation)})
         full = self.full_run.model_copy(update={"output_dir": res(self.full_run.output_dir)})
-        return self.model_copy(update={"data": data, "full_run": full})
+        local = checkpoint.beside_spec(self.model.id, base)
+        model = self.model if local is None else self.model.model_copy(update={"id": str(local)})
+        return self.model_copy(update={"data": data, "full_run": full, "model": model})
 
 
 def json_schema() -> dict[str, Any]:

@@ -14,6 +14,7 @@ import orjson
 import yaml
 
 from tunegate.errors import UsageError
+from tunegate.spec import checkpoint
 from tunegate.spec.check import ParsedSpec
 from tunegate.spec.model import Spec
 from tunegate.spec.overrides import Overrides, apply_overrides
@@ -114,6 +115,10 @@ def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
         value = data.get(section, {}).get(key)
         if value is not None and not Path(value).is_absolute():
             data[section][key] = str((base / value).resolve())
+    model = data.get("model")
+    local = checkpoint.beside_spec(model["id"], base) if isinstance(model, dict) and isinstance(model.get("id"), str) else None
+    if local is not None:  # the candidate's file lives elsewhere: keep naming the base spec's local model
+        model["id"] = str(local)
     folder = base / ".tunegate" / "candidates"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{spec_path.stem}-{candidate_key(overrides)}.yaml"
