@@ -45,7 +45,9 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
     Raises UsageError when the spec cannot be read at all; every problem inside the files is a
     finding in the report.
     """
-    parsed = parse_spec(spec, cap=max_findings or DEFAULT_CAP) if isinstance(spec, (str, Path)) else spec
+    given = {role: Path(p) for role, p in (("train", train), ("validation", validation)) if p is not None}
+    # A config's own datasets give way to the files given here (TG157), as a spec's data.* do.
+    parsed = parse_spec(spec, cap=max_findings or DEFAULT_CAP, data=given) if isinstance(spec, (str, Path)) else spec
     results = [parsed.result if parsed is not None else
                StageResult.skipped("spec", "no spec given: hyperparameters were not checked")]
     valid = parsed.spec if parsed is not None else None

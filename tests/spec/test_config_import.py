@@ -164,3 +164,35 @@ def test_a_trl_target_modules_string_is_a_regex_tunegate_does_not_run_not_a_modu
     findings = parse_spec(TRL / "sft-regex-targets.yaml").result.findings
     [regex] = [f for f in findings if f.code == "TG147"]
     assert (regex.key, regex.severity) == ("lora_target_modules", "error")
+
+
+def test_local_copies_given_on_the_command_line_replace_a_trl_configs_uncached_hub_dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))  # the Hub id is in no cache
+    config = TRL / "sft-hub-dataset.yaml"
+    assert "TG142" in {f.code for f in parse_spec(config).result.findings}  # without them: cannot be read
+    copies = CONFIGS / "data" / "trl_support"
+    report = check(config, train=copies / "train.jsonl", validation=copies / "test.jsonl")
+    spec_stage = report.stage("spec")
+    assert spec_stage.status == "passed", places(report)
+    said = [f for f in spec_stage.findings if f.code == "TG157"]
+    assert [(f.severity, f.key, f.line) for f in said] == [("info", "dataset_name", 3)] * 2
+    assert "acme/support-chats-v3" in said[0].message and "--train" in said[0].message
+    assert report.stage("dataset").stats["train"]["records"] == 40
+
+
+def test_a_validation_file_given_replaces_an_axolotl_configs_random_split(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    config = AXOLOTL / "lora-hub-datasets.yml"
+    assert {"TG141", "TG142"} <= {f.code for f in parse_spec(config).result.findings}
+    data = CONFIGS / "data"
+    parsed = parse_spec(config, data={"train": data / "train.jsonl", "validation": data / "val.jsonl"})
+    assert not [f for f in parsed.result.findings if f.severity == "error"], [f"{f.place()} {f.code}" for f in parsed.result.findings]
+    assert {f.key for f in parsed.result.findings if f.code == "TG157"} == {"datasets.0.path", "test_datasets"}
+    assert (parsed.require().data.train, parsed.require().data.validation) == (data / "train.jsonl", data / "val.jsonl")
+
+
+def test_a_training_file_alone_leaves_the_configs_missing_validation_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    parsed = parse_spec(AXOLOTL / "lora-hub-datasets.yml", data={"train": CONFIGS / "data" / "train.jsonl"})
+    errors = {f.code for f in parsed.result.findings if f.severity == "error"}
+    assert errors == {"TG141"} and parsed.spec is None

@@ -198,6 +198,10 @@ def _attention(cmap: ConfigMap) -> None:
 
 def _data(cmap: ConfigMap) -> None:
     fmt = _dataset(cmap, "train", "datasets")
+    if "validation" in cmap.overrides:  # --validation: the frozen file is given, whatever the config splits
+        cmap.used.add("val_set_size")
+        _dataset(cmap, "validation", "test_datasets")
+        return
     if cmap.get("val_set_size", 0) and float(cmap.get("val_set_size", 0)) > 0:
         size = cmap.get("val_set_size")
         cmap.explained.add("data.validation")
@@ -238,6 +242,13 @@ def _loss_roles(cmap: ConfigMap, entry: dict, at: str) -> None:
 def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     """Map the one entry of `datasets` / `test_datasets`; its format, or None when it cannot be used."""
     entries = cmap.get(key)
+    if role in cmap.overrides:  # the file given on the command line, read in the entry's format
+        first = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else None
+        fmt = _entry_format(cmap, first, f"{key}.0") if first is not None else None
+        if fmt is not None:
+            cmap.set("data.format", fmt, f"{key}.0.type")
+        map_data_file(cmap, role, first.get("path") if first else None, f"{key}.0.path" if first else key)
+        return fmt
     if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
         cmap.explained.add(f"data.{role}")
         what = "not set" if entries is None else repr(entries)

@@ -68,20 +68,23 @@ class ParsedSpec(BaseModel):
         return self.spec
 
 
-def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None) -> ParsedSpec:
+def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None,
+               data: dict[str, Path] | None = None) -> ParsedSpec:
     """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all.
 
     `path` may also be an axolotl or TRL config, detected from its keys or named by `kind`
-    ("tunegate", "axolotl", "trl"); it is mapped onto the spec (`tunegate.spec.imported`).
+    ("tunegate", "axolotl", "trl"); it is mapped onto the spec (`tunegate.spec.imported`). `data`
+    ({"train": path, "validation": path}, `tunegate check --train/--validation`) replaces a config's
+    datasets for that role (TG157): its Hub ids need not be cached then.
     """
     if kind is not None and kind not in imported.KINDS:
         raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(imported.KINDS)}")
     raw = _read_bytes(Path(path))
     if len(raw) > MAX_SPEC_BYTES:
         return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=_too_large(Path(path)))
-    result, spec, data = _validate_text(Path(path), _decode(Path(path), raw), cap, kind)
+    result, spec, mapping = _validate_text(Path(path), _decode(Path(path), raw), cap, kind, data or {})
     return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=result, spec=spec,
-                      raw=data if isinstance(data, dict) else None, kind=result.stats.get("kind", "tunegate"))
+                      raw=mapping if isinstance(mapping, dict) else None, kind=result.stats.get("kind", "tunegate"))
 
 
 def _too_large(path: Path) -> StageResult:
@@ -116,7 +119,8 @@ def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None
     return parsed.result, parsed.spec
 
 
-def _validate_text(path: Path, text: str, cap: int, kind: str | None = None) -> tuple[StageResult, Spec | None, Any]:
+def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
+                   data: dict[str, Path] | None = None) -> tuple[StageResult, Spec | None, Any]:
     start = time.perf_counter()
     out = FindingCollector(STAGE, cap)
     where = shown(path)
@@ -141,7 +145,7 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None) -> 
                 f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=where, line=1, column=1)
         return out.result(time.perf_counter() - start), None, located.data
     kind = kind or imported.detect_kind(located.data)
-    mapped = imported.import_config(kind, located, where, path.resolve().parent) if kind != "tunegate" else None
+    mapped = imported.import_config(kind, located, where, path.resolve().parent, data) if kind != "tunegate" else None
     if mapped is None:
         spec = _check_spec(located, where, path, out)
     else:  # an axolotl or TRL config: check the mapped spec, then name the original keys

@@ -28,6 +28,7 @@ class ConfigMap:
     located: Located
     file: str
     base: Path  # the config's folder: relative data paths resolve here first
+    overrides: dict[str, Path] = field(default_factory=dict)  # role -> the file --train/--validation gave
     data: dict[str, Any] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)

@@ -42,12 +42,14 @@ def detect_kind(data: Any) -> str:
     return best if hits[best] else "tunegate"
 
 
-def import_config(kind: str, located: Located, file: str, base: Path) -> Mapped:
-    """Map a config of `kind` (axolotl or trl) onto a tunegate spec mapping."""
+def import_config(kind: str, located: Located, file: str, base: Path,
+                  data: dict[str, Path] | None = None) -> Mapped:
+    """Map a config of `kind` (axolotl or trl) onto a tunegate spec mapping; `data` (role -> file)
+    replaces the config's datasets for those roles (TG157)."""
     from tunegate.spec import axolotl_config, trl_config
     from tunegate.spec.config_map import ConfigMap, Mapped
 
-    cmap = ConfigMap(kind, located.data, located, file, base)
+    cmap = ConfigMap(kind, located.data, located, file, base, overrides=dict(data or {}))
     (axolotl_config.map_config if kind == "axolotl" else trl_config.map_config)(cmap)
     cmap.not_checked()
     places = {spec_key: located.places[orig] for spec_key, orig in cmap.origin.items() if orig in located.places}

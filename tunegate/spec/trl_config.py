@@ -123,7 +123,16 @@ def _schedule(cmap: ConfigMap) -> None:
 
 def _data(cmap: ConfigMap) -> None:
     mixture = cmap.get("datasets")
-    if isinstance(mixture, list) and len(mixture) > 1:
+    if {"train", "validation"} <= cmap.overrides.keys():  # --train and --validation: both files given
+        entry = mixture[0] if isinstance(mixture, list) and mixture and isinstance(mixture[0], dict) else None
+        ref, key = (entry.get("path"), "datasets.0.path") if entry else (cmap.get("dataset_name"), "dataset_name")
+        cmap.used.update({"dataset_train_split", "dataset_test_split", "test_split_size"})
+        map_data_file(cmap, "train", ref, key if ref is not None else None)
+        map_data_file(cmap, "validation", ref, key if ref is not None else None)
+        _never_evaluated(cmap, cmap.get("dataset_test_split", "test"))
+        _loss(cmap)
+        return
+    if isinstance(mixture, list) and len(mixture) > 1 and "train" not in cmap.overrides:
         cmap.explained |= {"data.train", "data.validation"}
         cmap.note("TG146", "error", "datasets.1", f"datasets lists {len(mixture)} datasets; tunegate checks one "
                   "file per split", "Concatenate them into one file and give it as dataset_name.")
@@ -146,11 +155,16 @@ def _data(cmap: ConfigMap) -> None:
         cmap.findings[-1] = cmap.findings[-1].model_copy(update={"code": "TG143", "message": "no validation data: "
                             f"{cmap.findings[-1].message}", "hint": f"Give the dataset a {test_split!r} split file "
                             "(frozen, held out from train), or set dataset_test_split to the split that has it."})
-    elif cmap.get("eval_strategy", "no") == "no":
+    else:
+        _never_evaluated(cmap, test_split)
+    _loss(cmap)
+
+
+def _never_evaluated(cmap: ConfigMap, test_split: str) -> None:
+    if cmap.get("eval_strategy", "no") == "no":
         cmap.note("TG151", "warning", "eval_strategy" if cmap.has("eval_strategy") else None, "eval_strategy is 'no' "
                   f"(TRL's default), so trl sft never scores the {test_split!r} split", "Set eval_strategy: steps "
                   "(with eval_steps) to evaluate on the frozen validation split; tunegate's full run does.")
-    _loss(cmap)
 
 
 def _mixture(cmap: ConfigMap, entry: dict) -> None:
