@@ -60,6 +60,13 @@ def shipped_config_path(model_id: str) -> Path:
     return SHIPPED / (model_id.strip("/").replace("/", "--") + ".json")
 
 
+def _config_in(place: Path) -> Path | None:
+    """The config.json a local model path names: a folder's config.json, or a `.json` file itself."""
+    if place.is_dir() and (place / "config.json").is_file():
+        return place / "config.json"
+    return place if place.is_file() and place.suffix == ".json" else None
+
+
 def beside_spec(model_id: str, base: Path) -> Path | None:
     """The local model model.id names beside the spec in `base` (a folder holding a config.json, or
     a config `.json` file), absolute; None for a hub id, an absolute path, or nothing there. Every
@@ -69,7 +76,7 @@ def beside_spec(model_id: str, base: Path) -> Path | None:
         if local.is_absolute():
             return None
         place = base / local
-        if (place.is_dir() and (place / "config.json").is_file()) or (place.is_file() and place.suffix == ".json"):
+        if _config_in(place) is not None:
             return Path(os.path.abspath(place))
     except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, ~user with no home
         return None
@@ -83,11 +90,9 @@ def local_config_path(model_id: str, base: Path | None = None) -> Path | None:
     try:
         local = Path(model_id).expanduser()
         places = ([base / local] if base is not None and not local.is_absolute() else []) + [local]
-        for place in places:
-            if place.is_dir() and (place / "config.json").is_file():
-                return place / "config.json"
-            if place.is_file() and place.suffix == ".json":
-                return place
+        found = next((c for c in map(_config_in, places) if c is not None), None)
+        if found is not None:
+            return found
         shipped = shipped_config_path(model_id)
         return shipped if shipped.is_file() else None
     except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, ~user with no home
