@@ -16,7 +16,8 @@ from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, 
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.facts import GateFacts
 from tunegate.report import FindingCollector, StageResult
-from tunegate.spec import checkpoint
+from tunegate.spec.checkpoint import Stored
+from tunegate.spec.trainer_support import stored_loader_missing
 from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
 
@@ -105,17 +106,11 @@ def _stored_loader_missing(out: FindingCollector, est: Estimate, spec: Spec, fil
     """TG161/TG162 for a checkpoint stored quantised whose config came from the hub or its local
     cache: the spec stage checks local folders and shipped configs only (it never asks the hub), so
     here, once the estimate has read it, a missing loader is the same error (the base cannot load)."""
-    method = est.checkpoint_quant_method
-    missing = checkpoint.missing_loaders(method)
-    if not missing:
-        return
-    label = checkpoint.Stored(method, None).label
-    out.add("TG161" if method == "bitsandbytes" else "TG162", "error",
-            f"model.id '{spec.model.id}' is a checkpoint stored in {est.checkpoint_quantization} with {label} (its "
-            f"config.json's quantization_config, read from {est.config_source}): transformers loads it as stored, "
-            f"which needs {' and '.join(missing)}, not installed here: loading the base would fail",
-            f"{checkpoint.install_hint(method)} where the gate and the run happen, or point model.id at the "
-            "unquantised (16-bit) checkpoint it was made from.", file=file, key="model.id")
+    bits = int(est.checkpoint_quantization.removesuffix("bit"))
+    problem = stored_loader_missing(spec, Stored(est.checkpoint_quant_method, bits), est.config_source)
+    if problem is not None:
+        code, key, message, fix = problem
+        out.add(code, "error", message, fix, file=file, key=key)
 
 
 def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:

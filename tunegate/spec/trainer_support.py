@@ -51,21 +51,27 @@ def _stored_quantization(spec: Spec, base: Path | None) -> Iterator[tuple[str, s
     """TG161/TG162: the checkpoint is stored quantised and this install lacks the package that loads it."""
     found = checkpoint.config_of(spec.model.id, base)
     stored = checkpoint.stored_quantization(found[1]) if found is not None else None
-    if stored is None:
-        return
+    problem = stored_loader_missing(spec, stored, found[0]) if stored is not None else None
+    if problem is not None:
+        yield problem
+
+
+def stored_loader_missing(spec: Spec, stored: checkpoint.Stored, where: str) -> tuple[str, str, str, str] | None:
+    """(code, key, message, fix) when loading a checkpoint stored as `stored` (its config read from
+    `where`) needs a package this install lacks; the estimate says it too for a config from the hub."""
     missing = checkpoint.missing_loaders(stored.method)
     if not missing:
-        return
+        return None
     names = " and ".join(missing)
     code = "TG161" if stored.method == "bitsandbytes" else "TG162"
     how = f"in {stored.bits} bit" if stored.bits else "quantised"
-    yield (code, "model.id",
-           f"model.id '{spec.model.id}' is a checkpoint stored {how} with {stored.label} ({found[0]}'s "
-           f"quantization_config, quant_method {stored.method}): transformers loads it as stored whatever "
-           f"model.quantization ({spec.model.quantization}) says, which needs {names}, not installed here: "
-           "loading the base would fail",
-           f"{checkpoint.install_hint(stored.method)} where the gate and the run happen, or point model.id at "
-           "the unquantised (16-bit) checkpoint it was made from.")
+    return (code, "model.id",
+            f"model.id '{spec.model.id}' is a checkpoint stored {how} with {stored.label} ({where}'s "
+            f"quantization_config, quant_method {stored.method}): transformers loads it as stored whatever "
+            f"model.quantization ({spec.model.quantization}) says, which needs {names}, not installed here: "
+            "loading the base would fail",
+            f"{checkpoint.install_hint(stored.method)} where the gate and the run happen, or point model.id at "
+            "the unquantised (16-bit) checkpoint it was made from.")
 
 
 def findings(spec: Spec, place, file: str, base: Path | None = None) -> Iterator[Finding]:
