@@ -10,7 +10,9 @@ once the flow needs it and only after this process has imported Prefect's server
 s on the 2-core machine, for nothing but the class that starts the child; issue 15). Here the same
 child, with the same command and environment Prefect gives it, starts as soon as the command
 knows it will run a flow, and `PREFECT_API_URL` is set to it before Prefect is imported, so
-Prefect uses it as any configured server and never imports its server module here.
+Prefect uses it as any configured server and never imports its server module here. The child
+serves Prefect's app through `tunegate.sweep.local_app`, which runs a request the SQLite store
+refused for a write conflict again at once rather than after the client's 2 s backoff.
 
 Only when Prefect would start an ephemeral API itself: no `PREFECT_API_URL` in the environment
 and ephemeral mode not switched off there. A URL (or ephemeral mode off) set in a Prefect profile
@@ -43,14 +45,14 @@ TIMEOUT = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
 # ephemeral app's services, the app built once).
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
 _FALSE = {"0", "false", "no", "off"}
+TUNEGATE_DIR = Path(__file__).resolve().parents[2]  # the folder holding the tunegate package
 logger = logging.getLogger("tunegate.local_api")  # the log file, as Prefect's own start and stop lines
 
 
 class LocalApi:
     """The uvicorn child serving Prefect's API on 127.0.0.1 for this command."""
 
-    def __init__(self, prefect_dir: Path) -> None:
-        self.prefect_dir = prefect_dir
+    def __init__(self) -> None:
         # The port stays bound here (SO_REUSEADDR, not listening: uvicorn's own bind still succeeds)
         # until the API answers, so no other process is handed it meanwhile.
         self._reserved = _reserved_port()
@@ -64,8 +66,8 @@ class LocalApi:
         return f"http://127.0.0.1:{self.port}/api"
 
     def _start(self) -> None:
-        cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(self.prefect_dir), "--factory",
-               "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+        cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(TUNEGATE_DIR), "--factory",
+               "tunegate.sweep.local_app:create_app", "--host", "127.0.0.1", "--port", str(self.port),
                "--log-level", "error", "--lifespan", "on"]
         env = {**os.environ, **SERVER_ENV}
         env.pop(API_URL, None)
@@ -112,10 +114,9 @@ def start_local_api() -> LocalApi | None:
         return None
     if "prefect" in sys.modules:
         return None
-    found = importlib.util.find_spec("prefect")
-    if found is None or found.origin is None:
+    if importlib.util.find_spec("prefect") is None:
         return None
-    api = LocalApi(Path(found.origin).parent.parent)  # the folder holding the prefect package
+    api = LocalApi()
     os.environ[API_URL] = api.url
     return api
 
