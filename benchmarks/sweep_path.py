@@ -27,9 +27,9 @@ sys.path.insert(0, str(HERE.parent))
 # (module, attribute, label): what is wrapped; a module that imports Prefect is wrapped only once
 # the command has imported Prefect itself (its local API must start before that import).
 BEFORE_PREFECT = [
-    ("tunegate.sweep.local_api", "LocalApi.__init__", "local API: uvicorn started"),
-    ("tunegate.sweep.local_api", "LocalApi.wait_ready", "local API: waiting for its health check"),
-    ("tunegate.sweep.local_api", "LocalApi.stop", "local API: stopped"),
+    ("tunegate.local_api.child", "LocalApi.__init__", "local API: uvicorn started"),
+    ("tunegate.local_api.child", "LocalApi.wait_ready", "local API: waiting for its health check"),
+    ("tunegate.local_api.child", "LocalApi.stop", "local API: stopped"),
     ("tunegate.fullrun.forks", "ForkServer.run", "fork server: job forked (after its imports)"),
     ("tunegate.cli.flow_runner", "run_flow", "the flow, start to end"),
     ("tunegate.tracking.session", "open_session", "MLflow: store (template) and parent run"),
@@ -94,7 +94,7 @@ def child(spec: str) -> None:
     """Run `tunegate sweep SPEC --json` here, with the steps wrapped."""
     import importlib
 
-    import tunegate.sweep.local_api as local_api
+    import tunegate.local_api.child as local_api
 
     for entry in BEFORE_PREFECT:
         _wrap(importlib.import_module(entry[0]), *entry[1:])

@@ -5,9 +5,10 @@ environment once, at import, so the defaults below only take effect if they are 
 
 No process outlives the command. Prefect's ephemeral API is a uvicorn child that Prefect stops
 from an atexit hook, which a SIGKILL (or an unhandled SIGTERM) never runs, so it used to stay
-behind as an orphan after every kill. Here it is started by the main thread before the flow,
-with a parent-death signal (Linux `PR_SET_PDEATHSIG`): the kernel sends it SIGTERM when the CLI
-dies, however it dies. A SIGTERM of the CLI itself becomes `Terminated` (`tunegate.cli.main`):
+behind as an orphan after every kill. The commands start it themselves before they import
+Prefect (`tunegate.local_api`); where they could not (Prefect already imported, as in a library
+caller), it is started here by the main thread before the flow. Either way with a parent-death
+signal (Linux `PR_SET_PDEATHSIG`): the kernel sends it SIGTERM when the CLI dies, however it dies. A SIGTERM of the CLI itself becomes `Terminated` (`tunegate.cli.main`):
 the flow unwinds as for Ctrl-C (Prefect marks it Crashed), this module ends the process's MLflow
 runs KILLED, Prefect's exit hooks stop the server, and the command exits 143.
 """

@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_file, require_files
-    from tunegate.flows.full_run import full_run
     from tunegate.fullrun import approved_report
+    from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.spec.check import parse_spec
 
     parsed = parse_spec(args.spec)
@@ -33,6 +33,11 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         require_file(args.report, "--report")
     approved_report(parsed, args.report)  # refuse before any flow or process starts
+    api = adopt_or_stop(start_local_api())  # Prefect's API starts while the flow's modules import
+    from tunegate.flows.full_run import full_run
+
+    if api is not None:
+        api.wait_ready()
     completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report, resume=args.resume)
     summary = {k: data.get(k) for k in ("status", "reason", "final_train_loss", "val_loss", "adapter_dir")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")

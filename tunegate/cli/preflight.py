@@ -28,14 +28,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
-    from tunegate.flows.preflight import preflight
-    from tunegate.render import terminal
-    from tunegate.report import GateReport
+    from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.spec.check import parse_spec
 
     parsed = parse_spec(args.spec)  # an unreadable spec is a usage error before any flow starts
     if parsed.spec is not None:  # and so is a data path that is not a file: never a hang in a flow
         require_files(parsed.spec, "data.train", "data.validation")
+    api = adopt_or_stop(start_local_api())  # Prefect's API starts while the flow's modules import
+    from tunegate.flows.preflight import preflight
+    from tunegate.render import terminal
+    from tunegate.report import GateReport
+
+    if api is not None:
+        api.wait_ready()
     completed, data = run_flow(preflight, spec_path=args.spec, mini_run=not args.no_mini_run,
                                advisor=not args.no_advisor)
     report = GateReport.model_validate(data)

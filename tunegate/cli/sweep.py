@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.spec.check import parse_spec
-    from tunegate.sweep.local_api import adopt_or_stop, start_local_api
+    from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.sweep.plan import check_sweep_plan
     from tunegate.sweep.start_ahead import start_imports_ahead, start_trainers_ahead
 
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     check_sweep_plan(parsed, args.strategy)
     require_files(parsed.require(), "data.train", "data.validation")
     # The slow, certain work starts now (issue 15): Prefect's local API first, before Prefect is
-    # imported (tunegate.sweep.local_api); then the fork server (elsewhere the standby trainers),
+    # imported (tunegate.local_api); then the fork server (elsewhere the standby trainers),
     # whose imports overlap the API's start-up; once this thread has imported what it needs
     # itself, the flow's later imports in a thread of their own.
     api = start_local_api() if parsed.require().sweep.task_runner == "threads" else None

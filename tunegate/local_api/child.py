@@ -1,4 +1,5 @@
-"""Prefect's local API for `tunegate sweep`, started before this process imports Prefect at all.
+"""Prefect's local API for a command that runs a flow (`tunegate sweep`, `preflight`, `launch`),
+started before this process imports Prefect at all.
 
     api = start_local_api()     # the command's first step: uvicorn starts, PREFECT_API_URL names it
     ...                         # everything else meanwhile (imports, the data gate's start)
@@ -11,7 +12,7 @@ s on the 2-core machine, for nothing but the class that starts the child; issue 
 child, with the same command and environment Prefect gives it, starts as soon as the command
 knows it will run a flow, and `PREFECT_API_URL` is set to it before Prefect is imported, so
 Prefect uses it as any configured server and never imports its server module here. The child
-serves Prefect's app through `tunegate.sweep.local_app`, which runs a request the SQLite store
+serves Prefect's app through `tunegate.local_api.app`, which runs a request the SQLite store
 refused for a write conflict again at once rather than after the client's 2 s backoff.
 
 Only when Prefect would start an ephemeral API itself: no `PREFECT_API_URL` in the environment
@@ -67,7 +68,7 @@ class LocalApi:
 
     def _start(self) -> None:
         cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(TUNEGATE_DIR), "--factory",
-               "tunegate.sweep.local_app:create_app", "--host", "127.0.0.1", "--port", str(self.port),
+               "tunegate.local_api.app:create_app", "--host", "127.0.0.1", "--port", str(self.port),
                "--log-level", "error", "--lifespan", "on"]
         env = {**os.environ, **SERVER_ENV}
         env.pop(API_URL, None)

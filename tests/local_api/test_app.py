@@ -1,4 +1,4 @@
-"""The local Prefect API's app (tunegate.sweep.local_app): a request Prefect answers 503 (SQLite
+"""The local Prefect API's app (tunegate.local_api.app): a request Prefect answers 503 (SQLite
 refused its write for a conflict) is run again in the server, with its body, instead of the client
 sleeping 2 s; every other answer goes out as the app gave it.
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tunegate.sweep.local_app import RunAgainWhenBusy
+from tunegate.local_api.app import RunAgainWhenBusy
 
 
 class Locked(Exception):
@@ -78,14 +78,14 @@ def test_any_other_error_is_answered_as_it_came_and_not_run_again():
 
 @pytest.mark.slow  # Prefect's API starting in a child (~5 s)
 def test_the_local_api_child_serves_prefects_own_api_through_it(tmp_path, monkeypatch):
-    from tunegate.sweep.local_api import LocalApi
+    from tunegate.local_api.child import LocalApi
 
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
     api = LocalApi()
     try:
         api.wait_ready()
         command = Path(f"/proc/{api.proc.pid}/cmdline").read_bytes().split(b"\0")
-        assert b"tunegate.sweep.local_app:create_app" in command
+        assert b"tunegate.local_api.app:create_app" in command
         answer = httpx.post(f"{api.url}/v2/concurrency_limits/increment-with-lease",
                             json={"names": ["tag:gpu"], "slots": 1, "mode": "concurrency"}, timeout=30)
         assert answer.status_code == 200  # Prefect's route; no `gpu` limit exists on a fresh home

@@ -1,4 +1,4 @@
-"""Prefect's local API started by `tunegate sweep` before Prefect is imported (tunegate.sweep.local_api).
+"""Prefect's local API started by `tunegate sweep` before Prefect is imported (tunegate.local_api.child).
 
 The sweep's own runs (tests/cli/test_sweep_experience.py, tests/cli/test_signals.py) use it end
 to end; here, in fresh processes, what decides whether it is used: a server configured anywhere
@@ -16,7 +16,7 @@ import pytest
 from tests.support.paths import ROOT
 
 PROBE = ("import os\n"
-         "from tunegate.sweep.local_api import adopt_or_stop, start_local_api\n"
+         "from tunegate.local_api.child import adopt_or_stop, start_local_api\n"
          "api = start_local_api()\n"
          "started = api is not None and api.proc.pid\n"
          "api = adopt_or_stop(api)\n"

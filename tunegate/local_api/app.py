@@ -1,8 +1,8 @@
-"""The app tunegate's local Prefect API serves (tunegate.sweep.local_api): Prefect's own, whose
+"""The app tunegate's local Prefect API serves (tunegate.local_api.child): Prefect's own, whose
 requests the SQLite store refused for a write conflict are run again here, at once, instead of
 Prefect's client sleeping two seconds first.
 
-    uvicorn --factory tunegate.sweep.local_app:create_app    # what the local API's child runs
+    uvicorn --factory tunegate.local_api.app:create_app    # what the local API's child runs
 
 Prefect's API on SQLite runs its writes in DEFERRED transactions; when another of its writers
 commits between such a transaction's first read and its write, SQLite refuses the write at once
