@@ -16,7 +16,9 @@ PACKAGE = ROOT / "tunegate"
 # Lower ranks are imported by higher ones, never the other way. Wings of the same rank do not
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
-    "errors": 0, "progress": 0, "processes": 0, "pathguard": 0.5, "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
+    "errors": 0, "progress": 0, "processes": 0, "pathguard": 0.5,
+    "local_api": 0.6,  # the Prefect API child a flow command starts (imports only processes)
+    "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
     "stage": 4,
     "native": 4.2,  # compiled hot loops (C), used by dataset and overlap; they import nothing of ours
     "formats": 4.5,  # dataset formats and config import: below every stage that reads records

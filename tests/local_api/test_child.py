@@ -1,4 +1,4 @@
-"""Prefect's local API started by `tunegate sweep` before Prefect is imported (tunegate.local_api.child).
+"""Prefect's local API a flow command starts before Prefect is imported (tunegate.local_api.child).
 
 The sweep's own runs (tests/cli/test_sweep_experience.py, tests/cli/test_signals.py) use it end
 to end; here, in fresh processes, what decides whether it is used: a server configured anywhere
