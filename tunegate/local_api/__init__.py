@@ -9,6 +9,6 @@ before the command imports Prefect, and dying with it.
 `child.py`: the uvicorn child and when it is used; `app.py`: what it serves, Prefect's API with a
 request SQLite refused for a write conflict run again at once.
 """
-from tunegate.local_api.child import LocalApi, adopt_or_stop, start_local_api
+from tunegate.local_api.child import LocalApi, adopt_or_stop, serving, start_local_api
 
-__all__ = ["LocalApi", "adopt_or_stop", "start_local_api"]
+__all__ = ["LocalApi", "adopt_or_stop", "serving", "start_local_api"]

@@ -47,6 +47,7 @@ TIMEOUT = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
 _FALSE = {"0", "false", "no", "off"}
 TUNEGATE_DIR = Path(__file__).resolve().parents[2]  # the folder holding the tunegate package
+_STARTED: list[LocalApi] = []  # what start_local_api started in this process
 logger = logging.getLogger("tunegate.local_api")  # the log file, as Prefect's own start and stop lines
 
 
@@ -107,6 +108,11 @@ class LocalApi:
             proc.wait()
 
 
+def serving() -> bool:
+    """Whether the API this process talks to (PREFECT_API_URL) is a local API it started and runs."""
+    return any(api.proc is not None and os.environ.get(API_URL) == api.url for api in _STARTED)
+
+
 def start_local_api() -> LocalApi | None:
     """Start Prefect's local API now and point PREFECT_API_URL at it, when Prefect would start an
     ephemeral one itself; None when the environment names a server, ephemeral mode is off there,
@@ -119,6 +125,7 @@ def start_local_api() -> LocalApi | None:
         return None
     api = LocalApi()
     os.environ[API_URL] = api.url
+    _STARTED.append(api)
     return api
 
 
