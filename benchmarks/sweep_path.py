@@ -94,7 +94,7 @@ def child(spec: str) -> None:
     """Run `tunegate sweep SPEC --json` here, with the steps wrapped."""
     import importlib
 
-    import tunegate.local_api.child as local_api
+    import tunegate.local_api as local_api
 
     for entry in BEFORE_PREFECT:
         _wrap(importlib.import_module(entry[0]), *entry[1:])
