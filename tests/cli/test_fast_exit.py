@@ -46,3 +46,33 @@ def test_the_command_ends_with_the_checks_code_and_its_whole_report():
     done = subprocess.run([sys.executable, "-m", "tunegate", "check", "--train", str(TRAIN), "--json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0 and done.stdout.rstrip().endswith("}") and '"stages"' in done.stdout
+
+
+def test_a_flow_command_ends_after_its_last_exit_handler_with_the_code_it_answered():
+    # As `python -m tunegate`: the handler armed first runs last, after threading's exit hooks and
+    # every later handler, and ends the process with the code appended once the command answered.
+    script = textwrap.dedent("""
+        import atexit, sys, threading, time
+        sys.modules["__main__"].__spec__ = type("Spec", (), {"parent": "tunegate"})()
+        from tunegate.cli.fast_exit import skip_teardown_at_exit
+        code = skip_teardown_at_exit()
+        atexit.register(lambda: print("later handler ran", flush=True))
+        threading.Thread(target=time.sleep, args=(0.2,)).start()  # as Prefect's: joined first
+        print("answer", end="")
+        code.append(4)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 4
+    assert done.stdout == "answerlater handler ran\n"
+
+
+def test_a_flow_command_that_never_answered_exits_as_python_would():
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["__main__"].__spec__ = type("Spec", (), {"parent": "tunegate"})()
+        from tunegate.cli.fast_exit import skip_teardown_at_exit
+        skip_teardown_at_exit()
+        raise SystemExit(7)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 7

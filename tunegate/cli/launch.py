@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.fast_exit import skip_teardown_at_exit
+
+    ending = skip_teardown_at_exit()  # first: its atexit handler must run last
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_file, require_files
     from tunegate.fullrun import approved_report
@@ -41,4 +44,5 @@ def run(args: argparse.Namespace) -> int:
     completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report, resume=args.resume)
     summary = {k: data.get(k) for k in ("status", "reason", "final_train_loss", "val_loss", "adapter_dir")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
-    return 0 if completed else 1
+    ending.append(0 if completed else 1)
+    return ending[0]

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.fast_exit import skip_teardown_at_exit
+
+    ending = skip_teardown_at_exit()  # first: its atexit handler must run last
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.local_api import adopt_or_stop, start_local_api
@@ -45,4 +48,5 @@ def run(args: argparse.Namespace) -> int:
                                advisor=not args.no_advisor)
     report = GateReport.model_validate(data)
     sys.stdout.write(report.model_dump_json(indent=2) + "\n" if args.json else terminal(report, sys.stdout))
-    return exit_code(report, args.require_full_approval) if completed else 1
+    ending.append(exit_code(report, args.require_full_approval) if completed else 1)
+    return ending[0]

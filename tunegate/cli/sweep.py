@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 
 
@@ -24,11 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    exit_code = _skip_teardown_at_exit()  # first: its atexit handler must run last
+    from tunegate.cli.fast_exit import skip_teardown_at_exit
+
+    exit_code = skip_teardown_at_exit()  # first: its atexit handler must run last
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
-    from tunegate.spec.check import parse_spec
     from tunegate.local_api import adopt_or_stop, start_local_api
+    from tunegate.spec.check import parse_spec
     from tunegate.sweep.plan import check_sweep_plan
     from tunegate.sweep.start_ahead import start_imports_ahead, start_trainers_ahead
 
@@ -69,31 +70,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(terminal(GateReport.model_validate(data), sys.stdout))
     exit_code.append(0 if completed else 1)
     return exit_code[0]
-
-
-def _skip_teardown_at_exit() -> list[int]:
-    """When this process is the `tunegate` command, end it after the last atexit handler (Prefect's
-    server stop, MLflow's, the standby trainers') without the interpreter's teardown of every
-    module: with torch, transformers, prefect and mlflow loaded it took 3.3 s of a sweep's wall
-    time on the 2-core machine (issue 15). Armed only once the sweep has answered (the code is
-    appended to the list returned); a library caller (pytest, a notebook) keeps its own exit.
-    """
-    import atexit
-    from pathlib import Path
-
-    code: list[int] = []
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    if getattr(spec, "parent", None) == "tunegate" or Path(sys.argv[0]).name == "tunegate":  # python -m tunegate
-
-        def exit_now() -> None:
-            if code:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code[0])
-
-        atexit.register(exit_now)
-    return code
 
 
 def _import_local_api() -> None:
