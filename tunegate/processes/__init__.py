@@ -1,8 +1,11 @@
-"""Child processes that do not outlive the command that started them.
+"""Work beside a command's main thread: child processes that do not outlive the command, and a
+thread importing ahead what the command will need.
 
     subprocess.Popen(cmd, preexec_fn=on_parent_death(signal.SIGTERM))
+    import_ahead(TRACKING_MODULES)
 
-`parent_death.py`: Linux's parent-death signal, for a server or worker the command starts.
+`parent_death.py`: Linux's parent-death signal, for a server or worker the command starts;
+`import_ahead.py`: the import thread, and the module lists the flow commands give it.
 """
 from tunegate.processes.parent_death import on_parent_death
 

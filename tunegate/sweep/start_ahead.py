@@ -27,17 +27,11 @@ for themselves. The gate's order and verdicts are unchanged; only when the impor
 from __future__ import annotations
 
 import contextlib
-import importlib
 import threading
 from collections.abc import Iterator
 
+from tunegate.processes.import_ahead import CHART_MODULES, TRACKING_MODULES, TRAINING_MODULES, import_ahead
 from tunegate.spec.check import ParsedSpec
-
-TRACKING_MODULES = ("mlflow", "mlflow.store.db.utils", "mlflow.store.tracking.sqlalchemy_store",
-                    "mlflow.tracking")
-TRAINING_MODULES = ("torch", "peft", "transformers.models.auto.modeling_auto",
-                    "transformers.models.auto.tokenization_auto")
-CHART_MODULES = ("matplotlib.pyplot",)
 
 
 def start_trainers_ahead(parsed: ParsedSpec, strategy: str | None) -> None:
@@ -102,34 +96,3 @@ def _planned(parsed: ParsedSpec, strategy: str | None) -> int:
     from tunegate.sweep.candidates import propose
 
     return len(propose(parsed.require(), strategy))
-
-
-def import_ahead(names: tuple[str, ...]) -> threading.Thread:
-    """Import `names` in order in a daemon thread; one that is missing is left to whoever needs it."""
-
-    def run() -> None:
-        for name in names:
-            try:
-                importlib.import_module(name)
-                if name == "torch":
-                    _settle_profiler()
-            except Exception:  # noqa: BLE001  (the stage that needs it reports a missing package itself)
-                continue
-
-    thread = threading.Thread(target=run, name="tunegate-import-ahead", daemon=True)
-    thread.start()
-    return thread
-
-
-def _settle_profiler() -> None:
-    """Start and stop torch's profiler once in the thread that imported torch.
-
-    libkineto expects its first profiler start on the thread that registered it at `import
-    torch`; the mini-run profiles on a candidate's thread, and without this its first profile
-    printed "ERROR: External init callback must run in same thread as registerClient" to the
-    terminal (the profile itself was whole). The mini-run would start the profiler anyway.
-    """
-    import torch
-
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
-        pass
