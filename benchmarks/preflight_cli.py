@@ -54,19 +54,21 @@ def main() -> None:
             runs[name].append((wall, cpu))
             verdicts[name].add(verdict)
             print(f"    {name:<6} {wall:6.2f} s wall {cpu:6.2f} s CPU  {verdict}  load {_load()}", flush=True)
-    medians = {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r)) for name, r in runs.items()}
+    medians = {name: (statistics.median(w for w, _ in r), statistics.median(c for _, c in r))
+               for name, r in runs.items()}
     for name, (wall, cpu) in medians.items():
         print(f"  {name:<6} median {wall:6.2f} s wall {cpu:6.2f} s CPU  ({sources[name]})")
+    same = verdicts["this"] == verdicts["other"]
     print(f"  this / other: {medians['this'][0] / medians['other'][0]:.2f}x wall, "
-          f"{medians['this'][1] / medians['other'][1]:.2f}x CPU; same verdicts: {verdicts['this'] == verdicts['other']}")
+          f"{medians['this'][1] / medians['other'][1]:.2f}x CPU; same verdicts: {same}")
     print(f"load average after: {_load()}")
 
 
 def _run(source: Path, work: Path, env: dict[str, str]) -> tuple[float, float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "tunegate", "preflight", "quickstart.yaml", "--no-advisor", "--json"],
-                          cwd=work, env={**env, "PYTHONPATH": str(source)}, capture_output=True, text=True)
+    command = [sys.executable, "-m", "tunegate", "preflight", "quickstart.yaml", "--no-advisor", "--json"]
+    done = subprocess.run(command, cwd=work, env={**env, "PYTHONPATH": str(source)}, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -23,8 +23,9 @@ PROBE = ("from prefect import flow\n"
 
 def _heartbeat_seconds(home, own_api: bool, **env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env = {**clean, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home), **env}
     done = subprocess.run([sys.executable, "-c", PROBE.format(own=own_api)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env={**clean, "PYTHONPATH": str(ROOT), "PREFECT_HOME": str(home), **env})
+                          text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.split()[-1]
 

@@ -8,9 +8,10 @@ from an atexit hook, which a SIGKILL (or an unhandled SIGTERM) never runs, so it
 behind as an orphan after every kill. The commands start it themselves before they import
 Prefect (`tunegate.local_api`); where they could not (Prefect already imported, as in a library
 caller), it is started here by the main thread before the flow. Either way with a parent-death
-signal (Linux `PR_SET_PDEATHSIG`): the kernel sends it SIGTERM when the CLI dies, however it dies. A SIGTERM of the CLI itself becomes `Terminated` (`tunegate.cli.main`):
-the flow unwinds as for Ctrl-C (Prefect marks it Crashed), this module ends the process's MLflow
-runs KILLED, Prefect's exit hooks stop the server, and the command exits 143.
+signal (Linux `PR_SET_PDEATHSIG`): the kernel sends it SIGTERM when the CLI dies, however it
+dies. A SIGTERM of the CLI itself becomes `Terminated` (`tunegate.cli.main`): the flow unwinds
+as for Ctrl-C (Prefect marks it Crashed), this module ends the process's MLflow runs KILLED,
+Prefect's exit hooks stop the server, and the command exits 143.
 """
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.local_api import adopt_or_stop, start_local_api
-    from tunegate.processes.import_ahead import CHART_MODULES, TRACKING_MODULES, TRAINING_MODULES, import_ahead
+    from tunegate.processes.import_ahead import (CHART_MODULES, TRACKING_MODULES, TRAINING_MODULES,
+                                                 import_ahead)
     from tunegate.spec.check import parse_spec
 
     parsed = parse_spec(args.spec)  # an unreadable spec is a usage error before any flow starts
