@@ -62,3 +62,24 @@ def test_the_resumed_run_continues_from_the_last_checkpoint_to_the_planned_step(
 def test_the_adapter_is_published_once_the_resumed_run_completes(resumed):
     out, result, _, _ = resumed
     assert (out / "adapter" / "COMPLETE").is_file() and result.adapter_dir == str(out / "adapter")
+
+
+@pytest.fixture(scope="module")
+def resumed_past_a_half_written(tiny_cache, tmp_path_factory) -> tuple[TrainResult, str, str]:
+    """Killed while saving: what CI once left, an empty checkpoint folder after the last whole one."""
+    out = tmp_path_factory.mktemp("resume-half") / "run"
+    _kill_after_a_checkpoint(out)
+    whole = [p for p in (out / "checkpoints").glob("checkpoint-*") if (p / "trainer_state.json").is_file()]
+    last = max(whole, key=lambda p: int(p.name.split("-")[1])).name
+    half = f"checkpoint-{int(last.split('-')[1]) + 100}"
+    (out / "checkpoints" / half).mkdir()
+    done = subprocess.run(_trainer(out, "--resume"), cwd=ROOT, capture_output=True, text=True, timeout=DEADLINE_S)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert f"{half}: no trainer_state.json" in done.stdout  # said, not silently passed over
+    return TrainResult.read(out / "result.json"), last, half
+
+
+def test_a_checkpoint_half_written_when_the_run_was_killed_is_passed_over(resumed_past_a_half_written):
+    result, last, _ = resumed_past_a_half_written
+    assert result.resumed_from == last
+    assert result.status == "completed" and result.global_step == 40

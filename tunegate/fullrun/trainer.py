@@ -212,15 +212,16 @@ class _Run:
         return self._publish(trainer, tokenizer, recorder)
 
     def _checkpoint(self, folder: str) -> str | None:
-        """The last checkpoint to resume from (`--resume`), or None to start at step 0."""
-        from transformers.trainer_utils import get_last_checkpoint
+        """The last whole checkpoint to resume from (`--resume`), or None to start at step 0; one a
+        kill left half-written is passed over, and said (tunegate.fullrun.checkpoints)."""
+        from tunegate.fullrun.checkpoints import last_whole_checkpoint
 
         if not self.resume:
             return None
-        last = get_last_checkpoint(folder) if Path(folder).is_dir() else None
-        self.log(f"resuming from {last}" if last else f"--resume: no checkpoint in {folder}: starting at step 0")
-        self.facts["resumed_from"] = Path(last).name if last else None
-        return last
+        last = last_whole_checkpoint(Path(folder), lambda why: self.log(f"--resume: passing over {why}"))
+        self.log(f"resuming from {last}" if last else f"--resume: no whole checkpoint in {folder}: starting at step 0")
+        self.facts["resumed_from"] = last.name if last else None
+        return str(last) if last else None
 
     def _measure(self, trainer: Any, output: Any, recorder: Any) -> None:
         from tunegate.training.runtime import peak_memory
