@@ -38,12 +38,16 @@ def end_now(code: int) -> None:
     if threading.active_count() > 1 or run_handlers is None:
         return
     run_handlers()
+    _flush_output()
+    os._exit(code)
+
+
+def _flush_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe: what the interpreter's exit would also meet
             pass
-    os._exit(code)
 
 
 def skip_teardown_at_exit() -> list[int]:
@@ -59,11 +63,7 @@ def skip_teardown_at_exit() -> list[int]:
 
         def exit_now() -> None:
             if code:
-                for stream in (sys.stdout, sys.stderr):
-                    try:
-                        stream.flush()
-                    except (OSError, ValueError):
-                        pass
+                _flush_output()
                 os._exit(code[0])
 
         atexit.register(exit_now)

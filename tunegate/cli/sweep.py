@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.fast_exit import skip_teardown_at_exit
 
-    exit_code = skip_teardown_at_exit()  # first: its atexit handler must run last
+    ending = skip_teardown_at_exit()  # first: its atexit handler must run last
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.local_api import adopt_or_stop, start_local_api
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
         from tunegate.report import GateReport
 
         sys.stdout.write(terminal(GateReport.model_validate(data), sys.stdout))
-    exit_code.append(0 if completed else 1)
-    return exit_code[0]
+    ending.append(0 if completed else 1)
+    return ending[0]
 
 
 def _import_local_api() -> None:

@@ -38,8 +38,8 @@ def create_app() -> App:
 
 class RunAgainWhenBusy:
     """ASGI middleware: an HTTP request answered 503 is run again, with the same body, after each
-    delay; the first other answer, or the last 503 (with its error), is the one sent. Any other answer is sent as
-    it comes (streamed); lifespan and websocket traffic pass through untouched."""
+    delay; the first other answer, or the last 503 (with its error), is the one sent. Any other
+    answer is sent as it comes (streamed); lifespan and websocket traffic pass through untouched."""
 
     def __init__(self, app: App, delays: tuple[float, ...] = AGAIN_AFTER_S) -> None:
         self.app = app
