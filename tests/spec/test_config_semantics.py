@@ -124,3 +124,21 @@ def test_adam_betas_and_epsilon_are_mapped_not_refused():
     spec = mapped(AXOLOTL / "lora-1b-adam-betas.yml")
     assert (spec.training.adam_beta1, spec.training.adam_beta2, spec.training.adam_epsilon) == (0.9, 0.95, 1e-5)
     assert errors(AXOLOTL / "lora-1b-adam-betas.yml") == []
+
+
+def test_wrong_types_where_the_axolotl_import_reads_values_are_findings_at_their_keys():
+    found = {(c, k) for c, k, _ in errors(AXOLOTL / "hostile-types.yml")}
+    assert {("TG102", "optimizer"), ("TG102", "lr_scheduler"), ("TG102", "attn_implementation"),
+            ("TG102", "val_set_size"), ("TG102", "datasets.0.message_property_mappings"),
+            ("TG102", "datasets.0.split")} <= found
+
+
+def test_wrong_types_where_the_trl_import_reads_values_are_findings_at_their_keys():
+    found = {(c, k) for c, k, _ in errors(TRL / "sft-hostile-types.yaml")}
+    assert {("TG102", "warmup_steps"), ("TG102", "max_steps"), ("TG102", "optim"), ("TG102", "lr_scheduler_type"),
+            ("TG102", "dataset_test_split")} <= found
+
+
+def test_a_key_that_is_not_text_in_an_imported_config_is_named_not_checked():
+    [note] = [f for f in parse_spec(AXOLOTL / "hostile-types.yml").result.findings if f.code == "TG140"]
+    assert "1" in note.message.rsplit(": ", 1)[1].split(", ")

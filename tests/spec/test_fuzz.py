@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.fuzz import SPEC_SEEDS, spec_input
+from tests.support.fuzz import CONFIG_SEEDS, SPEC_SEEDS, spec_input
 from tests.support.mutate import YAML_HAZARDS, mutate
 
 
@@ -43,3 +43,24 @@ def test_any_yaml_value_never_raises(value):
     import yaml
 
     run(yaml.safe_dump({"data": {"train": "t.jsonl", "validation": "v.jsonl"}, "extra": value}).encode())
+
+
+YAML_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                         max_size=3),
+                           max_leaves=8)
+
+
+@fuzz(400)
+@given(st.sampled_from(CONFIG_SEEDS), st.data())
+def test_any_value_under_any_key_of_an_axolotl_or_trl_config_never_raises(seed, data):
+    import yaml
+
+    config = yaml.safe_load(seed)
+    key = data.draw(st.sampled_from(sorted(config, key=str)))
+    config[key] = data.draw(YAML_VALUES)
+    if isinstance(config[key], list) and config[key] and isinstance(config[key][0], dict):
+        config[key][0][data.draw(st.sampled_from(["path", "type", "split", "data_files", "field_messages",
+                                                  "message_property_mappings", "roles_to_train"]))] = \
+            data.draw(YAML_VALUES)
+    run(yaml.safe_dump(config, sort_keys=False).encode())

@@ -8,6 +8,7 @@ every other key with a value is listed once as not checked (TG140).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,9 @@ def _attention(cmap: ConfigMap) -> None:
     for key, name in flags.items():
         if cmap.get(key, False):
             impl = impl or name
+    if impl is not None and not isinstance(impl, str):  # no name: the spec's TG102 lists the kernels
+        cmap.set("training.attention", impl, "attn_implementation")
+        return
     if impl is not None and impl not in _ATTENTION:
         cmap.note("TG147", "error", "attn_implementation", f"attention {impl!r} is not one tunegate's full run can "
                   "use", "Use attn_implementation: flash_attention_2, sdpa or eager.")
@@ -202,11 +206,15 @@ def _data(cmap: ConfigMap) -> None:
         cmap.used.add("val_set_size")
         _dataset(cmap, "validation", "test_datasets")
         return
-    if cmap.get("val_set_size", 0) and float(cmap.get("val_set_size", 0)) > 0:
-        size = cmap.get("val_set_size")
+    size = _share(cmap, "val_set_size")
+    if size is None:  # TG102 said so: not a share, so no split to judge either
         cmap.explained.add("data.validation")
-        cmap.note("TG141", "error", "val_set_size", f"val_set_size {size} makes axolotl split a random "
-                  f"{float(size):.0%} of the training data off for evaluation at each preprocessing: not a frozen "
+        return
+    if size > 0:
+        cmap.explained.add("data.validation")
+        share = f"{size:.0%}" if size <= 1 else f"{size:g} records"  # axolotl reads above 1 as a count
+        cmap.note("TG141", "error", "val_set_size", f"val_set_size {cmap.source['val_set_size']} makes axolotl "
+                  f"split a random {share} of the training data off for evaluation at each preprocessing: not a frozen "
                   "validation file, so scores of different runs are not comparable",
                   "Freeze the split once: write the held-out records to their own file (e.g. `tail -n 200 "
                   "train.jsonl > val.jsonl` and `head -n -200 train.jsonl > train_only.jsonl`), list it under "
@@ -274,10 +282,29 @@ def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     if entry.get("data_files") is not None and isinstance(ref, str):
         files = entry["data_files"]
         ref = f"{ref}/{files}" if isinstance(files, str) else ref
-    split = entry.get("split") or ("train" if role == "train" else "test")
+    split = cmap.text(f"{at}.split", entry.get("split") or None, "train" if role == "train" else "test")
+    if split is None:
+        cmap.explained.add(f"data.{role}")
+        return None
     if fmt is not None:
         cmap.set("data.format", fmt, f"{at}.type")
     return fmt if map_data_file(cmap, role, ref, f"{at}.path", split) else None
+
+
+def _share(cmap: ConfigMap, key: str) -> float | None:
+    """A number at `key` (0 when absent; text that reads as a number counts, as axolotl's schema reads
+    it); TG102 and None for anything else."""
+    value = cmap.get(key, 0)
+    try:
+        share = float(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+    except ValueError:
+        share = None
+    if share is None or not math.isfinite(share):
+        cmap.note("TG102", "error", key, f"{key} is {value!r}; axolotl reads it as a number (a share of the "
+                  "training data, or a record count)", f"Set {key}: 0 and list the frozen validation file under "
+                  "test_datasets.")
+        return None
+    return share
 
 
 def _not_a_repo(cmap: ConfigMap, ref: str) -> bool:
@@ -306,6 +333,11 @@ def _entry_format(cmap: ConfigMap, entry: dict, at: str) -> str | None:
         field = entry.get("field_messages", "messages")
         props = entry.get("message_property_mappings") or {
             "role": entry.get("message_field_role", "role"), "content": entry.get("message_field_content", "content")}
+        if not isinstance(props, dict):
+            cmap.note("TG102", "error", f"{at}.message_property_mappings", f"message_property_mappings is "
+                      f"{props!r}; axolotl reads it as a mapping of message fields",
+                      "Write it as a mapping: message_property_mappings: {role: from, content: value}.")
+            return None
         names = (field, props.get("role", "role"), props.get("content", "content"))
         if names == ("messages", "role", "content"):
             return "messages"

@@ -53,13 +53,29 @@ class ConfigMap:
             self.origin[spec_key] = from_key
 
     def choose(self, key: str, spec_key: str, default: str, allowed: frozenset[str]) -> None:
-        """Map a config key whose value must be one the full run honours: TG147 for any other value,
-        and the tool's default in its place (the finding already says the run cannot honour it)."""
+        """Map a config key whose value must be one the full run honours: TG147 for any other name,
+        and the tool's default in its place (the finding already says the run cannot honour it).
+        A value that is no name at all goes to the spec as it is, whose TG102 lists the names."""
         value = self.get(key, default)
+        if not isinstance(value, str):
+            self.set(spec_key, value, key)
+            return
         if value not in allowed:
             self.note("TG147", "error", key, f"{key} {value!r} is not one tunegate's full run can honour",
                       f"Use one of: {', '.join(sorted(allowed))}.")
         self.set(spec_key, value if value in allowed else default, key)
+
+    def text(self, key: str, value: Any, default: str) -> str | None:
+        """`value` (read at `key`) when it is text, `default` when it is absent; otherwise TG102 at
+        the key, and None: the tools read these keys as names."""
+        if value is None:
+            return default
+        if isinstance(value, str):
+            return value
+        name = key.rpartition(".")[2]  # the finding's key says where: datasets.0.split
+        self.note("TG102", "error", key, f"{name} is {value!r}; {self.kind} reads it as a name (text)",
+                  f"Write {name} as one name, e.g. {name}: {default}.")
+        return None
 
     def note(self, code: str, severity: Severity, key: str | None, message: str, hint: str) -> None:
         """A finding about the config itself, at the original key's place."""
@@ -69,7 +85,7 @@ class ConfigMap:
 
     def not_checked(self) -> None:
         """TG140: every key set to a value that no spec key took, listed once."""
-        left = [k for k in self.source if k not in self.used and self.source[k] not in (None, "", [], {})]
+        left = [str(k) for k in self.source if k not in self.used and self.source[k] not in (None, "", [], {})]
         left += self.unchecked
         if left:
             self.note("TG140", "info", None, f"not checked: {len(left)} {self.kind} key(s) tunegate does not model: "

@@ -10,6 +10,9 @@ docs/trl.md lists what is mapped.
 """
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from tunegate.spec import config_keys
 from tunegate.spec.config_data import map_data_file
 from tunegate.spec.config_map import OPTIMIZERS, SCHEDULERS, ConfigMap
@@ -90,7 +93,7 @@ def _lengths(cmap: ConfigMap) -> None:
                   "sets the memory peak", "Set max_length to the longest sequence to train on (e.g. 2048).")
     cmap.set("training.max_seq_len", cmap.get("max_length", 1024), "max_length")
     steps = cmap.get("max_steps", -1)
-    if steps and steps > 0:
+    if not _real(steps) or steps > 0:  # not a number: the spec's TG102 says so at max_steps
         cmap.set("training.max_steps", steps, "max_steps")
 
 
@@ -117,8 +120,15 @@ def _schedule(cmap: ConfigMap) -> None:
         cmap.note("TG149", "error", "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one.")
     if isinstance(warmup, float) and 0 < warmup < 1:  # transformers 5 reads a warmup_steps below 1 as a ratio
         warmup, ratio = 0, warmup
-    cmap.set("training.warmup_steps", int(warmup), "warmup_steps")
+    # transformers casts warmup_steps to int; anything but a finite number goes on as written, for the
+    # spec's TG102 (or TG107) at warmup_steps
+    cmap.set("training.warmup_steps", int(warmup) if _real(warmup) and math.isfinite(warmup) else warmup,
+             "warmup_steps")
     cmap.set("training.warmup_ratio", ratio, "warmup_ratio" if cmap.has("warmup_ratio") else "warmup_steps")
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _data(cmap: ConfigMap) -> None:
@@ -129,7 +139,7 @@ def _data(cmap: ConfigMap) -> None:
         cmap.used.update({"dataset_train_split", "dataset_test_split", "test_split_size"})
         map_data_file(cmap, "train", ref, key if ref is not None else None)
         map_data_file(cmap, "validation", ref, key if ref is not None else None)
-        _never_evaluated(cmap, cmap.get("dataset_test_split", "test"))
+        _never_evaluated(cmap, cmap.get("dataset_test_split", "test"))  # a name only in a message
         _loss(cmap)
         return
     if isinstance(mixture, list) and len(mixture) > 1 and "train" not in cmap.overrides:
@@ -147,7 +157,11 @@ def _data(cmap: ConfigMap) -> None:
     if entry is not None:
         _mixture(cmap, entry)
         return
-    train_split, test_split = cmap.get("dataset_train_split", "train"), cmap.get("dataset_test_split", "test")
+    train_split = cmap.text("dataset_train_split", cmap.get("dataset_train_split"), "train")
+    test_split = cmap.text("dataset_test_split", cmap.get("dataset_test_split"), "test")
+    if train_split is None or test_split is None:  # TG102 said so: which files they mean is unknown
+        cmap.explained |= {"data.train", "data.validation"}
+        return
     if not map_data_file(cmap, "train", ref, key, train_split) and cmap.findings[-1].code == "TG142":
         cmap.explained.add("data.validation")  # the same Hub dataset holds both splits: said once
         return
@@ -176,7 +190,9 @@ def _mixture(cmap: ConfigMap, entry: dict) -> None:
         ref, key = (files if isinstance(files, str) else files[0] if isinstance(files, list) and len(files) == 1
                     else None), "datasets.0.data_files"
     cmap.used.update({"test_split_size", "dataset_test_split", "dataset_train_split", "eval_strategy"})
-    map_data_file(cmap, "train", ref, key, entry.get("split") or "train")
+    split = cmap.text("datasets.0.split", entry.get("split") or None, "train")
+    if split is not None:
+        map_data_file(cmap, "train", ref, key, split)
     cmap.explained.add("data.validation")
     size = cmap.get("test_split_size")
     if size is not None:
