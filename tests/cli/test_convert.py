@@ -14,7 +14,8 @@ from tunegate.dataset.fingerprint import fingerprint_file
 GOOD, BAD = DATA / "formats" / "good", DATA / "formats" / "bad"
 
 
-@pytest.mark.parametrize("name", ["sharegpt.jsonl", "alpaca.json", "sharegpt.parquet", "prompt_completion_chat.jsonl"])
+@pytest.mark.parametrize("name", ["sharegpt.jsonl", "alpaca.json", "sharegpt.parquet", "prompt_completion_chat.jsonl",
+                                  "openai_typed_columns.parquet", "sharegpt_binary_text.parquet"])
 def test_the_output_is_clean_openai_chat_with_the_same_digest(tmp_path, name):
     out = tmp_path / "train.jsonl"
     assert main(["convert", str(GOOD / name), str(out), "--to", "messages"]) == 0
@@ -86,3 +87,10 @@ def test_an_output_that_is_not_a_file_is_never_replaced_even_with_force(tmp_path
     assert main(["convert", str(GOOD / "sharegpt.jsonl"), str(out), "--force"]) == 2
     assert os.lstat(out).st_mode == before and not stat.S_ISREG(before)
     assert "not a file" in capsys.readouterr().err
+
+
+def test_binary_that_is_not_text_is_written_as_base64(tmp_path):
+    out = tmp_path / "train.jsonl"
+    assert main(["convert", str(GOOD / "openai_typed_columns.parquet"), str(out)]) == 0
+    first = json.loads(out.read_text().splitlines()[0])
+    assert first["thumbnail"] == "iVBORw0KGgoAAA==" and first["handled_in"] == "P0DT1H30M0.5S"

@@ -5,11 +5,13 @@ import gzip
 import json
 import sys
 import tracemalloc
+from decimal import Decimal
 
 import pytest
 
 from tests.support.paths import DATA
 from tunegate.dataset import validate_dataset
+from tunegate.dataset.fingerprint import fingerprint_file
 from tunegate.dataset.records import iter_chats, iter_records
 
 FORMATS = DATA / "formats"
@@ -95,3 +97,25 @@ def test_a_parquet_file_with_no_rows_is_a_table_with_no_records_not_an_empty_fil
                    tmp_path / "train.parquet")
     [finding] = validate_dataset({"train": tmp_path / "train.parquet"}).findings
     assert finding.code == "TG242" and finding.message == "the parquet file has no rows"
+
+
+def test_parquet_values_json_has_no_type_for_are_read_as_their_json_form():
+    rows = [r for _, _, r in iter_records(FORMATS / "good" / "openai_typed_columns.parquet")]
+    assert [r["created"] for r in rows[:2]] == ["2026-01-01T09:30:00+00:00", "2026-01-02T09:30:00.250000+00:00"]
+    assert [r.get("handled_in") for r in rows] == ["P0DT1H30M0.5S", "P0DT0H0M0S", "P2DT0H0M0.000007S", None]
+    assert rows[0]["day"] == "2026-01-01"
+    assert [r.get("rating") for r in rows] == [0.9, 4, Decimal("0.1234567890123456789012345678901"), None]
+    assert type(rows[1]["rating"]) is int  # a whole decimal is what JSON reads back: 4, not 4.0
+    # binary that is not UTF-8 stays bytes (hashed and converted as base64); b"" decodes, to ""
+    assert [r.get("thumbnail") for r in rows] == [b"\x89PNG\r\n\x1a\n\x00\x00", None, b"\xff\xd8\xff\xe0", ""]
+
+
+def test_text_stored_as_plain_binary_in_parquet_is_read_as_text():
+    [first, *_] = iter_chats(FORMATS / "good" / "sharegpt_binary_text.parquet")
+    assert first.messages[1] == {"role": "assistant", "content": "Merci — danke — ありがとう"}
+
+
+def test_a_parquet_file_with_typed_columns_is_fingerprinted_and_passes_the_dataset_stage():
+    path = FORMATS / "good" / "openai_typed_columns.parquet"
+    assert fingerprint_file(path).records == 4
+    assert validate_dataset({"train": path}).findings == []

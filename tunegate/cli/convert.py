@@ -84,7 +84,7 @@ def _refuse_unsafe(source: Path, target: Path, force: bool) -> None:
 def _write(source: Path, target: Path, fmt: str) -> int:
     import orjson
 
-    from tunegate.dataset.fingerprint import exact_number
+    from tunegate.dataset.fingerprint import json_default
     from tunegate.dataset.records import iter_canonical
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +95,7 @@ def _write(source: Path, target: Path, fmt: str) -> int:
             out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.name.endswith(".gz") else raw
             for _, _, record in iter_canonical(source, fmt, strict=True):
                 # A number a double cannot hold is read as a Decimal: written back digit for digit.
-                out.write(orjson.dumps(record, default=exact_number) + b"\n")
+                out.write(orjson.dumps(record, default=json_default) + b"\n")
                 count += 1
             if out is not raw:
                 out.close()

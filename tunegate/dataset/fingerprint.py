@@ -19,6 +19,7 @@ orjson writes it, so digests of ordinary data are what they always were.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from decimal import Decimal
@@ -48,7 +49,7 @@ class Fingerprint(BaseModel):
 def canonical_bytes(record: dict[str, Any]) -> bytes:
     """One record as canonical JSON: sorted keys, compact separators, UTF-8, no newline."""
     try:
-        return orjson.dumps(record, default=exact_number, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(record, default=json_default, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         pass
     # orjson refuses lone surrogates and nesting past 254 levels, which a lenient reader may let
@@ -60,8 +61,16 @@ def canonical_bytes(record: dict[str, Any]) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+def json_default(value: Any) -> orjson.Fragment | str:
+    """orjson's `default=` for records: a Decimal from the readers as its exact value, binary from a
+    parquet column (not UTF-8) as its base64 text, as JSON carries binary."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return exact_number(value)
+
+
 def exact_number(value: Any) -> orjson.Fragment:
-    """A Decimal from the readers, written as its exact value (orjson's `default=` for records)."""
+    """A Decimal from the readers, written as its exact value."""
     if not isinstance(value, Decimal):
         raise TypeError(f"{type(value).__name__} is not JSON")
     sign, digits, exponent = value.as_tuple()

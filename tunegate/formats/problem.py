@@ -34,6 +34,8 @@ def dotted(path: Path) -> str:
 
 def kind(value: Any) -> str:
     """What a JSON value is, for a message."""
+    if isinstance(value, bytes):  # a parquet binary value that is not UTF-8 text (tunegate.dataset.parquet_rows)
+        return f"binary data ({len(value)} bytes, not UTF-8 text)"
     return {list: "an array", dict: "an object", str: "a string", bool: "a boolean",
             type(None): "null"}.get(type(value), f"a number ({value!r})")
 

@@ -128,6 +128,58 @@ def parquet_files() -> None:
     pq.write_table(pa.Table.from_pylist(good), HERE / "good" / "sharegpt.parquet")
     rows = [*map(dict, ALPACA), {"instruction": "Say nothing.", "input": "", "output": ""}]
     pq.write_table(pa.Table.from_pylist(rows), HERE / "bad" / "alpaca_empty_output.parquet")
+    typed_columns()
+    binary_text()
+    binary_reply()
+
+
+def typed_columns() -> None:
+    """Chats with the columns an exported table carries beside them: types JSON has no form for."""
+    import datetime
+    from decimal import Decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chats = [[{"role": "user", "content": f"Is order {i} shipped?"},
+              {"role": "assistant", "content": f"Order {i} left the warehouse on day {i}."}] for i in range(1, 5)]
+    utc = datetime.timezone.utc
+    pq.write_table(pa.table({
+        "messages": chats,
+        "created": pa.array([datetime.datetime(2026, 1, i, 9, 30, 0, 250000 * (i - 1), tzinfo=utc)
+                             for i in range(1, 5)], pa.timestamp("us", tz="UTC")),
+        "handled_in": pa.array([datetime.timedelta(minutes=90, seconds=0.5), datetime.timedelta(0),
+                                datetime.timedelta(days=2, microseconds=7), None], pa.duration("us")),
+        "day": pa.array([datetime.date(2026, 1, i) for i in range(1, 5)], pa.date32()),
+        "rating": pa.array([Decimal("0.9"), Decimal("4"), Decimal("0.1234567890123456789012345678901"), None],
+                           pa.decimal128(38, 31)),
+        "thumbnail": pa.array([b"\x89PNG\r\n\x1a\n\x00\x00", None, b"\xff\xd8\xff\xe0", b""], pa.binary()),
+    }), HERE / "good" / "openai_typed_columns.parquet")
+
+
+def binary_reply() -> None:
+    """A reply stored as binary that is not UTF-8 text (Latin-1 bytes): no text to train on."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    message = pa.struct([("role", pa.string()), ("content", pa.binary())])
+    rows = [[{"role": "user", "content": f"Where is parcel {i}?".encode()},
+             {"role": "assistant", "content": f"Parcel {i} is in Lisbon.".encode()}] for i in range(3)]
+    rows[2][1]["content"] = "Le colis est à Lyon.".encode("latin-1")
+    pq.write_table(pa.table({"messages": pa.array(rows, pa.list_(message))}),
+                   HERE / "bad" / "openai_binary_reply.parquet")
+
+
+def binary_text() -> None:
+    """ShareGPT written as Spark and Hive write strings: plain binary, no UTF-8 annotation."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    turn = pa.struct([("from", pa.binary()), ("value", pa.binary())])
+    rows = [[{"from": b"human", "value": f"Translate 'thank you' into language {i}.".encode()},
+             {"from": b"gpt", "value": "Merci — danke — ありがとう".encode()}] for i in range(1, 4)]
+    pq.write_table(pa.table({"conversations": pa.array(rows, pa.list_(turn))}),
+                   HERE / "good" / "sharegpt_binary_text.parquet")
 
 
 def main() -> None:
@@ -135,7 +187,7 @@ def main() -> None:
         (HERE / name).parent.mkdir(exist_ok=True)
         (HERE / name).write_bytes(data)
     parquet_files()
-    print(f"{len(FILES) + 2} files written")
+    print(f"{len(FILES) + 5} files written")
 
 
 if __name__ == "__main__":
