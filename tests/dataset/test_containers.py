@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import json
 import sys
+import time
 import tracemalloc
 from decimal import Decimal
 
@@ -119,3 +120,21 @@ def test_a_parquet_file_with_typed_columns_is_fingerprinted_and_passes_the_datas
     path = FORMATS / "good" / "openai_typed_columns.parquet"
     assert fingerprint_file(path).records == 4
     assert validate_dataset({"train": path}).findings == []
+
+
+def test_a_finding_in_a_one_line_array_is_placed_at_the_files_own_column(tmp_path):
+    good = '{"instruction": "Say hi.", "output": "Hi."}'
+    third = {"instruction": "Say hi.", "output": ""}
+    (tmp_path / "alpaca.json").write_text(f"[{good}, {good.replace('Say', 'Wave')}, {json.dumps(third)}]")
+    [finding] = validate_dataset({"train": tmp_path / "alpaca.json"}).findings
+    at = (tmp_path / "alpaca.json").read_text().index('""}') + 1  # the empty value
+    assert (finding.code, finding.line, finding.column, finding.record) == ("TG207", 1, at, 2)
+
+
+def test_a_one_line_array_is_read_in_time_linear_in_its_records(tmp_path):
+    record = json.dumps({"instruction": "Name a colour.", "output": "Teal."})
+    (tmp_path / "alpaca.json").write_text("[" + ", ".join([record] * 100_000) + "]")  # json.dump's own layout
+    start = time.perf_counter()
+    result = validate_dataset({"train": tmp_path / "alpaca.json"})
+    assert result.stats["train"]["records"] == 100_000
+    assert time.perf_counter() - start < 60  # a hang guard: padding each element to its column took 350 s

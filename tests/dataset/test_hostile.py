@@ -24,6 +24,7 @@ from tunegate.errors import DecompressionBomb, UnreadableRecord
 
 HOSTILE = DATA / "dataset" / "hostile"
 CORPUS = DATA / "dataset"
+FORMATS_GOOD = DATA / "formats" / "good"
 GOOD_LINE = (CORPUS / "good" / "crlf.jsonl").read_bytes().splitlines()[0] + b"\n"
 INFLATED = 64 << 20  # each bomb holds 64 MiB
 
@@ -217,3 +218,17 @@ def test_a_record_of_100000_bad_turns_is_counted_in_full_and_only_the_shown_find
     assert len(shown) == 5 and all(f.line == 1 and f.column > 1 for f in shown)
     assert result.totals_by_code["TG209"] == 99_999
     assert took < 15  # a hang guard: placing every one of the 100,000 findings took 30 s
+
+
+def test_a_truncated_gzipped_json_array_is_reported_where_the_stream_breaks(tmp_path):
+    whole = gzip.compress((FORMATS_GOOD / "alpaca.json").read_bytes())
+    (tmp_path / "alpaca.json.gz").write_bytes(whole[: len(whole) * 2 // 3])  # a download cut short
+    result, codes, _ = stage(tmp_path / "alpaca.json.gz")
+    assert "TG246" in codes and result.status == "failed"
+    assert "truncated" in next(f for f in result.findings if f.code == "TG246").message
+
+
+def test_a_gzip_bomb_holding_a_json_array_stops_at_tg247(tmp_path):
+    (tmp_path / "bomb.json.gz").write_bytes(gzip.compress(b"[" + b"{}," * (INFLATED // 3) + b"{}]"))
+    result, codes, took = stage(tmp_path / "bomb.json.gz")
+    assert "TG247" in codes and result.status == "failed" and took < 60
