@@ -22,18 +22,15 @@ _BREAK_CODES = {"utf8": "TG221", "depth": "TG224", "size": "TG228"}
 
 
 class _Shifted:
-    """A findings sink that moves a column inside a multi-line element to its own line, and one on
-    the element's first line by the column the element starts at."""
+    """A findings sink that moves a column inside a multi-line element to its own line."""
 
-    def __init__(self, reader: Any, raw: bytes, start: int):
-        self.reader, self.raw, self.start = reader, raw, start
+    def __init__(self, reader: Any, raw: bytes):
+        self.reader, self.raw = reader, raw
 
     def error(self, code: str, message: str, hint: str, line: int | None = None,
               column: int | None = None, record: int | None = None) -> None:
         if line is not None and column is not None:
-            first = line
             line, column = shift(self.raw, line, column)
-            column += self.start - 1 if line == first else 0
         self.reader.error(code, message, hint, line=line, column=column, record=record)
 
 
@@ -50,17 +47,17 @@ def array_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, byt
         for line, column, text in json_array.elements(stream, reader.max_line_bytes):
             last = line
             raw = text.encode("utf-8")
+            mark = len(kept)
             try:
                 record = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                diagnose(raw, exc, _Shifted(reader, raw, column), line, index)
+                diagnose(raw, exc, _Shifted(reader, raw), line, index)
+                _move_right(kept, mark, line, column - 1)
                 index += 1
                 continue
             if type(record) is dict:
-                mark = len(kept)
                 yield line, index, raw, record  # the checks of this element run before the next step
-                if column > 1:
-                    _move_right(kept, mark, line, column - 1)
+                _move_right(kept, mark, line, column - 1)
             else:
                 non_object(record, reader, line, index)
             index += 1
@@ -81,6 +78,8 @@ def array_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, byt
 
 def _move_right(kept: list[Finding], mark: int, line: int, by: int) -> None:
     """Findings kept since `mark` on `line` (the element's first), their columns moved right `by`."""
+    if not by:
+        return
     for i in range(mark, len(kept)):
         f = kept[i]
         if f.line == line and f.column is not None:
