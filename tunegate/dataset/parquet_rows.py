@@ -63,10 +63,10 @@ def _without_nulls(value: Any) -> Any:
         return {k: _without_nulls(v) for k, v in value.items() if v is not None}
     if kind is list or kind is tuple:  # a map column's entries are (key, value) tuples
         return [_without_nulls(v) for v in value]
-    return as_json_leaf(value)
+    return _as_json_leaf(value)
 
 
-def as_json_leaf(value: Any) -> Any:
+def _as_json_leaf(value: Any) -> Any:
     """A value pyarrow gives that JSON has no type for, as JSON; anything else as it is."""
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
@@ -74,16 +74,11 @@ def as_json_leaf(value: Any) -> Any:
         return _duration(value)
     if isinstance(value, Decimal):
         return _number(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
+    if isinstance(value, bytes):
         try:
-            return data.decode("utf-8")
+            return value.decode("utf-8")
         except UnicodeDecodeError:  # kept as bytes: the contract refuses it as a message's text
-            return data
-    if isinstance(value, dict):
-        return _without_nulls(dict(value))
-    if isinstance(value, (list, tuple)):
-        return [_without_nulls(v) for v in value]
+            return value
     return value
 
 
