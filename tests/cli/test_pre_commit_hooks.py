@@ -24,13 +24,14 @@ def claimed_by(path: str) -> list[str]:
 
 
 @pytest.mark.parametrize("path", ["data/train.jsonl", "val.jsonl.gz", "data/alpaca.json",
-                                  "corpus/datasets/support/v2/train.json", "dataset/sharegpt.json"])
-def test_the_lint_hook_claims_jsonl_anywhere_and_json_in_a_data_folder(path):
+                                  "corpus/datasets/support/v2/train.json", "dataset/sharegpt.json",
+                                  "data/alpaca.csv", "datasets/v2/train.csv.gz"])
+def test_the_lint_hook_claims_jsonl_anywhere_and_json_or_csv_in_a_data_folder(path):
     assert claimed_by(path) == ["tunegate-lint"]
 
 
 @pytest.mark.parametrize("path", ["package.json", "tsconfig.json", ".vscode/settings.json", "src/config.json",
-                                  "metadata/schema.json", "notes.jsonl.bak"])
+                                  "metadata/schema.json", "notes.jsonl.bak", "results/eval_scores.csv"])
 def test_configuration_json_is_claimed_by_no_hook(path):
     assert claimed_by(path) == []
 

@@ -196,3 +196,16 @@ def test_a_training_file_alone_leaves_the_configs_missing_validation_an_error(tm
     parsed = parse_spec(AXOLOTL / "lora-hub-datasets.yml", data={"train": CONFIGS / "data" / "train.jsonl"})
     errors = {f.code for f in parsed.result.findings if f.severity == "error"}
     assert errors == {"TG141"} and parsed.spec is None
+
+
+
+def test_an_axolotl_dataset_of_ds_type_csv_gets_the_verdict_of_its_jsonl_copy(tmp_path):
+    body = (AXOLOTL / "lora-alpaca-csv.yml").read_text().replace("../data", str(CONFIGS / "data"))
+    (tmp_path / "csv.yml").write_text(body)
+    (tmp_path / "jsonl.yml").write_text(body.replace(".csv\n", ".jsonl\n").replace("ds_type: csv", "ds_type: json"))
+    csv, jsonl = (check(parse_spec(tmp_path / name)) for name in ("csv.yml", "jsonl.yml"))
+    assert csv.stage("dataset").stats["train"]["container"] == "csv"
+    assert [(s.name, s.status) for s in csv.stages] == [(s.name, s.status) for s in jsonl.stages]
+    assert [s.status for s in csv.stages] == ["passed"] * 4
+    assert [f.code for f in csv.findings] == [f.code for f in jsonl.findings]
+    assert csv.stage("dataset").stats["train"]["records"] == jsonl.stage("dataset").stats["train"]["records"] == 16

@@ -1,9 +1,10 @@
-"""The strict reader's other containers: a `.json` file holding one array, and parquet.
+"""The strict reader's other containers: a `.json` file holding one array, parquet, and CSV.
 
 `JsonlReader.records()` hands the opened stream here when the file is one of these, so every
 container gets the same findings, the same record indexes and the same observers. A `.json`
 element's place is the line and column where it starts (a finding inside it is shifted to its own
-line); a parquet row's place is its row index (line 0, shown as `file:row N`).
+line); a parquet row's place is its row index (line 0, shown as `file:row N`); a CSV row's is the
+line it starts on, without a column (a finding's column would be one in the JSON the row becomes).
 """
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from tunegate.dataset import json_array, parquet_rows
+from tunegate.dataset import csv_rows, json_array, parquet_rows
 from tunegate.dataset.json_line import diagnose, non_object, shift
 from tunegate.errors import BrokenContainer, DecompressionBomb, MissingDependency
 from tunegate.report import Finding
 
-_BREAK_CODES = {"utf8": "TG221", "depth": "TG224", "size": "TG228"}
+_BREAK_CODES = {"utf8": "TG221", "depth": "TG224", "size": "TG228", "quote": "TG276", "csv": "TG276"}
 
 
 class _Shifted:
@@ -105,3 +106,77 @@ def parquet_records(reader: Any) -> Iterator[tuple[int, int, bytes, dict]]:
                      **({"record": index} if index else {"line": 1, "column": 1}))
     finally:
         reader.lines = reader.records_seen = index
+
+
+def csv_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, bytes, dict]]:
+    """Yield (line, index, raw, record) for each row of a CSV file (`tunegate.dataset.csv_rows`); report
+    its header's repeated names, rows with too many fields, text pandas reads as missing, and where it breaks."""
+    table = csv_rows.CsvTable(stream, reader.max_line_bytes)
+    kept = reader.out.kept
+    index = line = 0
+    try:
+        for row in table.rows():
+            if index == 0:
+                _repeated_columns(reader, table)
+            line, index = row.line, row.index + 1
+            if row.record is None:
+                width = len(table.columns)
+                extra = row.fields - width
+                what = (f"reads its first {extra} field(s) as the row's index and every column shifts" if row.index == 0
+                        else f"stops the load here (\"Expected {width} fields in line {line}, saw {row.fields}\"), "
+                        "or shifts every column when the first row is as wide")
+                reader.error("TG275", f"the row has {row.fields} fields, the header {width}: pandas (datasets' CSV "
+                             f"loader) {what}", "Quote every field that holds a comma "
+                             "(\"a, b\"), as csv.writer and DataFrame.to_csv do, or give the header the missing "
+                             "column names.", line=line, record=row.index)
+                continue
+            for name, text in row.read_as_missing:
+                reader.out.add("TG277", "warning", f"{name} is {text!r}, which pandas (datasets' CSV loader) reads "
+                               "as missing: the record is checked and trained without it",
+                               f"Leave the field empty if it is meant to be missing; if {text!r} is the text, "
+                               "store the data as JSONL or parquet, where text stays text.",
+                               file=reader.file, line=line, record=row.index)
+            mark = len(kept)
+            yield line, row.index, orjson.dumps(row.record) + b"\n", row.record
+            _drop_columns(kept, mark, line)
+        if index == 0:
+            _repeated_columns(reader, table)
+    except BrokenContainer as exc:
+        reader.unreadable = True  # what follows is unread, not absent: no "no rows" besides
+        reader.error(_BREAK_CODES.get(exc.kind, "TG276"), f"{exc}; the CSV cannot be read past this point",
+                     _CSV_FIXES.get(exc.kind, _CSV_FIXES["csv"]), line=exc.line, column=exc.column, record=index)
+    except DecompressionBomb as exc:
+        reader.unreadable = True
+        reader.error("TG247", f"{exc}; reading stopped after line {table.lines.count} ({exc.inflated:,} bytes "
+                     "inflated)", "Check the file: `gzip -l FILE` shows its sizes. Real data inflates 3-10x; "
+                     "if it is data, store it uncompressed.", line=table.lines.count or 1, column=1)
+    except (OSError, EOFError, zlib.error) as exc:
+        reader.unreadable = True
+        reader.read_failed(table.lines.count, exc)
+    finally:
+        reader.lines, reader.records_seen = table.lines.count, index
+        reader.csv_header = bool(table.columns)
+
+
+_CSV_FIXES = {
+    "utf8": "Save the file as UTF-8 (Excel: \"CSV UTF-8\"), or convert it: `iconv -f cp1252 -t utf-8 FILE`.",
+    "size": "A field this long is no training text; check the quoting before it, or store the data as JSONL.",
+    "csv": "Close the quote (a quote inside a quoted field is written twice: \"\"), or write the file again "
+           "with csv.writer or DataFrame.to_csv.",
+}
+
+
+def _repeated_columns(reader: Any, table: csv_rows.CsvTable) -> None:
+    for name, numbers in table.duplicates.items():
+        reader.error("TG278", f"columns {', '.join(map(str, numbers))} have the same name {name!r}: pandas (datasets' "
+                     f"CSV loader) reads the second as {name + '.1'!r}, so only the first is read as {name!r}",
+                     "Give each column its own name, or drop the repeated one.", line=table.header_line,
+                     column=None)
+
+
+def _drop_columns(kept: list[Finding], mark: int, line: int) -> None:
+    """Findings kept since `mark` on a CSV row's `line` lose the column they got in the row's JSON."""
+    for i in range(mark, len(kept)):
+        f = kept[i]
+        if f.line == line and f.column is not None:
+            kept[i] = f.model_copy(update={"column": None})

@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 import orjson
 
-from tunegate.dataset import containers, json_array, parquet_rows
+from tunegate.dataset import containers, csv_rows, json_array, parquet_rows
 from tunegate.dataset.inflate import MAX_RATIO
 from tunegate.dataset.json_line import diagnose, non_object
 from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, is_json_name, open_data
@@ -62,7 +62,8 @@ class JsonlReader:
         self.max_line_bytes = max_line_bytes
         self.lines = self.blank_lines = self.records_seen = 0
         self.gzip = self.bom = self.unreadable = False
-        self.container = "jsonl"  # or "json" (one array) or "parquet", decided when the file is opened
+        self.container = "jsonl"  # or "json" (one array), "parquet" or "csv", decided when the file is opened
+        self.csv_header = False  # a CSV file's header row was read
         # A part of a file (tunegate.dataset.segments) reads only `budget` bytes, and only the
         # file's first part holds its first record (which may reveal a JSON array or document).
         self.budget: int | None = None
@@ -88,6 +89,9 @@ class JsonlReader:
             elif stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
                 self.container = "parquet"
                 yield from containers.parquet_records(self)
+            elif csv_rows.is_csv_name(self.path.name):
+                self.container = "csv"
+                yield from containers.csv_records(self, stream)
             elif is_json_name(self.path) and json_array.starts_array(stream):
                 self.container = "json"
                 yield from containers.array_records(self, stream)
@@ -204,6 +208,9 @@ class JsonlReader:
         elif self.container == "parquet":
             self.error("TG242", "the parquet file has no rows", "Export the table with its rows; a dataset "
                        "without records gives a training loop with nothing to do.", line=1, column=1)
+        elif self.container == "csv" and self.csv_header:
+            self.error("TG242", "the CSV file has a header but no rows", "Export the table with its rows; a "
+                       "dataset without records gives a training loop with nothing to do.", line=1, column=1)
         elif self.lines == 0:
             self.error("TG241", "the file is empty", "Point the spec at the real data file; "
                        "an empty dataset gives a training loop with nothing to do.", line=1, column=1)
@@ -230,6 +237,9 @@ class JsonlReader:
             self.error("TG246", f"the gzip stream is corrupt: {exc}", "Re-create the file; "
                        "`gzip -t FILE` tests it.", line=1, column=1)
             return None
+        if head.startswith(BOM) and csv_rows.is_csv_name(self.path.name):
+            stream.read(len(BOM))  # Excel's "CSV UTF-8" starts so, and pandas reads past it
+            return stream
         if head.startswith(BOM):
             self.bom = True
             stream.read(len(BOM))

@@ -1,6 +1,6 @@
 """The one lenient reader of data files: every stage after the dataset stage reads records here.
 
-    for line, index, record in iter_records(Path("data/train.jsonl")):   # .jsonl(.gz), .json, .parquet
+    for line, index, record in iter_records(Path("data/train.jsonl")):   # .jsonl(.gz), .json, .parquet, .csv
         ...
     for chat in iter_chats(Path("data/train.json"), fmt="auto"):           # any format, as chat messages
         ...
@@ -18,7 +18,9 @@ the trainer) reads it here, so all of them see the same records at the same plac
   `Decimal` (`exact_record`): an edit past float precision must change the digest;
 - a `.json` (or `.json.gz`) file that holds one array is read element by element, each at the line
   where it starts (`tunegate.dataset.json_array`); a parquet file (magic `PAR1`, any name) row by
-  row, with line 0 and the row index as the record index (`tunegate.dataset.parquet_rows`).
+  row, with line 0 and the row index as the record index (`tunegate.dataset.parquet_rows`); a
+  `.csv` (or `.csv.gz`) file row by row as `datasets` reads it, each at the line where the row
+  starts (`tunegate.dataset.csv_rows`).
 Records of any format (`tunegate.formats`) are seen as chats through `iter_chats`, the one
 conversion every later stage shares.
 Lines that are not one JSON object are skipped (the dataset stage has reported them) or, when
@@ -45,7 +47,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from tunegate import formats
-from tunegate.dataset import json_array, parquet_rows
+from tunegate.dataset import csv_rows, json_array, parquet_rows
 from tunegate.dataset.inflate import Inflated
 from tunegate.dataset.json_line import has_float
 from tunegate.errors import BrokenContainer, NumberOutOfRange, UnreadableRecord, UsageError
@@ -158,6 +160,8 @@ def iter_records(path: Path, *, strict: bool = False,
             return
         if parquet:
             yield from _parquet_records(Path(path), strict)
+        elif csv_rows.is_csv_name(Path(path).name):
+            yield from _csv_records(stream, Path(path), strict, max_line_bytes)
         elif array:
             yield from _array_records(stream, Path(path), strict, max_line_bytes)
         else:
@@ -177,6 +181,23 @@ def _parquet_records(path: Path, strict: bool) -> Iterator[tuple[int, int, dict[
     except BrokenContainer as exc:
         if strict:
             raise UnreadableRecord(f"{shown(path)}: not a readable parquet file: {exc}") from None
+
+
+def _csv_records(stream: BinaryIO, path: Path, strict: bool,
+                 max_line_bytes: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    name = shown(path)
+    try:
+        for row in csv_rows.CsvTable(stream, max_line_bytes).rows():
+            if row.record is not None:
+                yield row.line, row.index, row.record
+            elif strict:
+                raise UnreadableRecord(f"{name}:{row.line}: the row has {row.fields} fields, more than the header")
+    except BrokenContainer as exc:
+        if strict:
+            raise UnreadableRecord(f"{name}:{exc.line}: {exc}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        if strict:
+            raise UnreadableRecord(f"{name}: cannot read further: {exc}") from None
 
 
 def _array_records(stream: BinaryIO, path: Path, strict: bool,

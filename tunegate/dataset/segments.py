@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from tunegate import formats
-from tunegate.dataset import parquet_rows
+from tunegate.dataset import csv_rows, parquet_rows
 from tunegate.dataset.jsonl_reader import JsonlReader, _foreign_format, _starts_document  # the same start checks
 from tunegate.dataset.records import BOM, GZIP_MAGIC, is_json_name, unreadable
 from tunegate.native import compiled
@@ -35,11 +35,12 @@ _BLANK = b" \t\r\n"
 def splittable(path: Path, observers: list[Any] | Any, fmt: str) -> formats.FileFormat | None:
     """The file's format as its first record fixes it, when the file can be read in parts; else None.
 
-    Parts need a plain JSONL file (not gzip, another encoding, a JSON document or array, parquet),
+    Parts need a plain JSONL file (not gzip, another encoding, a JSON document or array, parquet, CSV),
     observers that ride along in parts, and a first record whose format is known (or a declared
     format): each part then checks its records against the format one read would have fixed.
     """
-    if not all(hasattr(o, "part") for o in observers) or unreadable(path) or is_json_name(path):
+    if (not all(hasattr(o, "part") for o in observers) or unreadable(path) or is_json_name(path)
+            or csv_rows.is_csv_name(path.name)):
         return None
     try:
         with open(path, "rb") as f:

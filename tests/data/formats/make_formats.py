@@ -9,6 +9,8 @@ each defect with its code and place; tests/formats/test_corpus.py asserts exactl
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -17,6 +19,13 @@ HERE = Path(__file__).resolve().parent
 
 def jsonl(*records: dict) -> bytes:
     return b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records)
+
+
+def csv_text(header: list[str], *rows: list[str], excel: bool = False) -> bytes:
+    """Rows as csv.writer writes them (CRLF, quoted where needed); `excel`: with Excel's UTF-8 BOM."""
+    out = io.StringIO()
+    csv.writer(out).writerows([header, *rows])
+    return ("\ufeff" if excel else "").encode() + out.getvalue().encode()
 
 
 def call(cid: str, name: str, **args) -> dict:
@@ -55,6 +64,10 @@ ALPACA = [
     {"instruction": "Give three tips for staying healthy.", "input": "", "system": "Answer briefly.",
      "output": "1. Eat vegetables daily.\n2. Sleep 7-9 hours.\n3. Walk 30 minutes a day."},
 ]
+# LLaMA-Factory's Alpaca records as a spreadsheet export holds them: a quoted reply over several
+# lines, commas and doubled quotes inside fields, an empty input.
+ALPACA_ROWS = [[r["instruction"], r["input"], r["output"]] for r in ALPACA] + [
+    ["Punctuate the quote.", 'he said "wait, what"', 'He said, "Wait, what?"']]
 IDENTITY = [
     {"instruction": "hi", "input": "", "output": "Hello! I am {{name}}, an AI assistant developed by {{author}}. "
                                                  "How can I assist you today?"},
@@ -111,6 +124,17 @@ FILES: dict[str, bytes] = {
         b"},\n  {", b"}\n  {", 1),
     "bad/identity_placeholders.json": json.dumps(IDENTITY[:1], indent=2).encode() + b"\n",
     "bad/alpaca_no_output.jsonl": jsonl(ALPACA[0], {"instruction": "Name a colour.", "input": ""}),
+    "good/alpaca.csv": csv_text(["instruction", "input", "output"], *ALPACA_ROWS),
+    "good/prompt_completion_excel.csv": csv_text(["prompt", "completion"], *(
+        [r["prompt"], r["completion"]] for r in PROMPT_COMPLETION), excel=True),
+    "bad/alpaca_unquoted_comma.csv": b"instruction,input,output\n" + b"Name a colour.,,Blue.\n"
+                                     b"List two fruits.,,Apples, pears.\n",
+    "bad/alpaca_open_quote.csv": csv_text(["instruction", "input", "output"], *ALPACA_ROWS[:2])
+    + b'Quote Hamlet.,,"To be, or not to be\r\n',
+    "bad/alpaca_repeated_column.csv": csv_text(["instruction", "output", "output"],
+                                               ["Name a colour.", "Blue.", "Red."], ["Name a fruit.", "Pear.", "Fig."]),
+    "bad/alpaca_na_input.csv": csv_text(["instruction", "input", "output"], ALPACA_ROWS[0],
+                                        ["Name the largest planet.", "N/A", "Jupiter."]),
     "good/prompt_completion.jsonl": jsonl(*PROMPT_COMPLETION),
     "good/prompt_completion_chat.jsonl": jsonl(*PC_CHAT),
     "bad/prompt_completion_kinds_differ.jsonl": jsonl(PROMPT_COMPLETION[0], {
