@@ -1,4 +1,4 @@
-"""CSV files read as `load_dataset("csv")` reads them (pandas.read_csv's defaults), each row at the line it starts on."""
+"""CSV files read as `load_dataset("csv")` reads them (pandas.read_csv's defaults), each row at its first line."""
 from __future__ import annotations
 
 import gzip

@@ -209,3 +209,14 @@ def test_an_axolotl_dataset_of_ds_type_csv_gets_the_verdict_of_its_jsonl_copy(tm
     assert [s.status for s in csv.stages] == ["passed"] * 4
     assert [f.code for f in csv.findings] == [f.code for f in jsonl.findings]
     assert csv.stage("dataset").stats["train"]["records"] == jsonl.stage("dataset").stats["train"]["records"] == 16
+
+
+def test_a_trl_dataset_folder_of_csv_splits_is_read_as_load_dataset_reads_it(tmp_path):
+    config = tmp_path / "sft.yaml"
+    config.write_text((TRL / "sft.yaml").read_text().replace("../data/trl_support", str(CONFIGS / "data" / "pc_csv")))
+    report = check(config)
+    stats = report.stage("dataset").stats
+    assert report.stage("dataset").status == "passed", places(report)
+    read = [(stats[role]["container"], stats[role]["format"], stats[role]["records"])
+            for role in ("train", "validation")]
+    assert read == [("csv", "prompt_completion", 16), ("csv", "prompt_completion", 6)]

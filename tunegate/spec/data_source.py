@@ -6,7 +6,7 @@
 
 Offline, a Hub dataset can only be read when a previous `load_dataset` or `hf download` left its
 files in the Hugging Face Hub cache ($HF_HUB_CACHE, $HF_HOME/hub, or ~/.cache/huggingface/hub);
-its raw data files (JSONL, JSON, parquet) are read from the newest snapshot there.
+its raw data files (JSONL, JSON, parquet, CSV) are read from the newest snapshot there.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_EXTS = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
+_EXTS = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet", ".csv", ".csv.gz")
 
 
 @dataclass(frozen=True)
@@ -68,4 +68,4 @@ def _in_folder(folder: Path, split: str) -> Resolved:
     if split == "train" and len(files) == 1:  # one data file is the train split, as load_dataset reads it
         return Resolved(files[0])
     return Resolved(None, problem=f"{folder} has no file for split {split!r} (looked for {split}.jsonl, "
-                                  f"{split}.json, {split}.parquet, data/{split}-*.parquet)")
+                                  f"{split}.json, {split}.parquet, {split}.csv, data/{split}-*.parquet)")

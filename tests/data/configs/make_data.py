@@ -5,9 +5,13 @@
 data/train.jsonl, data/val.jsonl: OpenAI chat (40 and 12 records); data/sharegpt_train.jsonl,
 data/sharegpt_val.jsonl: the same chats as ShareGPT; data/trl_support/{train,test}.jsonl: the same
 chats as TRL conversational prompt-completion (a folder, as `dataset_name` may name one).
+data/alpaca_{train,val}.csv: the hand-written data/alpaca_*.jsonl as pandas' `to_csv(index=False)`
+writes them; data/pc_csv/{train,test}.csv: the same records as plain prompt-completion, written by
+csv.writer (a folder of CSV splits, as a Hub dataset often holds them).
 """
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -34,6 +38,22 @@ def main() -> None:
     for name, records in (("train", train), ("test", val)):
         write(HERE / "data" / "trl_support" / f"{name}.jsonl", [
             {"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in records])
+    csv_copies()
+
+
+def csv_copies() -> None:
+    import pandas as pd
+
+    for name, split in (("train", "train"), ("val", "test")):
+        pd.read_json(HERE / "data" / f"alpaca_{name}.jsonl", lines=True, dtype=False).to_csv(
+            HERE / "data" / f"alpaca_{name}.csv", index=False)
+        lines = (HERE / "data" / f"alpaca_{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        records = [json.loads(line) for line in lines]
+        with open(HERE / "data" / "pc_csv" / f"{split}.csv", "w", newline="", encoding="utf-8") as f:
+            out = csv.writer(f)
+            out.writerow(["prompt", "completion"])
+            out.writerows([r["instruction"] + (f"\n{r['input']}" if r["input"] else "") + "\nAnswer:",
+                           f" {r['output']}"] for r in records)
 
 
 if __name__ == "__main__":
