@@ -28,7 +28,7 @@ from tunegate.pathguard import shown
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="write a dataset in any format as OpenAI chat JSONL",
-                       description="Convert ShareGPT, Alpaca, TRL prompt-completion (JSONL, .json array, "
+                       description="Convert ShareGPT, Alpaca, TRL prompt-completion (JSONL, .json array, CSV, "
                                    "parquet) to OpenAI chat JSONL, keeping every key. Exit 0 written, 1 the input "
                                    "has errors, 2 usage error.")
     p.add_argument("input", type=Path, metavar="IN", help="the dataset file to convert")
