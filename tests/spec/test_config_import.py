@@ -220,3 +220,36 @@ def test_a_trl_dataset_folder_of_csv_splits_is_read_as_load_dataset_reads_it(tmp
     read = [(stats[role]["container"], stats[role]["format"], stats[role]["records"])
             for role in ("train", "validation")]
     assert read == [("csv", "prompt_completion", 16), ("csv", "prompt_completion", 6)]
+
+
+def _saved_config(tmp_path, train: str, test: str, split: str = "test"):
+    body = (AXOLOTL / "lora-alpaca-csv.yml").read_text().replace("    ds_type: csv\n", "")
+    body = body.replace("../data/alpaca_train.csv", str(CONFIGS / "data" / train)).replace(
+        "../data/alpaca_val.csv", str(CONFIGS / "data" / test)).replace("split: train", f"split: {split}")
+    (tmp_path / "saved.yml").write_text(body)
+    return tmp_path / "saved.yml"
+
+
+def test_an_axolotl_dataset_folder_from_save_to_disk_is_read_as_load_from_disk_reads_it(tmp_path):
+    parsed = parse_spec(_saved_config(tmp_path, "alpaca_saved", "alpaca_saved"))
+    report = check(parsed)
+    stats = report.stage("dataset").stats
+    assert [s.status for s in report.stages] == ["passed"] * 4, places(report)
+    assert [(stats[r]["container"], stats[r]["format"], stats[r]["records"]) for r in ("train", "validation")] == [
+        ("arrow", "alpaca", 16), ("arrow", "alpaca", 6)]
+    saved = CONFIGS / "data" / "alpaca_saved"
+    assert parsed.raw["data"]["validation"] == str(saved / "test" / "data-00000-of-00001.arrow")
+
+
+def test_a_save_to_disk_split_in_several_shards_is_refused_as_several_files(tmp_path):
+    result = parse_spec(_saved_config(tmp_path, "alpaca_saved_shards", "alpaca_saved")).result
+    [finding] = [f for f in result.findings if f.code == "TG146"]
+    assert finding.key == "datasets.0.path" and "2 shards" in finding.message
+
+
+def test_a_trl_dataset_name_saved_by_save_to_disk_is_refused_as_load_dataset_refuses_it(tmp_path):
+    config = tmp_path / "sft.yaml"
+    config.write_text((TRL / "sft.yaml").read_text().replace("../data/trl_support",
+                                                             str(CONFIGS / "data" / "alpaca_saved_train")))
+    [finding] = [f for f in parse_spec(config).result.findings if f.code == "TG146"]
+    assert "Please use `load_from_disk` instead." in finding.message

@@ -23,8 +23,9 @@ from tunegate.report import GateReport, StageResult
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("lint", help="check data files against the dataset contract (pre-commit)",
-                       description="Check each data file (.jsonl, .jsonl.gz, a .json array, .parquet, .csv; any format "
-                                   "tunegate reads) against its contract. Exit 0 clean, 1 errors found, 2 usage error.")
+                       description="Check each data file (.jsonl, .jsonl.gz, a .json array, .parquet, .arrow, .csv; "
+                                   "any format tunegate reads) against its contract. Exit 0 clean, 1 errors found, "
+                                   "2 usage error.")
     p.add_argument("files", nargs="+", metavar="FILE", help="data files to check")
     p.add_argument("--json", action="store_true", help="write one JSON document to stdout")
     p.add_argument("--strict", action="store_true", help="fail on warnings too")

@@ -1,9 +1,9 @@
-"""The strict reader's other containers: a `.json` file holding one array, parquet, and CSV.
+"""The strict reader's other containers: a `.json` file holding one array, parquet, Arrow, and CSV.
 
 `JsonlReader.records()` hands the opened stream here when the file is one of these, so every
 container gets the same findings, the same record indexes and the same observers. A `.json`
 element's place is the line and column where it starts (a finding inside it is shifted to its own
-line); a parquet row's place is its row index (line 0, shown as `file:row N`); a CSV row's is the
+line); a parquet or Arrow row's place is its row index (line 0, shown as `file:row N`); a CSV row's is the
 line it starts on, without a column (a finding's column would be one in the JSON the row becomes).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from tunegate.dataset import csv_rows, json_array, parquet_rows
+from tunegate.dataset import arrow_rows, csv_rows, json_array, parquet_rows
 from tunegate.dataset.json_line import diagnose, non_object, shift
 from tunegate.errors import BrokenContainer, DecompressionBomb, MissingDependency
 from tunegate.report import Finding
@@ -89,20 +89,28 @@ def _move_right(kept: list[Finding], mark: int, line: int, by: int) -> None:
 
 def parquet_records(reader: Any) -> Iterator[tuple[int, int, bytes, dict]]:
     """Yield (0, row index, raw, row) for each row of a parquet file; report why it cannot be read."""
+    return _table_records(reader, parquet_rows.rows, "parquet", "import pyarrow.parquet as pq; pq.read_table('FILE')")
+
+
+def arrow_records(reader: Any) -> Iterator[tuple[int, int, bytes, dict]]:
+    """Yield (0, row index, raw, row) for each row of an Arrow file (`save_to_disk`); report why it cannot be read."""
+    return _table_records(reader, arrow_rows.rows, "Arrow", "import datasets; datasets.load_from_disk('FOLDER')")
+
+
+def _table_records(reader: Any, rows: Any, what: str, probe: str) -> Iterator[tuple[int, int, bytes, dict]]:
     index = 0
     try:
-        for index, row in parquet_rows.rows(reader.path):  # noqa: B007 (index is the count afterwards)
+        for index, row in rows(reader.path):  # noqa: B007 (index is the count afterwards)
             yield 0, index, orjson.dumps(row, default=str), row
             index += 1
     except MissingDependency as exc:
         reader.unreadable = True
-        reader.error("TG273", f"reading parquet needs pyarrow: {exc}", "Install the extra: pip install "
+        reader.error("TG273", f"reading {what} needs pyarrow: {exc}", "Install the extra: pip install "
                      "'tunegate[parquet]', or convert the file to JSONL.", line=1, column=1)
     except BrokenContainer as exc:
         reader.unreadable = True
-        reader.error("TG274", f"the parquet file cannot be read after row {index}: {exc}",
-                     "Re-download or re-export the file; `python -c \"import pyarrow.parquet as pq; "
-                     "pq.read_table('FILE')\"` shows the same error.",
+        reader.error("TG274", f"the {what} file cannot be read after row {index}: {exc}",
+                     f"Re-download or re-export the file; `python -c \"{probe}\"` shows the same error.",
                      **({"record": index} if index else {"line": 1, "column": 1}))
     finally:
         reader.lines = reader.records_seen = index

@@ -166,7 +166,7 @@ class CanonicalPart:
 
 
 def fingerprint_file(path: Path) -> Fingerprint:
-    """Stream a data file (JSONL, gzipped JSONL, a .json array, parquet, CSV) and return its fingerprint.
+    """Stream a data file (JSONL, gzipped JSONL, a .json array, parquet, Arrow, CSV) and return its fingerprint.
 
     Raises UsageError when the file cannot be opened and UnreadableRecord at the first line that
     is not a JSON object: a digest of part of a file would silently stand for all of it.

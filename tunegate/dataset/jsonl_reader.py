@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 import orjson
 
-from tunegate.dataset import containers, csv_rows, json_array, parquet_rows
+from tunegate.dataset import arrow_rows, containers, csv_rows, json_array, parquet_rows
 from tunegate.dataset.inflate import MAX_RATIO
 from tunegate.dataset.json_line import diagnose, non_object
 from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, is_json_name, open_data
@@ -62,7 +62,7 @@ class JsonlReader:
         self.max_line_bytes = max_line_bytes
         self.lines = self.blank_lines = self.records_seen = 0
         self.gzip = self.bom = self.unreadable = False
-        self.container = "jsonl"  # or "json" (one array), "parquet" or "csv", decided when the file is opened
+        self.container = "jsonl"  # or "json" (one array), "parquet", "arrow" or "csv", decided on opening
         self.csv_header = False  # a CSV file's header row was read
         # A part of a file (tunegate.dataset.segments) reads only `budget` bytes, and only the
         # file's first part holds its first record (which may reveal a JSON array or document).
@@ -89,6 +89,9 @@ class JsonlReader:
             elif stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
                 self.container = "parquet"
                 yield from containers.parquet_records(self)
+            elif arrow_rows.is_arrow(self.path.name, stream.peek(6)[:6]):  # type: ignore[attr-defined]
+                self.container = "arrow"
+                yield from containers.arrow_records(self)
             elif csv_rows.is_csv_name(self.path.name):
                 self.container = "csv"
                 yield from containers.csv_records(self, stream)
@@ -205,8 +208,9 @@ class JsonlReader:
             self.error("TG242", "the file holds a JSON array with no records",
                        "Put the records in it, one JSON object per record: [{...}, {...}]; a dataset without "
                        "records gives a training loop with nothing to do.", line=1, column=1)
-        elif self.container == "parquet":
-            self.error("TG242", "the parquet file has no rows", "Export the table with its rows; a dataset "
+        elif self.container in ("parquet", "arrow"):
+            what = "Arrow" if self.container == "arrow" else "parquet"
+            self.error("TG242", f"the {what} file has no rows", "Export the table with its rows; a dataset "
                        "without records gives a training loop with nothing to do.", line=1, column=1)
         elif self.container == "csv" and self.csv_header:
             self.error("TG242", "the CSV file has a header but no rows", "Export the table with its rows; a "

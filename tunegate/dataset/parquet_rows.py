@@ -45,7 +45,7 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         reader = pq.ParquetFile(path)
         for batch in reader.iter_batches(batch_size=BATCH):
             for row in batch.to_pylist():
-                yield index, _without_nulls(row)
+                yield index, json_row(row)
                 index += 1
     except (pa.ArrowException, OSError) as exc:
         raise BrokenContainer("parquet", f"{type(exc).__name__}: {exc}") from None
@@ -54,15 +54,16 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 _JSON_LEAVES = (str, int, float, bool)
 
 
-def _without_nulls(value: Any) -> Any:
-    """`value` as JSON: null object fields left out, every leaf a JSON value (see the docstring)."""
+def json_row(value: Any) -> Any:
+    """A row (or value) pyarrow gives as JSON: null object fields left out, every leaf a JSON value (see
+    the docstring); Arrow files' rows too (`tunegate.dataset.arrow_rows`)."""
     kind = type(value)
     if kind in _JSON_LEAVES:  # nearly every leaf of a chat dataset: no further test
         return value
     if kind is dict:
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        return {k: json_row(v) for k, v in value.items() if v is not None}
     if kind is list or kind is tuple:  # a map column's entries are (key, value) tuples
-        return [_without_nulls(v) for v in value]
+        return [json_row(v) for v in value]
     return _as_json_leaf(value)
 
 

@@ -1,6 +1,6 @@
 """The one lenient reader of data files: every stage after the dataset stage reads records here.
 
-    for line, index, record in iter_records(Path("data/train.jsonl")):   # .jsonl(.gz), .json, .parquet, .csv
+    for line, index, record in iter_records(Path("data/train.jsonl")):   # .jsonl(.gz), .json, .parquet, .arrow, .csv
         ...
     for chat in iter_chats(Path("data/train.json"), fmt="auto"):           # any format, as chat messages
         ...
@@ -18,7 +18,8 @@ the trainer) reads it here, so all of them see the same records at the same plac
   `Decimal` (`exact_record`): an edit past float precision must change the digest;
 - a `.json` (or `.json.gz`) file that holds one array is read element by element, each at the line
   where it starts (`tunegate.dataset.json_array`); a parquet file (magic `PAR1`, any name) row by
-  row, with line 0 and the row index as the record index (`tunegate.dataset.parquet_rows`); a
+  row, with line 0 and the row index as the record index (`tunegate.dataset.parquet_rows`), and so
+  an Arrow file (`save_to_disk`'s `.arrow` shards, `tunegate.dataset.arrow_rows`); a
   `.csv` (or `.csv.gz`) file row by row as `datasets` reads it, each at the line where the row
   starts (`tunegate.dataset.csv_rows`).
 Records of any format (`tunegate.formats`) are seen as chats through `iter_chats`, the one
@@ -47,7 +48,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from tunegate import formats
-from tunegate.dataset import csv_rows, json_array, parquet_rows
+from tunegate.dataset import arrow_rows, csv_rows, json_array, parquet_rows
 from tunegate.dataset.inflate import Inflated
 from tunegate.dataset.json_line import has_float
 from tunegate.errors import BrokenContainer, NumberOutOfRange, UnreadableRecord, UsageError
@@ -152,14 +153,16 @@ def iter_records(path: Path, *, strict: bool = False,
     """
     with open_stream(Path(path)) as stream:
         try:
-            parquet = stream.peek(4)[:4] == parquet_rows.MAGIC  # type: ignore[attr-defined]
-            array = not parquet and is_json_name(Path(path)) and json_array.starts_array(stream)
+            head = stream.peek(6)[:6]  # type: ignore[attr-defined]
+            parquet = head.startswith(parquet_rows.MAGIC)
+            arrow = not parquet and arrow_rows.is_arrow(Path(path).name, head)
+            array = not (parquet or arrow) and is_json_name(Path(path)) and json_array.starts_array(stream)
         except (OSError, EOFError, zlib.error) as exc:  # a gzip stream that breaks off in its header
             if strict:
                 raise UnreadableRecord(f"{shown(path)}:1: cannot read: {exc}") from None
             return
-        if parquet:
-            yield from _parquet_records(Path(path), strict)
+        if parquet or arrow:
+            yield from _table_records(Path(path), strict, parquet_rows.rows if parquet else arrow_rows.rows)
         elif csv_rows.is_csv_name(Path(path).name):
             yield from _csv_records(stream, Path(path), strict, max_line_bytes)
         elif array:
@@ -174,13 +177,13 @@ def is_json_name(path: Path) -> bool:
     return name.endswith(".json") or name.endswith(".json.gz")
 
 
-def _parquet_records(path: Path, strict: bool) -> Iterator[tuple[int, int, dict[str, Any]]]:
+def _table_records(path: Path, strict: bool, rows: Any) -> Iterator[tuple[int, int, dict[str, Any]]]:
     try:
-        for index, row in parquet_rows.rows(path):
+        for index, row in rows(path):
             yield 0, index, row
     except BrokenContainer as exc:
         if strict:
-            raise UnreadableRecord(f"{shown(path)}: not a readable parquet file: {exc}") from None
+            raise UnreadableRecord(f"{shown(path)}: not a readable {exc.kind} file: {exc}") from None
 
 
 def _csv_records(stream: BinaryIO, path: Path, strict: bool,

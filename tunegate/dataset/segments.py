@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from tunegate import formats
-from tunegate.dataset import csv_rows, parquet_rows
+from tunegate.dataset import arrow_rows, csv_rows, parquet_rows
 from tunegate.dataset.jsonl_reader import JsonlReader, _foreign_format, _starts_document  # the same start checks
 from tunegate.dataset.records import BOM, GZIP_MAGIC, is_json_name, unreadable
 from tunegate.native import compiled
@@ -35,7 +35,7 @@ _BLANK = b" \t\r\n"
 def splittable(path: Path, observers: list[Any] | Any, fmt: str) -> formats.FileFormat | None:
     """The file's format as its first record fixes it, when the file can be read in parts; else None.
 
-    Parts need a plain JSONL file (not gzip, another encoding, a JSON document or array, parquet, CSV),
+    Parts need a plain JSONL file (not gzip, another encoding, a JSON document or array, parquet, Arrow, CSV),
     observers that ride along in parts, and a first record whose format is known (or a declared
     format): each part then checks its records against the format one read would have fixed.
     """
@@ -47,7 +47,8 @@ def splittable(path: Path, observers: list[Any] | Any, fmt: str) -> formats.File
             head = f.read(_HEAD)
     except OSError:
         return None
-    if head.startswith(GZIP_MAGIC) or head.startswith(parquet_rows.MAGIC) or _foreign_format(head[:6]):
+    if (head.startswith(GZIP_MAGIC) or head.startswith(parquet_rows.MAGIC) or arrow_rows.is_arrow(path.name, head)
+            or _foreign_format(head[:6])):
         return None
     file_format = formats.FileFormat(fmt)
     for line, raw in enumerate(head.removeprefix(BOM).split(b"\n")[:-1], 1):

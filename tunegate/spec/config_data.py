@@ -35,7 +35,7 @@ def map_data_file(cmap: ConfigMap, role: str, ref: Any, key: str, split: str = "
         cmap.note("TG145", "error", key, f"{key} is {ref!r}, not a dataset path or id", "Give the path of the "
                   "local data file (or folder), or a Hub dataset id that is in the local cache.")
         return False
-    found = resolve(ref, cmap.base, split)
+    found = resolve(ref, cmap.base, split, from_disk=cmap.kind == "axolotl")  # axolotl tries load_from_disk first
     if found.path is not None:
         cmap.set(f"data.{role}", str(found.path), key)
         if found.hub_id:

@@ -2,6 +2,7 @@
 
     resolve("data/chat.jsonl", base, "train")        # a file, relative to the config or the working dir
     resolve("data/my_set", base, "test")              # a folder: its test split file (test.jsonl, data/test-*.parquet)
+    resolve("data/saved", base, "train", from_disk=True)   # a save_to_disk folder, as load_from_disk reads it
     resolve("tatsu-lab/alpaca", base, "train")        # a Hub id: its files in the local Hub cache, if there
 
 Offline, a Hub dataset can only be read when a previous `load_dataset` or `hf download` left its
@@ -10,6 +11,7 @@ its raw data files (JSONL, JSON, parquet, CSV) are read from the newest snapshot
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -35,13 +37,22 @@ def hub_cache() -> Path:
     return home / "hub"
 
 
-def resolve(ref: str, base: Path, split: str = "train") -> Resolved:
-    """The file `ref` means for `split`."""
+def resolve(ref: str, base: Path, split: str = "train", from_disk: bool = False) -> Resolved:
+    """The file `ref` means for `split`. A folder `DatasetDict.save_to_disk` wrote gives its split's Arrow
+    file (`load_dataset` and `load_from_disk` both read it so); one `Dataset.save_to_disk` wrote is read as
+    `load_from_disk` reads it when `from_disk` (axolotl tries that first for a folder), and is refused as
+    `load_dataset` refuses it otherwise."""
     for candidate in (Path(ref),) if Path(ref).is_absolute() else (base / ref, Path.cwd() / ref):
         if candidate.is_file():
             return Resolved(candidate.resolve())
         if candidate.is_dir():
-            return _in_folder(candidate.resolve(), split)
+            folder = candidate.resolve()
+            if (folder / _STATE).is_file() and not from_disk:
+                return Resolved(None, problem=f"{folder} was written by `save_to_disk`, and load_dataset refuses "
+                                              "it (\"Please use `load_from_disk` instead.\")")
+            if (folder / _STATE).is_file() or (folder / _SPLITS).is_file():
+                return _saved(folder, split)
+            return _in_folder(folder, split)
     if _HUB_ID.match(ref):
         snapshots = hub_cache() / f"datasets--{ref.replace('/', '--')}" / "snapshots"
         newest = max(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, default=None) if snapshots.is_dir() else None
@@ -50,6 +61,27 @@ def resolve(ref: str, base: Path, split: str = "train") -> Resolved:
         found = _in_folder(newest, split)
         return Resolved(found.path, hub_id=ref, problem=found.problem)
     return Resolved((base / ref).resolve())  # missing: the dataset stage says so (TG240)
+
+
+_STATE, _SPLITS = "state.json", "dataset_dict.json"  # what save_to_disk writes beside a Dataset's / DatasetDict's
+
+
+def _saved(folder: Path, split: str) -> Resolved:
+    """A `save_to_disk` folder's one Arrow file for `split`: a DatasetDict's split folder, or the Dataset itself."""
+    try:
+        if (folder / _SPLITS).is_file():
+            splits = json.loads((folder / _SPLITS).read_text(encoding="utf-8"))["splits"]
+            if split not in splits:
+                return Resolved(None, problem=f"{folder} (save_to_disk) has no split {split!r}: it has {splits}")
+            folder = folder / split
+        state = json.loads((folder / _STATE).read_text(encoding="utf-8"))
+        shards = [folder / entry["filename"] for entry in state["_data_files"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return Resolved(None, problem=f"{folder} is not a readable save_to_disk folder ({type(exc).__name__}: {exc})")
+    if len(shards) != 1:
+        return Resolved(None, problem=f"{folder} (save_to_disk) holds its split in {len(shards)} shards "
+                                      f"({shards[0].name if shards else 'none'}, ...); save it with num_shards=1")
+    return Resolved(shards[0])
 
 
 def _in_folder(folder: Path, split: str) -> Resolved:

@@ -7,7 +7,10 @@ data/sharegpt_val.jsonl: the same chats as ShareGPT; data/trl_support/{train,tes
 chats as TRL conversational prompt-completion (a folder, as `dataset_name` may name one).
 data/alpaca_{train,val}.csv: the hand-written data/alpaca_*.jsonl as pandas' `to_csv(index=False)`
 writes them; data/pc_csv/{train,test}.csv: the same records as plain prompt-completion, written by
-csv.writer (a folder of CSV splits, as a Hub dataset often holds them).
+csv.writer (a folder of CSV splits, as a Hub dataset often holds them). data/alpaca_saved/ (a
+DatasetDict: train and test), data/alpaca_saved_train/ (a Dataset) and data/alpaca_saved_shards/ (a
+Dataset in 2 shards): the same records as `save_to_disk` of Hugging Face `datasets` writes them, made
+with datasets 5.2.0, which the test environment does not install (written only where it is importable).
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ def main() -> None:
         write(HERE / "data" / "trl_support" / f"{name}.jsonl", [
             {"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in records])
     csv_copies()
+    saved_to_disk()
 
 
 def csv_copies() -> None:
@@ -54,6 +58,20 @@ def csv_copies() -> None:
             out.writerow(["prompt", "completion"])
             out.writerows([r["instruction"] + (f"\n{r['input']}" if r["input"] else "") + "\nAnswer:",
                            f" {r['output']}"] for r in records)
+
+
+
+def saved_to_disk() -> None:
+    try:
+        import datasets
+    except ImportError:
+        print("datasets is not installed: the save_to_disk folders are left as they are")
+        return
+    data = HERE / "data"
+    train, test = (datasets.Dataset.from_json(str(data / f"alpaca_{name}.jsonl")) for name in ("train", "val"))
+    datasets.DatasetDict({"train": train, "test": test}).save_to_disk(str(data / "alpaca_saved"))
+    train.save_to_disk(str(data / "alpaca_saved_train"))
+    train.save_to_disk(str(data / "alpaca_saved_shards"), num_shards=2)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,52 @@
+"""Arrow files, as `Dataset.save_to_disk` writes them (`data-00000-of-00001.arrow`), read row by row.
+
+    for index, row in rows(Path("my_set/train/data-00000-of-00001.arrow")):
+        ...
+
+`save_to_disk` writes each shard in Arrow's IPC stream format (no magic number: it starts with the
+continuation marker FF FF FF FF); Arrow's random-access file format starts with `ARROW1`. Both are
+read a record batch at a time, so memory holds one batch. Rows are handed on as the JSON records
+they stand for, exactly as parquet rows are (`tunegate.dataset.parquet_rows.json_row`), and a
+place is the 0-based row index. Needs pyarrow, imported only when such a file is read.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tunegate.dataset.parquet_rows import json_row
+from tunegate.errors import BrokenContainer, MissingDependency
+
+FILE_MAGIC = b"ARROW1"
+STREAM_MAGIC = b"\xff\xff\xff\xff"
+
+
+def is_arrow(name: str, head: bytes) -> bool:
+    """An Arrow file: named `.arrow` (as `datasets` names its shards), or in Arrow's file format."""
+    return name.lower().endswith(".arrow") or head.startswith(FILE_MAGIC)
+
+
+def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (row index, row as a dict) for every row. MissingDependency without pyarrow,
+    BrokenContainer when the file is not a readable Arrow stream or file."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise MissingDependency("pyarrow", "parquet") from None
+    index = 0
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(FILE_MAGIC))
+            f.seek(0)
+            if head == FILE_MAGIC:  # the file format: batches found through its footer
+                file = pa.ipc.open_file(f)
+                batches: Any = (file.get_batch(i) for i in range(file.num_record_batches))
+            else:  # a stream, read front to back
+                batches = pa.ipc.open_stream(f)
+            for batch in batches:
+                for row in batch.to_pylist():
+                    yield index, json_row(row)
+                    index += 1
+    except (pa.ArrowException, OSError) as exc:
+        raise BrokenContainer("arrow", f"{type(exc).__name__}: {exc}") from None
