@@ -126,3 +126,10 @@ def test_a_validation_csv_row_that_is_a_train_jsonl_record_is_an_exact_overlap(t
     leaks = [f for f in report.findings if f.code == "TG301"]
     assert [(f.line, f.column) for f in leaks] == [(2, None), (3, None)]
     assert "alpaca_train.jsonl:2 == val.csv:2" in leaks[0].message
+
+
+@pytest.mark.parametrize(("sep", "named"), [(";", "semicolons"), ("\t", "tabs")])
+def test_a_file_separated_by_another_character_says_so_at_its_header(tmp_path, sep, named):
+    found = _findings(tmp_path, f"instruction{sep}input{sep}output\nSay hi.{sep}{sep}Hi!\n".encode())
+    assert [(f.code, f.line) for f in found][:1] == [("TG279", 1)]
+    assert named in found[0].message and "splits on commas only" in found[0].message

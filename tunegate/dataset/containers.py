@@ -125,7 +125,7 @@ def csv_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, bytes
     try:
         for row in table.rows():
             if index == 0:
-                _repeated_columns(reader, table)
+                _header_findings(reader, table)
             line, index = row.line, row.index + 1
             if row.record is None:
                 width = len(table.columns)
@@ -148,7 +148,7 @@ def csv_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, bytes
             yield line, row.index, orjson.dumps(row.record) + b"\n", row.record
             _drop_columns(kept, mark, line)
         if index == 0:
-            _repeated_columns(reader, table)
+            _header_findings(reader, table)
     except BrokenContainer as exc:
         reader.unreadable = True  # what follows is unread, not absent: no "no rows" besides
         reader.error(_BREAK_CODES.get(exc.kind, "TG276"), f"{exc}; the CSV cannot be read past this point",
@@ -174,7 +174,14 @@ _CSV_FIXES = {
 }
 
 
-def _repeated_columns(reader: Any, table: csv_rows.CsvTable) -> None:
+def _header_findings(reader: Any, table: csv_rows.CsvTable) -> None:
+    """The header's own problems: another separator than the comma, repeated column names."""
+    if len(table.columns) == 1 and (sep := next((s for s in ";\t|" if s in table.columns[0]), None)):
+        named = {"\t": "tabs", ";": "semicolons", "|": "pipes"}[sep]
+        reader.error("TG279", f"the header is one column, {table.columns[0][:80]!r}: the file is separated by "
+                     f"{named}, and load_dataset(\"csv\") splits on commas only", "Write the file with commas "
+                     "(DataFrame.to_csv's default; Excel: \"CSV UTF-8 (Comma delimited)\"), or store it as JSONL.",
+                     line=table.header_line, column=1)
     for name, numbers in table.duplicates.items():
         reader.error("TG278", f"columns {', '.join(map(str, numbers))} have the same name {name!r}: pandas (datasets' "
                      f"CSV loader) reads the second as {name + '.1'!r}, so only the first is read as {name!r}",

@@ -6,7 +6,7 @@
 
 axolotl (`ds_type: csv`, or a path ending in .csv), TRL and LLaMA-Factory load a CSV file with
 `load_dataset("csv")`, whose builder passes pandas.read_csv its defaults. What that means, and what
-this module therefore decides (docs/formats.md "Containers", docs/checks.md TG275-TG278):
+this module therefore decides (docs/formats.md "Containers", docs/checks.md TG275-TG279):
 - The first row names the columns; each later row is a record whose place is the line it starts
   on (a quoted field may hold newlines). Blank lines are skipped, as pandas skips them.
 - Every field is text. An empty field, and pandas' default missing-value strings (`NA`, `N/A`,
