@@ -133,3 +133,26 @@ def test_a_file_separated_by_another_character_says_so_at_its_header(tmp_path, s
     found = _findings(tmp_path, f"instruction{sep}input{sep}output\nSay hi.{sep}{sep}Hi!\n".encode())
     assert [(f.code, f.line) for f in found][:1] == [("TG279", 1)]
     assert named in found[0].message and "splits on commas only" in found[0].message
+
+
+def test_hostile_csv_text_reads_as_pandas_reads_it_or_is_refused_where_pandas_fails(tmp_path):
+    """A property over 300 seeded files of quotes, separators, line ends and missing-value strings."""
+    pytest.importorskip("pandas")
+    import random
+
+    rng = random.Random(29)
+    atoms = ["a", "b c", ",", '"', '""', "\n", "\r\n", " ", "NA", "None", 'x"y', "é", "\t", "1", "#", "'", ",,"]
+    for n in range(300):
+        path = tmp_path / f"f{n}.csv"
+        path.write_text("prompt,completion\n" + "".join(rng.choice(atoms) for _ in range(rng.randint(1, 25))),
+                        encoding="utf-8")
+        found = validate_dataset({"train": path}).findings
+        breaks = [f for f in found if f.code in {"TG275", "TG276"}]
+        try:
+            expected = _pandas_records(path)
+        except Exception:  # pandas' ParserError: the load fails, so tunegate must refuse the file
+            assert breaks, path.read_text(encoding="utf-8")
+            continue
+        if any(f.code == "TG275" and f.record == 0 for f in breaks):
+            continue  # pandas silently took the first field(s) as the index: refused on purpose
+        assert not breaks and [r for _, _, r in iter_records(path)] == expected, path.read_text(encoding="utf-8")

@@ -8,7 +8,8 @@ axolotl (`ds_type: csv`, or a path ending in .csv), TRL and LLaMA-Factory load a
 `load_dataset("csv")`, whose builder passes pandas.read_csv its defaults. What that means, and what
 this module therefore decides (docs/formats.md "Containers", docs/checks.md TG275-TG279):
 - The first row names the columns; each later row is a record whose place is the line it starts
-  on (a quoted field may hold newlines). Blank lines are skipped, as pandas skips them.
+  on (a quoted field may hold newlines). Blank lines, and lines of only spaces and tabs, are
+  skipped, as pandas skips them; a line `""` is a row whose fields are all missing.
 - Every field is text. An empty field, and pandas' default missing-value strings (`NA`, `N/A`,
   `null`, `None`, `nan`, ...: `keep_default_na`), read as null, so they are left out of the record;
   a non-empty one is said (TG277), because a reply that is literally "None" vanishes in training.
@@ -36,6 +37,7 @@ from tunegate.errors import BrokenContainer
 PANDAS_NA = frozenset({
     "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
     "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+_BLANK = " \t\r\n"
 
 
 def is_csv_name(name: str) -> bool:
@@ -59,6 +61,7 @@ class _Lines:
     def __init__(self, stream: BinaryIO, max_line_bytes: int):
         self.readline, self.limit = stream.readline, max_line_bytes + 1
         self.count = 0
+        self.last = ""  # the last line read
         self.ended = False  # csv.reader asked past the last line
 
     def __iter__(self) -> _Lines:
@@ -74,7 +77,8 @@ class _Lines:
             raise BrokenContainer("size", f"line {self.count} is longer than {self.limit - 1:,} bytes",
                                   self.count, 1)
         try:
-            return raw.decode("utf-8")
+            self.last = raw.decode("utf-8")
+            return self.last
         except UnicodeDecodeError as exc:
             raise BrokenContainer("utf8", f"invalid UTF-8 (byte 0x{raw[exc.start]:02x})", self.count,
                                   len(raw[:exc.start].decode("utf-8")) + 1) from None
@@ -110,8 +114,8 @@ class CsvTable:
             if self.lines.ended:  # the reader went past the end inside a quoted field
                 raise BrokenContainer("quote", f"a quoted field opened in the row at line {start} is never "
                                       "closed (pandas: \"EOF inside string\")", start, None)
-            if not fields or fields == [""]:  # a blank line (csv.reader gives [] or [""] for one)
-                continue
+            if not fields or (len(fields) == 1 and self.lines.count == start and not self.lines.last.strip(_BLANK)):
+                continue  # a blank line, or one of only spaces and tabs: pandas skips both (`""` is a row)
             if not self.columns:
                 self._header(fields, start)
                 continue
