@@ -6,16 +6,19 @@
 The seeded chat corpus (benchmarks/chat_corpus.py) is written once in each format tunegate reads,
 as users hold them: OpenAI chat JSONL, ShareGPT JSONL, an indented Alpaca `.json` array
 (LLaMA-Factory's layout: the conversation's earlier turns as `history`), TRL conversational
-prompt-completion JSONL, and ShareGPT parquet. For each, in one process, interleaved, best of N:
-(a) tunegate: `validate_dataset` (strict reader, the format's whole contract, stats, duplicates,
-the conversion to chat form); (b) baseline: what a user would write, the stdlib (`json.loads`
-per line, `json.load` of the array, pyarrow's `to_pylist`), a plain mapping to messages and the
+prompt-completion JSONL, ShareGPT parquet, Alpaca CSV (the last exchange of each chat: a CSV row
+holds no history) and ShareGPT as an Arrow stream (what `save_to_disk` writes). For each, in one
+process, interleaved, best of N: (a) tunegate: `validate_dataset` (strict reader, the format's whole
+contract, stats, duplicates, the conversion to chat form); (b) baseline: what a user would write, the
+stdlib (`json.loads` per line, `json.load` of the array, `csv.DictReader`, pyarrow's `to_pylist`),
+a plain mapping to messages and the
 same contract rules as benchmarks/static_throughput.py. Prints wall and CPU ratios (target: the
 speed issue's, within 1.5x of the baseline) and the peak RSS of each in a fresh process.
 """
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import subprocess
 import sys
@@ -56,7 +59,8 @@ def write_formats(source: Path, out: Path) -> dict[str, Path]:
     """The corpus in every format (written once, reused)."""
     paths = {"messages": source, "sharegpt": out / f"{source.stem}.sharegpt.jsonl",
              "alpaca": out / f"{source.stem}.alpaca.json", "prompt_completion": out / f"{source.stem}.pc.jsonl",
-             "parquet": out / f"{source.stem}.sharegpt.parquet"}
+             "parquet": out / f"{source.stem}.sharegpt.parquet", "csv": out / f"{source.stem}.alpaca.csv",
+             "arrow": out / f"{source.stem}.sharegpt.arrow"}
     if all(p.exists() for p in paths.values()):
         return paths
     records = [orjson.loads(line) for line in source.read_bytes().splitlines() if line.strip()]
@@ -68,6 +72,13 @@ def write_formats(source: Path, out: Path) -> dict[str, Path]:
     import pyarrow.parquet as pq
 
     pq.write_table(pa.Table.from_pylist([sharegpt(r) for r in records]), paths["parquet"])
+    with paths["csv"].open("w", encoding="utf-8", newline="") as f:
+        out_csv = csv.writer(f)
+        out_csv.writerow(["instruction", "input", "output"])
+        out_csv.writerows([a["instruction"], a["input"], a["output"]] for a in map(alpaca, records))
+    table = pa.Table.from_pylist([sharegpt(r) for r in records])
+    with pa.OSFile(str(paths["arrow"]), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
     return paths
 
 
@@ -80,6 +91,14 @@ def naive_records(fmt: str, path: Path) -> list[dict] | object:
         import pyarrow.parquet as pq
 
         return pq.read_table(path).to_pylist()
+    if fmt == "arrow":
+        import pyarrow as pa
+
+        with pa.OSFile(str(path)) as source:
+            return pa.ipc.open_stream(source).read_all().to_pylist()
+    if fmt == "csv":
+        with open(path, encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
     return _lines(path)
 
 
@@ -89,10 +108,10 @@ def _lines(path: Path):  # noqa: ANN202
 
 
 def as_messages(fmt: str, rec: dict) -> dict:
-    if fmt in ("sharegpt", "parquet"):
+    if fmt in ("sharegpt", "parquet", "arrow"):
         return {"messages": [{"role": TO.get(t.get("from"), t.get("from")), "content": t.get("value")}
                              for t in rec.get("conversations", [])]}
-    if fmt == "alpaca":
+    if fmt in ("alpaca", "csv"):
         msgs = [{"role": "system", "content": rec["system"]}] if rec.get("system") else []
         for q, a in rec.get("history") or []:
             msgs += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
@@ -112,7 +131,8 @@ def tunegate(fmt: str, path: Path) -> int:
     from tunegate.dataset import validate_dataset
 
     result = validate_dataset({"train": path}, cap=20)
-    assert result.stats["train"]["format"] == ("sharegpt" if fmt == "parquet" else fmt), result.stats
+    read_as = {"parquet": "sharegpt", "arrow": "sharegpt", "csv": "alpaca"}.get(fmt, fmt)
+    assert result.stats["train"]["format"] == read_as, result.stats
     return sum(result.totals_by_code.values())
 
 

@@ -64,3 +64,8 @@ def test_an_arrow_table_without_rows_is_no_dataset(tmp_path):
 def test_arrow_rows_become_chats():
     [first, *_] = iter_chats(SHARD)
     assert first.messages[0] == {"role": "user", "content": "Convert the temperature to Celsius.\n98.6 F"}
+
+
+def test_an_empty_file_named_arrow_is_said_to_be_empty(tmp_path):
+    (tmp_path / "d.arrow").write_bytes(b"")
+    assert [f.code for f in validate_dataset({"train": tmp_path / "d.arrow"}).findings] == ["TG241"]

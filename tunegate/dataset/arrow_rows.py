@@ -5,7 +5,8 @@
 
 `save_to_disk` writes each shard in Arrow's IPC stream format (no magic number: it starts with the
 continuation marker FF FF FF FF); Arrow's random-access file format starts with `ARROW1`. Both are
-read a record batch at a time, so memory holds one batch. Rows are handed on as the JSON records
+memory-mapped and read a record batch at a time, its rows turned into Python objects in slices of
+`BATCH`, so memory holds one slice of rows however the file was batched. Rows are handed on as the JSON records
 they stand for, exactly as parquet rows are (`tunegate.dataset.parquet_rows.json_row`), and a
 place is the 0-based row index. Needs pyarrow, imported only when such a file is read.
 """
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tunegate.dataset.parquet_rows import json_row
+from tunegate.dataset.parquet_rows import BATCH, json_row
 from tunegate.errors import BrokenContainer, MissingDependency
 
 FILE_MAGIC = b"ARROW1"
@@ -36,7 +37,9 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise MissingDependency("pyarrow", "parquet") from None
     index = 0
     try:
-        with open(path, "rb") as f:
+        # Memory-mapped, the batches are views of the file's pages, not copies; rows become Python
+        # objects BATCH at a time, however large a batch its writer made.
+        with pa.memory_map(str(path)) as f:
             head = f.read(len(FILE_MAGIC))
             f.seek(0)
             if head == FILE_MAGIC:  # the file format: batches found through its footer
@@ -45,8 +48,9 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             else:  # a stream, read front to back
                 batches = pa.ipc.open_stream(f)
             for batch in batches:
-                for row in batch.to_pylist():
-                    yield index, json_row(row)
-                    index += 1
+                for start in range(0, batch.num_rows, BATCH):
+                    for row in batch.slice(start, BATCH).to_pylist():
+                        yield index, json_row(row)
+                        index += 1
     except (pa.ArrowException, OSError) as exc:
         raise BrokenContainer("arrow", f"{type(exc).__name__}: {exc}") from None

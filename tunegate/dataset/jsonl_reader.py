@@ -84,12 +84,13 @@ class JsonlReader:
         if stream is None:
             return
         try:
+            head = stream.peek(6)[:6]  # type: ignore[attr-defined]
             if not self.holds_first_record:  # a later part of a JSONL file (the whole file was sniffed)
                 yield from self._scan(stream)
-            elif stream.peek(4)[:4] == parquet_rows.MAGIC:  # type: ignore[attr-defined]
+            elif head.startswith(parquet_rows.MAGIC):
                 self.container = "parquet"
                 yield from containers.parquet_records(self)
-            elif arrow_rows.is_arrow(self.path.name, stream.peek(6)[:6]):  # type: ignore[attr-defined]
+            elif head and arrow_rows.is_arrow(self.path.name, head):  # an empty file is said to be empty
                 self.container = "arrow"
                 yield from containers.arrow_records(self)
             elif csv_rows.is_csv_name(self.path.name):

@@ -155,7 +155,7 @@ def iter_records(path: Path, *, strict: bool = False,
         try:
             head = stream.peek(6)[:6]  # type: ignore[attr-defined]
             parquet = head.startswith(parquet_rows.MAGIC)
-            arrow = not parquet and arrow_rows.is_arrow(Path(path).name, head)
+            arrow = not parquet and bool(head) and arrow_rows.is_arrow(Path(path).name, head)
             array = not (parquet or arrow) and is_json_name(Path(path)) and json_array.starts_array(stream)
         except (OSError, EOFError, zlib.error) as exc:  # a gzip stream that breaks off in its header
             if strict:
