@@ -69,3 +69,26 @@ def test_arrow_rows_become_chats():
 def test_an_empty_file_named_arrow_is_said_to_be_empty(tmp_path):
     (tmp_path / "d.arrow").write_bytes(b"")
     assert [f.code for f in validate_dataset({"train": tmp_path / "d.arrow"}).findings] == ["TG241"]
+
+
+def _not_utf8_strings() -> object:
+    """A string column whose bytes are not UTF-8: what a bit flip or a careless writer leaves (no writer checks)."""
+    data, offsets = pa.py_buffer(b"The sky is\xe3("), pa.array([0, 10, 12], type=pa.int32()).buffers()[1]
+    prompts = pa.Array.from_buffers(pa.string(), 2, [None, offsets, data])
+    return pa.table({"prompt": prompts, "completion": pa.array([" blue.", " green."])})
+
+
+@pytest.mark.parametrize("name", ["d.arrow", "d.parquet"])
+def test_a_string_column_that_is_not_utf8_is_an_unreadable_file_not_a_crash(tmp_path, name):
+    table, path = _not_utf8_strings(), tmp_path / name
+    if name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+    else:
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+    [finding] = validate_dataset({"train": path}).findings
+    assert finding.code == "TG274"
+    with pytest.raises(UnreadableRecord):
+        list(iter_records(path, strict=True))

@@ -48,9 +48,12 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             else:  # a stream, read front to back
                 batches = pa.ipc.open_stream(f)
             for batch in batches:
+                # An IPC file is not checksummed: offsets past the buffers or bytes that are not UTF-8
+                # would crash to_pylist (a segfault, or UnicodeDecodeError). A full validation refuses them.
+                batch.validate(full=True)
                 for start in range(0, batch.num_rows, BATCH):
                     for row in batch.slice(start, BATCH).to_pylist():
                         yield index, json_row(row)
                         index += 1
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise BrokenContainer("arrow", f"{type(exc).__name__}: {exc}") from None

@@ -47,7 +47,7 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             for row in batch.to_pylist():
                 yield index, json_row(row)
                 index += 1
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # a string column's bytes are not UTF-8
         raise BrokenContainer("parquet", f"{type(exc).__name__}: {exc}") from None
 
 
