@@ -164,9 +164,9 @@ def iter_records(path: Path, *, strict: bool = False,
         if parquet or arrow:
             yield from _table_records(Path(path), strict, parquet_rows.rows if parquet else arrow_rows.rows)
         elif csv_rows.is_csv_name(Path(path).name):
-            yield from _csv_records(stream, Path(path), strict, max_line_bytes)
+            yield from _until_broken(_csv_records(stream, Path(path), strict, max_line_bytes), Path(path), strict)
         elif array:
-            yield from _array_records(stream, Path(path), strict, max_line_bytes)
+            yield from _until_broken(_array_records(stream, Path(path), strict, max_line_bytes), Path(path), strict)
         else:
             yield from _jsonl_records(stream, Path(path), strict, max_line_bytes)
 
@@ -186,38 +186,36 @@ def _table_records(path: Path, strict: bool, rows: Any) -> Iterator[tuple[int, i
             raise UnreadableRecord(f"{shown(path)}: not a readable {exc.kind} file: {exc}") from None
 
 
-def _csv_records(stream: BinaryIO, path: Path, strict: bool,
-                 max_line_bytes: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    name = shown(path)
+def _until_broken(records: Iterator[tuple[int, int, dict[str, Any]]], path: Path,
+                  strict: bool) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """`records` until its container breaks off; when `strict`, the break as UnreadableRecord at its place."""
     try:
-        for row in csv_rows.CsvTable(stream, max_line_bytes).rows():
-            if row.record is not None:
-                yield row.line, row.index, row.record
-            elif strict:
-                raise UnreadableRecord(f"{name}:{row.line}: the row has {row.fields} fields, more than the header")
+        yield from records
     except BrokenContainer as exc:
         if strict:
-            raise UnreadableRecord(f"{name}:{exc.line}: {exc}") from None
-    except (OSError, EOFError, zlib.error) as exc:
+            raise UnreadableRecord(f"{shown(path)}:{exc.line}: {exc}") from None
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
         if strict:
-            raise UnreadableRecord(f"{name}: cannot read further: {exc}") from None
+            raise UnreadableRecord(f"{shown(path)}: cannot read further: {exc}") from None
+
+
+def _csv_records(stream: BinaryIO, path: Path, strict: bool,
+                 max_line_bytes: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    for row in csv_rows.CsvTable(stream, max_line_bytes).rows():
+        if row.record is not None:
+            yield row.line, row.index, row.record
+        elif strict:
+            raise UnreadableRecord(f"{shown(path)}:{row.line}: the row has {row.fields} fields, more than the header")
 
 
 def _array_records(stream: BinaryIO, path: Path, strict: bool,
                    max_chars: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
     index = 0
-    try:
-        for line, _, text in json_array.elements(stream, max_chars):
-            record = _parse(text.encode("utf-8", "surrogatepass"), shown(path), line, strict)
-            if record is not None:
-                yield line, index, record
-            index += 1
-    except BrokenContainer as exc:
-        if strict:
-            raise UnreadableRecord(f"{shown(path)}:{exc.line}: {exc}") from None
-    except (OSError, EOFError, zlib.error) as exc:
-        if strict:
-            raise UnreadableRecord(f"{shown(path)}: cannot read further: {exc}") from None
+    for line, _, text in json_array.elements(stream, max_chars):
+        record = _parse(text.encode("utf-8", "surrogatepass"), shown(path), line, strict)
+        if record is not None:
+            yield line, index, record
+        index += 1
 
 
 def _jsonl_records(stream: BinaryIO, path: Path, strict: bool,
