@@ -17,6 +17,7 @@ PACKAGE = ROOT / "tunegate"
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
     "errors": 0, "progress": 0, "processes": 0, "pathguard": 0.5,
+    "file_kinds": 0.7,  # which container a data file is (by magic bytes, else name); imports only pathguard
     "local_api": 0.6,  # the Prefect API child a flow command starts (imports only processes)
     "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
     "stage": 4,
@@ -29,7 +30,7 @@ RANKS = {
     "output": 8.7, "events": 8.7,  # events: the Prefect events tunegate emits, the review form
     "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
 }
-KERNEL = {"errors", "pathguard", "facts", "report", "render", "stage", "gate"}
+KERNEL = {"errors", "pathguard", "file_kinds", "facts", "report", "render", "stage", "gate"}
 
 
 def module_name(path: Path) -> str:

@@ -253,3 +253,12 @@ def test_a_trl_dataset_name_saved_by_save_to_disk_is_refused_as_load_dataset_ref
                                                              str(CONFIGS / "data" / "alpaca_saved_train")))
     [finding] = [f for f in parse_spec(config).result.findings if f.code == "TG146"]
     assert "Please use `load_from_disk` instead." in finding.message
+
+
+def test_an_axolotl_ds_type_that_is_not_what_the_file_is_is_an_error_at_its_key(tmp_path):
+    body = (AXOLOTL / "lora-alpaca-csv.yml").read_text().replace("../data", str(CONFIGS / "data"))
+    (tmp_path / "cfg.yml").write_text(body.replace("    ds_type: csv\n", "    ds_type: json\n", 1))
+    result = parse_spec(tmp_path / "cfg.yml").result
+    [finding] = [f for f in result.findings if f.code == "TG145"]
+    assert finding.key == "datasets.0.ds_type" and "alpaca_train.csv is CSV" in finding.message
+    assert "Set ds_type: csv" in finding.hint and result.status == "failed"

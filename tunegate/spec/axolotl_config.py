@@ -12,6 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tunegate.errors import UsageError
+from tunegate.file_kinds import KINDS, kind_of
 from tunegate.spec import config_keys
 from tunegate.spec.config_data import map_data_file
 from tunegate.spec.config_map import OPTIMIZERS, SCHEDULERS, ConfigMap
@@ -40,7 +42,8 @@ _NO_EFFECT = {"strict", "dataset_prepared_path", "logging_steps", "evals_per_epo
 _REQUIRED = ("base_model", "learning_rate", "lora_r", "lora_alpha")  # axolotl (or PEFT under it) fails without;
 # lora_* only with an adapter
 _ENTRY_KEYS = {"path", "type", "split", "data_files", "field_messages", "message_property_mappings",
-               "message_field_role", "message_field_content", "ds_type", "roles_to_train", "train_on_eos"}
+               "message_field_role", "message_field_content", "ds_type", "dataset_type", "roles_to_train",
+               "train_on_eos"}
 # roles_to_train as axolotl names the reply roles (its default is [assistant]; `gpt` maps onto it)
 _REPLY_ROLES = {"assistant", "gpt"}
 
@@ -288,7 +291,31 @@ def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
         return None
     if fmt is not None:
         cmap.set("data.format", fmt, f"{at}.type")
-    return fmt if map_data_file(cmap, role, ref, f"{at}.path", split) else None
+    if not map_data_file(cmap, role, ref, f"{at}.path", split):
+        return None
+    if not _loader_reads(cmap, entry, at, Path(cmap.data["data"][role])):
+        cmap.explained.add(f"data.{role}")
+        return None
+    return fmt
+
+
+def _loader_reads(cmap: ConfigMap, entry: dict, at: str, path: Path) -> bool:
+    """A `ds_type` (newer axolotl: `dataset_type`) is the `load_dataset` builder axolotl reads the file with;
+    one that is not what the file is fails there, so it is an error here (TG145), not a silent other read."""
+    key = next((k for k in ("ds_type", "dataset_type") if entry.get(k) is not None), None)
+    if key is None or not path.is_file():  # a folder is read with load_from_disk or by its files' names
+        return True
+    try:
+        actual = kind_of(path)
+    except UsageError:  # unreadable: the dataset stage says why (TG240)
+        return True
+    declared, builder = entry[key], "json" if actual == "jsonl" else actual
+    if declared == builder:
+        return True
+    cmap.note("TG145", "error", f"{at}.{key}", f"{key} is {declared!r}, but {path.name} is {KINDS[actual]}: axolotl "
+              f"reads it with load_dataset({declared!r}, data_files=...), which fails on it or reads other records",
+              f"Set {key}: {builder}, or drop it (axolotl then chooses by the file's name, as tunegate does).")
+    return False
 
 
 def _share(cmap: ConfigMap, key: str) -> float | None:
