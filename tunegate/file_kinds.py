@@ -26,6 +26,6 @@ def kind_of(path: Path) -> str:
         return "parquet"
     if head and (name.endswith(".arrow") or head.startswith(b"ARROW1")):
         return "arrow"
-    if name.endswith((".csv", ".csv.gz")):
+    if name.removesuffix(".gz").endswith((".csv", ".tsv")):  # a .tsv is load_dataset's csv builder with tabs
         return "csv"
     return "json" if name.endswith((".json", ".json.gz")) else "jsonl"

@@ -132,7 +132,7 @@ def test_a_validation_csv_row_that_is_a_train_jsonl_record_is_an_exact_overlap(t
 def test_a_file_separated_by_another_character_says_so_at_its_header(tmp_path, sep, named):
     found = _findings(tmp_path, f"instruction{sep}input{sep}output\nSay hi.{sep}{sep}Hi!\n".encode())
     assert [(f.code, f.line) for f in found][:1] == [("TG279", 1)]
-    assert named in found[0].message and "splits on commas only" in found[0].message
+    assert named in found[0].message and "split on commas only" in found[0].message
 
 
 def test_hostile_csv_text_reads_as_pandas_reads_it_or_is_refused_where_pandas_fails(tmp_path):
@@ -156,3 +156,16 @@ def test_hostile_csv_text_reads_as_pandas_reads_it_or_is_refused_where_pandas_fa
         if any(f.code == "TG275" and f.record == 0 for f in breaks):
             continue  # pandas silently took the first field(s) as the index: refused on purpose
         assert not breaks and [r for _, _, r in iter_records(path)] == expected, path.read_text(encoding="utf-8")
+
+
+def test_a_tsv_file_reads_with_tabs_as_load_dataset_reads_it():
+    pd = pytest.importorskip("pandas")
+    path = DATA / "configs" / "data" / "pc_tsv" / "train.tsv"
+    frame = pd.read_csv(path, sep="\t", dtype=str)
+    assert [record for _, _, record in iter_records(path)] == frame.to_dict("records")
+    assert validate_dataset({"train": path}).stats["train"]["container"] == "csv"
+
+
+def test_a_comma_separated_file_named_tsv_says_so_at_its_header(tmp_path):
+    found = _findings(tmp_path, b"prompt,completion\nThe sky is, blue.\n", "d.tsv")
+    assert found[0].code == "TG279" and "separated by commas" in found[0].message and "on tabs only" in found[0].message

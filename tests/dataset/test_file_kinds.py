@@ -8,7 +8,7 @@ from tunegate.dataset import validate_dataset
 from tunegate.file_kinds import kind_of
 
 FILES = sorted([*(DATA / "formats").glob("*/*.*"), *(DATA / "configs" / "data").rglob("*.*")])
-DATA_FILES = [p for p in FILES if p.suffix in {".jsonl", ".json", ".parquet", ".arrow", ".csv"}
+DATA_FILES = [p for p in FILES if p.suffix in {".jsonl", ".json", ".parquet", ".arrow", ".csv", ".tsv"}
               and p.name not in {"state.json", "dataset_info.json", "dataset_dict.json"}]
 
 

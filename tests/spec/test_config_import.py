@@ -262,3 +262,27 @@ def test_an_axolotl_ds_type_that_is_not_what_the_file_is_is_an_error_at_its_key(
     [finding] = [f for f in result.findings if f.code == "TG145"]
     assert finding.key == "datasets.0.ds_type" and "alpaca_train.csv is CSV" in finding.message
     assert "Set ds_type: csv" in finding.hint and result.status == "failed"
+
+
+def test_a_dataset_folder_of_tsv_splits_is_read_with_tabs_for_trl_and_for_axolotl(tmp_path):
+    folder = CONFIGS / "data" / "pc_tsv"
+    trl = tmp_path / "sft.yaml"
+    trl.write_text((TRL / "sft.yaml").read_text().replace("../data/trl_support", str(folder)))
+    axolotl = tmp_path / "axolotl.yml"
+    axolotl.write_text((AXOLOTL / "lora-alpaca-csv.yml").read_text().replace("    ds_type: csv\n", "").replace(
+        "../data/alpaca_train.csv", str(folder)).replace("../data/alpaca_val.csv", str(folder)).replace(
+        "split: train", "split: test"))
+    report = check(trl)
+    assert report.stage("dataset").status == "passed", places(report)
+    assert report.stage("dataset").stats["validation"]["records"] == 6
+    parsed = parse_spec(axolotl)
+    assert parsed.raw["data"]["train"] == str(folder / "train.tsv")
+    assert "TG145" not in {f.code for f in parsed.result.findings if f.key and f.key.endswith(".path")}
+
+
+def test_an_axolotl_path_to_a_tsv_file_is_refused_as_axolotl_cannot_read_it(tmp_path):
+    body = (AXOLOTL / "lora-alpaca-csv.yml").read_text().replace("    ds_type: csv\n", "").replace(
+        "../data/alpaca_train.csv", str(CONFIGS / "data" / "pc_tsv" / "train.tsv"))
+    (tmp_path / "cfg.yml").write_text(body.replace("../data", str(CONFIGS / "data")))
+    [finding] = [f for f in parse_spec(tmp_path / "cfg.yml").result.findings if f.code == "TG145"]
+    assert finding.key == "datasets.0.path" and "tab-separated" in finding.message

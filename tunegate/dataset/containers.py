@@ -119,7 +119,7 @@ def _table_records(reader: Any, rows: Any, what: str, probe: str) -> Iterator[tu
 def csv_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, bytes, dict]]:
     """Yield (line, index, raw, record) for each row of a CSV file (`tunegate.dataset.csv_rows`); report
     its header's repeated names, rows with too many fields, text pandas reads as missing, and where it breaks."""
-    table = csv_rows.CsvTable(stream, reader.max_line_bytes)
+    table = csv_rows.CsvTable(stream, reader.max_line_bytes, csv_rows.separator(reader.path.name))
     kept = reader.out.kept
     index = line = 0
     try:
@@ -134,9 +134,9 @@ def csv_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, bytes
                         else f"stops the load here (\"Expected {width} fields in line {line}, saw {row.fields}\"), "
                         "or shifts every column when the first row is as wide")
                 reader.error("TG275", f"the row has {row.fields} fields, the header {width}: pandas (datasets' CSV "
-                             f"loader) {what}", "Quote every field that holds a comma "
-                             "(\"a, b\"), as csv.writer and DataFrame.to_csv do, or give the header the missing "
-                             "column names.", line=line, record=row.index)
+                             f"loader) {what}", "Quote every field that holds the separator (\"a, b\"), as "
+                             "csv.writer and DataFrame.to_csv do, or give the header the missing column names.",
+                             line=line, record=row.index)
                 continue
             for name, text in row.read_as_missing:
                 reader.out.add("TG277", "warning", f"{name} is {text!r}, which pandas (datasets' CSV loader) reads "
@@ -176,11 +176,14 @@ _CSV_FIXES = {
 
 def _header_findings(reader: Any, table: csv_rows.CsvTable) -> None:
     """The header's own problems: another separator than the comma, repeated column names."""
-    if len(table.columns) == 1 and (sep := next((s for s in ";\t|" if s in table.columns[0]), None)):
-        named = {"\t": "tabs", ";": "semicolons", "|": "pipes"}[sep]
+    names = {",": "commas", "\t": "tabs", ";": "semicolons", "|": "pipes"}
+    found = next((s for s in names if s != table.sep and len(table.columns) == 1 and s in table.columns[0]), None)
+    if found:
+        own, suffix = names[table.sep], ".tsv" if table.sep == "\t" else ".csv"
         reader.error("TG279", f"the header is one column, {table.columns[0][:80]!r}: the file is separated by "
-                     f"{named}, and load_dataset(\"csv\") splits on commas only", "Write the file with commas "
-                     "(DataFrame.to_csv's default; Excel: \"CSV UTF-8 (Comma delimited)\"), or store it as JSONL.",
+                     f"{names[found]}, and load_dataset reads a {suffix} file split on {own} only",
+                     f"Write the file with {own} (DataFrame.to_csv's sep=; Excel: \"CSV UTF-8 (Comma delimited)\"), "
+                     f"name it for its separator (.csv: commas, .tsv: tabs), or store it as JSONL.",
                      line=table.header_line, column=1)
     for name, numbers in table.duplicates.items():
         reader.error("TG278", f"columns {', '.join(map(str, numbers))} have the same name {name!r}: pandas (datasets' "

@@ -1,4 +1,4 @@
-"""CSV files (`.csv`, `.csv.gz`), read as Hugging Face `datasets` reads them: pandas.read_csv's defaults.
+"""CSV files (`.csv`, `.csv.gz`; `.tsv` with tabs), read as Hugging Face `datasets` reads them: pandas.read_csv.
 
     table = CsvTable(stream, max_line_bytes)
     for row in table.rows():          # row.line, row.index, row.record (None: too many fields)
@@ -41,9 +41,13 @@ _BLANK = " \t\r\n"
 
 
 def is_csv_name(name: str) -> bool:
-    """A `.csv` or `.csv.gz` name: read as CSV, as `load_dataset` and axolotl choose by the name."""
-    name = name.lower()
-    return name.endswith(".csv") or name.endswith(".csv.gz")
+    """A `.csv` or `.tsv` name (gzipped too): read as CSV, as `load_dataset` chooses by the name."""
+    return name.lower().removesuffix(".gz").endswith((".csv", ".tsv"))
+
+
+def separator(name: str) -> str:
+    """The field separator `load_dataset` reads the file with: a tab for `.tsv` (its `sep="\\t"`), else a comma."""
+    return "\t" if name.lower().removesuffix(".gz").endswith(".tsv") else ","
 
 
 @dataclass(frozen=True)
@@ -88,8 +92,9 @@ class CsvTable:
     """One CSV file's header and rows. `columns` and `duplicates` (the header's repeated names, each
     with its 1-based column numbers) are known once `rows()` has yielded its first row or ended."""
 
-    def __init__(self, stream: BinaryIO, max_line_bytes: int):
+    def __init__(self, stream: BinaryIO, max_line_bytes: int, sep: str = ","):
         self.lines = _Lines(stream, max_line_bytes)
+        self.sep = sep
         self.columns: list[str] = []
         self.duplicates: dict[str, list[int]] = {}
         self.header_line = 0
@@ -99,7 +104,7 @@ class CsvTable:
     def rows(self) -> Iterator[CsvRow]:
         """Each row after the header. BrokenContainer where the file cannot be read on (not UTF-8, a
         line over the limit, a quoted field never closed)."""
-        reader = csv.reader(self.lines)  # the excel dialect: pandas' sep, quotechar and doublequote
+        reader = csv.reader(self.lines, delimiter=self.sep)  # the excel dialect: pandas' quotechar, doublequote
         index = 0
         while True:
             start = self.lines.count + 1

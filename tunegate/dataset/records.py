@@ -201,7 +201,7 @@ def _until_broken(records: Iterator[tuple[int, int, dict[str, Any]]], path: Path
 
 def _csv_records(stream: BinaryIO, path: Path, strict: bool,
                  max_line_bytes: int) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    for row in csv_rows.CsvTable(stream, max_line_bytes).rows():
+    for row in csv_rows.CsvTable(stream, max_line_bytes, csv_rows.separator(path.name)).rows():
         if row.record is not None:
             yield row.line, row.index, row.record
         elif strict:

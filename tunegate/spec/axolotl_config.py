@@ -293,17 +293,25 @@ def _dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
         cmap.set("data.format", fmt, f"{at}.type")
     if not map_data_file(cmap, role, ref, f"{at}.path", split):
         return None
-    if not _loader_reads(cmap, entry, at, Path(cmap.data["data"][role])):
+    if isinstance(ref, str) and not _loader_reads(cmap, entry, at, Path(cmap.data["data"][role]), ref):
         cmap.explained.add(f"data.{role}")
         return None
     return fmt
 
 
-def _loader_reads(cmap: ConfigMap, entry: dict, at: str, path: Path) -> bool:
+def _loader_reads(cmap: ConfigMap, entry: dict, at: str, path: Path, ref: str) -> bool:
     """A `ds_type` (newer axolotl: `dataset_type`) is the `load_dataset` builder axolotl reads the file with;
     one that is not what the file is fails there, so it is an error here (TG145), not a silent other read."""
     key = next((k for k in ("ds_type", "dataset_type") if entry.get(k) is not None), None)
-    if key is None or not path.is_file():  # a folder is read with load_from_disk or by its files' names
+    if path not in (_absolute(cmap.base / ref), _absolute(Path(ref))):  # a folder's split file, or a Hub file:
+        return True  # load_from_disk or load_dataset(folder) reads it by its name
+    if path.name.lower().removesuffix(".gz").endswith(".tsv"):
+        cmap.note("TG145", "error", f"{at}.path", f"{path.name} is tab-separated, and axolotl reads no local .tsv "
+                  "file as such: without ds_type it uses load_dataset('json'), and ds_type: csv splits on commas",
+                  "Write it as CSV (DataFrame.to_csv(..., index=False)) or JSONL, or put the split files in a folder "
+                  "and give the folder as path (load_dataset reads a folder's .tsv files with tabs).")
+        return False
+    if key is None:
         return True
     try:
         actual = kind_of(path)
@@ -316,6 +324,13 @@ def _loader_reads(cmap: ConfigMap, entry: dict, at: str, path: Path) -> bool:
               f"reads it with load_dataset({declared!r}, data_files=...), which fails on it or reads other records",
               f"Set {key}: {builder}, or drop it (axolotl then chooses by the file's name, as tunegate does).")
     return False
+
+
+def _absolute(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte: never the file resolved
+        return None
 
 
 def _share(cmap: ConfigMap, key: str) -> float | None:

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_EXTS = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet", ".csv", ".csv.gz")
+# The extensions `load_dataset` reads a folder's split files by (datasets' _EXTENSION_TO_MODULE), as tunegate reads them
+_EXTS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".parquet", ".csv", ".csv.gz", ".tsv", ".tsv.gz",
+         ".arrow")
 
 
 @dataclass(frozen=True)

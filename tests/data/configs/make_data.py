@@ -6,8 +6,8 @@ data/train.jsonl, data/val.jsonl: OpenAI chat (40 and 12 records); data/sharegpt
 data/sharegpt_val.jsonl: the same chats as ShareGPT; data/trl_support/{train,test}.jsonl: the same
 chats as TRL conversational prompt-completion (a folder, as `dataset_name` may name one).
 data/alpaca_{train,val}.csv: the hand-written data/alpaca_*.jsonl as pandas' `to_csv(index=False)`
-writes them; data/pc_csv/{train,test}.csv: the same records as plain prompt-completion, written by
-csv.writer (a folder of CSV splits, as a Hub dataset often holds them). data/alpaca_saved/ (a
+writes them; data/pc_csv/{train,test}.csv and data/pc_tsv/{train,test}.tsv: the same records as plain
+prompt-completion, written by csv.writer (folders of CSV and TSV splits, as Hub datasets often hold them). data/alpaca_saved/ (a
 DatasetDict: train and test), data/alpaca_saved_train/ (a Dataset) and data/alpaca_saved_shards/ (a
 Dataset in 2 shards): the same records as `save_to_disk` of Hugging Face `datasets` writes them, made
 with datasets 5.2.0, which the test environment does not install (written only where it is importable).
@@ -53,11 +53,12 @@ def csv_copies() -> None:
             HERE / "data" / f"alpaca_{name}.csv", index=False)
         lines = (HERE / "data" / f"alpaca_{name}.jsonl").read_text(encoding="utf-8").splitlines()
         records = [json.loads(line) for line in lines]
-        with open(HERE / "data" / "pc_csv" / f"{split}.csv", "w", newline="", encoding="utf-8") as f:
-            out = csv.writer(f)
-            out.writerow(["prompt", "completion"])
-            out.writerows([r["instruction"] + (f"\n{r['input']}" if r["input"] else "") + "\nAnswer:",
-                           f" {r['output']}"] for r in records)
+        for folder, sep in (("pc_csv", ","), ("pc_tsv", "\t")):
+            with open(HERE / "data" / folder / f"{split}.{folder[-3:]}", "w", newline="", encoding="utf-8") as f:
+                out = csv.writer(f, delimiter=sep)
+                out.writerow(["prompt", "completion"])
+                out.writerows([r["instruction"] + (f"\n{r['input']}" if r["input"] else "") + "\nAnswer:",
+                               f" {r['output']}"] for r in records)
 
 
 
