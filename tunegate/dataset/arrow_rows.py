@@ -8,7 +8,8 @@ continuation marker FF FF FF FF); Arrow's random-access file format starts with 
 memory-mapped and read a record batch at a time, its rows turned into Python objects in slices of
 `BATCH`, so memory holds one slice of rows however the file was batched. Rows are handed on as the JSON records
 they stand for, exactly as parquet rows are (`tunegate.dataset.parquet_rows.json_row`), and a
-place is the 0-based row index. Needs pyarrow, imported only when such a file is read.
+place is the 0-based row index. Needs pyarrow, imported only when such a file is read. Which files
+are Arrow files (named `.arrow`, or in the file format) is `tunegate.file_kinds.kind`'s rule.
 """
 from __future__ import annotations
 
@@ -18,14 +19,7 @@ from typing import Any
 
 from tunegate.dataset.parquet_rows import BATCH, json_row
 from tunegate.errors import BrokenContainer, MissingDependency
-
-FILE_MAGIC = b"ARROW1"
-STREAM_MAGIC = b"\xff\xff\xff\xff"
-
-
-def is_arrow(name: str, head: bytes) -> bool:
-    """An Arrow file: named `.arrow` (as `datasets` names its shards), or in Arrow's file format."""
-    return name.lower().endswith(".arrow") or head.startswith(FILE_MAGIC)
+from tunegate.file_kinds import ARROW_FILE_MAGIC as FILE_MAGIC
 
 
 def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -40,11 +40,6 @@ PANDAS_NA = frozenset({
 _BLANK = " \t\r\n"
 
 
-def is_csv_name(name: str) -> bool:
-    """A `.csv` or `.tsv` name (gzipped too): read as CSV, as `load_dataset` chooses by the name."""
-    return name.lower().removesuffix(".gz").endswith((".csv", ".tsv"))
-
-
 def separator(name: str) -> str:
     """The field separator `load_dataset` reads the file with: a tab for `.tsv` (its `sep="\\t"`), else a comma."""
     return "\t" if name.lower().removesuffix(".gz").endswith(".tsv") else ","

@@ -29,11 +29,12 @@ from typing import BinaryIO
 
 import orjson
 
-from tunegate.dataset import arrow_rows, containers, csv_rows, json_array, parquet_rows
+from tunegate.dataset import containers, json_array
 from tunegate.dataset.inflate import MAX_RATIO
 from tunegate.dataset.json_line import diagnose, non_object
-from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, is_json_name, open_data
+from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, open_data
 from tunegate.errors import DecompressionBomb, UsageError
+from tunegate.file_kinds import HEAD, kind
 from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
 
@@ -84,19 +85,19 @@ class JsonlReader:
         if stream is None:
             return
         try:
-            head = stream.peek(6)[:6]  # type: ignore[attr-defined]
+            found = kind(self.path.name, stream.peek(HEAD)[:HEAD])  # type: ignore[attr-defined]
             if not self.holds_first_record:  # a later part of a JSONL file (the whole file was sniffed)
                 yield from self._scan(stream)
-            elif head.startswith(parquet_rows.MAGIC):
+            elif found == "parquet":
                 self.container = "parquet"
                 yield from containers.parquet_records(self)
-            elif head and arrow_rows.is_arrow(self.path.name, head):  # an empty file is said to be empty
+            elif found == "arrow":
                 self.container = "arrow"
                 yield from containers.arrow_records(self)
-            elif csv_rows.is_csv_name(self.path.name):
+            elif found == "csv":
                 self.container = "csv"
                 yield from containers.csv_records(self, stream)
-            elif is_json_name(self.path) and json_array.starts_array(stream):
+            elif found == "json" and json_array.starts_array(stream):
                 self.container = "json"
                 yield from containers.array_records(self, stream)
             else:
@@ -242,7 +243,7 @@ class JsonlReader:
             self.error("TG246", f"the gzip stream is corrupt: {exc}", "Re-create the file; "
                        "`gzip -t FILE` tests it.", line=1, column=1)
             return None
-        if head.startswith(BOM) and csv_rows.is_csv_name(self.path.name):
+        if head.startswith(BOM) and kind(self.path.name, head) == "csv":
             stream.read(len(BOM))  # Excel's "CSV UTF-8" starts so, and pandas reads past it
             return stream
         if head.startswith(BOM):

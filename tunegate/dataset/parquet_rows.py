@@ -28,7 +28,6 @@ from typing import Any
 
 from tunegate.errors import BrokenContainer, MissingDependency
 
-MAGIC = b"PAR1"
 BATCH = 1024  # rows per record batch: a few MB of chat text, far below any memory limit
 
 

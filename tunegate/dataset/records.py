@@ -52,6 +52,7 @@ from tunegate.dataset import arrow_rows, csv_rows, json_array, parquet_rows
 from tunegate.dataset.inflate import Inflated
 from tunegate.dataset.json_line import has_float
 from tunegate.errors import BrokenContainer, NumberOutOfRange, UnreadableRecord, UsageError
+from tunegate.file_kinds import HEAD, kind
 from tunegate.pathguard import open_regular, refusal, shown
 
 # 64 MiB: a 1M-token record is 4-8 MB of UTF-8 and real long documents run past 4 MiB, so this
@@ -153,28 +154,20 @@ def iter_records(path: Path, *, strict: bool = False,
     """
     with open_stream(Path(path)) as stream:
         try:
-            head = stream.peek(6)[:6]  # type: ignore[attr-defined]
-            parquet = head.startswith(parquet_rows.MAGIC)
-            arrow = not parquet and bool(head) and arrow_rows.is_arrow(Path(path).name, head)
-            array = not (parquet or arrow) and is_json_name(Path(path)) and json_array.starts_array(stream)
+            found = kind(Path(path).name, stream.peek(HEAD)[:HEAD])  # type: ignore[attr-defined]
+            array = found == "json" and json_array.starts_array(stream)
         except (OSError, EOFError, zlib.error) as exc:  # a gzip stream that breaks off in its header
             if strict:
                 raise UnreadableRecord(f"{shown(path)}:1: cannot read: {exc}") from None
             return
-        if parquet or arrow:
-            yield from _table_records(Path(path), strict, parquet_rows.rows if parquet else arrow_rows.rows)
-        elif csv_rows.is_csv_name(Path(path).name):
+        if found in ("parquet", "arrow"):
+            yield from _table_records(Path(path), strict, parquet_rows.rows if found == "parquet" else arrow_rows.rows)
+        elif found == "csv":
             yield from _until_broken(_csv_records(stream, Path(path), strict, max_line_bytes), Path(path), strict)
         elif array:
             yield from _until_broken(_array_records(stream, Path(path), strict, max_line_bytes), Path(path), strict)
         else:
             yield from _jsonl_records(stream, Path(path), strict, max_line_bytes)
-
-
-def is_json_name(path: Path) -> bool:
-    """A `.json` or `.json.gz` name: such a file may hold one array of records."""
-    name = path.name.lower()
-    return name.endswith(".json") or name.endswith(".json.gz")
 
 
 def _table_records(path: Path, strict: bool, rows: Any) -> Iterator[tuple[int, int, dict[str, Any]]]:

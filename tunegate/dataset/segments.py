@@ -21,9 +21,9 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from tunegate import formats
-from tunegate.dataset import arrow_rows, csv_rows, parquet_rows
 from tunegate.dataset.jsonl_reader import JsonlReader, _foreign_format, _starts_document  # the same start checks
-from tunegate.dataset.records import BOM, GZIP_MAGIC, is_json_name, unreadable
+from tunegate.dataset.records import BOM, GZIP_MAGIC, unreadable
+from tunegate.file_kinds import kind
 from tunegate.native import compiled
 from tunegate.report import FindingCollector
 
@@ -39,16 +39,14 @@ def splittable(path: Path, observers: list[Any] | Any, fmt: str) -> formats.File
     observers that ride along in parts, and a first record whose format is known (or a declared
     format): each part then checks its records against the format one read would have fixed.
     """
-    if (not all(hasattr(o, "part") for o in observers) or unreadable(path) or is_json_name(path)
-            or csv_rows.is_csv_name(path.name)):
+    if not all(hasattr(o, "part") for o in observers) or unreadable(path):
         return None
     try:
         with open(path, "rb") as f:
             head = f.read(_HEAD)
     except OSError:
         return None
-    if (head.startswith(GZIP_MAGIC) or head.startswith(parquet_rows.MAGIC) or arrow_rows.is_arrow(path.name, head)
-            or _foreign_format(head[:6])):
+    if head.startswith(GZIP_MAGIC) or kind(path.name, head) != "jsonl" or _foreign_format(head[:6]):
         return None
     file_format = formats.FileFormat(fmt)
     for line, raw in enumerate(head.removeprefix(BOM).split(b"\n")[:-1], 1):

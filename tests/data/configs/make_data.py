@@ -7,10 +7,11 @@ data/sharegpt_val.jsonl: the same chats as ShareGPT; data/trl_support/{train,tes
 chats as TRL conversational prompt-completion (a folder, as `dataset_name` may name one).
 data/alpaca_{train,val}.csv: the hand-written data/alpaca_*.jsonl as pandas' `to_csv(index=False)`
 writes them; data/pc_csv/{train,test}.csv and data/pc_tsv/{train,test}.tsv: the same records as plain
-prompt-completion, written by csv.writer (folders of CSV and TSV splits, as Hub datasets often hold them). data/alpaca_saved/ (a
-DatasetDict: train and test), data/alpaca_saved_train/ (a Dataset) and data/alpaca_saved_shards/ (a
-Dataset in 2 shards): the same records as `save_to_disk` of Hugging Face `datasets` writes them, made
-with datasets 5.2.0, which the test environment does not install (written only where it is importable).
+prompt-completion, written by csv.writer (folders of CSV and TSV splits, as Hub datasets often hold them).
+data/alpaca_saved/ (a DatasetDict: train and test), data/alpaca_saved_train/ (a Dataset) and
+data/alpaca_saved_shards/ (a Dataset in 2 shards): the same records as `save_to_disk` of Hugging Face
+`datasets` writes them, made with datasets 5.2.0, which the test environment does not install (written
+only where it is importable).
 """
 from __future__ import annotations
 
