@@ -31,6 +31,7 @@ from tunegate.fullrun.standby import STANDBY, hand_over
 from tunegate.fullrun.standby import die_with_parent as _dying_with_parent
 from tunegate.spec.model import Spec
 from tunegate.tracking.record import secret_env_names
+from tunegate.training.hub_kernels import kernels_env
 
 MIXED_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}
 DEFAULT_PORT = "29500"  # torch.distributed's default
@@ -119,11 +120,13 @@ def _master(env: Mapping[str, str]) -> str:
 
 def training_env(spec: Spec, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for the launched run: the caller's, without the API keys the trainer never
-    needs (the advisor's and the usual providers'), with unbuffered output so lines stream, and
-    with this tunegate first on PYTHONPATH, so the run imports the caller's code from any folder."""
+    needs (the advisor's and the usual providers'), with unbuffered output so lines stream, with
+    this tunegate first on PYTHONPATH, so the run imports the caller's code from any folder, and
+    with transformers' hub kernels off unless the spec asks (tunegate.training.hub_kernels)."""
     env = dict(os.environ if base is None else base)
     for name in secret_env_names(spec):
         env.pop(name, None)
+    kernels_env(spec, env)
     env["PYTHONUNBUFFERED"] = "1"
     source = str(Path(__file__).resolve().parents[2])  # the folder holding the tunegate package
     env["PYTHONPATH"] = os.pathsep.join([source, *filter(None, [env.get("PYTHONPATH")])])
