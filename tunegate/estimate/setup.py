@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tunegate.estimate.architecture import Architecture
 from tunegate.spec.model import EIGHT_BIT_OPTIMIZERS, Spec
+from tunegate.spec.model_classes import asked_for, attention_support, effective_attention
 
 Precision = Literal["bf16", "fp16", "fp32"]
 Attention = Literal["sdpa", "flash_attention_2", "eager"]
@@ -148,6 +149,14 @@ def _state_bytes(optimizer: str) -> float:
     return 1.0 if optimizer in EIGHT_BIT_OPTIMIZERS else 4.0
 
 
+def planned_attention(spec: Spec, arch: Architecture | None) -> str:
+    """The kernel the run loads: the spec's, or, left unset, the installed transformers' fallback
+    for this model class (Gemma-2 refuses sdpa: eager, whose score matrix the memory model counts)."""
+    t = spec.training
+    support = attention_support(arch.model_type) if arch is not None else None
+    return effective_attention(t.attention, support, asked_for(t), spec.model.hub_kernels)
+
+
 def setup_from_spec(spec: Spec, saved_module_params: int = 0, arch: Architecture | None = None) -> TrainSetup:
     """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save; `arch`:
     the model, whose checkpoint may be stored quantised)."""
@@ -163,7 +172,7 @@ def setup_from_spec(spec: Spec, saved_module_params: int = 0, arch: Architecture
         saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,
-        attention=t.attention, compile=t.compile, lora_r=spec.lora.r,
+        attention=planned_attention(spec, arch), compile=t.compile, lora_r=spec.lora.r,
         lora_targets=spec.lora.target_modules, lora_dropout=spec.lora.dropout,
         gpu_count=spec.hardware.count, sharding=t.sharding,
     )

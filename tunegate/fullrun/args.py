@@ -56,9 +56,10 @@ def choose_place(spec: Spec, log: Callable[[str], None]) -> RunPlace:
     precision = supported_precision(spec.training.precision, device)
     if precision != spec.training.precision:
         log(f"training.precision {spec.training.precision} is not supported on this {device}: training in {precision}")
-    attention = supported_attention(spec.training.attention, device)
+    attention = supported_attention(spec, device)
     if attention != spec.training.attention:
-        log(f"training.attention {spec.training.attention} cannot run here (CUDA and flash-attn needed): using {attention}")
+        log(f"training.attention {spec.training.attention} cannot run here (flash_attention_2 needs CUDA and "
+            f"flash-attn; the model's class may refuse a kernel): using {attention}")
     if device == "cpu":
         log(f"no GPU here: training on the CPU in {precision}; its speed and memory are not a GPU's")
     return RunPlace(device, precision, attention)
