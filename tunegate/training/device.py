@@ -72,7 +72,9 @@ def supported_precision(precision: str, device: str) -> str:
     """`precision`, or fp16 where the device has no bf16 (GPUs before Ampere, MPS before macOS 14)."""
     import torch
 
-    if device.startswith("cuda") and precision == "bf16" and not torch.cuda.is_bf16_supported():
+    # including_emulation=False: torch's default counts a T4's or V100's emulated bf16 (it creates a
+    # bf16 tensor), which runs every matmul many times slower and is no bf16 support (issue 31).
+    if device.startswith("cuda") and precision == "bf16" and not torch.cuda.is_bf16_supported(including_emulation=False):
         return "fp16"
     if device == "mps" and precision == "bf16" and not _mps_bf16():
         return "fp16"
