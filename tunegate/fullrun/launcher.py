@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tunegate.errors import LaunchConfigError
+from tunegate.fullrun.devices import planned_devices
 from tunegate.fullrun.forks import FORKS
 from tunegate.fullrun.result import NO_RESULT, TIMED_OUT, TrainResult, failed
 from tunegate.fullrun.standby import STANDBY, hand_over
@@ -217,10 +218,12 @@ def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print
     output = spec.full_run.output_dir
     output.mkdir(parents=True, exist_ok=True)
     result_path = output / "train_result.json"
-    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path, resume=resume)
+    env = training_env(spec)  # drops the advisor's API key: the trainer never needs it
+    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path, resume=resume, env=env)
+    # each process one GPU of its own, never DataParallel over every device of the machine
+    env = planned_devices(env, num_processes(spec, int(env.get("NNODES", "1")), log=lambda _: None))
     log("launching: " + " ".join(cmd))
-    # training_env drops the advisor's API key: the trainer never needs it.
-    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env={**training_env(spec), **(live or {})})
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env={**env, **(live or {})})
 
 
 def torch_threads(parallel: int, cores: int | None = None) -> int:
@@ -270,7 +273,8 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
 
 def candidate_env(spec: Spec, threads: int) -> dict[str, str]:
     """A sweep candidate's training environment: `training_env` with torch's threads, which torch
-    reads once, at start (so a standby trainer is started with them)."""
-    env = training_env(spec)
+    reads once, at start (so a standby trainer is started with them), and one GPU: the first of the
+    worker's own (a Dask worker's, a Ray task's), never DataParallel over all of them."""
+    env = planned_devices(training_env(spec), 1)
     env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     return env
