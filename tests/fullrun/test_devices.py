@@ -47,3 +47,14 @@ def test_a_sweep_candidate_trains_on_one_gpu_of_its_worker(monkeypatch):
 
     monkeypatch.setenv(ENV, "2,3")
     assert candidate_env(load_spec("good"), 1)[ENV] == "2"
+
+
+def test_a_single_process_that_sees_several_gpus_never_wraps_the_model_in_data_parallel():
+    pytest.importorskip("transformers")
+    from transformers import TrainingArguments
+
+    from tunegate.fullrun.args import one_device_per_process
+
+    args = TrainingArguments(output_dir="unused", report_to="none", use_cpu=True)
+    args._n_gpu = 4  # what transformers counts in one process on a 4-GPU machine
+    assert one_device_per_process(args).n_gpu == 1

@@ -72,7 +72,7 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
 
     t, save_steps = spec.training, spec.full_run.save_steps
     steps = max_steps or t.max_steps
-    return TrainingArguments(
+    args = TrainingArguments(
         output_dir=str(Path(output_dir) / CHECKPOINTS),
         per_device_train_batch_size=t.micro_batch_size, per_device_eval_batch_size=t.micro_batch_size,
         gradient_accumulation_steps=t.grad_accum_steps, learning_rate=t.learning_rate,
@@ -96,3 +96,12 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         # every LoRA parameter is in the forward pass: DDP's search for unused ones is pure cost
         ddp_find_unused_parameters=False,
     )
+    return one_device_per_process(args)
+
+
+def one_device_per_process(args: Any) -> Any:
+    """Never nn.DataParallel: a single process that still sees several GPUs (started by hand,
+    without the launcher's CUDA_VISIBLE_DEVICES, tunegate.fullrun.devices) trains on its first."""
+    if args.n_gpu > 1:
+        args._n_gpu = 1  # the Trainer wraps in DataParallel when n_gpu > 1; one process, one device
+    return args
