@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tunegate.errors import UsageError, YamlSyntaxError
 from tunegate.pathguard import read_regular, shown
 from tunegate.report import FindingCollector, StageResult
-from tunegate.spec import imported, yaml_loader
+from tunegate.spec import importers, yaml_loader
 from tunegate.spec.digest import digest_bytes
 from tunegate.spec.model import Spec
 from tunegate.spec.rules import check_rules
@@ -50,9 +50,9 @@ class ParsedSpec(BaseModel):
     result: StageResult
     spec: Spec | None = None
     # The YAML mapping as written (relative paths unresolved): what a sweep applies overrides to.
-    # For an axolotl or TRL config, the spec it maps onto.
+    # For a config of another tool (axolotl, TRL, ...), the spec it maps onto.
     raw: dict[Any, Any] | None = None
-    kind: str = "tunegate"  # or "axolotl", "trl": the tool the file was written for
+    kind: str = "tunegate"  # or the name of a registered dialect (importers.KINDS): the tool the file was written for
 
     @property
     def valid(self) -> bool:
@@ -71,13 +71,13 @@ def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None,
                data: dict[str, Path] | None = None) -> ParsedSpec:
     """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all.
 
-    `path` may also be an axolotl or TRL config, detected from its keys or named by `kind`
-    ("tunegate", "axolotl", "trl"); it is mapped onto the spec (`tunegate.spec.imported`). `data`
+    `path` may also be another tool's config (axolotl, TRL, ...), detected from its keys or named by
+    `kind` (one of `importers.KINDS`); it is mapped onto the spec (`tunegate.spec.importers`). `data`
     ({"train": path, "validation": path}, `tunegate check --train/--validation`) replaces a config's
     datasets for that role (TG157): its Hub ids need not be cached then.
     """
-    if kind is not None and kind not in imported.KINDS:
-        raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(imported.KINDS)}")
+    if kind is not None and kind not in importers.KINDS:
+        raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(importers.KINDS)}")
     raw = _read_bytes(Path(path))
     if len(raw) > MAX_SPEC_BYTES:
         return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=_too_large(Path(path)))
@@ -133,15 +133,15 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
         out.add("TG113", "error", f"the spec must be a mapping of sections (model, data, lora, training, "
                 f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=where, line=1, column=1)
         return out.result(time.perf_counter() - start), None, located.data
-    kind = kind or imported.detect_kind(located.data)
-    mapped = imported.import_config(kind, located, where, path.resolve().parent, data) if kind != "tunegate" else None
+    kind = kind or importers.detect_kind(located.data)
+    mapped = importers.import_config(kind, located, where, path.resolve().parent, data) if kind != "tunegate" else None
     if mapped is None:
         spec = _check_spec(located, where, path, out)
-    else:  # an axolotl or TRL config: check the mapped spec, then name the original keys
+    else:  # another tool's config: check the mapped spec, then name the original keys
         out.extend(mapped.findings)
         inner = FindingCollector(STAGE, cap)
         spec = _check_spec(mapped.located, where, path, inner)
-        out.extend([t for f in inner.kept if (t := imported.translate(f, mapped)) is not None])
+        out.extend([t for f in inner.kept if (t := importers.translate(f, mapped)) is not None])
     out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
     stats = {"keys_written": len(located.places), "kind": kind}
     result = out.result(time.perf_counter() - start, stats)
