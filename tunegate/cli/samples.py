@@ -17,6 +17,8 @@ from tunegate.cli.check import _positive
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from tunegate.spec import importers  # the dialects --from takes (registered in tunegate.spec.importers)
+
     p = sub.add_parser("samples", help="show representative records rendered with their trained tokens",
                        description="Print N representative training records rendered through the chat template, "
                                    "trained tokens marked, with token counts and truncation. Exit 0, or 2 on a "
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", type=_positive, default=5, metavar="N", help="records to show (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random picks (default 0)")
     p.add_argument("--split", choices=["train", "validation"], default="train", help="which file (default train)")
-    p.add_argument("--from", dest="kind", choices=["tunegate", "axolotl", "trl"], help="what the config file is")
+    p.add_argument("--from", dest="kind", choices=importers.KINDS, help="what the config file is")
     p.add_argument("--json", action="store_true", help="write the samples as one JSON document")
     p.set_defaults(run=run)
 
