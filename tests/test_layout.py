@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import ROOT
+from tunegate import stages
 
 PACKAGE = ROOT / "tunegate"
 # Lower ranks are imported by higher ones, never the other way. Wings of the same rank do not
@@ -19,6 +20,7 @@ RANKS = {
     "errors": 0, "progress": 0, "processes": 0, "pathguard": 0.5,
     "file_kinds": 0.7,  # which container a data file is (by magic bytes, else name); imports only pathguard
     "local_api": 0.6,  # the Prefect API child a flow command starts (imports only processes)
+    "stages": 0.8,  # the table of the gate's stages: read by the report, the gate, tasks and sweep; imports nothing
     "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
     "stage": 4,
     "native": 4.2,  # compiled hot loops (C), used by dataset and overlap; they import nothing of ours
@@ -30,7 +32,7 @@ RANKS = {
     "output": 8.7, "events": 8.7,  # events: the Prefect events tunegate emits, the review form
     "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
 }
-KERNEL = {"errors", "pathguard", "file_kinds", "facts", "report", "render", "stage", "gate"}
+KERNEL = {"errors", "pathguard", "file_kinds", "stages", "facts", "report", "render", "stage", "gate"}
 
 
 def module_name(path: Path) -> str:
@@ -85,6 +87,8 @@ def imports_of(module: str) -> set[str]:
 
 
 GRAPH = {**{m: imports_of(m) for m in MODULES}, **{e: set() for e in EXTENSIONS}}
+# The gate imports each stage's front door by the name the stage table gives it (importlib).
+GRAPH["tunegate.gate"] |= {stages.front_door(name) for name in stages.names()}
 
 
 def cycles() -> list[list[str]]:
@@ -148,13 +152,16 @@ def test_every_module_is_a_kernel_file_or_inside_a_wing():
 
 @pytest.mark.parametrize("folder", sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()))
 def test_every_stage_wing_has_one_front_door_with_run_stage(folder):
-    # The spec is read before there is a context to run in: its front door is check.parse_spec.
-    door = PACKAGE / folder / ("check.py" if folder == "spec" else "stage.py")
-    if folder not in {"spec", "dataset", "overlap", "estimate", "minirun", "advisor"}:
-        assert not door.exists(), f"{folder} is not a gate stage, so it has no stage.py"
+    # The stage table names each stage's folder and front door (the spec's is check.parse_spec: it
+    # is read before there is a context to run in).
+    rows = [s for s in stages.STAGES if s.folder == folder]
+    if not rows:
+        assert not (PACKAGE / folder / "stage.py").exists(), f"{folder} is not a gate stage, so it has no stage.py"
         return
+    (row,) = rows
+    door = PACKAGE / folder / f"{row.door}.py"
     functions = {n.name for n in ast.parse(door.read_text()).body if isinstance(n, ast.FunctionDef)}
-    assert ("parse_spec" if folder == "spec" else "run_stage") in functions
+    assert row.entry in functions
 
 
 def test_the_tests_mirror_the_wings():

@@ -50,11 +50,12 @@ class UsageError(TunegateError):
 class YamlSyntaxError(UsageError):
     """The spec's text is not valid YAML; `line` and `column` say where (1-based, when known).
 
-    `code` is the finding the spec stage reports: TG106 for text that is not YAML, TG131/TG132
-    for YAML past the loader's bounds (too deep, too many values).
+    `code` is the finding the spec stage reports, chosen by the YAML reader
+    (`tunegate.spec.yaml_loader`): TG106 for text that is not YAML, TG131/TG132 for YAML past its
+    bounds (too deep, too many values).
     """
 
-    def __init__(self, message: str, line: int | None, column: int | None, code: str = "TG106"):
+    def __init__(self, message: str, line: int | None, column: int | None, code: str):
         super().__init__(message)
         self.line = line
         self.column = column

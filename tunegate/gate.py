@@ -4,7 +4,8 @@
     report = check("examples/quickstart.yaml")
     report.approved_for_full_run
 
-This module only runs stages; what each one checks lives in its own folder, behind the front
+This module only runs stages; which stages there are, in what order and when each applies are
+the rows of `tunegate.stages`, and what each one checks lives in its own folder, behind the front
 door `tunegate/<stage>/stage.py` (`run_stage(ctx)`, see `tunegate.stage`). Stages before the
 mini-run import neither torch, prefect nor mlflow, so a static check of the quickstart answers in
 about 0.4 s as a whole command (docs/benchmarks.md); each stage is imported only when it will run.
@@ -16,20 +17,12 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from tunegate import progress
+from tunegate import progress, stages
 from tunegate.facts import GateFacts
 from tunegate.report import GateReport, StageResult
 from tunegate.spec.check import ParsedSpec, parse_spec
 from tunegate.stage import GateContext
 
-ORDER = ["spec", "dataset", "overlap", "estimate", "mini-run", "advisor"]
-FRONT_DOORS = {
-    "dataset": "tunegate.dataset.stage",
-    "overlap": "tunegate.overlap.stage",
-    "estimate": "tunegate.estimate.stage",
-    "mini-run": "tunegate.minirun.stage",
-    "advisor": "tunegate.advisor.stage",
-}
 DEFAULT_CAP = 20  # findings kept per code when neither the caller nor the spec says
 
 
@@ -59,10 +52,10 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
     ctx = GateContext(Path(parsed.path) if parsed else None, valid, _data_files(valid, train, validation), cap,
                       mini_run=mini_run, advisor=advisor, facts=facts or GateFacts(),
                       data_format=data_format or "auto")
-    names = [n for n in _applicable(ctx) if only is None or n in only]
+    names = [n for n in stages.applicable(ctx) if only is None or n in only]
     failed = results[0].status == "failed"
     # A rejected spec skips every stage: their modules (~20 ms of imports) are not even loaded.
-    doors = {} if failed else {name: importlib.import_module(FRONT_DOORS[name]) for name in names}
+    doors = {} if failed else {name: importlib.import_module(stages.front_door(name)) for name in names}
     for door in doors.values():  # observers join the dataset read before it starts
         if hasattr(door, "prepare"):
             door.prepare(ctx)
@@ -91,14 +84,3 @@ def _data_files(spec: Any, train: Any, validation: Any) -> dict[str, Path]:
         files["validation"] = Path(validation)
     return files
 
-
-def _applicable(ctx: GateContext) -> list[str]:
-    """The stages that apply to this run, in order."""
-    names = ["dataset", "overlap"]
-    if ctx.spec is not None:
-        names.append("estimate")
-    if ctx.mini_run:
-        names.append("mini-run")
-    if ctx.spec is not None and ctx.advisor:
-        names.append("advisor")
-    return names

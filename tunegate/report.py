@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
+from tunegate import stages
 from tunegate.facts import GateFacts
 from tunegate.pathguard import shown
 
@@ -19,8 +20,9 @@ Severity = Literal["error", "warning", "info"]
 Status = Literal["passed", "failed", "skipped"]
 
 # The gates a full run needs, each ran and passed (the source: a separate validation set and a
-# passed mini-run before a full run). The advisor is optional: it never blocks nor approves.
-REQUIRED_GATES = ("spec", "dataset", "overlap", "estimate", "mini-run")
+# passed mini-run before a full run): the stage table's required rows. The advisor is optional:
+# it never blocks nor approves.
+REQUIRED_GATES = stages.required()
 # What passing the gate does not prove, from the source: it says so beside every verdict.
 CAVEATS = (
     "the gates check shape, not quality: review representative samples of the training data by hand",

@@ -43,11 +43,11 @@ def test_a_diverging_spec_is_rejected_with_exit_code_1(tiny_cache):
 
 
 def test_without_the_flag_the_mini_run_does_not_run():
-    from tunegate.gate import _applicable
     from tunegate.stage import GateContext
+    from tunegate.stages import applicable
 
-    assert "mini-run" not in _applicable(GateContext(None, None, {}, cap=20))
-    assert _applicable(GateContext(None, None, {}, cap=20, mini_run=True))[-1] == "mini-run"
+    assert "mini-run" not in applicable(GateContext(None, None, {}, cap=20))
+    assert applicable(GateContext(None, None, {}, cap=20, mini_run=True))[-1] == "mini-run"
 
 
 OOM_SCRIPT = r'''

@@ -212,7 +212,7 @@ def after_both_checks() -> dict:
     """What a fresh process that rejected broken.yaml and approved quickstart.yaml has loaded."""
     code = CHECK_BOTH + ("import json, tokenize\nloaded = {'metadata': 'importlib.metadata' in sys.modules,\n"
                          "          'tokenizer_regexes': tokenize._compile.cache_info().currsize,\n"
-                         "          'config_map': 'tunegate.spec.config_map' in sys.modules}\n"
+                         "          'config_map': 'tunegate.spec.importers.config_map' in sys.modules}\n"
                          "from pydantic import BaseModel\nclass Later(BaseModel):\n    x: int\n"
                          "loaded['later'] = [Later(x=1).x, sys.modules['pydantic.plugin._loader'].__file__[-10:]]\n"
                          "print(json.dumps(loaded))")
@@ -231,7 +231,7 @@ def test_a_check_with_the_plugin_look_up_off_never_imports_importlib_metadata(af
 
 
 def test_a_tunegate_spec_loads_none_of_the_mapping_of_other_tools_configs(after_both_checks):
-    # tunegate.spec.config_map (axolotl, TRL) loads when such a config is checked: ~1 % of a rejection
+    # tunegate.spec.importers.config_map (axolotl, TRL) loads when such a config is checked: ~1 % of a rejection
     assert after_both_checks["config_map"] is False
 
 

@@ -147,6 +147,24 @@ def test_a_model_that_cannot_be_loaded_fails_before_training(tmp_path):
     assert "no-such-model" in result.reason and "cannot be loaded" in result.reason
 
 
+def test_a_tokenizer_without_chat_template_fails_before_training(tiny_cache, tmp_path):
+    from tunegate.training.tiny_model import make_variant
+
+    base = make_variant(tiny_cache, tmp_path / "base-model", chat_template=False)
+    result = train(load_spec("good", **{"model.id": str(base)}), output_dir=tmp_path / "out", log=lambda line: None)
+    assert result.status == "failed" and result.codes == ["TG709"]
+    assert result.reason == f"the tokenizer of {str(base)!r} has no chat template"
+
+
+def test_a_pad_token_the_tokenizer_lacks_ends_the_run_as_a_crash(tiny_cache, tmp_path):
+    # The gate rejects it first (the mini-run's TG551); a run started anyway stops before the model loads.
+    result = train(load_spec("good", **{"model.pad_token": "<|pad_me|>"}), output_dir=tmp_path / "out",
+                   log=lambda line: None)
+    assert result.status == "failed" and result.codes == ["TG705"]
+    assert result.reason == ("training crashed: ValueError: model.pad_token '<|pad_me|>' is not a token of "
+                             "this tokenizer")
+
+
 def test_a_validation_set_without_usable_records_fails(tiny_cache, tmp_path):
     spec = load_spec("good", **{"data.validation": DATA / "validation_empty.jsonl"})
     result = train(spec, output_dir=tmp_path, max_steps=2, log=lambda line: None)

@@ -14,7 +14,7 @@ from tests.support.paths import DATA, EXAMPLES
 from tunegate.errors import TunegateError
 
 SPEC_SEEDS = [p.read_bytes() for p in sorted([*EXAMPLES.glob("*.yaml"), *(DATA / "spec").glob("*.yaml")])]
-# axolotl and TRL configs the import maps (tunegate.spec.imported): the mapping reads raw values itself.
+# axolotl and TRL configs the import maps (tunegate.spec.importers): the mapping reads raw values itself.
 CONFIG_SEEDS = [p.read_bytes() for p in sorted([*(DATA / "configs" / "axolotl").glob("*.yml"),
                                                 *(DATA / "configs" / "trl").glob("*.yaml")])]
 JSONL_SEEDS = [p.read_bytes() for p in sorted((DATA / "dataset" / "good").glob("*.jsonl"))

@@ -38,6 +38,21 @@ Answer with ONE JSON object and nothing else:
 "changes_global_batch": <true|false>, "rationale": "<why>", "expected_time_saving": <fraction 0-1>,
 "risks": "<what can go wrong>", "monitor": "<what to watch>"}}]}}"""
 MAX_SUGGESTIONS = 12
+# Why the LLM could not be used (docs/checks.md, "Advisor (TG6xx)"): the code `AdvisorFailure` carries.
+NO_KEY = "TG601"
+UNREACHABLE = "TG602"
+BAD_ANSWER = "TG603"
+NO_OPENAI = "TG605"
+UNSAFE_ENDPOINT = "TG606"
+# What the user can do about each: the finding's hint (the rule engine's advice stands either way).
+_HINTS = {
+    NO_KEY: "Export the key in the environment variable advisor.api_key_env names, or ignore this: "
+            "the rule engine's advice does not need it.",
+    UNREACHABLE: "Check advisor.base_url and the provider's status; raise advisor.timeout_s or max_retries.",
+    BAD_ANSWER: "Use a model that follows JSON instructions, or raise advisor.max_tokens.",
+    NO_OPENAI: "pip install 'tunegate[advisor]'.",
+    UNSAFE_ENDPOINT: "Use an https endpoint, or a local server on 127.0.0.1.",
+}
 # Settings from the spec that may be sent: everything that shapes speed and memory, nothing else.
 _SENT = {
     "lora": ("r", "alpha", "dropout", "target_modules"),
@@ -89,18 +104,23 @@ def endpoint_problem(base_url: str) -> str | None:
     return None if loopback else f"advisor.base_url uses plain http to a non-local host ({host})"
 
 
+def failure_hint(failure: AdvisorFailure) -> str:
+    """The fix for a failure `ask` or `parse_answer` raised, as the advisor's finding shows it."""
+    return _HINTS[failure.code]
+
+
 def ask(spec: Spec, payload: dict[str, Any]) -> str:
     """Send the payload and return the answer's text. Raises AdvisorFailure on any failure."""
     key = os.environ.get(spec.advisor.api_key_env, "").strip()
     if not key:
-        raise AdvisorFailure("TG601", f"no API key: environment variable {spec.advisor.api_key_env} is not set")
+        raise AdvisorFailure(NO_KEY, f"no API key: environment variable {spec.advisor.api_key_env} is not set")
     problem = endpoint_problem(spec.advisor.base_url)
     if problem:
-        raise AdvisorFailure("TG606", problem)
+        raise AdvisorFailure(UNSAFE_ENDPOINT, problem)
     try:
         import openai  # lazy: the advisor is optional
     except ImportError:
-        raise AdvisorFailure("TG605", "the openai package is not installed") from None
+        raise AdvisorFailure(NO_OPENAI, "the openai package is not installed") from None
     client = openai.OpenAI(api_key=key, base_url=spec.advisor.base_url,
                            timeout=spec.advisor.timeout_s, max_retries=spec.advisor.max_retries)
     try:
@@ -110,13 +130,13 @@ def ask(spec: Spec, payload: dict[str, Any]) -> str:
             messages=[{"role": "system", "content": SYSTEM_PROMPT},
                       {"role": "user", "content": json.dumps(payload, default=str)}])
     except openai.APITimeoutError:
-        raise AdvisorFailure("TG602", f"the advisor did not answer within {spec.advisor.timeout_s:g} s "
+        raise AdvisorFailure(UNREACHABLE, f"the advisor did not answer within {spec.advisor.timeout_s:g} s "
                              f"({spec.advisor.max_retries} retries)") from None
     except openai.APIStatusError as exc:
-        raise AdvisorFailure("TG602", f"the advisor answered HTTP {exc.status_code} "
+        raise AdvisorFailure(UNREACHABLE, f"the advisor answered HTTP {exc.status_code} "
                              f"after {spec.advisor.max_retries} retries") from None
     except openai.OpenAIError as exc:
-        raise AdvisorFailure("TG602", f"the advisor could not be reached: {type(exc).__name__}") from None
+        raise AdvisorFailure(UNREACHABLE, f"the advisor could not be reached: {type(exc).__name__}") from None
     finally:
         client.close()
     return _content(response)
@@ -127,9 +147,9 @@ def _content(response: Any) -> str:
         choice = response.choices[0]
         text = choice.message.content or ""
     except (AttributeError, IndexError, TypeError):
-        raise AdvisorFailure("TG603", "the advisor's answer has no message") from None
+        raise AdvisorFailure(BAD_ANSWER, "the advisor's answer has no message") from None
     if choice.finish_reason == "length":
-        raise AdvisorFailure("TG603", "the advisor's answer was cut off at max_tokens; raise advisor.max_tokens")
+        raise AdvisorFailure(BAD_ANSWER, "the advisor's answer was cut off at max_tokens; raise advisor.max_tokens")
     return text
 
 
@@ -142,9 +162,9 @@ def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise AdvisorFailure("TG603", f"the advisor's answer is not JSON ({exc.msg} at {exc.pos})") from None
+        raise AdvisorFailure(BAD_ANSWER, f"the advisor's answer is not JSON ({exc.msg} at {exc.pos})") from None
     if not isinstance(data, dict) or not isinstance(data.get("suggestions"), list):
-        raise AdvisorFailure("TG603", "the advisor's answer has no 'suggestions' list")
+        raise AdvisorFailure(BAD_ANSWER, "the advisor's answer has no 'suggestions' list")
     kept, dropped = [], []
     for i, item in enumerate(data["suggestions"][:MAX_SUGGESTIONS]):
         try:

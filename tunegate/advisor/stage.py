@@ -48,7 +48,8 @@ def advise(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None = N
         payload = llm_client.build_payload(spec, summary, facts)
         summary, proposed, dropped = llm_client.parse_answer(llm_client.ask(spec, payload))
     except llm_client.AdvisorFailure as exc:
-        return advice, [_finding(exc.code, "warning", f"{exc}; the rule engine's advice stands", _HINTS[exc.code])]
+        return advice, [_finding(exc.code, "warning", f"{exc}; the rule engine's advice stands",
+                                 llm_client.failure_hint(exc))]
     findings = [_finding("TG604", "info", reason, "The LLM proposed something outside the allowed settings "
                          "or values; it was not shown as advice.") for reason in dropped]
     proposed, wrong = _current_checked(proposed, spec)
@@ -146,16 +147,6 @@ def _claimed_time_note(spec: Spec, proposed: list[Suggestion], facts: GateFacts,
     judged = [(r.method, next(c for c in r.claims if c.label == "advised")) for r in found]
     how = ", ".join(f"{c.implied_mfu:.0%} MFU as {METHOD_NAMES[m]} ({c.verdict})" for m, c in judged)
     return f"the LLM's claimed savings take your {hours:g} h to {claimed:,.1f} h, which needs {how}"
-
-
-_HINTS = {
-    "TG601": "Export the key in the environment variable advisor.api_key_env names, or ignore this: "
-             "the rule engine's advice does not need it.",
-    "TG602": "Check advisor.base_url and the provider's status; raise advisor.timeout_s or max_retries.",
-    "TG603": "Use a model that follows JSON instructions, or raise advisor.max_tokens.",
-    "TG605": "pip install 'tunegate[advisor]'.",
-    "TG606": "Use an https endpoint, or a local server on 127.0.0.1.",
-}
 
 
 def run_stage(ctx: GateContext) -> StageResult:

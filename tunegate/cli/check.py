@@ -19,6 +19,8 @@ from tunegate.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from tunegate.spec import importers  # the dialects --from takes; here, as `lint` imports this module
+
     p = sub.add_parser("check", help="run the preflight gate",
                        description="Run the gate's stages cheapest first and stop at the first that fails. "
                                    "Exit 0 when every gate that ran passed, 1 when one rejected, 2 usage "
@@ -26,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "required gate (a spec, a separate validation set, the mini-run).")
     p.add_argument("spec", nargs="?", metavar="SPEC|CONFIG",
                    help="the spec YAML, or an axolotl / TRL `trl sft` config (omit to check only --train/--validation)")
-    p.add_argument("--from", dest="kind", choices=["tunegate", "axolotl", "trl"],
+    p.add_argument("--from", dest="kind", choices=importers.KINDS,
                    help="what the config file is (default: detected from its keys)")
     p.add_argument("--data-format", choices=["auto", "messages", "sharegpt", "alpaca", "prompt_completion"],
                    help="the records' format (overrides data.format; default auto: each file's first record decides)")

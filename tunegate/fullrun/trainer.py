@@ -152,22 +152,21 @@ class _Run:
         return self._train(model, tokenizer, args, data, total)
 
     def _tokenizer(self) -> tuple[str, Any] | TrainResult:
-        from tunegate.training.chat_tokens import substitute_pad_token
-        from tunegate.training.model import load_tokenizer
-        from tunegate.training.tiny_model import resolve_model_id
+        from tunegate.training.tokenizer import TokenizerProblem, prepare_tokenizer
 
-        try:
-            path = resolve_model_id(self.spec.model.id)
-            tokenizer = load_tokenizer(path, self.spec)
-        except (OSError, ValueError) as exc:  # not there, not a model: as the mini-run's TG508
-            return self._failed(CANNOT_START, f"model.id {self.spec.model.id!r} cannot be loaded: "
-                                f"{type(exc).__name__}: {_first_line(exc)}")
-        if not tokenizer.chat_template:
-            return self._failed(CANNOT_START, f"the tokenizer of {self.spec.model.id!r} has no chat template")
-        used = substitute_pad_token(tokenizer, self.spec.model.pad_token)
-        if used:
-            self.log(f"the tokenizer has no pad token: padding with the {used} (masked by position)")
-        return path, tokenizer
+        prepared = prepare_tokenizer(self.spec)
+        if isinstance(prepared, TokenizerProblem):
+            exc = prepared.error
+            if prepared.kind == "cannot_load":  # not there, not a model: as the mini-run's TG508
+                return self._failed(CANNOT_START, f"model.id {self.spec.model.id!r} cannot be loaded: "
+                                    f"{type(exc).__name__}: {_first_line(exc)}")
+            if prepared.kind == "no_chat_template":
+                return self._failed(CANNOT_START, f"the tokenizer of {self.spec.model.id!r} has no chat template")
+            raise exc  # a pad token it cannot have (the gate's TG551): `train` reports it as a crash
+        if prepared.substituted_pad:
+            self.log(f"the tokenizer has no pad token: padding with the {prepared.substituted_pad} "
+                     "(masked by position)")
+        return prepared.path, prepared.tokenizer
 
     def _model(self, path: str, place: Any, max_token_id: int) -> Any:
         from tunegate.report import FindingCollector

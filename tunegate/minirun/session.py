@@ -22,9 +22,10 @@ from tunegate.stage import GateContext
 from tunegate.training import device, runtime
 from tunegate.training import model as base_model
 from tunegate.training.adapter_io import save_adapter
-from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad, substitute_pad_token
-from tunegate.training.tiny_model import TINY_ID, resolve_model_id
+from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad
+from tunegate.training.tiny_model import TINY_ID
 from tunegate.training.token_audit import AuditedRecord, audit_split, token_facts
+from tunegate.training.tokenizer import TokenizerProblem, prepare_tokenizer
 
 
 class MiniRun:
@@ -66,57 +67,40 @@ class MiniRun:
         self.ctx.facts.mini_run = MiniRunFacts(**measured, model=self.spec.model.id, gpu=self._gpu_name())
 
     def _load_tokenizer(self) -> bool:
-        start = time.perf_counter()
-        model_id = self.spec.model.id
-        if model_id == TINY_ID:
+        if self.spec.model.id == TINY_ID:
             self._tiny_model_caveat()
-        try:
-            self.path = resolve_model_id(model_id)  # builds the tiny model on first use
-            self.stats["resolve_s"] = round(time.perf_counter() - start, 3)
-            start = time.perf_counter()
-            self.tokenizer = base_model.load_tokenizer(self.path, self.spec)
-        except (OSError, ValueError) as exc:
-            self._load_failed(exc)
+        prepared = prepare_tokenizer(self.spec, check_template_syntax=True)
+        self.stats.update(prepared.seconds)
+        if isinstance(prepared, TokenizerProblem):
+            self._tokenizer_problem(prepared)
             return False
-        self.stats["tokenizer_load_s"] = round(time.perf_counter() - start, 3)
-        if not self.tokenizer.chat_template:
+        self.tokenizer, self.path = prepared.tokenizer, prepared.path
+        if prepared.substituted_pad:
+            self.out.add("TG504", "warning", f"the tokenizer has no pad token; the mini-run pads with the "
+                         f"{prepared.substituted_pad} and masks padding by position, so no label is lost",
+                         "Give the tokenizer a dedicated pad token (a reserved special token) and save it, so "
+                         "every trainer pads safely.", key="model.id")
+        self._pad_is_own_eos = prepared.pad_is_own_eos
+        return True
+
+    def _tokenizer_problem(self, problem: TokenizerProblem) -> None:
+        """The finding for a tokenizer the mini-run cannot use (TG508, TG503, TG545, TG551)."""
+        model_id, exc = self.spec.model.id, problem.error
+        if problem.kind == "cannot_load":
+            self._load_failed(exc)
+        elif problem.kind == "no_chat_template":
             self.out.add("TG503", "error", f"the tokenizer of {model_id!r} has no chat template, so chats "
                          "cannot be rendered as the model expects", "Use the model's -Instruct/-chat "
                          "tokenizer, or set tokenizer.chat_template and save_pretrained it into a folder "
                          "that model.id points at.", key="model.id")
-            return False
-        if not self._template_parses():
-            return False
-        original_pad = self.tokenizer.pad_token or self.spec.model.pad_token
-        try:
-            used = substitute_pad_token(self.tokenizer, self.spec.model.pad_token)
-        except ValueError as exc:
+        elif problem.kind == "template_syntax":  # one finding on the model: it fails on every record alike
+            self.out.add("TG545", "error", f"the chat template of {model_id!r} does not parse: {exc.message} "
+                         f"(template line {exc.lineno})", "Fix the template's Jinja syntax (tokenizer.chat_template, "
+                         "or chat_template.jinja in the model folder) and save it again.", key="model.id")
+        else:
             self.out.add("TG551", "error", f"{exc}, so nothing can be padded with it", "Set model.pad_token (axolotl: "
                          "special_tokens.pad_token) to a token the tokenizer has, e.g. its unk or a reserved "
                          "special token.", key="model.pad_token")
-            return False
-        if used:
-            self.out.add("TG504", "warning", f"the tokenizer has no pad token; the mini-run pads with the {used} "
-                         "and masks padding by position, so no label is lost", "Give the tokenizer a dedicated "
-                         "pad token (a reserved special token) and save it, so every trainer pads safely.",
-                         key="model.id")
-        self._pad_is_own_eos = original_pad is not None and self.tokenizer.pad_token_id == self.tokenizer.eos_token_id
-        return True
-
-    def _template_parses(self) -> bool:
-        """A chat template with a syntax error fails on every record alike: one finding on the model."""
-        from jinja2 import TemplateSyntaxError
-
-        try:
-            self.tokenizer.apply_chat_template([{"role": "user", "content": "Hi"}], tokenize=False)
-        except TemplateSyntaxError as exc:
-            self.out.add("TG545", "error", f"the chat template of {self.spec.model.id!r} does not parse: {exc.message} "
-                         f"(template line {exc.lineno})", "Fix the template's Jinja syntax (tokenizer.chat_template, "
-                         "or chat_template.jinja in the model folder) and save it again.", key="model.id")
-            return False
-        except Exception:  # noqa: BLE001  (any other error is about the records: the audit names them)
-            pass
-        return True
 
     def _tiny_model_caveat(self) -> None:
         """Say what a mini-run on the built-in random model proves about the real one, and what not."""

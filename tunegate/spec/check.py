@@ -13,8 +13,6 @@ params is the digest of the spec those params came from.
 # start-up (~2 % of a rejection's instructions over the report, facts and spec models; issue 15).
 
 import codecs
-import difflib
-import math
 import os
 import time
 from pathlib import Path
@@ -25,10 +23,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tunegate.errors import UsageError, YamlSyntaxError
 from tunegate.pathguard import read_regular, shown
 from tunegate.report import FindingCollector, StageResult
-from tunegate.spec import imported, yaml_loader
+from tunegate.spec import importers, yaml_loader
 from tunegate.spec.digest import digest_bytes
 from tunegate.spec.model import Spec
 from tunegate.spec.rules import check_rules
+from tunegate.spec.schema_errors import add_validation_error
 from tunegate.spec.sweep_rules import sweep_findings
 
 STAGE = "spec"
@@ -51,9 +50,9 @@ class ParsedSpec(BaseModel):
     result: StageResult
     spec: Spec | None = None
     # The YAML mapping as written (relative paths unresolved): what a sweep applies overrides to.
-    # For an axolotl or TRL config, the spec it maps onto.
+    # For a config of another tool (axolotl, TRL, ...), the spec it maps onto.
     raw: dict[Any, Any] | None = None
-    kind: str = "tunegate"  # or "axolotl", "trl": the tool the file was written for
+    kind: str = "tunegate"  # or the name of a registered dialect (importers.KINDS): the tool the file was written for
 
     @property
     def valid(self) -> bool:
@@ -72,13 +71,13 @@ def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None,
                data: dict[str, Path] | None = None) -> ParsedSpec:
     """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all.
 
-    `path` may also be an axolotl or TRL config, detected from its keys or named by `kind`
-    ("tunegate", "axolotl", "trl"); it is mapped onto the spec (`tunegate.spec.imported`). `data`
+    `path` may also be another tool's config (axolotl, TRL, ...), detected from its keys or named by
+    `kind` (one of `importers.KINDS`); it is mapped onto the spec (`tunegate.spec.importers`). `data`
     ({"train": path, "validation": path}, `tunegate check --train/--validation`) replaces a config's
     datasets for that role (TG157): its Hub ids need not be cached then.
     """
-    if kind is not None and kind not in imported.KINDS:
-        raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(imported.KINDS)}")
+    if kind is not None and kind not in importers.KINDS:
+        raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(importers.KINDS)}")
     raw = _read_bytes(Path(path))
     if len(raw) > MAX_SPEC_BYTES:
         return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=_too_large(Path(path)))
@@ -100,16 +99,6 @@ def _too_large(path: Path) -> StageResult:
     return out.result(0.0)
 
 
-# pydantic error type -> our code; every type not listed is a plain wrong-type error (TG102).
-_CODES = {
-    "extra_forbidden": "TG101",
-    "missing": "TG104",
-    "greater_than": "TG103", "greater_than_equal": "TG103",
-    "less_than": "TG103", "less_than_equal": "TG103",
-    "finite_number": "TG107",
-}
-
-
 def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None]:
     """Validate the spec at `path`; return the stage result and the spec (None when invalid).
 
@@ -127,7 +116,7 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
     try:
         located = yaml_loader.load(text)
     except YamlSyntaxError as exc:
-        what = "the spec is not valid YAML: " if exc.code == "TG106" else ""
+        what = "the spec is not valid YAML: " if exc.code == yaml_loader.NOT_YAML else ""
         out.add(exc.code, "error", f"{what}{exc}", _YAML_HINTS[exc.code],
                 file=where, line=exc.line, column=exc.column)
         return out.result(time.perf_counter() - start), None, None
@@ -144,15 +133,15 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
         out.add("TG113", "error", f"the spec must be a mapping of sections (model, data, lora, training, "
                 f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=where, line=1, column=1)
         return out.result(time.perf_counter() - start), None, located.data
-    kind = kind or imported.detect_kind(located.data)
-    mapped = imported.import_config(kind, located, where, path.resolve().parent, data) if kind != "tunegate" else None
+    kind = kind or importers.detect_kind(located.data)
+    mapped = importers.import_config(kind, located, where, path.resolve().parent, data) if kind != "tunegate" else None
     if mapped is None:
         spec = _check_spec(located, where, path, out)
-    else:  # an axolotl or TRL config: check the mapped spec, then name the original keys
+    else:  # another tool's config: check the mapped spec, then name the original keys
         out.extend(mapped.findings)
         inner = FindingCollector(STAGE, cap)
         spec = _check_spec(mapped.located, where, path, inner)
-        out.extend([t for f in inner.kept if (t := imported.translate(f, mapped)) is not None])
+        out.extend([t for f in inner.kept if (t := importers.translate(f, mapped)) is not None])
     out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
     stats = {"keys_written": len(located.places), "kind": kind}
     result = out.result(time.perf_counter() - start, stats)
@@ -165,7 +154,7 @@ def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: Findi
     spec, bad = _validate(located.data)
     for err in bad:
         if not _under(err["loc"], located.refused):  # a refused value already has its finding
-            _add_pydantic_error(out, err, located, where)
+            add_validation_error(out, err, located, where)
     if spec is None and bad:
         # Report the cross-field rules too: validate again with the broken keys left at their
         # defaults, and keep only rule findings about keys that were not themselves broken.
@@ -185,10 +174,10 @@ def check_mapping(located: yaml_loader.Located, where: str, path: Path, out: Fin
 
 
 _YAML_HINTS = {
-    "TG106": "Fix the YAML syntax at this place (indentation, an unclosed bracket or quote).",
-    "TG131": f"No spec nests that deep (a sweep override is 5 levels); flatten it to at most "
+    yaml_loader.NOT_YAML: "Fix the YAML syntax at this place (indentation, an unclosed bracket or quote).",
+    yaml_loader.TOO_DEEP: f"No spec nests that deep (a sweep override is 5 levels); flatten it to at most "
              f"{yaml_loader.MAX_DEPTH} levels and check that no alias (*name) sits inside its own anchor.",
-    "TG132": f"Write the values out, or use fewer aliases: a spec may expand to at most "
+    yaml_loader.TOO_MANY_VALUES: f"Write the values out, or use fewer aliases: a spec may expand to at most "
              f"{yaml_loader.MAX_NODES:,} values. A few lines of nested aliases can stand for billions.",
 }
 
@@ -239,100 +228,3 @@ def _decode(path: Path, raw: bytes) -> str:
         return raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")  # as utf-8-sig, without loading that codec
     except UnicodeDecodeError as exc:
         raise UsageError(f"spec {shown(path)} is not UTF-8 text (bad byte at offset {exc.start})") from None
-
-
-def _add_pydantic_error(out: FindingCollector, err: dict[str, Any], located: yaml_loader.Located,
-                        where: str) -> None:
-    loc = [str(p) for p in err["loc"]]
-    key = ".".join(loc)
-    line, col = located.place(key) or (None, None)
-    code = _CODES.get(err["type"], "TG102")
-    value = err.get("input")
-    if code == "TG101":
-        parent, name = loc[:-1], loc[-1]
-        allowed = sorted(_fields_at(parent))
-        close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-        section = ".".join(parent) or "the top level"
-        hint = (f"Did you mean '{close[0]}'? " if close else "") + f"Keys allowed in {section}: {', '.join(allowed)}."
-        out.add(code, "error", f"unknown key '{key}'", hint, file=where, line=line, column=col, key=key)
-        return
-    if code == "TG104":
-        out.add(code, "error", f"required key '{key}' is missing", _missing_hint(loc, key),
-                file=where, line=line, column=col, key=key)
-        return
-    if code == "TG107" or (isinstance(value, float) and not math.isfinite(value)):
-        code = "TG107"
-        msg = f"{key} must be a finite number, got {value!r}"
-    else:
-        msg = f"{key}: {err['msg'].lower()}, got {value!r}"
-    hint = _strict_hint(err["type"], key, value) or _fix(loc, key)
-    out.add(code, "error", msg, hint, file=where, line=line, column=col, key=key)
-
-
-_NUMBER_TYPES = {"int_type", "float_type", "int_from_float"}
-
-
-def _strict_hint(kind: str, key: str, value: Any) -> str | None:
-    """The fix for a value of the wrong type that lax parsing would have coerced silently."""
-    if kind in _NUMBER_TYPES and isinstance(value, bool):
-        return (f"{key} is a number; '{str(value).lower()}' is a boolean and is not read as "
-                f"{int(value)}. Write the number.")
-    if kind in _NUMBER_TYPES and isinstance(value, str) and _is_number(value):
-        return f"Write the number without quotes ({key.rsplit('.', 1)[-1]}: {value.strip()}): a quoted value is text."
-    if kind == "bool_type" and isinstance(value, (str, int)):
-        return f"Write {key} as true or false, without quotes."
-    return None
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _model_at(path: list[str]) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = Spec
-    for name in path:
-        field = model.model_fields.get(name) if model else None
-        ann = getattr(field, "annotation", None)
-        # an optional section (`RankExponentRange | None`, the sweep space's variables) is its model
-        ann = next((a for a in getattr(ann, "__args__", ()) if isinstance(a, type) and issubclass(a, BaseModel)), ann)
-        model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
-    return model
-
-
-def _fields_at(path: list[str]) -> list[str]:
-    model = _model_at(path)
-    return list(model.model_fields) if model else []
-
-
-def _missing_hint(loc: list[str], key: str) -> str:
-    """What to add: a section with the keys it needs, or a key with what it holds."""
-    section = _model_at(loc)
-    if section is not None:
-        fields = section.model_fields
-        needed = [n for n, f in fields.items() if f.is_required()]
-        optional = [n for n, f in fields.items() if not f.is_required()]
-        keys = ", ".join(needed) + (f" (and optionally {', '.join(optional)})" if optional else "") if needed \
-            else ", ".join(optional)
-        return f"Add the '{key}' section with {keys}; `tunegate schema` lists every key."
-    description = _description(loc)
-    return f"Add '{key}'" + (f" ({description})." if description else "; `tunegate schema` says what it holds.")
-
-
-def _description(loc: list[str]) -> str:
-    model = _model_at(loc[:-1])
-    field = model.model_fields.get(loc[-1]) if model else None
-    return (field.description or "").rstrip(".") if field else ""
-
-
-def _fix(loc: list[str], key: str) -> str:
-    model = _model_at(loc[:-1])
-    field = model.model_fields.get(loc[-1]) if model else None
-    if field is None:
-        return "See `tunegate schema` for the allowed values."
-    default = field.get_default(call_default_factory=True)
-    example = f", e.g. {default!r}" if default is not None and not isinstance(default, BaseModel) else ""
-    return f"Set {key} to a valid value{example} ({(field.description or '').rstrip('.')})."

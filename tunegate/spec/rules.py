@@ -30,6 +30,9 @@ LOW_LR = 1e-6
 ALPHA_RATIO = (0.25, 4.0)
 # What a pasted API key looks like: long, no spaces, with a provider prefix or mixed entropy.
 _KEY_LIKE = re.compile(r"^(sk-|sk_|pk-|key-|gsk_|xai-)|^[A-Za-z0-9_\-]{32,}$")
+# Codes other modules test for: an imported config's sharding is refused by TG160 itself, and a
+# sweep candidate's strings are the base spec's, already scanned.
+SHARDING_ON_ONE_GPU, KEY_IN_A_VALUE = "TG115", "TG124"
 
 
 def check_rules(spec: Spec, located: Located, file: str, base: Path | None = None) -> list[Finding]:
@@ -73,7 +76,7 @@ def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[F
                        "Remove model.hub_kernels unless you reviewed those repos and the GPU box can reach the "
                        "Hub (or has them cached); the PyTorch kernels train the same model.", loc, file)
     if t.sharding != "none" and hw.count == 1:
-        yield _finding("TG115", "warning", "training.sharding",
+        yield _finding(SHARDING_ON_ONE_GPU, "warning", "training.sharding",
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
                        "Set hardware.count above 1 or sharding to 'none'.", loc, file)
     yield from trainer_support.findings(spec, loc.place, file, base)  # TG160-TG162: what launch would refuse
@@ -117,7 +120,7 @@ def _pasted_keys(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
                        "rotate the key if this file was shared.", loc, file)
     for key, why in key_like_values(loc.data):
         # Never echo the value: it may be the secret itself.
-        yield _finding("TG124", "error", key, f"the value of {key} looks like an API key ({why})",
+        yield _finding(KEY_IN_A_VALUE, "error", key, f"the value of {key} looks like an API key ({why})",
                        "Remove it from the spec (every spec string can reach a log, an MLflow param or a "
                        "shared file); keep keys in the environment variable advisor.api_key_env names, and "
                        "rotate this key if the file was shared or committed.", loc, file)

@@ -28,6 +28,8 @@ from typing import Any
 from tunegate.errors import SpaceError, UsageError
 from tunegate.report import Finding, FindingCollector, Severity
 from tunegate.spec.model import Spec
+from tunegate.spec.rules import KEY_IN_A_VALUE
+from tunegate.spec.schema_errors import UNKNOWN_KEY
 from tunegate.spec.yaml_loader import Located
 
 # Candidates checked per spec: 0.35 ms each on the 2-core machine, so at most ~0.1 s; a list or
@@ -37,7 +39,7 @@ MAX_CHECKED = 256
 # the base spec's (`tunegate.flows.sweep` reads them from it), so an override would be ignored.
 FIXED_SECTIONS = ("sweep", "tracking")
 # Codes the base spec already reports for every string in the file, candidates included.
-_REPORTED_ON_THE_BASE = {"TG124"}
+_REPORTED_ON_THE_BASE = {KEY_IN_A_VALUE}
 CheckMapping = Callable[[Located, str, Path, FindingCollector], "Spec | None"]
 
 
@@ -183,10 +185,10 @@ def _candidate(overrides: dict[str, Any], places: dict[str, str], label: str, lo
             continue
         place = _cause(f.key, places) or (label if label in loc.places else "sweep")
         hint = f.hint
-        if f.code == "TG101" and f.key and "." in f.key:  # the candidate writes the whole dotted key
+        if f.code == UNKNOWN_KEY and f.key and "." in f.key:  # the candidate writes the whole dotted key
             parent = f.key.rpartition(".")[0]
             hint = re.sub(r"Did you mean '([^']+)'\?", lambda m: f"Did you mean '{parent}.{m[1]}'?", hint)
-        if f.code == "TG101":  # no spec has this key: the sweep spec itself is wrong
+        if f.code == UNKNOWN_KEY:  # no spec has this key: the sweep spec itself is wrong
             yield _at(loc, where, "TG170", "error", place, f"{label}: {f.message}",
                       f"{hint} A candidate's keys are the spec's own, written dotted (lora.r).")
         else:  # a value its spec stage refuses: the sweep evaluates it as a rejected candidate

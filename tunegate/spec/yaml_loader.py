@@ -31,6 +31,8 @@ MAX_DEPTH = 64
 # Values a spec may expand to, aliases included. The largest real spec (a sweep of a thousand
 # candidates of ten keys each) is about 20,000; 100,000 take ~0.3 s to walk.
 MAX_NODES = 100_000
+# The codes of a YamlSyntaxError (the spec stage reports each as a finding with its fix).
+NOT_YAML, TOO_DEEP, TOO_MANY_VALUES = "TG106", "TG131", "TG132"
 
 _CORE = "tag:yaml.org,2002:"
 _MAP, _SEQ, _STR = _CORE + "map", _CORE + "seq", _CORE + "str"
@@ -130,14 +132,14 @@ def _compose(text: str) -> yaml.Node | None:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise YamlSyntaxError(f"{exc.problem or exc.context}", line, col) from None
+        raise YamlSyntaxError(f"{exc.problem or exc.context}", line, col, NOT_YAML) from None
     except yaml.YAMLError as exc:
-        raise YamlSyntaxError(str(exc), None, None) from None
+        raise YamlSyntaxError(str(exc), None, None, NOT_YAML) from None
 
 
 def _too_deep(line: int | None, column: int | None) -> YamlSyntaxError:
     return YamlSyntaxError(f"the spec nests more than {MAX_DEPTH} levels deep (or an alias refers to "
-                           "itself)", line, column, code="TG131")
+                           "itself)", line, column, code=TOO_DEEP)
 
 
 class _Walk:
@@ -152,7 +154,7 @@ class _Walk:
         if self.built > MAX_NODES:
             line, col = _mark(node)
             raise YamlSyntaxError(f"the spec expands to more than {MAX_NODES:,} values (aliases repeat "
-                                  "what their anchor holds)", line, col, code="TG132")
+                                  "what their anchor holds)", line, col, code=TOO_MANY_VALUES)
         if depth > MAX_DEPTH:  # only an alias inside its own anchor gets here: the composer is bounded
             raise _too_deep(*_mark(node))
         if isinstance(node, yaml.MappingNode) and node.tag == _MAP:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tunegate import stages
 from tunegate.report import FindingCollector, GateReport, StageResult
 from tunegate.spec.check import ParsedSpec
 from tunegate.spec.model import Spec
@@ -46,7 +47,8 @@ def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport
     if parsed.spec is None:
         return _spec_rejected(parsed, base)
     own = changed_data_inputs(parsed.spec, base_parsed.require())
-    static = check(parsed, only={"estimate", "dataset", "overlap"} if own else {"estimate"})
+    # With the base's data the data stages' verdicts are inherited; the estimate reads the candidate's spec.
+    static = check(parsed, only=stages.static() if own else {"estimate"})
     merged = GateReport.merge([base, static])
     frozen = frozen_validation(parsed.spec, base, merged if own else None)
     if not merged.gates_passed or frozen.status == "failed":
@@ -93,5 +95,5 @@ def _with(report: GateReport, *stages: StageResult) -> GateReport:
 def _spec_rejected(parsed: ParsedSpec, base: GateReport) -> GateReport:
     """A candidate whose spec failed: its spec stage, every later stage skipped, no inherited verdicts."""
     later = [StageResult.skipped(name, "the candidate's spec was rejected")
-             for name in ("dataset", "overlap", "estimate", "mini-run")]
+             for name in stages.required() if name != "spec"]
     return GateReport.from_stages([parsed.result, *later], spec=parsed.path, fingerprints=base.fingerprints)

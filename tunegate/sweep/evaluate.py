@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tunegate import progress
+from tunegate.fullrun.result import CANNOT_START, CRASHED, NO_RESULT, TIMED_OUT
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
 from tunegate.spec.model import Spec
@@ -29,7 +30,7 @@ from tunegate.tracking.session import TrackingSession
 
 # Training results that say tunegate could not train the candidate, not that the candidate is bad
 # (a non-finite loss, a zero gradient or an out-of-memory step are verdicts; docs/checks.md, TG7xx).
-OUR_FAILURES = {"TG705", "TG707", "TG709", "TG711"}  # crashed, no result, cannot start, timed out
+OUR_FAILURES = {CRASHED, NO_RESULT, CANNOT_START, TIMED_OUT}
 # One mini-run at a time per process: it seeds torch's process-wide RNG for the LoRA init and the
 # dropout masks, which a second mini-run in another thread would draw from too.
 _MINI_RUN_LOCK = threading.Lock()

@@ -14,12 +14,13 @@ from typing import Any
 from prefect import task
 from prefect.context import TaskRunContext
 
+from tunegate import stages
 from tunegate.facts import GateFacts
 from tunegate.gate import check
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
 
-STATIC_STAGES = frozenset({"dataset", "overlap", "estimate"})
+STATIC_STAGES = stages.static()  # what the one cached static-gate task runs after the spec
 
 
 @task(name="parse-spec")

@@ -17,7 +17,8 @@ What a flow calls, in order:
 The modules behind it each hold one job: `tracking_store` (URI, store creation, experiment),
 `candidate_record` (the pydantic input and the param allowlist), `tracking_runs` (the run tree,
 idempotent), `candidate_log` (what a candidate logs), `run_reconcile` (stale runs),
-`runs_table` (grouping and ranking by validation digest).
+`runs_table` (grouping and ranking by validation digest), `runs_listing` (what `tunegate runs`
+prints).
 """
 from __future__ import annotations
 

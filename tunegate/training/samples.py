@@ -1,5 +1,6 @@
 """Representative records, rendered as the model will see them, with the trained tokens marked.
 
+    print(render_samples(spec, split="train", n=5, seed=0), end="")   # what `tunegate samples` prints
     picked = representative(audited, n=5, seed=0)     # shortest, median, longest, then seeded random
     segments(tokenizer, picked[0].encoded)           # [(text, trained?), ...] in token order
 
@@ -9,12 +10,17 @@ rendering, the masks and the truncation are exactly the full run's.
 """
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from typing import Any
 
+from tunegate.errors import UsageError
+from tunegate.report import FindingCollector
+from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import IGNORE, EncodedChat
-from tunegate.training.token_audit import AuditedRecord
+from tunegate.training.token_audit import AuditedRecord, audit_split
+from tunegate.training.tokenizer import TokenizerProblem, prepare_tokenizer
 
 
 @dataclass(frozen=True)
@@ -61,3 +67,67 @@ def cut_text(tokenizer: Any, enc: EncodedChat, chars: int = 160) -> str:
         return ""
     text = tokenizer.decode(list(enc.cut))
     return text if len(text) <= chars else text[:chars] + "…"
+
+
+def render_samples(spec: Spec, split: str = "train", n: int = 5, seed: int = 0, as_json: bool = False,
+                   colour: bool = False) -> str:
+    """`n` representative records of the spec's `split` file as text (or one JSON document).
+
+    Raises:
+        UsageError: the spec's tokenizer cannot be loaded, has no chat template, or cannot pad.
+    """
+    tokenizer = _tokenizer(spec)
+    picked, stats = pick_samples(spec, tokenizer, split, n, seed)
+    max_seq_len = spec.training.max_seq_len
+    if as_json:
+        return json.dumps(samples_json(picked, tokenizer, max_seq_len), indent=2, ensure_ascii=False) + "\n"
+    head = (f"{len(picked)} of {stats['records']} records of {getattr(spec.data, split)} (tokens p50 "
+            f"{stats['tokens_p50']}, max {stats['tokens_max']}; {stats['over_max_seq_len']} over max_seq_len "
+            f"{max_seq_len})\n")
+    return head + "".join(sample_text(sample, tokenizer, max_seq_len, colour) for sample in picked)
+
+
+def _tokenizer(spec: Spec) -> Any:
+    """The spec's tokenizer prepared as the trainers prepare it; a problem is a usage error here."""
+    prepared = prepare_tokenizer(spec)
+    if not isinstance(prepared, TokenizerProblem):
+        return prepared.tokenizer
+    if prepared.kind == "cannot_load":
+        raise UsageError(f"the tokenizer of model.id {spec.model.id!r} cannot be loaded: {prepared.error}")
+    if prepared.kind == "no_chat_template":
+        raise UsageError(f"the tokenizer of {spec.model.id!r} has no chat template: nothing to render")
+    raise UsageError(str(prepared.error))
+
+
+def pick_samples(spec: Spec, tokenizer: Any, split: str, n: int, seed: int) -> tuple[list[Sample], dict[str, Any]]:
+    """The token audit of the split's file (its stats) and `n` representative records of it."""
+    path = getattr(spec.data, split)
+    stats, audited = audit_split(path, str(path), tokenizer, spec.training.max_seq_len, FindingCollector("samples"),
+                                 seed=seed, fmt=spec.data.format, loss_on=spec.training.loss_on)
+    return representative(audited, n, seed), stats
+
+
+def sample_text(sample: Sample, tokenizer: Any, max_seq_len: int, colour: bool) -> str:
+    """One record: a header with its counts, its text with trained tokens marked, and what truncation cut."""
+    enc, rec = sample.audited.encoded, sample.audited.record
+    where = f"line {rec.line}" if rec.line else f"row {rec.index}"
+    head = (f"\n── record {rec.index} ({where}, {sample.why}): {enc.full_length} tokens / max_seq_len {max_seq_len}, "
+            f"{enc.trainable_tokens} trained ──\n")
+    body = "".join(f"\x1b[32m{text}\x1b[0m" if colour and trained else f"⟦{text}⟧" if trained else text
+                   for text, trained in segments(tokenizer, enc))
+    cut = cut_text(tokenizer, enc)
+    tail = ""
+    if cut:
+        final = " (the final reply is cut)" if enc.final_reply_cut else ""
+        tail = f"\n  truncation cut {len(enc.cut)} tokens{final}: {cut!r}"
+    return head + body + tail + "\n"
+
+
+def samples_json(picked: list[Sample], tokenizer: Any, max_seq_len: int) -> dict[str, Any]:
+    """The picked records as `tunegate samples --json` writes them."""
+    return {"max_seq_len": max_seq_len, "samples": [{
+        "why": s.why, "record": s.audited.record.index, "line": s.audited.record.line or None,
+        "tokens": s.audited.encoded.full_length, "trained_tokens": s.audited.encoded.trainable_tokens,
+        "segments": [{"text": t, "trained": tr} for t, tr in segments(tokenizer, s.audited.encoded)],
+        "cut_tokens": len(s.audited.encoded.cut), "cut": cut_text(tokenizer, s.audited.encoded),
+        "final_reply_cut": s.audited.encoded.final_reply_cut} for s in picked]}

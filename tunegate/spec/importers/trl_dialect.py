@@ -1,5 +1,7 @@
 """A TRL `trl sft --config` YAML mapped onto the spec, with TRL's own defaults for what it leaves out.
 
+    tunegate check tests/data/configs/trl/sft.yaml   # detected by its keys (model_name_or_path, ...)
+
 Read from TRL's ScriptArguments, ModelConfig and SFTConfig (over transformers' TrainingArguments):
 learning_rate 2e-5, per_device_train_batch_size 8, gradient_accumulation_steps 1,
 num_train_epochs 3, max_length 1024, bf16 on unless fp16, gradient_checkpointing on, packing off,
@@ -13,9 +15,27 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tunegate.spec import config_keys
-from tunegate.spec.config_data import map_data_file
-from tunegate.spec.config_map import OPTIMIZERS, SCHEDULERS, ConfigMap
+from tunegate.spec.importers.config_data import (
+    NOT_CACHED,
+    map_data_file,
+    no_validation,
+    random_split,
+    several_files,
+    unusable_data,
+)
+from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos
+from tunegate.spec.importers.config_map import ConfigMap, Dialect
+from tunegate.spec.importers.unhonoured import (
+    OPTIMIZERS,
+    SCHEDULERS,
+    Unhonoured,
+    choose,
+    not_honoured,
+    not_lora,
+    peft_default_targets,
+    regex_targets,
+    unhonoured,
+)
 
 _PLAIN = [("model_name_or_path", "model.id", None), ("trust_remote_code", "model.trust_remote_code", None),
           ("lora_r", "lora.r", 16), ("lora_alpha", "lora.alpha", 32), ("lora_dropout", "lora.dropout", 0.05),
@@ -31,13 +51,29 @@ _PLAIN = [("model_name_or_path", "model.id", None), ("trust_remote_code", "model
 _NO_EFFECT = {"report_to", "logging_steps", "save_steps", "save_strategy", "eval_steps", "logging_dir", "run_name",
               "push_to_hub", "hub_model_id", "overwrite_output_dir", "save_total_limit", "logging_first_step",
               "dataset_num_proc", "dataloader_num_workers", "lora_task_type", "eval_packing"}
+# Keys TRL applies that change what trains and tunegate's run does not apply (TG147): key -> (the value
+# that changes nothing, what the key does). Defaults from TRL's ModelConfig and SFTConfig and
+# transformers' TrainingArguments.
+UNHONOURED: Unhonoured = {
+    "use_dora": (False, "DoRA (a magnitude vector trained beside each LoRA pair)"),
+    "use_rslora": (False, "rank-stabilised LoRA (updates scaled by alpha / sqrt(r), not alpha / r)"),
+    "neftune_noise_alpha": (None, "NEFTune noise on the embeddings"),
+    "resume_from_checkpoint": (None, "resuming from a checkpoint"),
+    "lr_scheduler_kwargs": (None, "arguments of the learning-rate schedule (e.g. min_lr_rate)"),
+    "loss_type": ("nll", "another loss than cross-entropy"),
+}
+# Real TRL keys close to a key tunegate maps, so they are not typos (TG155). Computed by running
+# difflib.get_close_matches(key, mapped, cutoff=0.8) over every field name in TRL's ScriptArguments,
+# SFTConfig, ModelConfig and transformers' TrainingArguments.
+_REAL_NEAR = frozenset({"dataloader_in_order", "eval_accumulation_steps", "gradient_checkpointing_kwargs",
+                        "optim_target_modules", "per_device_eval_batch_size", "torch_dtype", "dtype"})
 
 
 def map_config(cmap: ConfigMap) -> None:
     """Fill `cmap` from a TRL SFT config."""
     if not cmap.has("model_name_or_path"):
-        cmap.note("TG152", "error", None, "model_name_or_path is not set; trl sft cannot start without it",
-                  "Set model_name_or_path to the base model's Hub id or local folder.")
+        required(cmap, "model_name_or_path", "trl sft cannot start without it",
+                 "Set model_name_or_path to the base model's Hub id or local folder.")
     for key, spec_key, default in _PLAIN:
         value = cmap.get(key, default)
         if value is not None:
@@ -51,30 +87,42 @@ def map_config(cmap: ConfigMap) -> None:
     _precision(cmap)
     _schedule(cmap)
     _data(cmap)
-    config_keys.unhonoured(cmap)
-    config_keys.typos(cmap, cmap.used | _NO_EFFECT)
+    unhonoured(cmap, UNHONOURED)
+    typos(cmap, cmap.used | _NO_EFFECT, _REAL_NEAR)
+
+
+DIALECT = Dialect(
+    name="trl", map_config=map_config, docs="docs/trl.md", runs_with="trl sft",
+    # Keys only TRL writes at the top level (a tunegate spec has sections: model, data, ...).
+    markers=frozenset({"model_name_or_path", "dataset_name", "per_device_train_batch_size", "num_train_epochs",
+                       "use_peft", "max_length", "dataset_train_split", "dataset_test_split"}),
+    ignores_unknown="trl sft refuses keys it does not know (it hands them to accelerate launch, which stops)",
+    # The spec stage's fixes in TRL's own keys.
+    fixes={"use model.quantization: none and training.optimizer: adamw_torch": "use load_in_4bit: false, "
+           "load_in_8bit: false and optim: adamw_torch",
+           "Set training.sharding: none (data parallel, one full copy of the base per GPU)": "Drop the FSDP or "
+           "DeepSpeed settings (tunegate runs data parallel, one full copy of the base per GPU)",
+           "load it in 4 bit (model.quantization: 4bit, QLoRA)": "load it in 4 bit (load_in_4bit: true, QLoRA)"},
+)
 
 
 def _peft(cmap: ConfigMap) -> None:
     if not cmap.get("use_peft", False):
-        cmap.note("TG144", "error", "use_peft" if cmap.has("use_peft") else None, "use_peft is not true, so TRL "
-                  "fine-tunes every weight; tunegate gates LoRA and QLoRA runs only", "Set use_peft: true (with "
-                  "lora_r, lora_alpha and lora_target_modules).")
+        not_lora(cmap, "use_peft" if cmap.has("use_peft") else None, "use_peft is not true, so TRL fine-tunes every "
+                 "weight", "Set use_peft: true (with lora_r, lora_alpha and lora_target_modules).")
     four, eight = cmap.get("load_in_4bit", False), cmap.get("load_in_8bit", False)
     if four and eight:
-        cmap.note("TG149", "error", "load_in_8bit", "load_in_4bit and load_in_8bit are both true", "Keep one.")
+        conflicting(cmap, "load_in_8bit", "load_in_4bit and load_in_8bit are both true", "Keep one.")
     cmap.set("model.quantization", "4bit" if four else "8bit" if eight else "none",
              "load_in_4bit" if four else "load_in_8bit" if eight else None)
     targets = cmap.get("lora_target_modules")
     if targets is None and not cmap.get("use_peft", False):
         cmap.set("lora.target_modules", ["q_proj", "v_proj"])
     elif targets is None:
-        cmap.set("lora.target_modules", ["q_proj", "v_proj"])
-        cmap.note("TG150", "info", None, "lora_target_modules is not set: PEFT's default for Llama-style models "
-                  "applies, q_proj and v_proj", "Set lora_target_modules (e.g. all-linear) to say which modules "
-                  "get adapters.")
+        peft_default_targets(cmap, "lora_target_modules is not set",
+                             "Set lora_target_modules (e.g. all-linear) to say which modules get adapters.")
     elif isinstance(targets, str) and targets != "all-linear":
-        config_keys.regex_targets(cmap, targets)
+        regex_targets(cmap, targets)
     else:
         cmap.set("lora.target_modules", "all-linear" if targets in ("all-linear", ["all-linear"]) else targets,
                  "lora_target_modules")
@@ -83,14 +131,14 @@ def _peft(cmap: ConfigMap) -> None:
 def _lengths(cmap: ConfigMap) -> None:
     if cmap.has("max_seq_length"):  # SFTConfig's name until TRL 0.20, which removed it
         cmap.used.add("max_seq_length")
-        cmap.note("TG154", "error", "max_seq_length", "max_seq_length is SFTConfig's old name (TRL 0.16-0.19 "
-                  "read it beside max_length; TRL 0.20 removed it, so trl sft refuses the key)"
-                  + ("" if cmap.has("max_length") else f", and without max_length TRL truncates at 1024 tokens, "
-                     f"not {cmap.source['max_seq_length']}"),
-                  f"Rename it: max_length: {cmap.source['max_seq_length']}.")
+        refused_by_tool(cmap, "max_seq_length", "max_seq_length is SFTConfig's old name (TRL 0.16-0.19 "
+                        "read it beside max_length; TRL 0.20 removed it, so trl sft refuses the key)"
+                        + ("" if cmap.has("max_length") else f", and without max_length TRL truncates at 1024 tokens, "
+                           f"not {cmap.source['max_seq_length']}"),
+                        f"Rename it: max_length: {cmap.source['max_seq_length']}.")
     if "max_length" in cmap.source and cmap.source["max_length"] is None:
-        cmap.note("TG147", "error", "max_length", "max_length is null, so TRL never truncates: the longest record "
-                  "sets the memory peak", "Set max_length to the longest sequence to train on (e.g. 2048).")
+        not_honoured(cmap, "max_length", "max_length is null, so TRL never truncates: the longest record sets the "
+                     "memory peak", "Set max_length to the longest sequence to train on (e.g. 2048).")
     cmap.set("training.max_seq_len", cmap.get("max_length", 1024), "max_length")
     steps = cmap.get("max_steps", -1)
     if not _real(steps) or steps > 0:  # not a number: the spec's TG102 says so at max_steps
@@ -100,24 +148,24 @@ def _lengths(cmap: ConfigMap) -> None:
 def _precision(cmap: ConfigMap) -> None:
     fp16, bf16 = cmap.get("fp16", False), cmap.get("bf16")
     if fp16 and bf16:
-        cmap.note("TG149", "error", "fp16", "bf16 and fp16 are both true", "Keep one of them.")
+        conflicting(cmap, "fp16", "bf16 and fp16 are both true", "Keep one of them.")
     precision = "fp16" if fp16 else "fp32" if bf16 is False else "bf16"  # SFTConfig: bf16 unless fp16
     cmap.set("training.precision", precision, "fp16" if fp16 else "bf16")
     cmap.used.add("tf32")
     attention = cmap.get("attn_implementation")
     if attention is not None and attention not in ("sdpa", "eager", "flash_attention_2"):
-        cmap.note("TG147", "error", "attn_implementation", f"attn_implementation {attention!r} is not one "
-                  "tunegate's full run can use", "Use flash_attention_2, sdpa or eager.")
+        not_honoured(cmap, "attn_implementation", f"attn_implementation {attention!r} is not one tunegate's full "
+                     "run can use", "Use flash_attention_2, sdpa or eager.")
     cmap.set("training.attention", attention if attention in ("eager", "flash_attention_2") else "sdpa",
              "attn_implementation")
 
 
 def _schedule(cmap: ConfigMap) -> None:
-    cmap.choose("optim", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
-    cmap.choose("lr_scheduler_type", "training.lr_scheduler", "linear", SCHEDULERS)
+    choose(cmap, "optim", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
+    choose(cmap, "lr_scheduler_type", "training.lr_scheduler", "linear", SCHEDULERS)
     warmup, ratio = cmap.get("warmup_steps", 0), cmap.get("warmup_ratio", 0.0)
     if warmup and ratio:
-        cmap.note("TG149", "error", "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one.")
+        conflicting(cmap, "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one.")
     if isinstance(warmup, float) and 0 < warmup < 1:  # transformers 5 reads a warmup_steps below 1 as a ratio
         warmup, ratio = 0, warmup
     # transformers casts warmup_steps to int; anything but a finite number goes on as written, for the
@@ -144,31 +192,31 @@ def _data(cmap: ConfigMap) -> None:
         return
     if isinstance(mixture, list) and len(mixture) > 1 and "train" not in cmap.overrides:
         cmap.explained |= {"data.train", "data.validation"}
-        cmap.note("TG146", "error", "datasets.1", f"datasets lists {len(mixture)} datasets; tunegate checks one "
-                  "file per split", "Concatenate them into one file and give it as dataset_name.")
+        several_files(cmap, "datasets.1", f"datasets lists {len(mixture)} datasets; tunegate checks one file per "
+                      "split", "Concatenate them into one file and give it as dataset_name.")
         return
     entry = mixture[0] if isinstance(mixture, list) and mixture and isinstance(mixture[0], dict) else None
     ref, key = (entry.get("path"), "datasets.0.path") if entry else (cmap.get("dataset_name"), "dataset_name")
     if ref is None:
         cmap.explained |= {"data.train", "data.validation"}
-        cmap.note("TG145", "error", None, "neither dataset_name nor datasets is set: no training data",
-                  "Set dataset_name to a local file or folder (or a Hub id in the local cache).")
+        unusable_data(cmap, None, "neither dataset_name nor datasets is set: no training data",
+                      "Set dataset_name to a local file or folder (or a Hub id in the local cache).")
         return
     if entry is not None:
         _mixture(cmap, entry)
         return
-    train_split = cmap.text("dataset_train_split", cmap.get("dataset_train_split"), "train")
-    test_split = cmap.text("dataset_test_split", cmap.get("dataset_test_split"), "test")
+    train_split = text(cmap, "dataset_train_split", cmap.get("dataset_train_split"), "train")
+    test_split = text(cmap, "dataset_test_split", cmap.get("dataset_test_split"), "test")
     if train_split is None or test_split is None:  # TG102 said so: which files they mean is unknown
         cmap.explained |= {"data.train", "data.validation"}
         return
-    if not map_data_file(cmap, "train", ref, key, train_split) and cmap.findings[-1].code == "TG142":
+    if not map_data_file(cmap, "train", ref, key, train_split) and cmap.findings[-1].code == NOT_CACHED:
         cmap.explained.add("data.validation")  # the same Hub dataset holds both splits: said once
         return
     if not map_data_file(cmap, "validation", ref, key, test_split):
-        cmap.findings[-1] = cmap.findings[-1].model_copy(update={"code": "TG143", "message": "no validation data: "
-                            f"{cmap.findings[-1].message}", "hint": f"Give the dataset a {test_split!r} split file "
-                            "(frozen, held out from train), or set dataset_test_split to the split that has it."})
+        unreadable = cmap.findings.pop()  # said again as what it means for the run: no validation data
+        no_validation(cmap, unreadable.key, unreadable.message, f"Give the dataset a {test_split!r} split file "
+                      "(frozen, held out from train), or set dataset_test_split to the split that has it.")
     else:
         _never_evaluated(cmap, test_split)
     _loss(cmap)
@@ -190,22 +238,21 @@ def _mixture(cmap: ConfigMap, entry: dict) -> None:
         ref, key = (files if isinstance(files, str) else files[0] if isinstance(files, list) and len(files) == 1
                     else None), "datasets.0.data_files"
     cmap.used.update({"test_split_size", "dataset_test_split", "dataset_train_split", "eval_strategy"})
-    split = cmap.text("datasets.0.split", entry.get("split") or None, "train")
+    split = text(cmap, "datasets.0.split", entry.get("split") or None, "train")
     if split is not None:
         map_data_file(cmap, "train", ref, key, split)
     cmap.explained.add("data.validation")
     size = cmap.get("test_split_size")
     if size is not None:
-        cmap.note("TG141", "error", "test_split_size", f"test_split_size {size} makes TRL split a random share "
-                  "of the training data off for evaluation at every start: not a frozen validation file, so scores "
-                  "of different runs are not comparable", "Freeze the split once into its own file and give "
-                  "dataset_name a folder with train and test split files (train.jsonl, test.jsonl) instead of "
-                  "the datasets mixture.")
+        random_split(cmap, "test_split_size", f"test_split_size {size} makes TRL split a random share of the "
+                     "training data off for evaluation at every start", "Freeze the split once into its own file "
+                     "and give dataset_name a folder with train and test split files (train.jsonl, test.jsonl) "
+                     "instead of the datasets mixture.")
     else:
-        cmap.note("TG143", "error", "datasets", "no validation data: a datasets mixture gives trl sft only a "
-                  "train split (the entries concatenated), so there is no frozen test split to evaluate on",
-                  "Give dataset_name a folder with train and test split files (train.jsonl, test.jsonl), "
-                  "frozen and held out from train.")
+        no_validation(cmap, "datasets", "a datasets mixture gives trl sft only a train split (the entries "
+                      "concatenated), so there is no frozen test split to evaluate on",
+                      "Give dataset_name a folder with train and test split files (train.jsonl, test.jsonl), "
+                      "frozen and held out from train.")
     _loss(cmap)
 
 
@@ -213,8 +260,8 @@ def _loss(cmap: ConfigMap) -> None:
     """TRL trains conversations on every token unless assistant_only_loss; prompt-completion records on
     the completion only (tunegate's rule for that format too, so completion_only_loss: false is not honoured)."""
     if cmap.get("completion_only_loss") is False:
-        cmap.note("TG147", "error", "completion_only_loss", "completion_only_loss: false trains prompt-completion "
-                  "records on their prompts too; tunegate's full run trains the completion only",
-                  "Drop the key (TRL's default trains the completion only).")
+        not_honoured(cmap, "completion_only_loss", "completion_only_loss: false trains prompt-completion records "
+                     "on their prompts too; tunegate's full run trains the completion only",
+                     "Drop the key (TRL's default trains the completion only).")
     only = cmap.get("assistant_only_loss", False)
     cmap.set("training.loss_on", "replies" if only else "all", "assistant_only_loss")

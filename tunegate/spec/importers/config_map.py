@@ -1,29 +1,39 @@
-"""A config being mapped onto the spec, and the result: the shared state of every config import.
+"""What every config import shares: what a dialect declares, the config being mapped, the result.
 
-`tunegate.spec.imported` drives the import; `tunegate.spec.axolotl_config` and
-`tunegate.spec.trl_config` fill a `ConfigMap` with the spec keys, where each came from, and
-what they noticed.
+Each dialect module exports one `Dialect` as `DIALECT`; `tunegate.spec.importers.mapping` drives
+the import, and the dialect's `map_config` (e.g. `tunegate.spec.importers.axolotl_dialect`) fills
+a `ConfigMap` with the spec keys, where each came from, and what it noticed.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tunegate.report import Finding, Severity
-from tunegate.spec.model import Optimizer, Scheduler
 from tunegate.spec.yaml_loader import Located
 
-# What the full run honours, for either tool's optimizer and scheduler keys.
-OPTIMIZERS = frozenset(Optimizer.__args__)  # type: ignore[attr-defined]
-SCHEDULERS = frozenset(Scheduler.__args__)  # type: ignore[attr-defined]
+
+@dataclass(frozen=True)
+class Dialect:
+    """A tool whose training configs tunegate reads as a spec: what detection, `--from`, the
+    mapping and `translate` need to know of it (listed in `tunegate.spec.importers.registry`)."""
+
+    name: str  # what --from takes and ParsedSpec.kind holds; the tool as findings name it
+    markers: frozenset[str]  # top-level keys only this tool writes: detect_kind counts them
+    map_config: Callable[[ConfigMap], None]  # fills a ConfigMap from one of its configs
+    docs: str  # the page that lists what is mapped (TG140 and TG155 point there)
+    runs_with: str  # the command that runs such a config itself, named in TG147's fix
+    ignores_unknown: str  # what the tool does with a key it does not know, said in TG155
+    fixes: Mapping[str, str]  # the spec stage's fix phrases (in hints) -> the same fix in this tool's keys
 
 
 @dataclass
 class ConfigMap:
     """A config being mapped: the spec taking shape, where each part came from, what was noticed."""
 
-    kind: str
+    dialect: Dialect
     source: dict[str, Any]
     located: Located
     file: str
@@ -35,6 +45,11 @@ class ConfigMap:
     used: set[str] = field(default_factory=set)
     explained: set[str] = field(default_factory=set)  # spec keys a finding here already says are missing
     unchecked: list[str] = field(default_factory=list)  # nested keys with a value that nothing maps
+
+    @property
+    def kind(self) -> str:
+        """The dialect's name, as findings name the tool ("axolotl reads it as a name")."""
+        return self.dialect.name
 
     def get(self, key: str, default: Any = None) -> Any:
         """The config's value at a top-level key (None counts as absent), marking the key as read."""
@@ -52,31 +67,6 @@ class ConfigMap:
         if from_key is not None and self.located.place(from_key) is not None:
             self.origin[spec_key] = from_key
 
-    def choose(self, key: str, spec_key: str, default: str, allowed: frozenset[str]) -> None:
-        """Map a config key whose value must be one the full run honours: TG147 for any other name,
-        and the tool's default in its place (the finding already says the run cannot honour it).
-        A value that is no name at all goes to the spec as it is, whose TG102 lists the names."""
-        value = self.get(key, default)
-        if not isinstance(value, str):
-            self.set(spec_key, value, key)
-            return
-        if value not in allowed:
-            self.note("TG147", "error", key, f"{key} {value!r} is not one tunegate's full run can honour",
-                      f"Use one of: {', '.join(sorted(allowed))}.")
-        self.set(spec_key, value if value in allowed else default, key)
-
-    def text(self, key: str, value: Any, default: str) -> str | None:
-        """`value` (read at `key`) when it is text, `default` when it is absent; otherwise TG102 at
-        the key, and None: the tools read these keys as names."""
-        if value is None:
-            return default
-        if isinstance(value, str):
-            return value
-        name = key.rpartition(".")[2]  # the finding's key says where: datasets.0.split
-        self.note("TG102", "error", key, f"{name} is {value!r}; {self.kind} reads it as a name (text)",
-                  f"Write {name} as one name, e.g. {name}: {default}.")
-        return None
-
     def note(self, code: str, severity: Severity, key: str | None, message: str, hint: str) -> None:
         """A finding about the config itself, at the original key's place."""
         line, col = (self.located.place(key) or (None, None)) if key else (None, None)
@@ -89,7 +79,7 @@ class ConfigMap:
         left += self.unchecked
         if left:
             self.note("TG140", "info", None, f"not checked: {len(left)} {self.kind} key(s) tunegate does not model: "
-                      f"{', '.join(left)}", f"tunegate neither checks nor runs these; see docs/{self.kind}.md for "
+                      f"{', '.join(left)}", f"tunegate neither checks nor runs these; see {self.dialect.docs} for "
                       "what is mapped. Keys set to null are not listed.")
 
 

@@ -1,0 +1,186 @@
+"""axolotl's dataset entries (`datasets`, `test_datasets`) mapped onto the spec's data files and format.
+
+    datasets:
+      - path: data/chat.jsonl        # a local file or folder, or a Hub dataset id in the local cache
+        type: chat_template          # OpenAI chat fields; field_messages: conversations + from/value: ShareGPT
+        roles_to_train: [assistant]  # axolotl's default, what tunegate's run trains
+
+Part of the axolotl dialect (`tunegate.spec.importers.axolotl_dialect`): an entry is read as
+axolotl's loaders read it (ds_type, data_files, split, a folder's split files), and an entry
+tunegate would read another way is refused at its key (TG145).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tunegate.errors import UsageError
+from tunegate.file_kinds import KINDS, kind_of
+from tunegate.spec.importers.config_data import map_data_file, several_files, unusable_data
+from tunegate.spec.importers.config_keys import refused_by_tool, text, wrong_type
+from tunegate.spec.importers.config_map import ConfigMap
+from tunegate.spec.importers.unhonoured import not_honoured
+
+_ENTRY_KEYS = {"path", "type", "split", "data_files", "field_messages", "message_property_mappings",
+               "message_field_role", "message_field_content", "ds_type", "dataset_type", "roles_to_train",
+               "train_on_eos"}
+# roles_to_train as axolotl names the reply roles (its default is [assistant]; `gpt` maps onto it)
+_REPLY_ROLES = {"assistant", "gpt"}
+
+
+def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
+    """Map the one entry of `datasets` / `test_datasets`; its format, or None when it cannot be used."""
+    entries = cmap.get(key)
+    if role in cmap.overrides:  # the file given on the command line, read in the entry's format
+        first = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else None
+        fmt = _entry_format(cmap, first, f"{key}.0") if first is not None else None
+        if fmt is not None:
+            cmap.set("data.format", fmt, f"{key}.0.type")
+        map_data_file(cmap, role, first.get("path") if first else None, f"{key}.0.path" if first else key,
+                      from_disk=True)
+        return fmt
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        cmap.explained.add(f"data.{role}")
+        what = "not set" if entries is None else repr(entries)
+        unusable_data(cmap, key if cmap.has(key) else None, f"{key} is {what}: no {role} data",
+                      f"List the {role} file: {key}: [{{path: data/{role}.jsonl, type: chat_template}}].")
+        return None
+    if len(entries) > 1:
+        cmap.explained.add(f"data.{role}")
+        several_files(cmap, f"{key}.1", f"{key} lists {len(entries)} datasets; tunegate checks one file per split",
+                      "Concatenate them into one file (axolotl mixes them the same way) and list that.")
+        return None
+    entry, at = entries[0], f"{key}.0"
+    cmap.unchecked += [f"{at}.{k}" for k, v in entry.items() if k not in _ENTRY_KEYS and v not in (None, "", [], {})]
+    fmt = _entry_format(cmap, entry, at)
+    ref = entry.get("path")
+    if entry.get("data_files") is not None and isinstance(ref, str) and _not_a_repo(cmap, ref):
+        cmap.explained.add(f"data.{role}")
+        unusable_data(cmap, f"{at}.path", f"path {ref!r} with data_files: axolotl reads data_files as "
+                      f"files of the Hub dataset repo {ref!r}, and {ref!r} is neither that nor a local file or folder",
+                      "For a local file, give it as path (path: data/train.jsonl, ds_type: json) and drop "
+                      "data_files; keep data_files only for files inside a Hub dataset repo.")
+        return None
+    if entry.get("data_files") is not None and isinstance(ref, str):
+        files = entry["data_files"]
+        ref = f"{ref}/{files}" if isinstance(files, str) else ref
+    split = text(cmap, f"{at}.split", entry.get("split") or None, "train" if role == "train" else "test")
+    if split is None:
+        cmap.explained.add(f"data.{role}")
+        return None
+    if fmt is not None:
+        cmap.set("data.format", fmt, f"{at}.type")
+    if not map_data_file(cmap, role, ref, f"{at}.path", split, from_disk=True):
+        return None
+    if isinstance(ref, str) and not _loader_reads(cmap, entry, at, Path(cmap.data["data"][role]), ref):
+        cmap.explained.add(f"data.{role}")
+        return None
+    return fmt
+
+
+def _loader_reads(cmap: ConfigMap, entry: dict, at: str, path: Path, ref: str) -> bool:
+    """A `ds_type` (newer axolotl: `dataset_type`) is the `load_dataset` builder axolotl reads the file with;
+    one that is not what the file is fails there, so it is an error here (TG145), not a silent other read."""
+    key = next((k for k in ("ds_type", "dataset_type") if entry.get(k) is not None), None)
+    if path not in (_absolute(cmap.base / ref), _absolute(Path(ref))):  # a folder's split file, or a Hub file:
+        return True  # load_from_disk or load_dataset(folder) reads it by its name
+    if path.name.lower().removesuffix(".gz").endswith(".tsv"):
+        unusable_data(cmap, f"{at}.path", f"{path.name} is tab-separated, and axolotl reads no local .tsv "
+                      "file as such: without ds_type it uses load_dataset('json'), and ds_type: csv splits on commas",
+                      "Write it as CSV (DataFrame.to_csv(..., index=False)) or JSONL, or put the split files in a "
+                      "folder and give the folder as path (load_dataset reads a folder's .tsv files with tabs).")
+        return False
+    if key is None:
+        return True
+    try:
+        actual = kind_of(path)
+    except UsageError:  # unreadable: the dataset stage says why (TG240)
+        return True
+    declared, builder = entry[key], "json" if actual == "jsonl" else actual
+    if declared == builder:
+        return True
+    unusable_data(cmap, f"{at}.{key}", f"{key} is {declared!r}, but {path.name} is {KINDS[actual]}: axolotl "
+                  f"reads it with load_dataset({declared!r}, data_files=...), which fails on it or reads other records",
+                  f"Set {key}: {builder}, or drop it (axolotl then chooses by the file's name, as tunegate does).")
+    return False
+
+
+def _absolute(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte: never the file resolved
+        return None
+
+
+def _not_a_repo(cmap: ConfigMap, ref: str) -> bool:
+    """`path` names no Hub repo (owner/name) and no local file or folder (as `path: json` does)."""
+    try:
+        local = (cmap.base / ref).exists() or Path(ref).exists()
+    except (OSError, ValueError):  # a NUL byte or an over-long name: no local file
+        local = False
+    return not local and "/" not in ref.strip("/")
+
+
+def _entry_format(cmap: ConfigMap, entry: dict, at: str) -> str | None:
+    kind = entry.get("type")
+    if kind == "alpaca":
+        return kind
+    if isinstance(kind, str) and kind.startswith("sharegpt"):
+        refused_by_tool(cmap, f"{at}.type", f"type: {kind} is refused by axolotl (\"`type: sharegpt.*` is "
+                        "deprecated. Please use `type: chat_template` instead.\")", "Write type: chat_template with "
+                        "field_messages: conversations and message_property_mappings: {role: from, content: value} "
+                        "(the same ShareGPT records, read the same way).")
+        return "sharegpt"
+    if kind == "chat_template":
+        _loss_roles(cmap, entry, at)
+        if entry.get("chat_template") is not None or entry.get("chat_template_jinja") is not None:
+            template(cmap, entry.get("chat_template") or "jinja", f"{at}.chat_template")
+        field = entry.get("field_messages", "messages")
+        props = entry.get("message_property_mappings") or {
+            "role": entry.get("message_field_role", "role"), "content": entry.get("message_field_content", "content")}
+        if not isinstance(props, dict):
+            wrong_type(cmap, f"{at}.message_property_mappings", props, "a mapping of message fields",
+                       "Write it as a mapping: message_property_mappings: {role: from, content: value}.")
+            return None
+        names = (field, props.get("role", "role"), props.get("content", "content"))
+        if names == ("messages", "role", "content"):
+            return "messages"
+        if names == ("conversations", "from", "value"):
+            return "sharegpt"
+        unusable_data(cmap, f"{at}.field_messages", f"chat_template with messages in {names[0]!r} and "
+                      f"fields {names[1]!r}/{names[2]!r}: tunegate reads 'messages' with role/content and "
+                      "'conversations' with from/value", "Rename the fields (`jq`), or convert the file with "
+                      "`tunegate convert`.")
+        return None
+    unusable_data(cmap, f"{at}.type", f"dataset type {kind!r} is not one tunegate reads",
+                  "Use type: chat_template (OpenAI chat or ShareGPT fields), sharegpt or alpaca.")
+    return None
+
+
+def _loss_roles(cmap: ConfigMap, entry: dict, at: str) -> None:
+    """TG147 for roles_to_train or train_on_eos away from axolotl's defaults (the replies, each reply's
+    end token): tunegate trains the replies, or every token with train_on_inputs."""
+    roles = entry.get("roles_to_train")
+    replies_only = isinstance(roles, list) and roles and all(isinstance(r, str) and r in _REPLY_ROLES for r in roles)
+    if roles is not None and not replies_only:
+        not_honoured(cmap, f"{at}.roles_to_train", f"roles_to_train {roles!r} trains other turns than the replies; "
+                     "tunegate's run trains the assistant's replies only (or every token with train_on_inputs: "
+                     "true)", "Remove roles_to_train (axolotl's default is [assistant]), or set train_on_inputs: "
+                     "true to train every token.")
+    eos = entry.get("train_on_eos")
+    if eos not in (None, "turn"):
+        not_honoured(cmap, f"{at}.train_on_eos", f"train_on_eos: {eos} changes which end-of-turn tokens train; "
+                     "tunegate's run trains each reply's own end token (axolotl's default, turn)",
+                     "Remove train_on_eos, or set it to turn.")
+
+
+def template(cmap: ConfigMap, name: object, key: str) -> None:
+    """TG156: axolotl renders chats with its own template, tunegate with the tokenizer's."""
+    if name in (None, "tokenizer_default"):
+        return
+    cmap.note("TG156", "warning", key, f"{key}: {name} makes axolotl render every chat with "
+              f"{'the jinja template in chat_template_jinja' if name == 'jinja' else f'its {name} template'}; "
+              "tunegate's token audit, mini-run and full run render with the base model tokenizer's own chat "
+              "template, so where the two differ the checked and trained prompts are not axolotl's",
+              "If the tokenizer's template is the same format, set chat_template: tokenizer_default. Otherwise "
+              "save the template into the tokenizer (tokenizer.chat_template = ...; save_pretrained(folder)) "
+              "and point base_model at that folder.")

@@ -1,0 +1,85 @@
+"""Settings of an imported config that tunegate's run would not apply as the tool does.
+
+Each tool applies these settings; tunegate's trainer would train without them, so a config that
+sets one is refused (TG147) rather than approved as if the run were the same. A run that is not
+LoRA or QLoRA is not gated at all (TG144), and where no adapter targets are named the one PEFT
+chooses is said (TG150). Each code is produced here once, by a function every dialect calls with
+its own words and its own table of keys:
+
+    unhonoured(cmap, UNHONOURED)                 # TG147 for each key set away from its default
+    choose(cmap, "optim", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
+    not_lora(cmap, "use_peft", "use_peft is not true, so TRL fine-tunes every weight", "Set use_peft: true ...")
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tunegate.spec.importers.config_map import ConfigMap
+from tunegate.spec.model import Optimizer, Scheduler
+
+# What the full run honours, for either tool's optimizer and scheduler keys.
+OPTIMIZERS = frozenset(Optimizer.__args__)  # type: ignore[attr-defined]
+SCHEDULERS = frozenset(Scheduler.__args__)  # type: ignore[attr-defined]
+# A dialect's table of such keys: key -> (the value that changes nothing, what the key does)
+Unhonoured = Mapping[str, tuple[Any, str]]
+
+
+def not_honoured(cmap: ConfigMap, key: str, message: str, hint: str) -> None:
+    """TG147 at `key`: the config asks for something tunegate's full run does not do."""
+    cmap.note("TG147", "error", key, message, hint)
+
+
+def unhonoured(cmap: ConfigMap, table: Unhonoured) -> None:
+    """TG147 for every key of `table` set away from its default: it changes training and is not applied."""
+    for key, (default, what) in table.items():
+        value = cmap.get(key)
+        if value in (None, default, "", [], {}) or (default is False and value is False):
+            continue
+        not_honoured(cmap, key, f"{key}: {_shown(value)} asks for {what}; tunegate's full run does not apply it, "
+                     f"so it would train a different model than {cmap.kind} does",
+                     f"Remove {key} (or set it to {_shown(default) if default is not None else 'null'}) to gate and "
+                     f"run this config with tunegate; otherwise run it with {cmap.dialect.runs_with} itself.")
+
+
+def choose(cmap: ConfigMap, key: str, spec_key: str, default: str, allowed: frozenset[str]) -> None:
+    """Map a config key whose value must be one the full run honours: TG147 for any other name,
+    and the tool's default in its place (the finding already says the run cannot honour it).
+    A value that is no name at all goes to the spec as it is, whose TG102 lists the names."""
+    value = cmap.get(key, default)
+    if not isinstance(value, str):
+        cmap.set(spec_key, value, key)
+        return
+    if value not in allowed:
+        not_honoured(cmap, key, f"{key} {value!r} is not one tunegate's full run can honour",
+                     f"Use one of: {', '.join(sorted(allowed))}.")
+    cmap.set(spec_key, value if value in allowed else default, key)
+
+
+def regex_targets(cmap: ConfigMap, targets: str, also: str = "") -> None:
+    """TG147 for lora_target_modules written as one string other than all-linear: PEFT (under axolotl
+    and TRL alike) reads it as a regular expression over full module paths, tunegate's run as names.
+    `also` names the tool's own way to say every linear layer."""
+    not_honoured(cmap, "lora_target_modules", f"lora_target_modules is the string {targets!r}, which PEFT reads as "
+                 "a regular expression over full module paths; tunegate's run takes module names",
+                 f"List the module names (lora_target_modules: [q_proj, k_proj, v_proj, o_proj]) or use all-linear"
+                 f"{also}.")
+
+
+def not_lora(cmap: ConfigMap, key: str | None, what: str, hint: str) -> None:
+    """TG144 (at `key`, when the config sets it): the config trains another way than LoRA or QLoRA."""
+    cmap.note("TG144", "error", key, f"{what}; tunegate gates LoRA and QLoRA runs only", hint)
+
+
+def peft_default_targets(cmap: ConfigMap, unset: str, hint: str) -> None:
+    """TG150: no adapter targets named (`unset` says which keys), so PEFT's default for Llama-style
+    models applies; the spec gets that default."""
+    cmap.set("lora.target_modules", ["q_proj", "v_proj"])
+    cmap.note("TG150", "info", None, f"{unset}: PEFT's default for Llama-style models applies, q_proj and v_proj",
+              hint)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, str) else str(value)
