@@ -25,7 +25,7 @@ def test_sdpa_named_for_gemma_2_is_an_error_naming_what_its_class_accepts():
     spec = make_spec(model={"id": GEMMA_2}, training={"attention": "sdpa"})
     assert attention_findings(spec) == [("TG417", "error", "training.attention")]
     found = next(f for f in run_stage(context(spec)).findings if f.code == "TG417")
-    assert "Gemma2ForCausalLM" in found.message and "eager or flash_attention_2" in found.hint
+    assert "Gemma2ForCausalLM" in found.message and "eager or flash_attention_2 kernel" in found.hint
 
 
 def test_unset_attention_on_gemma_2_is_sized_as_the_eager_kernel_transformers_falls_back_to():
@@ -40,3 +40,17 @@ def test_unset_attention_on_gemma_2_is_sized_as_the_eager_kernel_transformers_fa
 def test_a_kernel_the_class_accepts_gets_no_finding():
     assert attention_findings(make_spec(model={"id": GEMMA_2}, training={"attention": "flash_attention_2"})) == []
     assert attention_findings(make_spec(training={"attention": "sdpa"})) == []  # Llama 3.2 1B
+
+
+def test_an_axolotl_config_asking_sdpa_of_gemma_2_is_rejected_and_without_the_flag_passes(tmp_path):
+    from tests.support.paths import DATA
+    from tunegate.gate import check
+
+    config = DATA / "configs" / "axolotl" / "gemma2-sdp-attention.yml"
+    asked = check(config)
+    assert [f.code for f in asked.findings if f.severity == "error"] == ["TG417"]
+    unset = tmp_path / "gemma2.yml"
+    text = config.read_text().replace("sdp_attention: true\n", "")
+    unset.write_text(text.replace("../data/", f"{config.parent.parent}/data/"))
+    quiet = check(unset)
+    assert quiet.gates_passed and "TG418" in {f.code for f in quiet.findings}

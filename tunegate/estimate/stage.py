@@ -182,16 +182,16 @@ def _attention_findings(out: FindingCollector, est: Estimate, spec: Spec, file: 
         return
     others = " or ".join(k for k in support.accepted(hub) if k != requested)
     if asked_for(spec.training):
-        out.add("TG417", "error", f"training.attention {requested}: {support.refusal(requested)}, so the base "
-                f"'{spec.model.id}' ({est.model_type}) fails to load at the start of the run",
-                f"Set training.attention: {others} (what {support.class_name} accepts in transformers "
+        out.add("TG417", "error", f"attention {requested} (training.attention): {support.refusal(requested)}, so "
+                f"the base '{spec.model.id}' ({est.model_type}) fails to load at the start of the run",
+                f"Use the {others} kernel instead (what {support.class_name} accepts in transformers "
                 f"{support.transformers}).", file=file, key="training.attention")
         return
     used = est.setup.attention
     sized = " (eager keeps each layer's seq x seq attention scores)" if used == "eager" else ""
     out.add("TG418", "info", f"training.attention is not set and {support.class_name} does not support {requested}: "
             f"transformers {support.transformers} loads it with {used}, which the estimate sizes{sized}",
-            f"Nothing to fix; name the kernel to make it explicit (training.attention: {others}).",
+            f"Nothing to fix; name the kernel ({others}) to make the choice explicit.",
             file=file, key="training.attention")
 
 
