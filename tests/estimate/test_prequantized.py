@@ -19,12 +19,13 @@ def stage_for(folder: str, quantization: str = "none", **sections):
 
 
 def test_a_bnb_4bit_checkpoint_is_estimated_as_qlora_and_fits_a_t4():
-    # a 16-bit reading holds 15 GiB of weights and does not fit a T4; the NF4 checkpoint is 5.3 GiB
+    # a 16-bit reading holds 15 GiB of weights and does not fit a T4; the NF4 checkpoint is 5.3 GiB,
+    # 7.3 with the embeddings and head in fp32 (prepare_model_for_kbit_training)
     stage = stage_for("llama-3-8b-bnb-4bit", training={"precision": "fp16", "micro_batch_size": 1,
                                                        "gradient_checkpointing": True, "max_seq_len": 1024},
                       hardware={"gpu": "T4"})
     assert stage.stats["model"]["method"] == "qlora"
-    assert stage.stats["memory"]["breakdown"]["weights"] < 6
+    assert stage.stats["memory"]["breakdown"]["weights"] < 7.5
     assert stage.stats["memory"]["verdict"] == "fits"
 
 

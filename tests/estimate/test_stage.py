@@ -172,7 +172,9 @@ def test_pure_bf16_full_fine_tuning_keeps_moments_in_bf16():
 def test_qlora_stores_the_base_in_nf4_and_is_checked_when_the_base_is_loaded_in_4_bit():
     qlora = estimate_stage(context(make_spec(training={"method": "qlora"}, model={"quantization": "4bit"})))
     lora = estimate_stage(context(make_spec()))
-    assert qlora.stats["memory"]["breakdown"]["weights"] < 0.5 * lora.stats["memory"]["breakdown"]["weights"]
+    # Llama-3.2-1B: its decoder's linear layers in NF4, the 262M tied embedding values in fp32
+    # (prepare_model_for_kbit_training): 1.45 GiB against 2.30 GiB in bf16
+    assert qlora.stats["memory"]["breakdown"]["weights"] < 0.65 * lora.stats["memory"]["breakdown"]["weights"]
     assert "TG410" not in codes(qlora) and qlora.status == "passed"
 
 

@@ -122,6 +122,18 @@ def test_remote_code_needs_a_pinned_revision():
     assert ("TG114", "model.trust_remote_code") in codes
 
 
+def test_hub_kernels_switched_on_is_a_warning_at_its_line():
+    result, _, codes = findings("hub_kernels.yaml")
+    assert ("TG126", "model.hub_kernels") in codes
+    found = next(f for f in result.findings if f.code == "TG126")
+    assert (found.severity, found.line) == ("warning", 5) and "remote code" in found.message
+
+
+def test_hub_kernels_are_off_unless_the_spec_asks():
+    _, spec, codes = findings("good.yaml")
+    assert spec.model.hub_kernels is False and not any(code == "TG126" for code, _ in codes)
+
+
 def test_good_spec_resolves_paths_against_its_folder_and_aliases_gpus():
     result, spec, _ = findings("good.yaml")
     assert result.status == "passed", result.findings

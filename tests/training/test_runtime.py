@@ -27,3 +27,25 @@ def test_the_environment_overrides_the_thread_count(monkeypatch, restore_threads
     assert set_short_run_threads() == 3 and torch.get_num_threads() == 3
     monkeypatch.setenv(THREADS_ENV, "zero")
     assert set_short_run_threads() == 1
+
+
+def test_on_cuda_the_peak_records_allocated_reserved_and_the_context(monkeypatch):
+    from tunegate.training.runtime import peak_memory
+
+    # an H200 as torch reports it: 139 GiB in all, 30 GiB held, of which the allocator reserved 28
+    gib = 2**30
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (109 * gib, 139 * gib))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda *a: 25 * gib)
+    monkeypatch.setattr(torch.cuda, "max_memory_reserved", lambda *a: 29 * gib)
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda *a: 28 * gib)
+    peak = peak_memory("cuda")
+    assert (peak["peak_memory_bytes"], peak["peak_reserved_bytes"], peak["cuda_context_bytes"]) == \
+        (25 * gib, 29 * gib, 2 * gib)
+    assert peak["peak_memory_source"] == "torch.cuda.max_memory_allocated"
+
+
+def test_on_the_cpu_the_peak_is_the_process_peak_rss():
+    from tunegate.training.runtime import peak_memory
+
+    peak = peak_memory("cpu")
+    assert peak["peak_memory_bytes"] > 0 and "peak_reserved_bytes" not in peak

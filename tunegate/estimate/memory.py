@@ -79,14 +79,16 @@ def quantised_params(arch: Architecture, setup: TrainSetup) -> int:
 def weights_bytes(arch: Architecture, setup: TrainSetup) -> float:
     """The frozen base weights at their storage precision (full fine-tuning: `_full_terms`)."""
     total = arch.param_count()
+    # what a k-bit base keeps unquantised (embeddings, head, norms): fp32 after prepare_model_for_kbit_training
+    rest = FP32 if setup.kbit_fp32_rest else _bytes(setup.precision)
     if setup.int8_base and setup.method == "lora":  # bitsandbytes int8 holds nn.Linear layers in 1 byte
         linear = quantised_params(arch, setup)
-        return linear * 1 + (total - linear) * _bytes(setup.precision)
+        return linear * 1 + (total - linear) * rest
     if setup.method != "qlora":
         return total * _bytes(setup.precision)
     linear = quantised_params(arch, setup)
     nf4 = NF4_BYTES_PER_PARAM if setup.nf4_double_quant else NF4_SINGLE_BYTES_PER_PARAM
-    return linear * nf4 + (total - linear) * _bytes(setup.precision)
+    return linear * nf4 + (total - linear) * rest
 
 
 def trainable_params(arch: Architecture, setup: TrainSetup) -> int:

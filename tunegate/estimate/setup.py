@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tunegate.estimate.architecture import Architecture
 from tunegate.spec.model import EIGHT_BIT_OPTIMIZERS, Spec
+from tunegate.spec.model_classes import asked_for, attention_support, effective_attention
 
 Precision = Literal["bf16", "fp16", "fp32"]
 Attention = Literal["sdpa", "flash_attention_2", "eager"]
@@ -86,6 +87,10 @@ class TrainSetup(BaseModel):
     # in 16 bit (bitsandbytes issue #1849) and which no target name matches.
     linear_experts: bool = False
     int8_base: bool = False  # the frozen base's linear layers held in 8 bit (LLM.int8, load_in_8bit)
+    # PEFT's prepare_model_for_kbit_training (tunegate's trainer, axolotl and TRL call it on a 4-bit or
+    # 8-bit base) casts every parameter it did not quantise to fp32: embeddings, lm_head, norms
+    # (+1.96 GiB on Llama-3.1-8B, +3.9 GiB on 70B; issue 31). Off in the published rows' setups.
+    kbit_fp32_rest: bool = False
     packing: bool = False  # rows full of records (training.packing): a step trains batch x seq_len tokens
     saved_module_params: int = 0  # parameters of lora.modules_to_save, trained in full beside the adapter
 
@@ -148,6 +153,14 @@ def _state_bytes(optimizer: str) -> float:
     return 1.0 if optimizer in EIGHT_BIT_OPTIMIZERS else 4.0
 
 
+def planned_attention(spec: Spec, arch: Architecture | None) -> str:
+    """The kernel the run loads: the spec's, or, left unset, the installed transformers' fallback
+    for this model class (Gemma-2 refuses sdpa: eager, whose score matrix the memory model counts)."""
+    t = spec.training
+    support = attention_support(arch.model_type) if arch is not None else None
+    return effective_attention(t.attention, support, asked_for(t), spec.model.hub_kernels)
+
+
 def setup_from_spec(spec: Spec, saved_module_params: int = 0, arch: Architecture | None = None) -> TrainSetup:
     """The TrainSetup a spec describes (`saved_module_params`: the size of lora.modules_to_save; `arch`:
     the model, whose checkpoint may be stored quantised)."""
@@ -159,11 +172,11 @@ def setup_from_spec(spec: Spec, saved_module_params: int = 0, arch: Architecture
         optimizer_state="fp32" if t.master_weights == "fp32" else "param_dtype",
         optimizer_state_bytes=_state_bytes(t.optimizer), paged_optimizer=t.optimizer.startswith("paged_"),
         linear_experts=experts_are_linear_modules(),
-        int8_base=base_quantization(spec, arch) == "8bit", packing=t.packing,
+        int8_base=base_quantization(spec, arch) == "8bit", kbit_fp32_rest=True, packing=t.packing,
         saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,
-        attention=t.attention, compile=t.compile, lora_r=spec.lora.r,
+        attention=planned_attention(spec, arch), compile=t.compile, lora_r=spec.lora.r,
         lora_targets=spec.lora.target_modules, lora_dropout=spec.lora.dropout,
         gpu_count=spec.hardware.count, sharding=t.sharding,
     )

@@ -17,6 +17,7 @@ from tunegate.estimate.setup import setup_from_spec
 from tunegate.facts import GateFacts
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.checkpoint import Stored
+from tunegate.spec.model_classes import asked_for, attention_support
 from tunegate.spec.trainer_support import stored_loader_missing
 from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
@@ -55,6 +56,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     _memory_findings(out, est, spec, file, base)
     _trainer_findings(out, est, spec, file)
     _context_findings(out, est, spec, file)
+    _attention_findings(out, est, spec, file)
     _target_findings(out, est, spec, file)
     _batch_findings(out, est, spec, ctx.facts, file)
     _claim_findings(out, found[0], est, file)
@@ -170,6 +172,27 @@ def _context_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
             "model never saw, which degrades what it learns from long records (and what it can do with them)",
             f"Set training.max_seq_len: {most} or less, or start from a long-context variant of the model "
             "(one whose config.json has a rope_scaling).", file=file, key="training.max_seq_len")
+
+
+def _attention_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG417: an attention kernel the model class refuses; TG418: the default it falls back from."""
+    support = attention_support(est.model_type)
+    requested, hub = spec.training.attention, spec.model.hub_kernels
+    if support is None or support.accepts(requested, hub):
+        return
+    others = " or ".join(k for k in support.accepted(hub) if k != requested)
+    if asked_for(spec.training):
+        out.add("TG417", "error", f"attention {requested} (training.attention): {support.refusal(requested)}, so "
+                f"the base '{spec.model.id}' ({est.model_type}) fails to load at the start of the run",
+                f"Use the {others} kernel instead (what {support.class_name} accepts in transformers "
+                f"{support.transformers}).", file=file, key="training.attention")
+        return
+    used = est.setup.attention
+    sized = " (eager keeps each layer's seq x seq attention scores)" if used == "eager" else ""
+    out.add("TG418", "info", f"training.attention is not set and {support.class_name} does not support {requested}: "
+            f"transformers {support.transformers} loads it with {used}, which the estimate sizes{sized}",
+            f"Nothing to fix; name the kernel ({others}) to make the choice explicit.",
+            file=file, key="training.attention")
 
 
 def _target_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:

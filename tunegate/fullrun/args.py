@@ -56,9 +56,10 @@ def choose_place(spec: Spec, log: Callable[[str], None]) -> RunPlace:
     precision = supported_precision(spec.training.precision, device)
     if precision != spec.training.precision:
         log(f"training.precision {spec.training.precision} is not supported on this {device}: training in {precision}")
-    attention = supported_attention(spec.training.attention, device)
+    attention = supported_attention(spec, device)
     if attention != spec.training.attention:
-        log(f"training.attention {spec.training.attention} cannot run here (CUDA and flash-attn needed): using {attention}")
+        log(f"training.attention {spec.training.attention} cannot run here (flash_attention_2 needs CUDA and "
+            f"flash-attn; the model's class may refuse a kernel): using {attention}")
     if device == "cpu":
         log(f"no GPU here: training on the CPU in {precision}; its speed and memory are not a GPU's")
     return RunPlace(device, precision, attention)
@@ -71,7 +72,7 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
 
     t, save_steps = spec.training, spec.full_run.save_steps
     steps = max_steps or t.max_steps
-    return TrainingArguments(
+    args = TrainingArguments(
         output_dir=str(Path(output_dir) / CHECKPOINTS),
         per_device_train_batch_size=t.micro_batch_size, per_device_eval_batch_size=t.micro_batch_size,
         gradient_accumulation_steps=t.grad_accum_steps, learning_rate=t.learning_rate,
@@ -95,3 +96,12 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         # every LoRA parameter is in the forward pass: DDP's search for unused ones is pure cost
         ddp_find_unused_parameters=False,
     )
+    return one_device_per_process(args)
+
+
+def one_device_per_process(args: Any) -> Any:
+    """Never nn.DataParallel: a single process that still sees several GPUs (started by hand,
+    without the launcher's CUDA_VISIBLE_DEVICES, tunegate.fullrun.devices) trains on its first."""
+    if args.n_gpu > 1:
+        args._n_gpu = 1  # the Trainer wraps in DataParallel when n_gpu > 1; one process, one device
+    return args

@@ -25,12 +25,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tunegate.errors import LaunchConfigError
+from tunegate.fullrun.devices import planned_devices
 from tunegate.fullrun.forks import FORKS
 from tunegate.fullrun.result import NO_RESULT, TIMED_OUT, TrainResult, failed
 from tunegate.fullrun.standby import STANDBY, hand_over
 from tunegate.fullrun.standby import die_with_parent as _dying_with_parent
 from tunegate.spec.model import Spec
 from tunegate.tracking.record import secret_env_names
+from tunegate.training.hub_kernels import kernels_env
 
 MIXED_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}
 DEFAULT_PORT = "29500"  # torch.distributed's default
@@ -119,11 +121,13 @@ def _master(env: Mapping[str, str]) -> str:
 
 def training_env(spec: Spec, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for the launched run: the caller's, without the API keys the trainer never
-    needs (the advisor's and the usual providers'), with unbuffered output so lines stream, and
-    with this tunegate first on PYTHONPATH, so the run imports the caller's code from any folder."""
+    needs (the advisor's and the usual providers'), with unbuffered output so lines stream, with
+    this tunegate first on PYTHONPATH, so the run imports the caller's code from any folder, and
+    with transformers' hub kernels off unless the spec asks (tunegate.training.hub_kernels)."""
     env = dict(os.environ if base is None else base)
     for name in secret_env_names(spec):
         env.pop(name, None)
+    kernels_env(spec, env)
     env["PYTHONUNBUFFERED"] = "1"
     source = str(Path(__file__).resolve().parents[2])  # the folder holding the tunegate package
     env["PYTHONPATH"] = os.pathsep.join([source, *filter(None, [env.get("PYTHONPATH")])])
@@ -214,10 +218,12 @@ def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print
     output = spec.full_run.output_dir
     output.mkdir(parents=True, exist_ok=True)
     result_path = output / "train_result.json"
-    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path, resume=resume)
+    env = training_env(spec)  # drops the advisor's API key: the trainer never needs it
+    cmd = launch_command(spec, Path(spec_path).resolve(), output, result_path, resume=resume, env=env)
+    # each process one GPU of its own, never DataParallel over every device of the machine
+    env = planned_devices(env, num_processes(spec, int(env.get("NNODES", "1")), log=lambda _: None))
     log("launching: " + " ".join(cmd))
-    # training_env drops the advisor's API key: the trainer never needs it.
-    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env={**training_env(spec), **(live or {})})
+    return run_launched(cmd, result_path, timeout_s=timeout_s, log=log, env={**env, **(live or {})})
 
 
 def torch_threads(parallel: int, cores: int | None = None) -> int:
@@ -267,7 +273,8 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
 
 def candidate_env(spec: Spec, threads: int) -> dict[str, str]:
     """A sweep candidate's training environment: `training_env` with torch's threads, which torch
-    reads once, at start (so a standby trainer is started with them)."""
-    env = training_env(spec)
+    reads once, at start (so a standby trainer is started with them), and one GPU: the first of the
+    worker's own (a Dask worker's, a Ray task's), never DataParallel over all of them."""
+    env = planned_devices(training_env(spec), 1)
     env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     return env

@@ -83,6 +83,9 @@ class TrainResult(_Model):
     tokens_per_s: float | None = Field(None, description="Non-padding tokens per second, all processes together.")
     peak_memory_bytes: int | None = Field(None, description="Main process: CUDA allocator peak, else peak RSS.")
     peak_memory_source: str | None = None
+    peak_reserved_bytes: int | None = Field(None, description="Main process on CUDA: the allocator's peak reserved bytes.")
+    cuda_context_bytes: int | None = Field(None, description="Main process on CUDA: device memory held beyond what "
+                                                             "the allocator reserved (context, cuBLAS, kernels).")
     device: str | None = None
     precision: str | None = None
     attention: str | None = None

@@ -52,6 +52,10 @@ class ModelSpec(Section):
     revision: str | None = Field(None, description="Git revision (commit sha) of the model repo.")
     trust_remote_code: bool = Field(False, description="Run the model repo's own Python code. "
                                                        "Only with a pinned revision.")
+    hub_kernels: bool = Field(False, description="Let transformers download and run kernels from the Hugging "
+                                                 "Face Hub (its `kernels` integration: unpinned remote code, and "
+                                                 "a crash on an offline GPU box). Off: every load passes "
+                                                 "use_kernels=False and training runs with USE_HUB_KERNELS=NO.")
     quantization: Literal["none", "4bit", "8bit"] = Field(
         "none", description="'4bit' loads the frozen base in NF4 (QLoRA); '8bit' in LLM.int8 (bitsandbytes).")
     pad_token: str | None = Field(None, description="Token to pad with (axolotl's special_tokens.pad_token); "

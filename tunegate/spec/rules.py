@@ -67,6 +67,14 @@ def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[F
                        "model.trust_remote_code is true without a pinned model.revision",
                        "Pin model.revision to the commit sha you reviewed: remote code runs with your "
                        "credentials.", loc, file)
+    if spec.model.hub_kernels:
+        yield _finding("TG126", "warning", "model.hub_kernels",
+                       "model.hub_kernels is true: transformers will download kernels from the Hugging Face Hub "
+                       "(kernels-community/rotary, flash-attn and others, chosen by model and GPU) at load and at "
+                       "the first train() and eval(), and run them in the training process: unpinned remote code, "
+                       "and on an offline GPU box a crash at the first step",
+                       "Remove model.hub_kernels unless you reviewed those repos and the GPU box can reach the "
+                       "Hub (or has them cached); the PyTorch kernels train the same model.", loc, file)
     if t.sharding != "none" and hw.count == 1:
         yield _finding(SHARDING_ON_ONE_GPU, "warning", "training.sharding",
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",

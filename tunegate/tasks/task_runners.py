@@ -22,10 +22,12 @@ would run max_parallel x cores busy threads.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tunegate.errors import UsageError
+from tunegate.fullrun.devices import parent_devices
 from tunegate.fullrun.launcher import torch_threads
 from tunegate.spec.model import Spec
 from tunegate.spec.runner_support import gpu_per_candidate
@@ -110,11 +112,26 @@ def _dask(spec: Spec) -> Any:
 
 def gpu_cluster(gpus: int, env: dict[str, str], **kwargs: Any) -> Any:
     """A local Dask cluster of `gpus` single-threaded worker processes, worker i holding the resource
-    GPU=1 and seeing device i only (a LocalCluster gives every worker the same environment)."""
+    GPU=1 and seeing the i-th of this process's own devices only (a LocalCluster gives every worker
+    the same environment)."""
     from distributed import Nanny, Scheduler, SpecCluster
 
-    workers = {f"gpu-{i}": {"cls": Nanny, "options": {
-        "nthreads": 1, "resources": {"GPU": 1}, "env": {**env, "CUDA_VISIBLE_DEVICES": str(i)}}}
-        for i in range(gpus)}
     scheduler = {"cls": Scheduler, "options": {"dashboard_address": None}}
-    return SpecCluster(workers=workers, scheduler=scheduler, **kwargs)
+    return SpecCluster(workers=gpu_workers(gpus, env), scheduler=scheduler, **kwargs)
+
+
+def gpu_workers(gpus: int, env: dict[str, str], parent: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Dask worker specs, one per GPU, each seeing one of the parent's devices: under SLURM's
+    CUDA_VISIBLE_DEVICES=4,5 the workers see 4 and 5, not 0 and 1 (devices of other jobs)."""
+    from distributed import Nanny
+
+    devices = parent_devices(os.environ if parent is None else parent)
+    if devices and gpus > len(devices):
+        raise UsageError(f"the sweep asks for {gpus} GPU workers (hardware.count, at most sweep.max_parallel) but "
+                         f"only {len(devices)} GPU(s) are visible here (CUDA_VISIBLE_DEVICES={','.join(devices)}): "
+                         "lower hardware.count or sweep.max_parallel")
+    # no GPU here (a CPU machine running the GPU layout, as the tests do): the declared ids
+    devices = devices or [str(i) for i in range(gpus)]
+    return {f"gpu-{i}": {"cls": Nanny, "options": {
+        "nthreads": 1, "resources": {"GPU": 1}, "env": {**env, "CUDA_VISIBLE_DEVICES": devices[i]}}}
+        for i in range(gpus)}

@@ -6,10 +6,13 @@ precision or attention speaks for the full run too.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tunegate.report import FindingCollector
+from tunegate.spec.checkpoint import config_of, read_config
 from tunegate.spec.model import Spec
+from tunegate.spec.model_classes import AttentionSupport, attention_support, effective_attention
 
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
@@ -50,11 +53,12 @@ def choose_place(spec: Spec, out: FindingCollector) -> RunPlace | None:
         return None
     device = devices[0] if wanted == "auto" else wanted
     precision = _fit_precision(spec.training.precision, device, out)
-    attention = supported_attention(spec.training.attention, device)
-    if attention != spec.training.attention:
+    attention = supported_attention(spec, device)
+    if spec.training.attention == "flash_attention_2" and attention != "flash_attention_2" \
+            and not _flash_attention_ready(device):
         out.add("TG514", "warning", f"attention flash_attention_2 cannot run on {device} here (it needs CUDA "
-                "and the flash-attn package); the mini-run uses sdpa", "Install flash-attn on the GPU "
-                "machine; sdpa gives the same results, so the mini-run's checks still hold.",
+                f"and the flash-attn package); the mini-run uses {attention}", "Install flash-attn on the GPU "
+                f"machine; {attention} gives the same results, so the mini-run's checks still hold.",
                 key="training.attention")
     if device == "cpu":
         out.add("TG515", "info", f"the mini-run runs on the CPU in {precision}"
@@ -68,18 +72,43 @@ def supported_precision(precision: str, device: str) -> str:
     """`precision`, or fp16 where the device has no bf16 (GPUs before Ampere, MPS before macOS 14)."""
     import torch
 
-    if device.startswith("cuda") and precision == "bf16" and not torch.cuda.is_bf16_supported():
+    # including_emulation=False: torch's default counts a T4's or V100's emulated bf16 (it creates a
+    # bf16 tensor), which runs every matmul many times slower and is no bf16 support (issue 31).
+    if device.startswith("cuda") and precision == "bf16" and not torch.cuda.is_bf16_supported(including_emulation=False):
         return "fp16"
     if device == "mps" and precision == "bf16" and not _mps_bf16():
         return "fp16"
     return precision
 
 
-def supported_attention(attention: str, device: str) -> str:
-    """`attention`, or sdpa where flash_attention_2 cannot run (no CUDA or no flash-attn package)."""
-    if attention == "flash_attention_2" and not _flash_attention_ready(device):
-        return "sdpa"
-    return attention
+def supported_attention(spec: Spec, device: str) -> str:
+    """The spec's attention where the device and the installed model class run it; else what
+    transformers' own default falls back to (sdpa, else eager: Gemma-2 refuses sdpa). Never a kernel
+    transformers would download from the Hub (gpt_oss swaps flash_attention_2 for one) unless the
+    spec allows hub kernels. The gate refuses a kernel the class refuses when the spec names it (TG417)."""
+    support = class_support(spec)
+    kernel = effective_attention(spec.training.attention, support, explicit=False, hub_kernels=spec.model.hub_kernels)
+    if kernel == "flash_attention_2" and not _flash_attention_ready(device):  # no CUDA or no flash-attn package
+        kernel = effective_attention("sdpa", support, explicit=False)
+    return kernel
+
+
+def class_support(spec: Spec) -> AttentionSupport | None:
+    """What model.id's class accepts, from its config.json on this disk or in the Hugging Face cache."""
+    found = config_of(spec.model.id, None)
+    config = found[1] if found is not None else _cached_config(spec)
+    model_type = config.get("model_type") if config else None
+    return attention_support(model_type) if isinstance(model_type, str) else None
+
+
+def _cached_config(spec: Spec) -> dict[str, Any] | None:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(spec.model.id, "config.json", revision=spec.model.revision)
+        return read_config(Path(cached)) if isinstance(cached, str) else None
+    except Exception:  # noqa: BLE001  (not a repo id, not cached, unreadable: the load itself decides)
+        return None
 
 
 def _fit_precision(precision: str, device: str, out: FindingCollector) -> str:

@@ -16,9 +16,11 @@ def load_model(path: str, spec: Spec, place: RunPlace) -> Any:
     """Load the base model in the run's precision onto its device (OSError/ValueError when it cannot)."""
     from transformers import AutoModelForCausalLM
 
+    from tunegate.training.hub_kernels import load_options
+
     model = AutoModelForCausalLM.from_pretrained(
         path, revision=spec.model.revision, trust_remote_code=spec.model.trust_remote_code,
-        dtype=place.dtype, attn_implementation=place.attention, **_quantized(spec, place))
+        dtype=place.dtype, attn_implementation=place.attention, **load_options(spec), **_quantized(spec, place))
     # The KV cache is for generation; in training it only costs memory, and with it on, transformers
     # does not build the per-record attention mask packed rows need (tunegate.training.packing).
     model.config.use_cache = False

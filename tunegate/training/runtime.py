@@ -91,14 +91,23 @@ def scratch_dir() -> tempfile.TemporaryDirectory:
 
 
 def peak_memory(device: str) -> dict[str, Any]:
-    """Peak memory of the run: the CUDA allocator's high-water mark, else the process's peak RSS."""
+    """Peak memory of the run: the CUDA allocator's high-water mark, else the process's peak RSS.
+
+    On CUDA also what the estimate's reserve and context terms model: the allocator's peak reserved
+    bytes (allocated plus its cached blocks) and the CUDA context (what the device holds beyond what
+    the allocator reserved: the driver's context, cuBLAS and kernel images), read from mem_get_info.
+    """
     import sys
 
     if device == "cuda":
         import torch
 
+        free, total = torch.cuda.mem_get_info()
+        held = total - free  # by this process (and any other on the device: a shared GPU overstates it)
         return {"peak_memory_bytes": int(torch.cuda.max_memory_allocated()),
-                "peak_memory_source": "torch.cuda.max_memory_allocated"}
+                "peak_memory_source": "torch.cuda.max_memory_allocated",
+                "peak_reserved_bytes": int(torch.cuda.max_memory_reserved()),
+                "cuda_context_bytes": max(0, int(held - torch.cuda.memory_reserved()))}
     import resource
 
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

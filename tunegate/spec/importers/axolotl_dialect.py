@@ -241,7 +241,8 @@ def _attention(cmap: ConfigMap) -> None:
                      "Use attn_implementation: flash_attention_2, sdpa or eager.")
         return
     key = next((k for k in ("attn_implementation", *flags) if cmap.has(k)), None)
-    cmap.set("training.attention", _ATTENTION.get(impl or "sdpa", "sdpa"), key)
+    if key is not None:  # none set: axolotl leaves the choice to transformers (sdpa, else eager), as the spec's default
+        cmap.set("training.attention", _ATTENTION.get(impl or "sdpa", "sdpa"), key)
 
 
 def _data(cmap: ConfigMap) -> None:

@@ -156,8 +156,9 @@ def _precision(cmap: ConfigMap) -> None:
     if attention is not None and attention not in ("sdpa", "eager", "flash_attention_2"):
         not_honoured(cmap, "attn_implementation", f"attn_implementation {attention!r} is not one tunegate's full "
                      "run can use", "Use flash_attention_2, sdpa or eager.")
-    cmap.set("training.attention", attention if attention in ("eager", "flash_attention_2") else "sdpa",
-             "attn_implementation")
+    if attention is not None:  # unset: transformers chooses (sdpa, else eager), as the spec's default
+        cmap.set("training.attention", attention if attention in ("eager", "flash_attention_2") else "sdpa",
+                 "attn_implementation")
 
 
 def _schedule(cmap: ConfigMap) -> None:
