@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.formats.format_info import CHAT, FormatInfo
 from tunegate.formats import shape
+from tunegate.formats.format_info import CHAT, FormatInfo
 from tunegate.formats.problem import Problem, dotted, kind, show
 from tunegate.formats.turns import Names, Turn, source_rules
 
@@ -179,7 +179,7 @@ def _call_problem(call: Any) -> str:
         return ""  # TRL's and transformers' tool-use format: chat templates render the object
     if type(args) is not str:
         return f"function.arguments is {kind(args)}; the arguments are a JSON object, or one as JSON text"
-    import orjson  # here: a spec check that stops at the spec (it imports the registry) never needs it
+    import orjson  # here, not on top: the spec stage imports the formats, and a rejected spec never needs it
 
     try:
         orjson.loads(args)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.formats.format_info import FormatInfo
 from tunegate.formats import shape
+from tunegate.formats.format_info import FormatInfo
 from tunegate.formats.problem import Problem, dotted, kind, show
 from tunegate.formats.turns import Names, Turn, source_rules
 
@@ -109,7 +109,7 @@ def _weight(where: tuple, item: dict, out: list[Problem]) -> bool:
 
 def _calls(value: str) -> list[dict[str, Any]]:
     """LLaMA-Factory's function_call value (one {"name", "arguments"} or a list of them) as OpenAI tool_calls."""
-    import orjson  # here: a spec check that stops at the spec (it imports the registry) never needs it
+    import orjson  # here, not on top: the spec stage imports the formats, and a rejected spec never needs it
 
     found = orjson.loads(value)
     return [{"type": "function", "function": {"name": c["name"], "arguments": c.get("arguments", {})}}
