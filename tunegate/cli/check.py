@@ -15,6 +15,7 @@ import sys
 
 from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
+from tunegate import formats
 from tunegate.errors import UsageError
 
 
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the spec YAML, or an axolotl / TRL `trl sft` config (omit to check only --train/--validation)")
     p.add_argument("--from", dest="kind", choices=importers.KINDS,
                    help="what the config file is (default: detected from its keys)")
-    p.add_argument("--data-format", choices=["auto", "messages", "sharegpt", "alpaca", "prompt_completion"],
+    p.add_argument("--data-format", choices=formats.CHOICES,
                    help="the records' format (overrides data.format; default auto: each file's first record decides)")
     p.add_argument("--train", metavar="PATH", help="training JSONL (overrides data.train)")
     p.add_argument("--validation", metavar="PATH", help="validation JSONL (overrides data.validation)")

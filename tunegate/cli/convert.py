@@ -9,21 +9,17 @@ every record is kept; ShareGPT's `from`/`value` become `role`/`content`, Alpaca'
 user and an assistant turn (LLaMA-Factory's rule), a TRL prompt's replies get `weight: 0`. The
 output is written to a temporary file and renamed into place, then its content digest is compared
 with the input's (both in chat form): they must be equal, or the output is removed. The input is
-never overwritten (exit 2), nor an existing output without --force.
+never overwritten (exit 2), nor an existing output without --force. The conversion itself is
+`tunegate.dataset.convert`; this module parses the flags and says what happened.
 """
 from __future__ import annotations
 
 import argparse
-import gzip
-import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
+from tunegate import formats
 from tunegate.cli.streams import say
-from tunegate.errors import TunegateError, UsageError
-from tunegate.pathguard import shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,9 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "has errors, 2 usage error.")
     p.add_argument("input", type=Path, metavar="IN", help="the dataset file to convert")
     p.add_argument("output", type=Path, metavar="OUT", help="the JSONL file to write (.jsonl.gz compresses)")
-    p.add_argument("--to", choices=["messages"], default="messages", help="the output format (OpenAI chat)")
-    p.add_argument("--from", dest="source", default="auto",
-                   choices=["auto", "messages", "sharegpt", "alpaca", "prompt_completion"],
+    p.add_argument("--to", choices=[formats.CHAT], default=formats.CHAT, help="the output format (OpenAI chat)")
+    p.add_argument("--from", dest="source", default=formats.AUTO, choices=formats.CHOICES,
                    help="the input's format (default: detected from its first record)")
     p.add_argument("--force", action="store_true", help="replace OUT if it exists (never IN)")
     p.set_defaults(run=run)
@@ -43,9 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.dataset import validate_dataset
+    from tunegate.dataset.convert import convert_file, refuse_unsafe
     from tunegate.render import finding_lines, use_colour
 
-    _refuse_unsafe(args.input, args.output, args.force)
+    refuse_unsafe(args.input, args.output, args.force)
     checked = validate_dataset({"input": args.input}, cap=10, fmt=args.source)
     errors = [f for f in checked.findings if f.severity == "error"]
     if errors:
@@ -54,64 +50,10 @@ def run(args: argparse.Namespace) -> int:
         total = sum(n for code, n in checked.totals_by_code.items() if any(f.code == code for f in errors))
         say(f"tunegate: not converted: {args.input} has {total} error(s) (first ones above); fix them first")
         return 1
-    fmt = checked.stats["input"]["format"] or "messages"
-    written = _write(args.input, args.output, args.source)
-    _verify(args.input, args.output)
-    if fmt == "prompt_completion":
-        sys.stderr.write("note: plain-text prompt/completion records become a user and an assistant turn, which "
-                         "trainers render through the chat template (TRL trains plain text without one)\n")
-    print(f"{written} records: {args.input} ({fmt}) -> {args.output} (messages)")
+    fmt = checked.stats["input"]["format"] or formats.CHAT
+    written = convert_file(args.input, args.output, args.source, force=args.force)
+    note = formats.info(fmt).convert_note
+    if note:
+        sys.stderr.write(f"note: {note}\n")
+    print(f"{written} records: {args.input} ({fmt}) -> {args.output} ({formats.CHAT})")
     return 0
-
-
-def _refuse_unsafe(source: Path, target: Path, force: bool) -> None:
-    try:
-        mode = os.lstat(target).st_mode
-    except OSError:
-        mode = None
-    # A folder, device, FIFO or socket is never replaced, --force or not: renaming the output over
-    # /dev/null (run as root) would put a plain file where every program writes its discards.
-    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
-        raise UsageError(f"OUT {shown(target)} is {kind}, not a file: give the path of the JSONL file to write")
-    if target.exists() or target.is_symlink():
-        if source.exists() and (target.resolve() == source.resolve() or os.path.samefile(source, target)):
-            raise UsageError(f"refusing to overwrite the input {source}: give another OUT")
-        if not force:
-            raise UsageError(f"{target} exists; pass --force to replace it")
-
-
-def _write(source: Path, target: Path, fmt: str) -> int:
-    import orjson
-
-    from tunegate.dataset.fingerprint import json_default
-    from tunegate.dataset.records import iter_canonical
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    count = 0
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.name.endswith(".gz") else raw
-            for _, _, record in iter_canonical(source, fmt, strict=True):
-                # A number a double cannot hold is read as a Decimal: written back digit for digit.
-                out.write(orjson.dumps(record, default=json_default) + b"\n")
-                count += 1
-            if out is not raw:
-                out.close()
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return count
-
-
-def _verify(source: Path, target: Path) -> None:
-    """The output's digest must equal the input's: nothing was lost or changed on the way."""
-    from tunegate.dataset.fingerprint import fingerprint_file
-
-    before, after = fingerprint_file(source), fingerprint_file(target)
-    if (before.digest, before.records) != (after.digest, after.records):
-        target.unlink(missing_ok=True)
-        raise TunegateError(f"the written file does not match {source} ({after.records} vs {before.records} "
-                            "records, digests differ); it was removed. This is a bug in tunegate: please report it.")

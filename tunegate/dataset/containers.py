@@ -15,11 +15,12 @@ from typing import Any, BinaryIO
 import orjson
 
 from tunegate.dataset import arrow_rows, csv_rows, json_array, parquet_rows
-from tunegate.dataset.json_line import diagnose, non_object, shift
+from tunegate.dataset.json_line import INVALID_JSON, diagnose, non_object, shift
 from tunegate.errors import BrokenContainer, DecompressionBomb, MissingDependency
 from tunegate.report import Finding
 
-_BREAK_CODES = {"utf8": "TG221", "depth": "TG224", "size": "TG228", "quote": "TG276", "csv": "TG276"}
+_BOMB = ("Check the file: `gzip -l FILE` shows its sizes. Real data inflates 3-10x; if it is data, store it "
+         "uncompressed.")
 
 
 class _Shifted:
@@ -64,13 +65,11 @@ def array_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, byt
             index += 1
     except BrokenContainer as exc:
         last = exc.line or last
-        reader.error(_BREAK_CODES.get(exc.kind, "TG220"), f"{exc}; the array cannot be read past this point",
-                     "Fix the JSON at this place (`python -m json.tool FILE` shows the same error); every "
-                     "element after a break is unreadable.", line=exc.line, column=exc.column, record=index)
+        reader.broken(exc, INVALID_JSON, f"{exc}; the array cannot be read past this point", "Fix the JSON at this "
+                      "place (`python -m json.tool FILE` shows the same error); every element after a break is "
+                      "unreadable.", record=index)
     except DecompressionBomb as exc:
-        reader.error("TG247", f"{exc}; reading stopped in the element at line {last} ({exc.inflated:,} bytes "
-                     "inflated)", "Check the file: `gzip -l FILE` shows its sizes. Real data inflates 3-10x; "
-                     "if it is data, store it uncompressed.", line=last or 1, column=1)
+        reader.stopped_inflating(exc, f"in the element at line {last}", last or 1, _BOMB)
     except (OSError, EOFError, zlib.error) as exc:  # a corrupt or truncated gzip stream, a failing disk
         reader.read_failed(last, exc)
     finally:
@@ -151,13 +150,11 @@ def csv_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, bytes
             _header_findings(reader, table)
     except BrokenContainer as exc:
         reader.unreadable = True  # what follows is unread, not absent: no "no rows" besides
-        reader.error(_BREAK_CODES.get(exc.kind, "TG276"), f"{exc}; the CSV cannot be read past this point",
-                     _CSV_FIXES.get(exc.kind, _CSV_FIXES["csv"]), line=exc.line, column=exc.column, record=index)
+        reader.broken(exc, "TG276", f"{exc}; the CSV cannot be read past this point",
+                      _CSV_FIXES.get(exc.kind, _CSV_FIXES["csv"]), record=index)
     except DecompressionBomb as exc:
         reader.unreadable = True
-        reader.error("TG247", f"{exc}; reading stopped after line {table.lines.count} ({exc.inflated:,} bytes "
-                     "inflated)", "Check the file: `gzip -l FILE` shows its sizes. Real data inflates 3-10x; "
-                     "if it is data, store it uncompressed.", line=table.lines.count or 1, column=1)
+        reader.stopped_inflating(exc, f"after line {table.lines.count}", table.lines.count or 1, _BOMB)
     except (OSError, EOFError, zlib.error) as exc:
         reader.unreadable = True
         reader.read_failed(table.lines.count, exc)

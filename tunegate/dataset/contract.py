@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from tunegate import formats
-from tunegate.formats import other_types
 from tunegate.dataset.json_line import locate, shift
-from tunegate.formats.problem import key_list
+from tunegate.formats import other_types, shape
+from tunegate.formats.turns import NOTHING_TRAINED, ends_early
 from tunegate.native import compiled
 from tunegate.report import FindingCollector
 
@@ -67,11 +67,6 @@ def python_scan(msgs: Any, lengths: dict[str, list[int]]) -> int:
 # The same verdicts and appends, a message at a time in compiled code (tunegate/native/scan.c).
 scan = compiled.scan if compiled is not None else python_scan
 
-# The formats whose every token training.loss_on: all trains, weight-0 replies too (a prompt-completion
-# record trains its completion only, whatever loss_on says: its TG265 stands).
-TRAINS_EVERY_TOKEN = ("messages", "sharegpt")
-
-
 class Explainer:
     """Turns a record's contract problems into findings with their place and fix."""
 
@@ -83,43 +78,44 @@ class Explainer:
     def explain(self, raw: bytes, record: dict, line: int, index: int, fmt: str) -> None:
         """Report every contract problem of one record read as `fmt`."""
         for p in formats.problems(record, fmt):
-            if p.code == "TG265" and self.trains_all and fmt in TRAINS_EVERY_TOKEN:
+            # A record that trains its completion only, whatever loss_on says, keeps its TG265.
+            if p.code == NOTHING_TRAINED and self.trains_all and formats.INFO[fmt].trains_every_token:
                 continue  # every reply weighted 0, but training.loss_on: all trains it anyway (TG542 warns)
-            self._add(p.code, p.severity, raw, p.path, line, index, p.message, p.hint)
+            self._report(p, raw, line, index)
 
     def last_turn(self, raw: bytes, msgs: list, line: int, index: int) -> None:
         """Report TG204 when the last of two or more messages is a user or system turn."""
         last = msgs[-1] if len(msgs) >= 2 else None
         if type(last) is not dict or last.get("role") not in ("user", "system"):
             return
-        self._add("TG204", "error", raw, ("messages", len(msgs) - 1, "role"), line, index,
-                  f"the last message is from {last['role']!r}; a training example must end with the model's reply",
-                  f"Append the model's answer, or drop the trailing {last['role']!r} turn (the model only learns "
-                  "from its replies).")
+        self._report(ends_early(("messages", len(msgs) - 1, "role"), "message", last["role"]), raw, line, index)
 
     def no_format(self, raw: bytes, record: dict, line: int, index: int, fmt: str | None) -> None:
         """TG200: the record has the keys of no format tunegate reads (TG271: those of a type it does not gate)."""
         other = other_types.not_sft(record)
         if other is not None:
-            self._add(other.code, other.severity, raw, other.path, line, index, other.message, other.hint)
+            self._report(other, raw, line, index)
             return
-        if self.out.full("TG200"):  # past the cap: count, do not explain (10M `{}` lines show 20)
-            self.out.count("TG200", "error")
+        if self.out.full(shape.NO_FORMAT):  # past the cap: count, do not explain (10M `{}` lines show 20)
+            self.out.count(shape.NO_FORMAT, "error")
             return
         known = "; ".join(formats.LABELS[f] for f in formats.FORMATS)
         expected = f"the file is {formats.LABELS[fmt]}" if fmt else f"tunegate reads {known}"
-        self._add("TG200", "error", raw, (), line, index, f"record is in no format tunegate reads "
-                  f"(keys: {key_list(record)}); {expected}", "Give the record the keys of its format (e.g. "
-                  "\"messages\": [{\"role\", \"content\"}, ...]), or drop it; set data.format when the file's "
-                  "keys are named differently.")
+        self._report(shape.not_in_format(record, "is in no format tunegate reads", "Give the record the keys of its "
+                                         "format (e.g. \"messages\": [{\"role\", \"content\"}, ...]), or drop it; "
+                                         "set data.format when the file's keys are named differently.",
+                                         after=f"; {expected}"), raw, line, index)
 
     def mixed(self, raw: bytes, line: int, index: int, own: str, fmt: str | None, file_format: Any) -> None:
         """TG260: the record is in another format than the file."""
-        since = (f"data.format is {fmt!r}" if file_format.declared != "auto"
+        since = (f"data.format is {fmt!r}" if file_format.declared != formats.AUTO
                  else f"the file is {formats.LABELS[fmt or '']} from line {file_format.first_line}")
         self._add("TG260", "error", raw, (), line, index, f"record is {formats.LABELS[own]} but {since}: a file holds "
                   "one format", "Convert the odd records (`tunegate convert IN OUT --to messages` writes any format "
                   "as OpenAI chat), or split the file by format; a trainer reads every record the one way.")
+
+    def _report(self, p: formats.Problem, raw: bytes, line: int, index: int) -> None:
+        self._add(p.code, p.severity, raw, p.path, line, index, p.message, p.hint)
 
     def _add(self, code: str, severity: Any, raw: bytes, path: tuple, line: int, index: int, message: str,
              hint: str) -> None:

@@ -2,7 +2,9 @@
 
 Only lines that fail (or records that break the contract) come here, so clarity beats speed.
 Columns are 1-based and count characters (code points), as editors do; orjson's error positions
-are already character offsets.
+are already character offsets. The findings on what a line is (TG220-TG228, TG243) are worded
+here for every container: a `.json` array or a CSV file that breaks the same way gets the code
+of its break from `INVALID_JSON`, `INVALID_UTF8`, `TOO_DEEP` and `TOO_LONG`.
 """
 from __future__ import annotations
 
@@ -13,9 +15,14 @@ from typing import Any, Protocol
 
 import orjson
 
+from tunegate.errors import NumberOutOfRange
+
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 _NOT_JSON_NUMBERS = ("-Infinity", "Infinity", "NaN")
+INVALID_JSON, INVALID_UTF8, TOO_DEEP, TOO_LONG = "TG220", "TG221", "TG224", "TG228"
+_DEEP = ("No chat record nests that deep (a message is 3 levels); the line is corrupt or adversarial. Flatten or "
+         "drop it.")
 
 
 class LineSink(Protocol):
@@ -50,7 +57,7 @@ def diagnose(raw: bytes, exc: orjson.JSONDecodeError, sink: LineSink, line: int,
         text = raw.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError as err:
         bad = raw[err.start:err.start + 4].hex(" ")
-        sink.error("TG221", f"invalid UTF-8 (bytes {bad}): {err.reason}",
+        sink.error(INVALID_UTF8, f"invalid UTF-8 (bytes {bad}): {err.reason}",
                    "Save the file as UTF-8; if it came from Excel or Windows tools it is probably "
                    "cp1252: `iconv -f cp1252 -t UTF-8 in.jsonl > out.jsonl`.",
                    column=char_column(raw, err.start), **place)
@@ -66,8 +73,7 @@ def diagnose(raw: bytes, exc: orjson.JSONDecodeError, sink: LineSink, line: int,
 def _classify(text: str, reason: str, pos: int) -> tuple[str, str, str]:
     """(code, message, hint) for an orjson error at character `pos` of `text`."""
     if "depth limit" in reason:
-        return ("TG224", "nesting deeper than 1024 levels", "No chat record nests that deep (a message "
-                "is 3 levels); the line is corrupt or adversarial. Flatten or drop it.")
+        return (TOO_DEEP, "nesting deeper than 1024 levels", _DEEP)
     if "surrogate" in reason:
         return ("TG225", f"lone UTF-16 surrogate escape near {snippet(text, pos)}",
                 "A \\uD800-\\uDFFF escape must come as a high+low pair; a lone one cannot be encoded as "
@@ -80,7 +86,7 @@ def _classify(text: str, reason: str, pos: int) -> tuple[str, str, str]:
         return ("TG223", f"{what} near {snippet(text, pos)}",
                 "JSON has no NaN or Infinity (Python's json.dumps writes them unless allow_nan=False); "
                 "write null or a finite number, or a string.")
-    return ("TG220", _json_message(text, reason, pos), _json_hint(text, reason, pos))
+    return (INVALID_JSON, _json_message(text, reason, pos), _json_hint(text, reason, pos))
 
 
 def _json_message(text: str, reason: str, pos: int) -> str:
@@ -114,6 +120,43 @@ def non_object(value: Any, sink: LineSink, line: int, index: int) -> None:
         return
     sink.error("TG227", f"the line is {kind}, not a JSON object", "Each line must be one record: "
                "an object like {\"messages\": [...]}.", line=line, column=1, record=index)
+
+
+def not_jsonl(raw: bytes, sink: LineSink, line: int) -> None:
+    """Report a first line that opens a JSON document spread over many lines: an array (TG243) or
+    a pretty-printed object (TG220); reading such a file as JSON Lines stops there."""
+    if raw.lstrip(b" \t\r\n").startswith(b"["):
+        sink.error("TG243", "the file is one JSON array, not JSON Lines",
+                   "Name it .json (tunegate reads a .json array element by element), or convert to one "
+                   "object per line: `jq -c '.[]' data.json > data.jsonl`, or "
+                   "`python -c \"import json,sys; [print(json.dumps(r, ensure_ascii=False)) for r in "
+                   "json.load(sys.stdin)]\" < data.json > data.jsonl`.", line=line, column=1, record=0)
+    else:
+        sink.error(INVALID_JSON, "the file is pretty-printed JSON: the first record spreads over many lines",
+                   "Write each record on ONE line (json.dumps without indent=), or convert with "
+                   "`jq -c . data.json > data.jsonl`.", line=line, column=1, record=0)
+
+
+def too_long(size: int, limit: int, sink: LineSink, line: int, index: int) -> None:
+    """Report a line of `size` bytes, over the `limit` of one record (TG228)."""
+    sink.error(TOO_LONG, f"line is {size:,} bytes, over the {limit:,}-byte limit per record",
+               "Split or shorten the record; no trainer can use a record that size (it would be "
+               "truncated to max_seq_len), and a missing newline between records looks the same.",
+               line=line, column=1, record=index)
+
+
+def too_deep(limit: int, sink: LineSink, line: int, index: int) -> None:
+    """Report a parsed record that nests deeper than `limit` levels (TG224); later checks never see it."""
+    sink.error(TOO_DEEP, f"record nests more than {limit} levels deep", f"{_DEEP} It is not passed to later checks.",
+               line=line, column=1, record=index)
+
+
+def out_of_range(exc: NumberOutOfRange, raw: bytes, sink: LineSink, line: int, index: int) -> None:
+    """Report a number past any range (TG223), which `records.exact_record` refused; later checks never see it."""
+    at = raw.find(exc.text.encode("ascii"))
+    sink.error("TG223", f"{exc}: every reader takes it for 0.0 or infinity, so an edit to it would go unseen",
+               "Write the number with an exponent of at most 18 digits (e.g. 0 or 1e-300), or as a string. It is "
+               "not passed to later checks.", line=line, column=char_column(raw, max(at, 0)), record=index)
 
 
 def locate(raw: bytes, path: tuple[str | int, ...]) -> int:
@@ -213,11 +256,6 @@ def _walk(text: str, pos: int, found: list[tuple[str, int]]) -> int:
         if text[pos] == ",":
             pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
     return pos + 1
-
-
-def deeper_than(value: Any, limit: int) -> bool:
-    """Whether `value` nests containers more than `limit` levels deep (iterative, stops early)."""
-    return nesting(value, limit)[0]
 
 
 def nesting(value: Any, limit: int) -> tuple[bool, bool]:

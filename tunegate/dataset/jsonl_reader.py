@@ -29,16 +29,18 @@ from typing import BinaryIO
 
 import orjson
 
-from tunegate.dataset import containers, json_array
+from tunegate.dataset import containers, json_array, json_line
 from tunegate.dataset.inflate import MAX_RATIO
-from tunegate.dataset.json_line import diagnose, non_object
+from tunegate.dataset.json_line import diagnose, non_object, not_jsonl, too_long
 from tunegate.dataset.records import BOM, MAX_BLANK_RUN, MAX_LINE_BYTES, open_data
-from tunegate.errors import DecompressionBomb, UsageError
+from tunegate.errors import BrokenContainer, DecompressionBomb, UsageError
 from tunegate.file_kinds import HEAD, kind
 from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
 
 _BUFFER = 1 << 20  # the piece a huge line is drained in
+# What a break every container can have is reported as (BrokenContainer.kind -> code).
+_BREAK_CODES = {"utf8": json_line.INVALID_UTF8, "depth": json_line.TOO_DEEP, "size": json_line.TOO_LONG}
 _BLANK = b" \t\r\n"
 # Magic numbers of formats that are not UTF-8 JSONL, and what to tell the user.
 _FOREIGN = [
@@ -140,7 +142,7 @@ class JsonlReader:
                             break
                         continue
                     if index == 0 and first and _starts_document(raw):
-                        self._report_document_file(raw, n)  # every further line would be noise
+                        not_jsonl(raw, self, n)  # every further line would be noise
                         index += 1
                         break
                     diagnose(raw, exc, self, n, index)
@@ -154,10 +156,9 @@ class JsonlReader:
                     non_object(record if first or index or type(record) is not list else [], self, n, index)
                 index += 1
         except DecompressionBomb as exc:
-            self.error("TG247", f"{exc}; reading stopped after line {n} ({exc.inflated:,} bytes inflated)",
-                       f"Check the file: `gzip -l FILE` shows its sizes. Real JSONL inflates 3-10x and even "
-                       f"a file of one record repeated stays under 400x; past {MAX_RATIO}x it is not data. "
-                       "If it is, store it uncompressed.", line=n + 1, column=1)
+            self.stopped_inflating(exc, f"after line {n}", n + 1, "Check the file: `gzip -l FILE` shows its sizes. "
+                                   "Real JSONL inflates 3-10x and even a file of one record repeated stays under "
+                                   f"400x; past {MAX_RATIO}x it is not data. If it is, store it uncompressed.")
         except (OSError, EOFError, zlib.error) as exc:  # a corrupt gzip stream or a failing disk
             self.read_failed(n, exc)
         finally:
@@ -169,6 +170,16 @@ class JsonlReader:
         self.error("TG246", f"{what} after line {n}: {exc}", "Re-create or re-download the file; "
                    "`gzip -t FILE` tests a gzip file.", line=n + 1, column=1)
 
+    def stopped_inflating(self, exc: DecompressionBomb, where: str, line: int, hint: str) -> None:
+        """Report that the stream inflated like a decompression bomb, so reading stopped `where` (TG247)."""
+        self.error("TG247", f"{exc}; reading stopped {where} ({exc.inflated:,} bytes inflated)", hint, line=line,
+                   column=1)
+
+    def broken(self, exc: BrokenContainer, code: str, message: str, hint: str, record: int) -> None:
+        """Report where a container stopped being readable: with `code`, unless the break is one
+        every container shares (invalid UTF-8, too deep, too long), which has its own."""
+        self.error(_BREAK_CODES.get(exc.kind, code), message, hint, line=exc.line, column=exc.column, record=record)
+
     def _skip_long_line(self, readline, limit: int, n: int, index: int) -> int:
         size = limit
         while True:  # drain the rest of the line in 1 MiB pieces: time, but no memory, for a huge line
@@ -176,10 +187,7 @@ class JsonlReader:
             size += len(piece)
             if not piece or piece[-1] == 10:
                 break
-        self.error("TG228", f"line is {size:,} bytes, over the {self.max_line_bytes:,}-byte limit per record",
-                   "Split or shorten the record; no trainer can use a record that size (it would be "
-                   "truncated to max_seq_len), and a missing newline between records looks the same.",
-                   line=n, column=1, record=index)
+        too_long(size, self.max_line_bytes, self, n, index)
         return size - limit  # bytes drained after the first piece
 
     def _report_blank_run(self, start: int) -> None:
@@ -188,18 +196,6 @@ class JsonlReader:
                    "The file is padded or damaged (no writer leaves that many blank lines between records): "
                    "regenerate it, or delete the run (`grep -v '^\\s*$' FILE`) if the records after it are real.",
                    line=start, column=1)
-
-    def _report_document_file(self, raw: bytes, n: int) -> None:
-        if raw.lstrip(_BLANK).startswith(b"["):
-            self.error("TG243", "the file is one JSON array, not JSON Lines",
-                       "Name it .json (tunegate reads a .json array element by element), or convert to one "
-                       "object per line: `jq -c '.[]' data.json > data.jsonl`, or "
-                       "`python -c \"import json,sys; [print(json.dumps(r, ensure_ascii=False)) for r in "
-                       "json.load(sys.stdin)]\" < data.json > data.jsonl`.", line=n, column=1, record=0)
-        else:
-            self.error("TG220", "the file is pretty-printed JSON: the first record spreads over many lines",
-                       "Write each record on ONE line (json.dumps without indent=), or convert with "
-                       "`jq -c . data.json > data.jsonl`.", line=n, column=1, record=0)
 
     def _report_emptiness(self) -> None:
         if self.records_seen or self.unreadable:

@@ -16,6 +16,7 @@ from xxhash import xxh3_64_intdigest
 
 from tunegate import formats
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
+from tunegate.dataset import json_line
 from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
 from tunegate.dataset.line_marks import holds_double_brace, line_marks, may_hold_a_placeholder, may_repeat_a_key
 from tunegate.dataset.records import exact_record
@@ -106,7 +107,7 @@ class RecordChecks:
         """The record later stages may see: None when it nests too deep (reported), else read again
         with exact numbers when orjson may have rounded one the digest must see exactly."""
         if too_deep:
-            self._too_deep(line, index)
+            json_line.too_deep(MAX_DEPTH, self, line, index)
             return None
         return self._exact(raw, record, line, index) if floats else record
 
@@ -146,18 +147,13 @@ class RecordChecks:
         try:
             return exact_record(raw, record)
         except NumberOutOfRange as exc:
-            at = raw.find(exc.text.encode("ascii"))
-            self.out.add("TG223", "error", f"{exc}: every reader takes it for 0.0 or infinity, so an edit "
-                         "to it would go unseen", "Write the number with an exponent of at most 18 digits "
-                         "(e.g. 0 or 1e-300), or as a string. It is not passed to later checks.", file=self.file,
-                         line=line, column=len(raw[:max(at, 0)].decode("utf-8", "replace")) + 1, record=index)
+            json_line.out_of_range(exc, raw, self, line, index)
             return None
 
-    def _too_deep(self, line: int, index: int) -> None:
-        self.out.add("TG224", "error", f"record nests more than {MAX_DEPTH} levels deep", "No chat record "
-                     "nests that deep (a message is 3 levels); the line is corrupt or adversarial. Flatten "
-                     "or drop it. It is not passed to later checks.", file=self.file, line=line, column=1,
-                     record=index)
+    def error(self, code: str, message: str, hint: str, line: int | None = None,
+              column: int | None = None, record: int | None = None) -> None:
+        """An error of this file (the `json_line.LineSink` the line findings are worded for)."""
+        self.out.add(code, "error", message, hint, file=self.file, line=line, column=column, record=record)
 
 
 def _shape(record: dict) -> tuple[int, int, bool, bool]:

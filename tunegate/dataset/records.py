@@ -332,7 +332,7 @@ def iter_chats(path: Path, fmt: str = "auto") -> Iterator[ChatRecord]:
         messages = _messages(chat)
         if messages is not None:
             yield ChatRecord(line, index, messages, plain=formats.is_plain_text(record, found),
-                             completion_only=found == "prompt_completion", tools=_tools(chat.get("tools")))
+                             completion_only=formats.completion_only(found), tools=_tools(chat.get("tools")))
 
 
 def read_chats(path: Path, limit: int | None = None, seed: int = 0, fmt: str = "auto") -> RecordSample:

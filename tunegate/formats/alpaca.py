@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.formats import other_types
-from tunegate.formats.problem import Problem, dotted, kind
+from tunegate.formats import other_types, shape
+from tunegate.formats.format_info import FormatInfo
+from tunegate.formats.problem import Problem, kind
 from tunegate.formats.turns import Names, Turn, source_rules
 
+# Tried after prompt-completion: a record with both signatures is read as TRL's.
+FORMAT = FormatInfo(name="alpaca", label="Alpaca ('instruction'/'output')", keys=("instruction", "output"),
+                    order=2, priority=3)
 NAMES = Names(turns="record", role="field", text="field", turn="field")
 FIELDS = ("system", "history", "instruction", "input", "output")
 _ROLE_OF = {"instruction": "the task", "output": "the reply"}
@@ -27,11 +31,9 @@ def problems(record: dict[str, Any]) -> list[Problem]:
     out: list[Problem] = []
     for key, required in (("instruction", True), ("input", False), ("output", True), ("system", False)):
         if key in record and type(record[key]) is not str and not (key in ("input", "system") and record[key] is None):
-            out.append(Problem("TG206", "error", (key,), f"'{key}' is {kind(record[key])}, not a string",
-                               f"Write '{key}' as text."))
+            out.append(shape.bad_text((key,), f"{kind(record[key])}, not a string", f"Write '{key}' as text."))
         elif required and key not in record:
-            out.append(Problem("TG206", "error", (), f"record has no '{key}'",
-                               f"Give every Alpaca record its '{key}' ({_ROLE_OF[key]})."))
+            out.append(shape.no_field(key, f"Give every Alpaca record its '{key}' ({_ROLE_OF[key]})."))
     history = _history(record.get("history"), out)
     if out:
         return out
@@ -64,13 +66,11 @@ def _history(history: Any, out: list[Problem]) -> list:
     if history is None:
         return []
     if type(history) is not list:
-        out.append(Problem("TG201", "error", ("history",), f"'history' is {kind(history)}, not a list of "
-                           "[question, answer] pairs", "Write history as [[\"question\", \"answer\"], ...], "
-                           "or drop it."))
+        out.append(shape.not_a_list("history", history, "Write history as [[\"question\", \"answer\"], ...], or "
+                                    "drop it.", what="a list of [question, answer] pairs"))
         return []
     for i, pair in enumerate(history):
         if type(pair) is not list or len(pair) != 2 or not all(type(t) is str for t in pair):
-            out.append(Problem("TG203", "error", ("history", i), f"{dotted(('history', i))} is not a "
-                               "[question, answer] pair of strings", "Write each history entry as [\"question\", "
-                               "\"answer\"]."))
+            out.append(shape.not_a_turn(("history", i), pair, "Write each history entry as [\"question\", "
+                                        "\"answer\"].", what="is not a [question, answer] pair of strings"))
     return history

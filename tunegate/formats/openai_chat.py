@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from tunegate.formats.problem import Problem, dotted, key_list, kind, show
+from tunegate.formats import shape
+from tunegate.formats.format_info import CHAT, FormatInfo
+from tunegate.formats.problem import Problem, dotted, kind, show
 from tunegate.formats.turns import Names, Turn, source_rules
 
+FORMAT = FormatInfo(name=CHAT, label="OpenAI chat ('messages')", keys=("messages",), order=0, priority=0,
+                    known_as="OpenAI chat")
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 KNOWN_KEYS = frozenset({"role", "content", "name", "weight", "tool_calls", "tool_call_id",
                         "reasoning_content", "thinking"})
@@ -33,16 +35,21 @@ ALIASES = {"human": "user", "gpt": "assistant", "bot": "assistant", "model": "as
 def problems(record: dict[str, Any]) -> list[Problem]:
     """Every contract problem of one OpenAI chat record."""
     if "messages" not in record:
-        return [Problem("TG200", "error", (), f"record has no 'messages' (keys: {key_list(record)})",
-                        "Every record needs \"messages\": a list of {\"role\", \"content\"} objects.")]
+        return [shape.not_in_format(record, "has no 'messages'",
+                                    "Every record needs \"messages\": a list of {\"role\", \"content\"} objects.")]
     msgs = record["messages"]
     if type(msgs) is not list:
-        return [Problem("TG201", "error", ("messages",), f"'messages' is {kind(msgs)}, not a list",
-                        "Write 'messages' as a JSON array of {\"role\", \"content\"} objects.")]
+        return [shape.not_a_list("messages", msgs, "Write 'messages' as a JSON array of {\"role\", \"content\"} "
+                                 "objects.")]
     out: list[Problem] = []
     turns = message_turns(msgs, "messages", out)
     out.extend(source_rules(turns, NAMES, ("messages",), weighted=True))
     return sorted(out, key=lambda p: _order(p.path))
+
+
+def to_messages(record: dict[str, Any]) -> dict[str, Any]:
+    """The record itself: OpenAI chat is the form every later stage reads."""
+    return record
 
 
 def message_turns(msgs: list, field: str, out: list[Problem], before: list | None = None) -> list[Turn]:
@@ -67,8 +74,8 @@ def _order(path: tuple) -> int:
 def _turn(i: int, m: Any, earlier: list, field: str, out: list[Problem]) -> Turn:
     where = (field, i)
     if type(m) is not dict:
-        out.append(Problem("TG203", "error", where, f"{dotted(where)} is {kind(m)}, not an object",
-                           "Each message is an object like {\"role\": \"user\", \"content\": \"...\"}."))
+        out.append(shape.not_a_turn(where, m, "Each message is an object like {\"role\": \"user\", \"content\": "
+                                    "\"...\"}."))
         return Turn(None, None, where, where)
     role = _role(where, m, out)
     calls = _tool_calls(where, m, role, out) if "tool_calls" in m else False
@@ -78,9 +85,8 @@ def _turn(i: int, m: Any, earlier: list, field: str, out: list[Problem]) -> Turn
     trained = _weight(where, m, role, out)
     extra = [k for k in m if k not in KNOWN_KEYS]
     if extra:
-        out.append(Problem("TG268", "warning", where + (extra[0],), f"{dotted(where)} has key(s) no trainer reads: "
-                           f"{', '.join(map(show, extra))}", "Drop them, or move metadata to the record's top "
-                           "level (chat templates read only role, content, name, tool_calls, tool_call_id)."))
+        out.append(shape.unread_keys(where, extra, "Drop them, or move metadata to the record's top level (chat "
+                                     "templates read only role, content, name, tool_calls, tool_call_id)."))
     return Turn(ROLES.get(role or ""), text, where + ("role",), where + ("content",), shown_role=str(role),
                 trained=trained, tool_calls=bool(calls) or (role == "assistant" and "tool_calls" in m))
 
@@ -90,17 +96,14 @@ def _role(where: tuple, m: dict, out: list[Problem]) -> str | None:
     if type(role) is str and role in ROLES:
         return role
     if "role" not in m:
-        out.append(Problem("TG205", "error", where, f"{dotted(where)} has no 'role' (keys: {key_list(m)})",
-                           "Give every message a role: system, user, assistant (or tool)."))
+        out.append(shape.bad_role(where, m, "role", "Give every message a role: system, user, assistant (or tool)."))
         return None
     alias = ALIASES.get(role) if type(role) is str else None
     hint = (f"Use '{alias}' for '{role}'." if alias else
             "OpenAI's legacy function turns: put tool_calls on the assistant turn and answer each call with a "
             "'tool' turn carrying its tool_call_id." if role in ("function", "ipython") else
             "Use one of: system, developer, user, assistant, tool.")
-    out.append(Problem("TG205", "error", where + ("role",),
-                       f"{dotted(where)}.role is {show(role)}; expected system, developer, user, assistant or tool",
-                       hint))
+    out.append(shape.bad_role(where, m, "role", hint, expected="; expected system, developer, user, assistant or tool"))
     return None
 
 
@@ -114,14 +117,13 @@ def _content(at: tuple, m: dict, role: str | None, calls: bool, out: list[Proble
     if "content" not in m:
         hint = ("An assistant turn may leave content out only when it has tool_calls." if role == "assistant" else
                 "Give every message its text in 'content'.")
-        out.append(Problem("TG206", "error", at, f"{dotted(at)} has no 'content' (keys: {key_list(m)})",
-                           hint))
+        out.append(shape.no_text(at, m, "content", hint))
         return None
     if type(content) is list:
         return _parts(where, content, out)
-    out.append(Problem("TG206", "error", where, f"{dotted(where)} is {kind(content)}, not a string or a list of "
-                       "text parts", "Write 'content' as the turn's text (or [{\"type\": \"text\", \"text\": ...}]); "
-                       "null is allowed only beside tool_calls."))
+    out.append(shape.bad_text(where, f"{kind(content)}, not a string or a list of text parts", "Write 'content' as "
+                              "the turn's text (or [{\"type\": \"text\", \"text\": ...}]); null is allowed only beside "
+                              "tool_calls."))
     return None
 
 
@@ -135,8 +137,8 @@ def _parts(at: tuple, parts: list, out: list[Problem]) -> str | None:
             continue
         what = (f"type {show(ptype)}: tunegate checks text fine-tuning only" if type(part) is dict and ptype != "text"
                 else f"{kind(part)} without a string 'text'")
-        out.append(Problem("TG206", "error", where, f"{dotted(where)} is {what}",
-                           "Give every part {\"type\": \"text\", \"text\": \"...\"}, or drop the non-text parts."))
+        out.append(shape.bad_text(where, what, "Give every part {\"type\": \"text\", \"text\": \"...\"}, or drop the "
+                                  "non-text parts."))
         return None
     return "".join(texts)
 
@@ -144,20 +146,20 @@ def _parts(at: tuple, parts: list, out: list[Problem]) -> str | None:
 def _tool_calls(at: tuple, m: dict, role: str | None, out: list[Problem]) -> bool:
     calls, where = m["tool_calls"], at + ("tool_calls",)
     if role != "assistant":
-        out.append(Problem("TG262", "error", where, f"{dotted(at)} ({show(role)}) has tool_calls; only the assistant "
-                           "calls tools", "Move the calls to the assistant turn that makes them."))
+        out.append(shape.bad_tool_call(where, f"{dotted(at)} ({show(role)}) has tool_calls; only the assistant calls "
+                                       "tools", "Move the calls to the assistant turn that makes them."))
         return False
     if type(calls) is not list or not calls:
-        out.append(Problem("TG262", "error", where, f"{dotted(where)} is {kind(calls) if calls != [] else 'empty'}"
-                           ", not a list of calls", "Write tool_calls as [{\"id\": ..., \"type\": \"function\", "
-                           "\"function\": {\"name\": ..., \"arguments\": \"{...}\"}}], or drop the key."))
+        out.append(shape.bad_tool_call(where, f"{dotted(where)} is {kind(calls) if calls != [] else 'empty'}, not a "
+                                       "list of calls", "Write tool_calls as [{\"id\": ..., \"type\": \"function\", "
+                                       "\"function\": {\"name\": ..., \"arguments\": \"{...}\"}}], or drop the key."))
         return False
     for j, call in enumerate(calls):
         problem = _call_problem(call)
         if problem:
-            out.append(Problem("TG262", "error", where + (j,), f"{dotted(where + (j,))} {problem}",
-                               "Each call is {\"id\": \"call_1\", \"type\": \"function\", \"function\": {\"name\": "
-                               "\"...\", \"arguments\": \"<JSON text>\"}}."))
+            out.append(shape.bad_tool_call(where + (j,), f"{dotted(where + (j,))} {problem}", "Each call is {\"id\": "
+                                           "\"call_1\", \"type\": \"function\", \"function\": {\"name\": \"...\", "
+                                           "\"arguments\": \"<JSON text>\"}}."))
             return False
     return True
 
@@ -177,6 +179,8 @@ def _call_problem(call: Any) -> str:
         return ""  # TRL's and transformers' tool-use format: chat templates render the object
     if type(args) is not str:
         return f"function.arguments is {kind(args)}; the arguments are a JSON object, or one as JSON text"
+    import orjson  # here, not on top: the spec stage imports the formats, and a rejected spec never needs it
+
     try:
         orjson.loads(args)
     except orjson.JSONDecodeError:
@@ -216,12 +220,12 @@ def _weight(at: tuple, m: dict, role: str | None, out: list[Problem]) -> bool:
         return True  # absent, or null as `Dataset.to_json()` and pandas write a field a message lacks
     if role != "assistant":
         if weight != 0 or type(weight) is bool:  # weight 0 on a prompt says what every trainer does anyway
-            out.append(Problem("TG268", "warning", at + ("weight",), f"{dotted(at)} ({show(role)}) has weight "
-                               f"{show(weight)}; only assistant turns are weighted, so trainers ignore it",
-                               "Drop the weight: prompts are never trained."))
+            out.append(shape.ignored(at + ("weight",), f"{dotted(at)} ({show(role)}) has weight {show(weight)}; only "
+                                     "assistant turns are weighted, so trainers ignore it",
+                                     "Drop the weight: prompts are never trained."))
         return True
     if type(weight) not in (int, float) or weight not in (0, 1):  # 0.0 and 1.0 as pandas writes them
-        out.append(Problem("TG264", "error", at + ("weight",), f"{dotted(at)}.weight is {show(weight)}; "
-                           "OpenAI's format allows 0 (not trained) or 1 (trained)", "Write weight: 0 or weight: 1."))
+        out.append(shape.bad_weight(at, weight, "OpenAI's format allows 0 (not trained) or 1 (trained)",
+                                    "Write weight: 0 or weight: 1."))
         return True
     return weight == 1

@@ -11,15 +11,28 @@ from __future__ import annotations
 from typing import Any
 
 from tunegate.formats import openai_chat, other_types
+from tunegate.formats.format_info import FormatInfo
 from tunegate.formats.problem import Problem, kind
 from tunegate.formats.turns import Names, Turn, source_rules
 
+FORMAT = FormatInfo(name="prompt_completion", label="prompt-completion ('prompt'/'completion')",
+                    keys=("prompt", "completion"), order=3, priority=2, trains_every_token=False, known_as="TRL",
+                    convert_note="plain-text prompt/completion records become a user and an assistant turn, which "
+                                 "trainers render through the chat template (TRL trains plain text without one)")
 NAMES = Names(turns="prompt + completion", turn="message")
 PLAIN_NAMES = Names(turns="record", role="field", text="field", turn="field")
 
 
-def is_plain(record: dict[str, Any]) -> bool:
+def is_plain_text(record: dict[str, Any]) -> bool:
+    """Whether the record trains without a chat template (TRL's plain prompt-completion)."""
     return type(record.get("prompt")) is str and type(record.get("completion")) is str
+
+
+def added_keys(record: dict[str, Any]) -> int:
+    """Message keys the chat form adds: the weight 0 of each reply inside a conversational prompt."""
+    if type(record.get("prompt")) is not list:
+        return 0
+    return sum(1 for m in record["prompt"] if isinstance(m, dict) and m.get("role") == "assistant")
 
 
 def problems(record: dict[str, Any]) -> list[Problem]:
@@ -28,7 +41,7 @@ def problems(record: dict[str, Any]) -> list[Problem]:
     if other is not None:
         return [other]
     prompt, completion = record.get("prompt"), record.get("completion")
-    if is_plain(record):
+    if is_plain_text(record):
         turns = [Turn("user", prompt, ("prompt",), ("prompt",), "prompt"),
                  Turn("assistant", completion, ("completion",), ("completion",), "completion")]
         return source_rules(turns, PLAIN_NAMES, ())
@@ -54,7 +67,7 @@ def to_messages(record: dict[str, Any]) -> dict[str, Any]:
     if record.get("label") is False:
         raise ValueError("a KTO record labelled undesirable")  # the check says so (TG271)
     rest = {k: v for k, v in record.items() if k not in ("prompt", "completion")}
-    if is_plain(record):
+    if is_plain_text(record):
         messages = [{"role": "user", "content": record["prompt"]},
                     {"role": "assistant", "content": record["completion"]}]
     else:

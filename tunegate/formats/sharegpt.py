@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from tunegate.formats.problem import Problem, dotted, key_list, kind, show
+from tunegate.formats import shape
+from tunegate.formats.format_info import FormatInfo
+from tunegate.formats.problem import Problem, dotted, kind, show
 from tunegate.formats.turns import Names, Turn, source_rules
 
+FORMAT = FormatInfo(name="sharegpt", label="ShareGPT ('conversations')", keys=("conversations",),
+                    order=1, priority=1)
 ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system",
          "tool": "tool", "observation": "tool", "function_call": "assistant"}
 NAMES = Names(turns="conversations", role="from", text="value", turn="turn")
@@ -29,8 +31,8 @@ def problems(record: dict[str, Any]) -> list[Problem]:
     """Every contract problem of one ShareGPT record."""
     convs = record.get("conversations")
     if type(convs) is not list:
-        return [Problem("TG201", "error", ("conversations",), f"'conversations' is {kind(convs)}, not a list",
-                        "Write 'conversations' as an array of {\"from\": \"human\"|\"gpt\", \"value\": \"...\"}.")]
+        return [shape.not_a_list("conversations", convs, "Write 'conversations' as an array of {\"from\": "
+                                 "\"human\"|\"gpt\", \"value\": \"...\"}.")]
     out: list[Problem] = []
     turns = _system(record, out) + [_turn(i, t, out) for i, t in enumerate(convs)]
     out.extend(source_rules(turns, NAMES, ("conversations",), weighted=True))
@@ -61,8 +63,8 @@ def _system(record: dict[str, Any], out: list[Problem]) -> list[Turn]:
         return []
     text = record["system"]
     if type(text) is not str:
-        out.append(Problem("TG206", "error", ("system",), f"'system' is {kind(text)}, not a string",
-                           "Write the system prompt as a string, or drop the key."))
+        out.append(shape.bad_text(("system",), f"{kind(text)}, not a string",
+                                  "Write the system prompt as a string, or drop the key."))
         return []
     return [Turn("system", text, ("system",), ("system",), shown_role="system")] if text else []
 
@@ -70,29 +72,24 @@ def _system(record: dict[str, Any], out: list[Problem]) -> list[Turn]:
 def _turn(i: int, item: Any, out: list[Problem]) -> Turn:
     where = ("conversations", i)
     if type(item) is not dict:
-        out.append(Problem("TG203", "error", where, f"{dotted(where)} is {kind(item)}, not an object",
-                           "Each turn is an object like {\"from\": \"human\", \"value\": \"...\"}."))
+        out.append(shape.not_a_turn(where, item, "Each turn is an object like {\"from\": \"human\", \"value\": "
+                                    "\"...\"}."))
         return Turn(None, None, where, where)
     role = item.get("from")
     if type(role) is not str or role not in ROLES:
-        what = f"has no 'from' (keys: {key_list(item)})" if "from" not in item else f".from is {show(role)}"
-        out.append(Problem("TG205", "error", where + ("from",) if "from" in item else where,
-                           f"{dotted(where)}{' ' if 'from' not in item else ''}{what}",
-                           f"ShareGPT roles are {_SHOWN_ROLES}."))
+        out.append(shape.bad_role(where, item, "from", f"ShareGPT roles are {_SHOWN_ROLES}."))
     text = item.get("value")
     if type(text) is not str:
-        what = f"has no 'value' (keys: {key_list(item)})" if "value" not in item else f".value is {kind(text)}"
-        out.append(Problem("TG206", "error", where + ("value",) if "value" in item else where,
-                           f"{dotted(where)}{' ' if 'value' not in item else ''}{what}, not a string",
-                           "Give every turn its text in 'value'."))
+        hint = "Give every turn its text in 'value'."
+        out.append(shape.no_text(where, item, "value", hint, after=", not a string") if "value" not in item
+                   else shape.bad_text(where + ("value",), f"{kind(text)}, not a string", hint))
         text = None
     trained = _weight(where, item, out)
     calls = role == "function_call" and type(text) is str and _call_ok(where, text, out)
     extra = [k for k in item if k not in _TURN_KEYS]
     if extra:
-        out.append(Problem("TG268", "warning", where + (extra[0],), f"{dotted(where)} has key(s) no trainer reads: "
-                           f"{', '.join(map(show, extra))}", "Drop them; ShareGPT trainers read only 'from' and "
-                           "'value' (axolotl reads a training flag only when the config names it)."))
+        out.append(shape.unread_keys(where, extra, "Drop them; ShareGPT trainers read only 'from' and 'value' "
+                                     "(axolotl reads a training flag only when the config names it)."))
     return Turn(ROLES.get(role) if type(role) is str else None, text, where + ("from",), where + ("value",),
                 shown_role=str(role), trained=trained, tool_calls=calls)
 
@@ -104,14 +101,16 @@ def _weight(where: tuple, item: dict, out: list[Problem]) -> bool:
     if weight is None:
         return True
     if type(weight) not in (int, float) or weight not in (0, 1):
-        out.append(Problem("TG264", "error", where + ("weight",), f"{dotted(where)}.weight is {show(weight)}; a "
-                           "turn's weight is 0 (not trained), 1 (trained) or null", "Write weight: 0 or 1, or drop it."))
+        out.append(shape.bad_weight(where, weight, "a turn's weight is 0 (not trained), 1 (trained) or null",
+                                    "Write weight: 0 or 1, or drop it."))
         return True
     return weight == 1
 
 
 def _calls(value: str) -> list[dict[str, Any]]:
     """LLaMA-Factory's function_call value (one {"name", "arguments"} or a list of them) as OpenAI tool_calls."""
+    import orjson  # here, not on top: the spec stage imports the formats, and a rejected spec never needs it
+
     found = orjson.loads(value)
     return [{"type": "function", "function": {"name": c["name"], "arguments": c.get("arguments", {})}}
             for c in (found if type(found) is list else [found])]
@@ -119,6 +118,8 @@ def _calls(value: str) -> list[dict[str, Any]]:
 
 def _call_ok(where: tuple, value: str, out: list[Problem]) -> bool:
     """Whether a function_call turn's value is the call as JSON (else reported, TG262)."""
+    import orjson
+
     try:
         found = orjson.loads(value)
     except orjson.JSONDecodeError:
@@ -127,8 +128,8 @@ def _call_ok(where: tuple, value: str, out: list[Problem]) -> bool:
     if all(type(c) is dict and type(c.get("name")) is str and c["name"] and
            type(c.get("arguments", {})) in (dict, str) for c in calls):
         return True
-    out.append(Problem("TG262", "error", where + ("value",), f"{dotted(where)} is a function_call whose value "
-                       f"{show(value)} is not a call as JSON", "Write the call as JSON text: "
-                       "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}} (a list of them for "
-                       "parallel calls), as LLaMA-Factory reads it."))
+    out.append(shape.bad_tool_call(where + ("value",), f"{dotted(where)} is a function_call whose value "
+                                   f"{show(value)} is not a call as JSON", "Write the call as JSON text: "
+                                   "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}} (a list of "
+                                   "them for parallel calls), as LLaMA-Factory reads it."))
     return False

@@ -14,11 +14,11 @@ stage 1, and the defects that used to pass):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from tunegate.formats.problem import Path, Problem, dotted
 
+NOTHING_TRAINED = "TG265"  # training.loss_on: all waives it for a format that trains every token
 _PLACEHOLDER = re.compile(r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}")
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 
@@ -35,8 +35,7 @@ class Turn(NamedTuple):  # a NamedTuple: built for every turn of every record, s
     tool_calls: bool = False  # an assistant turn that calls tools (its text may be empty)
 
 
-@dataclass(frozen=True)
-class Names:
+class Names(NamedTuple):
     """What the format calls its turn list and a turn's role and text, for messages."""
 
     turns: str = "messages"
@@ -90,15 +89,20 @@ def _record_rules(turns: list[Turn], names: Names, weighted: bool) -> list[Probl
                            "counts such records too)."))
     last = turns[-1]
     if last.role in ("user", "system", "tool"):
-        out.append(Problem("TG204", "error", last.role_path, f"the last {names.turn} is from {last.shown_role!r}; a "
-                           "training example must end with the model's reply", "Append the model's answer, or "
-                           f"drop the trailing {last.shown_role!r} turn (the model only learns from its replies)."))
+        out.append(ends_early(last.role_path, names.turn, last.shown_role))
     replies = [t for t in turns if t.role == "assistant"]
     if weighted and replies and not any(t.trained for t in replies):
-        out.append(Problem("TG265", "error", replies[-1].role_path, "every reply of this record has weight 0, so "
-                           "nothing of it is trained", "Set weight: 1 on the replies the model should learn, or "
+        out.append(Problem(NOTHING_TRAINED, "error", replies[-1].role_path, "every reply of this record has weight 0, "
+                           "so nothing of it is trained", "Set weight: 1 on the replies the model should learn, or "
                            "drop the record (a record with nothing trained gives a NaN or silent 0.0 loss)."))
     return out
+
+
+def ends_early(role_path: Path, turn_name: str, role: str) -> Problem:
+    """TG204: the last turn (a `turn_name`, from `role` as the record writes it) is not the model's reply."""
+    return Problem("TG204", "error", role_path, f"the last {turn_name} is from {role!r}; a training example must "
+                   "end with the model's reply", f"Append the model's answer, or drop the trailing {role!r} turn "
+                   "(the model only learns from its replies).")
 
 
 def _placeholders(turn: Turn) -> list[Problem]:

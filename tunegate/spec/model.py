@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
+from tunegate import formats
 from tunegate.report import new_dict, new_list  # factories pydantic reads cheaply (see there)
 from tunegate.spec import checkpoint
 from tunegate.spec.search_space import NomadSpace
@@ -62,7 +63,8 @@ class ModelSpec(Section):
                                                     "default: the tokenizer's own, else unk, else EOS.")
 
 
-DataFormat = Literal["auto", "messages", "sharegpt", "alpaca", "prompt_completion"]
+# The choices are the registry's: a new format module is a new choice (tunegate.formats.registry).
+DataFormat = Literal[formats.CHOICES]  # type: ignore[valid-type]
 
 
 class DataSpec(Section):
@@ -71,7 +73,7 @@ class DataSpec(Section):
                                          "frozen across every candidate run.")
     version: str | None = Field(None, description="Your label for this dataset version, logged with every run.")
     format: DataFormat = Field(
-        "auto", description="Record format: messages (OpenAI chat), sharegpt, alpaca, prompt_completion (TRL), "
+        "auto", description=f"Record format: {formats.described()}, "
                             "or auto (each file's first record decides; a file mixing formats is an error).")
 
 
