@@ -24,7 +24,7 @@ RANKS = {
     "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
     "stage": 4,
     "native": 4.2,  # compiled hot loops (C), used by dataset and overlap; they import nothing of ours
-    "formats": 4.5,  # dataset formats and config import: below every stage that reads records
+    "formats": 2.5,  # dataset formats (imports only report): below the spec, whose data.format lists them
     "dataset": 5, "tracking": 5,
     "overlap": 6, "estimate": 6, "training": 6,
     "minirun": 7, "advisor": 7,
