@@ -7,15 +7,12 @@ changed. Also here: every dataset finding code is produced by one module.
 """
 from __future__ import annotations
 
-import ast
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import types
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -262,19 +259,3 @@ def test_the_clis_format_choices_are_the_registrys(command, flag):
 
 def test_docs_formats_md_lists_exactly_the_registrys_formats():
     assert docs_table.problems(docs_table.PAGE.read_text(encoding="utf-8")) == []
-
-
-# -- each dataset finding code produced by one module --------------------------------------
-
-
-def test_every_dataset_finding_code_is_written_in_one_module():
-    # Every TG2xx anywhere in the package, and any code the formats and dataset wings write.
-    where = defaultdict(set)
-    for path in (ROOT / "tunegate").rglob("*.py"):
-        module = str(path.relative_to(ROOT))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"TG\d{3}", node.value) \
-                    and (node.value.startswith("TG2") or module.startswith(("tunegate/formats/", "tunegate/dataset/"))):
-                where[node.value].add(module)
-    assert len(where) > 40, "the scan found too few codes: it is broken"
-    assert {code: sorted(modules) for code, modules in where.items() if len(modules) > 1} == {}

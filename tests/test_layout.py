@@ -6,6 +6,7 @@ import that runs back up is still a dependency the wrong way).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,21 @@ def test_every_exception_class_is_defined_in_errors_py():
         cls = getattr(errors, name)
         if isinstance(cls, type) and issubclass(cls, errors.TunegateError):
             assert cls.exit_code in (1, 2, 3) and name in errors.__doc__
+
+
+def modules_writing_each_code() -> dict[str, set[str]]:
+    """Every string that is exactly a finding code (TG101 ... TG7xx), by the modules that write it."""
+    found: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"TG\d{3}", node.value):
+                found.setdefault(node.value, set()).add(module)
+    return found
+
+
+def test_every_finding_code_is_written_in_one_module():
+    """A code two modules need is one function or one named constant of the module that owns it, so
+    its message and hint change in one place and a new check has one obvious home."""
+    written = modules_writing_each_code()
+    assert len(written) > 150, "the scan found too few codes: it is broken"
+    assert {code: sorted(modules) for code, modules in written.items() if len(modules) > 1} == {}
