@@ -41,8 +41,7 @@ def reload_and_compare(saved: SavedAdapter, model: Any, spec: Spec, place: RunPl
     result = model.load_adapter(str(saved.folder), adapter_name=RELOADED)
     try:
         _check_keys(result, out)
-        reloaded = {k: v.detach().float().cpu()
-                    for k, v in get_peft_model_state_dict(model, adapter_name=RELOADED).items()}
+        reloaded = {k: v.detach().cpu() for k, v in get_peft_model_state_dict(model, adapter_name=RELOADED).items()}
         _compare_weights(saved.state, reloaded, out)
         model.set_adapter(RELOADED)
         _, logits = probe_loss(model, probe_batch, place, keep_logits=True)
@@ -74,7 +73,10 @@ def _compare_weights(trained: dict[str, Any], reloaded: dict[str, Any], out: Fin
     import torch
 
     missing = sorted(set(trained) - set(reloaded))
-    differ = [k for k in trained if k in reloaded and not torch.equal(trained[k], reloaded[k])]
+    # each compared at the dtype the model holds it in: a modules_to_save copy trained in fp32 (fp16
+    # runs, tunegate.training.model) is read back into the base's fp16, as any later load does
+    differ = [k for k in trained if k in reloaded
+              and not torch.equal(trained[k].to(reloaded[k].dtype).float(), reloaded[k].float())]
     if missing or differ:
         example = (missing or differ)[0]
         out.add("TG523", "error", f"after reloading, {len(missing)} adapter tensors are missing and "
