@@ -42,7 +42,7 @@ def test_a_saved_adapter_reloads_to_the_same_weights_and_logits(trained, tmp_pat
     spec, model, tokenizer, batch, logits = trained
     out = FindingCollector("mini-run")
     saved = save_adapter(model, tokenizer, tmp_path, out)
-    stats = reload_and_compare(saved, str(tiny_cache), spec, PLACE, batch, logits, out)
+    stats = reload_and_compare(saved, model, spec, PLACE, batch, logits, out)
     assert not out.kept
     assert stats["reload_max_logit_diff"] == 0.0
     assert saved.file_bytes > 10_000 and len(saved.state) == 16  # A and B for 4 modules x 2 layers
@@ -82,7 +82,7 @@ def test_an_adapter_changed_on_disk_fails_the_reload_comparison(trained, tmp_pat
     tensors[first_b] = tensors[first_b] + 1.0
     save_file(tensors, str(tmp_path / ADAPTER_FILE))
     out = FindingCollector("mini-run")
-    reload_and_compare(saved, str(tiny_cache), spec, PLACE, batch, logits, out)
+    reload_and_compare(saved, model, spec, PLACE, batch, logits, out)
     messages = [f.message for f in out.kept if f.code == "TG523"]
     assert any("1 differ" in m for m in messages) and any("logits" in m for m in messages)
 
@@ -92,7 +92,7 @@ def test_a_tokenizer_that_lost_its_template_on_save_is_caught(trained, tmp_path,
     saved = save_adapter(model, tokenizer, tmp_path, FindingCollector("mini-run"))
     (tmp_path / "chat_template.jinja").unlink()
     out = FindingCollector("mini-run")
-    reload_and_compare(saved, str(tiny_cache), spec, PLACE, batch, logits, out)
+    reload_and_compare(saved, model, spec, PLACE, batch, logits, out)
     assert [f.code for f in out.kept] == ["TG524"]
 
 
@@ -121,3 +121,31 @@ def test_checkpoints_that_fit_pass_and_are_counted_from_epochs(tmp_path):
     assert not out.kept
     assert stats["checkpoints"] == (40_000 * 3 // 4) // 100  # micro batch 4, accumulation 1, one GPU
     assert stats["checkpoint_bytes_estimate"] == stats["checkpoints"] * (30_000 + 8 * 7168) + 30_000
+
+
+def test_the_reload_reads_no_second_base_and_leaves_the_trained_adapter_active(trained, tmp_path, monkeypatch):
+    from transformers import AutoModelForCausalLM
+
+    spec, model, tokenizer, batch, logits = trained
+    saved = save_adapter(model, tokenizer, tmp_path, FindingCollector("mini-run"))
+    loads = []
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", lambda *a, **k: loads.append(a))
+    out = FindingCollector("mini-run")
+    reload_and_compare(saved, model, spec, PLACE, batch, logits, out)
+    assert loads == [] and not out.kept  # seconds at any model size: no base re-read from disk (issue 31)
+    assert model.active_adapter == "default" and list(model.peft_config) == ["default"]
+
+
+def test_a_file_tensor_the_model_cannot_place_is_reported(trained, tmp_path):
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    spec, model, tokenizer, batch, logits = trained
+    saved = save_adapter(model, tokenizer, tmp_path, FindingCollector("mini-run"))
+    tensors = load_file(str(tmp_path / ADAPTER_FILE))
+    name = next(k for k in tensors if "lora_A" in k)
+    tensors[name.replace("layers.0.", "layers.7.")] = torch.zeros_like(tensors[name])  # a layer the model lacks
+    save_file(tensors, str(tmp_path / ADAPTER_FILE))
+    out = FindingCollector("mini-run")
+    reload_and_compare(saved, model, spec, PLACE, batch, logits, out)
+    assert any("unplaced" in f.message for f in out.kept if f.code == "TG523")

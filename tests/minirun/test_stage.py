@@ -67,6 +67,14 @@ def test_fp16_overflow_from_a_huge_learning_rate_is_rejected(tiny_cache):
     assert "adapter_bytes" not in result.stats  # no save of a diverged adapter
 
 
+def test_fp16_with_modules_to_save_trains_its_full_copies_in_fp32(tiny_cache):
+    # PEFT keeps LoRA in fp32 but a modules_to_save copy in the base's fp16: the scaler refused it
+    # ("Attempting to unscale FP16 gradients", issue 31)
+    result, _ = run_stage(load_spec("good", **{"training.precision": "fp16", "lora.modules_to_save": ["lm_head"]}))
+    assert result.status == "passed", [f"{f.code} {f.message}" for f in result.findings if f.severity == "error"]
+    assert result.stats["precision"] == "fp16" and len(result.stats["losses"]) == result.stats["steps"]
+
+
 def test_a_huge_learning_rate_in_bf16_is_rejected_though_its_loss_stays_finite(tiny_cache):
     result, _ = run_stage(load_spec("lr_huge", **{"training.precision": "bf16"}))
     assert result.status == "failed"

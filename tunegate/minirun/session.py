@@ -325,14 +325,15 @@ class MiniRun:
         with runtime.scratch_dir() as tmp:
             saved = self._guard("saving the adapter", save_adapter, self.model, self.tokenizer,
                                 Path(tmp), self.out)
-            self.model = None  # free the trained model before a fresh base is loaded beside it
+            if saved is not None:
+                self.stats["adapter_bytes"] = saved.file_bytes
+                self.stats.update(self._guard("reloading the adapter", adapter_check.reload_and_compare, saved,
+                                              self.model, self.spec, self.place, probe_batch, probe_logits,
+                                              self.out) or {})
+            self.model = None  # the last reference: the trained model is freed before the disk check
             runtime.free_memory()
             if saved is None:
                 return
-            self.stats["adapter_bytes"] = saved.file_bytes
-            self.stats.update(self._guard("reloading the adapter", adapter_check.reload_and_compare, saved,
-                                          self.path, self.spec, self.place, probe_batch, probe_logits,
-                                          self.out) or {})
         self.stats["save_reload_s"] = round(time.perf_counter() - start, 3)
         records = self.ctx.facts.tokens.records
         self.stats.update(adapter_check.check_checkpoint_disk(self.spec, saved.file_bytes, trainable,

@@ -20,6 +20,7 @@ from tunegate.spec.model import Spec
 from tunegate.training.device import RunPlace
 from tunegate.minirun.update_ratio import MAX_UPDATE_RATIO, largest, update_ratios
 from tunegate.training.model import lora_parameters
+from tunegate.training.optimizers import build_optimizer
 
 # The HF Trainer's default max_grad_norm; the full run clips at the same value, so the mini-run
 # does too (and reports the norm before clipping, which is what explodes).
@@ -65,9 +66,12 @@ def train_steps(model: Any, batches: list[dict[str, Any]], spec: Spec, place: Ru
     import torch
 
     params = lora_parameters(model)
-    t = spec.training  # the full run's AdamW settings (torch's own weight decay default is 0.01, not the spec's)
-    optimizer = torch.optim.AdamW(params.values(), lr=t.learning_rate, betas=(t.adam_beta1, t.adam_beta2),
-                                  eps=t.adam_epsilon, weight_decay=t.weight_decay)
+    optimizer, stand_in = build_optimizer(model, spec)  # the full run's own (the HF Trainer's table)
+    if stand_in:
+        out.add("TG549", "info", f"training.optimizer {spec.training.optimizer} cannot be built here ({stand_in}): "
+                "the mini-run stepped with torch's AdamW, so the full run's optimizer first runs on the run machine",
+                "Nothing to fix in the config: a mini-run on the run machine (bitsandbytes installed, a CUDA "
+                "GPU) exercises it.", key="training.optimizer")
     scaler = torch.amp.GradScaler(place.device) if place.precision == "fp16" else None
     result = TrainOutcome()
     result.probe_before = probe_loss(model, batches[0], place)

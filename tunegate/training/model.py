@@ -97,8 +97,20 @@ def apply_lora(model: Any, spec: Spec, out: FindingCollector) -> Any | None:
         out.add("TG506", "error", f"PEFT cannot put LoRA on lora.target_modules {spec.lora.target_modules}: "
                 f"{exc}", f"Use names from: {', '.join(adaptable_module_names(model))}.", key="lora.target_modules")
         return None
+    _trainable_in_fp32(peft_model)
     _check_trainable(peft_model, out)
     return peft_model
+
+
+def _trainable_in_fp32(model: Any) -> None:
+    """fp16 training keeps what it trains in fp32: PEFT does so for the LoRA matrices, not for the
+    modules_to_save copies, which stay in the base's fp16, and the loss scaler then stops the first
+    step ("Attempting to unscale FP16 gradients", issue 31)."""
+    import torch
+
+    for param in model.parameters():
+        if param.requires_grad and param.dtype == torch.float16:
+            param.data = param.data.float()
 
 
 def _check_trainable(model: Any, out: FindingCollector) -> None:
