@@ -1,6 +1,6 @@
 """The mini-run's optimizer steps and evaluation step, with a health check on every step.
 
-A handful of AdamW steps with the spec's learning rate, micro batch and gradient accumulation.
+A handful of steps of the full run's optimizer with the spec's learning rate, micro batch and gradient accumulation.
 Every step's loss must be finite, its gradient norm finite and non-zero, and the first step must
 change the LoRA weights. The first micro batch is scored in eval mode before and after training:
 the loop keeps revisiting it, so its loss going down shows that learning reaches the labels.
