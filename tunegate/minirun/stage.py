@@ -4,10 +4,10 @@ Run: `tunegate check examples/quickstart.yaml --mini-run`
 
 Load model and tokenizer as the full run will, tokenise and audit both splits with the chat
 template, train a handful of steps of the full run's optimizer on `gate.mini_run.sample_size`
-records with a health check on every step, evaluate once, save the adapter and tokenizer, read them back (the adapter
-beside the trained one, in memory) and compare. Everything it measures (load and step time, tokens/s, peak memory, every
-step's loss and gradient norm) goes into the stage's stats; real token counts go to
-`ctx.facts.tokens` and the measurements to `ctx.facts.mini_run`.
+records with a health check on every step, evaluate once, save the adapter and tokenizer, read
+them back (the adapter beside the trained one, in memory) and compare. Everything it measures (load
+and step time, tokens/s, peak memory, every step's loss and gradient norm) goes into the stage's
+stats; real token counts go to `ctx.facts.tokens` and the measurements to `ctx.facts.mini_run`.
 """
 from __future__ import annotations
 
