@@ -48,6 +48,17 @@ def test_op_and_kernel_names_are_sorted_into_kinds():
     assert kind_of("aten::_foreach_sqrt", {"tunegate.optimizer"}) == "optimizer"
     assert kind_of("aten::copy_", {"tunegate.data"}) == "data"
     assert kind_of("aten::mul", set()) == "other"
+    # cuBLAS's Hopper GEMMs (an H200's matmuls): counted as idle before (issue 31)
+    assert kind_of("nvjet_tst_128x256_64x4_2x1_v_bz_coopB_TNT", set()) == "matmul"
+
+
+def test_steady_tokens_per_second_leave_out_the_warm_up_and_the_profiled_steps():
+    from tunegate.minirun.session import steady_steps
+    from tunegate.minirun.steps import StepLog
+
+    steps = [StepLog(step=n, loss=1.0, grad_norm=1.0, tokens=100, seconds=1.0) for n in range(1, 6)]
+    assert [s.step for s in steady_steps(steps)] == [n for n in range(2 + PROFILED_STEPS, 6)]
+    assert [s.step for s in steady_steps(steps[:3])] == [2, 3]  # none unprofiled: all after the warm-up
 
 
 def test_shares_leave_the_unaccounted_wall_time_as_idle():

@@ -26,9 +26,10 @@ DATA_RANGE, OPTIMIZER_RANGE = "tunegate.data", "tunegate.optimizer"
 # Steps profiled after the warm-up step: enough for a steady split, few enough that the profiler's
 # own cost (large for the tiny model's small CPU ops) stays a small part of the mini-run.
 PROFILED_STEPS = 2
-# Substrings of op and kernel names, by kind (PyTorch's aten ops; cuBLAS/CUTLASS and flash kernels).
+# Substrings of op and kernel names, by kind (PyTorch's aten ops; cuBLAS/CUTLASS and flash kernels;
+# cuBLAS's Hopper GEMMs are named nvjet_*, e.g. nvjet_tst_128x256_64x4_2x1_v_bz_coopB_TNT, issue 31).
 _MATMUL = ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::baddbmm",
-           "gemm", "cutlass", "cublas", "sm80_xmma", "sm90_xmma", "wgmma")
+           "gemm", "cutlass", "cublas", "sm80_xmma", "sm90_xmma", "wgmma", "nvjet")
 _ATTENTION = ("scaled_dot_product", "flash", "efficient_attention", "fmha", "attention", "aten::_softmax")
 _KINDS = ("matmul", "attention", "optimizer", "data", "other")
 

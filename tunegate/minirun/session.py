@@ -16,7 +16,7 @@ from tunegate import progress
 from tunegate.facts import MiniRunFacts
 from tunegate.minirun import adapter_check, packed
 from tunegate.minirun import steps as minirun_steps
-from tunegate.minirun.profile_split import StepProfiler
+from tunegate.minirun.profile_split import PROFILED_STEPS, StepProfiler
 from tunegate.report import FindingCollector
 from tunegate.stage import GateContext
 from tunegate.training import device, runtime
@@ -294,8 +294,9 @@ class MiniRun:
             skipped_steps=sum(s.skipped for s in steps), steps_s=round(seconds, 4),
             step_s=round(seconds / len(steps), 4) if steps else None,
             tokens_per_s=round(sum(s.tokens for s in steps) / seconds, 1) if seconds else None,
-            # without step 1, which pays one-time kernel selection and allocator warm-up on a GPU
-            tokens_per_s_steady=_rate(steps[1:]),
+            # without step 1, which pays one-time kernel selection and allocator warm-up on a GPU, and
+            # without the profiled steps after it, which pay the profiler's own cost (issue 31)
+            tokens_per_s_steady=_rate(steady_steps(steps)),
             probe_loss_before=_maybe(outcome.probe_before), probe_loss_after=_maybe(outcome.probe_after))
         if outcome.update_ratio is not None:
             module, ratio = outcome.update_ratio
@@ -342,6 +343,12 @@ class MiniRun:
 
 def _maybe(value: float | None) -> float | str | None:
     return None if value is None else runtime.finite_or_text(value)
+
+
+def steady_steps(steps: list[minirun_steps.StepLog]) -> list[minirun_steps.StepLog]:
+    """The steps after the warm-up step and the profiled ones (all after step 1 when none is left)."""
+    unprofiled = [s for s in steps if s.step > 1 + PROFILED_STEPS]
+    return unprofiled or steps[1:]
 
 
 def _rate(steps: list[minirun_steps.StepLog]) -> float | None:
