@@ -58,3 +58,46 @@ def test_a_single_process_that_sees_several_gpus_never_wraps_the_model_in_data_p
     args = TrainingArguments(output_dir="unused", report_to="none", use_cpu=True)
     args._n_gpu = 4  # what transformers counts in one process on a 4-GPU machine
     assert one_device_per_process(args).n_gpu == 1
+
+
+def test_ray_is_told_the_gpus_it_can_use_not_the_declared_count(monkeypatch):
+    from tests.support.minirun import load_spec
+    from tunegate.tasks.ray_runner import local_gpus
+
+    spec = load_spec("good", **{"hardware.count": 2})
+    monkeypatch.setenv(ENV, "5,6,7")
+    assert local_gpus(spec) == 2
+    monkeypatch.setenv(ENV, "5")
+    with pytest.raises(UsageError, match="hardware.count is 2 but only 1 GPU"):
+        local_gpus(spec)
+    monkeypatch.setenv(ENV, "")  # a CPU machine: the declared layout, run on the CPU
+    assert local_gpus(spec) == 2
+
+
+def test_a_dask_cluster_without_gpu_workers_is_refused_before_candidates_wait_forever():
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    from tunegate.tasks.task_runners import require_gpu_workers
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cpu_only:
+        with pytest.raises(UsageError, match="no worker of the Dask cluster.*holds the resource GPU"):
+            require_gpu_workers(cpu_only.scheduler_address)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                      resources={"GPU": 1}) as with_gpu:
+        require_gpu_workers(with_gpu.scheduler_address)
+
+
+def test_a_candidate_that_asked_for_a_gpu_and_ran_on_the_cpu_says_so():
+    from tests.support.minirun import load_spec
+    from tunegate.report import GateReport, StageResult
+    from tunegate.sweep.candidate_gate import _said_if_no_gpu
+
+    ran = GateReport.from_stages([StageResult(name="mini-run", status="passed", stats={"device": "cpu"})])
+    asked = load_spec("good", **{"sweep.gpu_per_candidate": True})
+    told = _said_if_no_gpu(asked, ran)
+    [finding] = told.stages[0].findings
+    assert (finding.code, finding.severity, told.gates_passed) == ("TG392", "warning", True)
+    assert _said_if_no_gpu(load_spec("good", **{"sweep.gpu_per_candidate": False}), ran) is ran
+    on_gpu = GateReport.from_stages([StageResult(name="mini-run", status="passed", stats={"device": "cuda"})])
+    assert _said_if_no_gpu(asked, on_gpu) is on_gpu

@@ -110,3 +110,35 @@ def test_a_forked_mini_run_reports_what_the_in_process_one_does():
     mine = {r.name: r for r in here.stages}["mini-run"]
     assert stage.status == mine.status and [f.code for f in stage.findings] == [f.code for f in mine.findings]
     assert stage.stats["losses"] == mine.stats["losses"]
+
+
+@pytest.mark.slow  # ~15 s: the mini-run twice, here and in a fresh process
+def test_a_mini_run_in_a_process_of_its_own_reports_what_the_in_process_one_does():
+    # what a Dask or Ray worker does for a mini-run on a GPU: its CUDA state ends with the process (issue 31)
+    from tunegate.gate import check
+    from tunegate.spec.check import parse_spec
+    from tunegate.sweep import mini_run_apart
+
+    parsed = parse_spec(SPEC)
+    static = check(parsed, only={"dataset", "estimate"})
+    here = check(parsed, only={"mini-run"}, facts=static.facts.model_copy(deep=True))
+    apart = mini_run_apart.mini_run_in_child(parsed, static.facts.model_copy(deep=True))
+    stage = {r.name: r for r in apart.stages}["mini-run"]
+    mine = {r.name: r for r in here.stages}["mini-run"]
+    assert stage.status == mine.status and [f.code for f in stage.findings] == [f.code for f in mine.findings]
+    assert stage.stats["losses"] == mine.stats["losses"]
+
+
+def test_a_candidate_mini_run_that_will_use_a_gpu_gets_a_process_of_its_own(monkeypatch):
+    from tunegate.spec.check import parse_spec
+    from tunegate.sweep.mini_run_apart import will_use_a_gpu
+
+    parsed = parse_spec(SPEC)
+    assert not will_use_a_gpu(parsed)  # gate.mini_run.device: cpu
+    spec = parsed.require()
+    auto = parsed.model_copy(update={"spec": spec.model_copy(update={"gate": spec.gate.model_copy(update={
+        "mini_run": spec.gate.mini_run.model_copy(update={"device": "auto"})})})})
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert not will_use_a_gpu(auto)  # auto on a worker without a GPU: here, in process
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")  # a worker given one GPU
+    assert will_use_a_gpu(auto)

@@ -55,7 +55,27 @@ def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport
         why = "an earlier stage failed" if not merged.gates_passed else "the validation set is not the sweep's"
         return _with(merged, frozen, StageResult.skipped("mini-run", why))
     mini = mini_run_report(parsed, merged.facts.model_copy(deep=True))  # in a forked child where it can
-    return GateReport.merge([_with(merged, frozen), mini])
+    return GateReport.merge([_with(merged, frozen), _said_if_no_gpu(parsed.spec, mini)])
+
+
+def _said_if_no_gpu(spec: Spec, mini: GateReport) -> GateReport:
+    """TG392 (warning) on a candidate that asked for a GPU of its own but whose mini-run found none
+    where it ran: a worker without a GPU would otherwise run it on the CPU without a word (issue 31)."""
+    from tunegate.spec.runner_support import gpu_per_candidate
+
+    stage = next((r for r in mini.stages if r.name == "mini-run"), None)
+    device = (stage.stats.get("device") or "") if stage is not None else ""
+    if stage is None or not gpu_per_candidate(spec) or not device or device.startswith("cuda"):
+        return mini
+    out = FindingCollector("mini-run")
+    out.add("TG392", "warning", f"this candidate asked for a GPU of its own (sweep.gpu_per_candidate) but its "
+            f"mini-run ran on the {device}: the worker that ran it has no CUDA device, so its speed and memory "
+            "are not a GPU's", "Run the sweep's workers on GPU machines (a Dask worker per GPU with --resources "
+            "GPU=1, a Ray node with GPUs), or set sweep.gpu_per_candidate: false.", key="sweep.gpu_per_candidate")
+    told = stage.model_copy(update={"findings": [*stage.findings, *out.kept],
+                                    "totals_by_code": {**stage.totals_by_code, "TG392": 1}})
+    return GateReport.from_stages([told if r is stage else r for r in mini.stages], spec=mini.spec,
+                                  fingerprints=mini.fingerprints, facts=mini.facts)
 
 
 def frozen_validation(spec: Spec, base: GateReport, own: GateReport | None) -> StageResult:

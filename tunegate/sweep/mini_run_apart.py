@@ -9,12 +9,24 @@ a child forked from it instead: the parsed spec and the earlier stages' facts go
 the child runs exactly `check(parsed, only={"mini-run"}, facts=facts)` and writes the report's
 JSON, read back here. Same stage, same inputs, same report; this process never imports torch.
 
+Without a fork server (a Dask or Ray worker runs the candidate) a mini-run that will use a GPU
+runs in a fresh process of its own (`python -m tunegate.sweep.mini_run_apart`): a long-lived worker
+never frees CUDA memory the mini-run allocated, while the candidate's training process uses the same
+GPU, so a good candidate could be rejected for an OOM (TG706), and a sticky CUDA error would break
+every later candidate on that worker (issue 31). On a CPU it runs here.
+
 A child that ends without its report is a crash of ours, raised (the sweep makes the candidate
 `errored`, not rejected), with the tail of its output.
+
+    python -m tunegate.sweep.mini_run_apart ARGS.json     # {"parsed": ..., "facts": ..., "report": PATH}
 """
 from __future__ import annotations
 
 import collections
+import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -32,19 +44,42 @@ def mini_run_report(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
     if FORKS.running():
         with tempfile.TemporaryDirectory(prefix="tunegate-mini-run-") as folder:
             report_path = Path(folder) / "report.json"
-            args = {"parsed": parsed.model_dump_json(), "facts": facts.model_dump_json(), "report": str(report_path)}
-            job = FORKS.run("mini-run", args)
+            job = FORKS.run("mini-run", _job_args(parsed, facts, report_path))
             if job is not None:
                 return _read_back(job, report_path)
+    if will_use_a_gpu(parsed):
+        return mini_run_in_child(parsed, facts)
     from tunegate.gate import check
 
     return check(parsed, only={"mini-run"}, facts=facts)
 
 
+def will_use_a_gpu(parsed: ParsedSpec) -> bool:
+    """Whether this candidate's mini-run computes on a CUDA device here (asked for, or found by auto)."""
+    from tunegate.fullrun.devices import parent_devices
+
+    wanted = parsed.spec.gate.mini_run.device if parsed.spec is not None else "auto"
+    return wanted == "cuda" or (wanted == "auto" and bool(parent_devices(os.environ)))
+
+
+def mini_run_in_child(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
+    """The mini-run in a fresh process of its own: its CUDA memory and state end with it."""
+    with tempfile.TemporaryDirectory(prefix="tunegate-mini-run-") as folder:
+        report_path, args_path = Path(folder) / "report.json", Path(folder) / "args.json"
+        args_path.write_text(json.dumps(_job_args(parsed, facts, report_path)), encoding="utf-8")
+        job = subprocess.Popen([sys.executable, "-m", "tunegate.sweep.mini_run_apart", str(args_path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        return _read_back(job, report_path)
+
+
+def _job_args(parsed: ParsedSpec, facts: GateFacts, report_path: Path) -> dict[str, str]:
+    return {"parsed": parsed.model_dump_json(), "facts": facts.model_dump_json(), "report": str(report_path)}
+
+
 def _read_back(job, report_path: Path) -> GateReport:
     from tunegate import progress
 
-    progress.note(f"mini-run in process {job.pid} (forked: torch, transformers, peft already imported)")
+    progress.note(f"mini-run in process {job.pid}")
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     for line in job.stdout:
         tail.append(line.rstrip("\n"))
@@ -53,3 +88,9 @@ def _read_back(job, report_path: Path) -> GateReport:
         shown = "\n".join(tail)
         raise RuntimeError(f"the mini-run's process exited with code {code} without its report; last output:\n{shown}")
     return GateReport.model_validate_json(report_path.read_text(encoding="utf-8"))
+
+
+if __name__ == "__main__":
+    from tunegate.fullrun.fork_server import mini_run_job
+
+    sys.exit(mini_run_job(json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))))

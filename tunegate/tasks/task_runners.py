@@ -100,6 +100,8 @@ def _dask(spec: Spec) -> Any:
     except ImportError as exc:
         raise UsageError("sweep.task_runner dask needs prefect-dask: pip install 'tunegate[dask]'") from exc
     if sweep.address:
+        if gpu_per_candidate(spec):
+            require_gpu_workers(sweep.address)
         return DaskTaskRunner(address=sweep.address)
     if gpu_per_candidate(spec):
         return DaskTaskRunner(cluster_class=gpu_cluster, cluster_kwargs={
@@ -108,6 +110,27 @@ def _dask(spec: Spec) -> Any:
         "n_workers": sweep.max_parallel, "threads_per_worker": 1, "processes": True,
         "dashboard_address": None,  # no web server: CI machines and laptops need no open port
         "env": worker_env(sweep.max_parallel)})
+
+
+def require_gpu_workers(address: str, timeout_s: float = 20.0) -> None:
+    """A Dask cluster that runs GPU candidates has a worker holding the resource GPU: otherwise every
+    candidate, annotated GPU=1, waits for one forever (issue 31).
+
+    Raises:
+        UsageError: the scheduler cannot be reached, or none of its workers holds GPU.
+    """
+    from distributed import Client
+
+    try:
+        with Client(address, timeout=timeout_s) as client:
+            workers = client.scheduler_info(n_workers=-1)["workers"].values()
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"the Dask scheduler at sweep.address {address} cannot be reached: {exc}") from None
+    if not any(w.get("resources", {}).get("GPU", 0) >= 1 for w in workers):
+        raise UsageError(f"no worker of the Dask cluster at {address} holds the resource GPU, so candidates asking "
+                         "for one (sweep.gpu_per_candidate) would wait forever: start its GPU workers with "
+                         "`dask worker ADDRESS --nthreads 1 --resources GPU=1` (one per GPU, each with its own "
+                         "CUDA_VISIBLE_DEVICES), or set sweep.gpu_per_candidate: false")
 
 
 def gpu_cluster(gpus: int, env: dict[str, str], **kwargs: Any) -> Any:
