@@ -115,8 +115,8 @@ def _support(root: Path, model_type: str) -> AttentionSupport | None:
         return None
     flash = next((attrs[n] for n in _FLASH_NAMES if n in attrs), False)
     listed = attrs.get("_compatible_flash_implementations")
-    return AttentionSupport(model_type, class_name, _version(), bool(attrs.get("_supports_sdpa", False)), bool(flash),
-                            tuple(listed) if isinstance(listed, (list, tuple)) else None)
+    return AttentionSupport(model_type, class_name, _version(root), bool(attrs.get("_supports_sdpa", False)),
+                            bool(flash), tuple(listed) if isinstance(listed, (list, tuple)) else None)
 
 
 def _causal_lm_class(root: Path, model_type: str) -> str | None:
@@ -203,10 +203,8 @@ def _imported_from(text: str, name: str, path: Path) -> Path | None:
     return None
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("transformers")
-    except PackageNotFoundError:
-        return "?"
+def _version(root: Path) -> str:
+    """The installed transformers' version, from its __init__.py (importlib.metadata costs a static
+    check ~5 % of its start-up, tests/cli/test_start_up.py)."""
+    found = re.search(r'^__version__ = "([^"]+)"', (root / "__init__.py").read_text(encoding="utf-8"), re.M)
+    return found.group(1) if found else "?"
