@@ -98,12 +98,13 @@ def test_the_worker_environment_imports_this_checkout_not_an_installed_copy(stac
     # The same interpreter and environment the worker hands its flow runs, from a foreign folder.
     code = ("import importlib.util, tunegate, tunegate.flows\n"
             "print(tunegate.__path__[0]); print(tunegate.flows.__path__[0])\n"
-            "print(importlib.util.find_spec('tasks'))")
+            "print(list(importlib.util.find_spec('tasks').submodule_search_locations))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=stack.env, capture_output=True,
                          text=True, timeout=60, check=True).stdout.splitlines()
-    # tunegate's own tasks travel inside the package: no top-level `tasks` package is installed to
-    # shadow (or be shadowed by) a user's module of that name.
-    assert out == [str(ROOT / "tunegate"), str(ROOT / "tunegate" / "flows"), "None"]
+    # tunegate's own tasks travel inside the package; the top-level tasks/ (the design card's layout,
+    # thin shims like flows/) is this checkout's, never an installed copy: the package installs only
+    # tunegate (pyproject.toml), so nothing named `tasks` lands in site-packages to shadow a user's.
+    assert out == [str(ROOT / "tunegate"), str(ROOT / "tunegate" / "flows"), str([str(ROOT / "tasks")])]
 
 
 def test_triggered_preflight_on_an_approved_spec_completes_on_the_cpu_worker(stack, runs):
