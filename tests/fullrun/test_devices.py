@@ -101,3 +101,4 @@ def test_a_candidate_that_asked_for_a_gpu_and_ran_on_the_cpu_says_so():
     assert _said_if_no_gpu(load_spec("good", **{"sweep.gpu_per_candidate": False}), ran) is ran
     on_gpu = GateReport.from_stages([StageResult(name="mini-run", status="passed", stats={"device": "cuda"})])
     assert _said_if_no_gpu(asked, on_gpu) is on_gpu
+

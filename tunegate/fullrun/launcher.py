@@ -27,7 +27,15 @@ from pydantic import ValidationError
 from tunegate.errors import LaunchConfigError
 from tunegate.fullrun.devices import planned_devices
 from tunegate.fullrun.forks import FORKS
-from tunegate.fullrun.result import NO_RESULT, TIMED_OUT, TrainResult, failed
+from tunegate.fullrun.result import (
+    NO_RESULT,
+    OUT_OF_MEMORY,
+    TIMED_OUT,
+    TrainResult,
+    failed,
+    failed_ranks,
+    rank_result_path,
+)
 from tunegate.fullrun.standby import STANDBY, hand_over
 from tunegate.fullrun.standby import die_with_parent as _dying_with_parent
 from tunegate.spec.model import Spec
@@ -139,12 +147,14 @@ def run_launched(cmd: Sequence[str], result_path: Path, timeout_s: float | None 
                  cwd: Path | None = None, die_with_parent: bool = False) -> TrainResult:
     """Run the launch command, streaming its output lines to `log`, and return its result.
 
-    A stale result file is removed first, so a crash is never read as the previous run's outcome.
-    A run that ends without a result fails (TG707) with the tail of its output as the reason; one
-    that outlives `timeout_s` is stopped, its whole process group, and fails (TG711).
+    Stale result files (the run's and other ranks') are removed first, so a crash is never read as
+    the previous run's outcome. A run that ends without a result fails (TG707) with the tail of its
+    output as the reason; one that outlives `timeout_s` is stopped, its whole process group, and
+    fails (TG711); an out-of-memory on any rank is reported as one (TG706).
     """
     result_path = Path(result_path)
-    result_path.unlink(missing_ok=True)
+    for stale in [result_path, *(rank_result_path(result_path, r) for r, _ in failed_ranks(result_path))]:
+        stale.unlink(missing_ok=True)
     try:
         proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 errors="replace", bufsize=1, env=dict(env) if env is not None else None,
@@ -199,14 +209,28 @@ def _outcome(result_path: Path, code: int, timed_out: bool, timeout_s: float | N
     shown = "\n".join(tail[-12:])
     if timed_out:
         return failed(TIMED_OUT, f"the run was stopped after its timeout of {timeout_s:g} s; last output:\n{shown}")
+    main = None
     if result_path.is_file():
         try:
-            return TrainResult.read(result_path)
+            main = TrainResult.read(result_path)
         except (ValidationError, ValueError) as exc:
-            return failed(NO_RESULT, f"the result file {result_path} cannot be read ({exc.__class__.__name__}); "
+            main = failed(NO_RESULT, f"the result file {result_path} cannot be read ({exc.__class__.__name__}); "
                           f"exit code {code}; last output:\n{shown}")
-    return failed(NO_RESULT, f"the run exited with code {code} without writing {result_path.name}; "
-                  f"last output:\n{shown}")
+    return _with_other_ranks(main, result_path) or failed(
+        NO_RESULT, f"the run exited with code {code} without writing {result_path.name}; last output:\n{shown}")
+
+
+def _with_other_ranks(main: TrainResult | None, result_path: Path) -> TrainResult | None:
+    """The run's result, unless another rank's failure says more: an out-of-memory on rank 3 made
+    rank 0 see only the collective break (a crash) or write nothing (issue 31)."""
+    if main is not None and (main.ok or OUT_OF_MEMORY in main.codes):
+        return main
+    ranks = failed_ranks(result_path)
+    oom = next(((r, res) for r, res in ranks if OUT_OF_MEMORY in res.codes), None)
+    rank, told = oom or (ranks[0] if ranks and main is None else (None, None))
+    if told is None:
+        return main
+    return told.model_copy(update={"reason": f"on rank {rank}: {told.reason}"})
 
 
 def launch(spec: Spec, spec_path: str | Path, log: Callable[[str], None] = print,

@@ -124,5 +124,24 @@ class TrainResult(_Model):
         return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
 
 
+def rank_result_path(result_path: Path, rank: int) -> Path:
+    """Where a process of rank > 0 writes its result when it failed (only rank 0 writes the run's)."""
+    path = Path(result_path)
+    return path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
+
+
+def failed_ranks(result_path: Path) -> list[tuple[int, TrainResult]]:
+    """The failed results other ranks wrote beside the run's, by rank (unreadable ones left out)."""
+    path = Path(result_path)
+    found = []
+    for other in sorted(path.parent.glob(f"{path.stem}.rank*{path.suffix}")):
+        rank = other.name[len(path.stem) + len(".rank"):-len(path.suffix) or None]
+        try:
+            found.append((int(rank), TrainResult.read(other)))
+        except (ValueError, OSError):
+            continue
+    return sorted(found, key=lambda pair: pair[0])
+
+
 def failed(code: str, reason: str, **fields: Any) -> TrainResult:
     return TrainResult(status="failed", reason=reason, codes=[code], **fields)

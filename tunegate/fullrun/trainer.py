@@ -40,6 +40,7 @@ from tunegate.fullrun.result import (
     TrainProblem,
     TrainResult,
     failed,
+    rank_result_path,
 )
 from tunegate.spec.model import Spec
 
@@ -312,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     result = _run_cli(args)
     if args.result and is_main_process():
         result.write(args.result)
+    elif args.result and not result.ok:  # another rank's failure (its OOM): the launcher reads it beside
+        result.write(rank_result_path(args.result, int(os.environ.get("RANK", "0"))))
     return 0 if result.ok else 1
 
 
