@@ -2,13 +2,14 @@
 
     dialect = dialect_for(base_url, model)       # max_tokens, temperature 0, JSON mode until told otherwise
     client.chat.completions.create(**dialect.params(max_tokens), ...)
-    better = adjusted(dialect, exc)              # after a 400: the parameters it names, changed; or None
+    better = adjusted(dialect, exc.body)         # after a 400: the parameters it names, changed; or None
 
 Endpoints differ in three optional parameters we send:
 - o-series-style reasoning models refuse `max_tokens` ("use 'max_completion_tokens' instead") and
   any `temperature` but their default: both change together, as OpenAI documents for them;
 - some refuse a `temperature` of 0 alone ("only the default (1) value is supported");
-- some refuse `response_format` (JSON mode); the prompt asks for one JSON object either way.
+- some refuse `response_format` (JSON mode); the prompt asks for one JSON object either way;
+- a server that predates `max_completion_tokens` refuses it: back to `max_tokens`.
 A 400 naming one of them is answered once with the parameters changed, and what was learnt is kept
 for the endpoint and model for the rest of the process, so later calls send the right ones first.
 """
@@ -20,6 +21,8 @@ from typing import Any
 
 _LOCK = threading.Lock()
 _LEARNT: dict[tuple[str, str], Dialect] = {}
+# The optional parameters we send, which a 400 may name.
+_PARAMS = ("max_tokens", "max_completion_tokens", "temperature", "response_format")
 # Words with which endpoints refuse a parameter (OpenAI: "Unsupported parameter", "Unsupported value",
 # "does not support"; vLLM and others: "not supported", "is not allowed", "Extra inputs are not permitted").
 _REFUSED = ("unsupported", "not supported", "does not support", "not allowed", "not permitted",
@@ -65,18 +68,22 @@ def remember(base_url: str, model: str, dialect: Dialect) -> None:
 def adjusted(dialect: Dialect, refusal: Any) -> Dialect | None:
     """The dialect with the parameters a 400's error names changed, or None when it names none we send.
 
-    `refusal` is the error body (OpenAI's {"message", "param", "code"}) or its text.
+    `refusal` is the error body (OpenAI's {"message", "param", "code"}) or its text. A value out of
+    range ("max_tokens is too large") is not a refusal of the parameter: nothing changes.
     """
     text = _text(refusal)
-    refused = any(word in text for word in _REFUSED)  # not e.g. "max_tokens is too large": a value to fix
+    if not any(word in text for word in _REFUSED):
+        return None
+    param = refusal.get("param") if isinstance(refusal, dict) else None
+    named = {param} if isinstance(param, str) and param in _PARAMS else {p for p in _PARAMS if p in text}
     new = dialect
-    if dialect.token_param == "max_tokens" and ("max_completion_tokens" in text or refused and "max_tokens" in text):
-        new = replace(new, token_param="max_completion_tokens", temperature=False)  # the o-series pair
-    elif dialect.token_param == "max_completion_tokens" and refused and "max_completion_tokens" in text:
-        new = replace(new, token_param="max_tokens")
-    if refused and dialect.temperature and "temperature" in text:
+    if dialect.token_param in named:
+        switched = "max_completion_tokens" if dialect.token_param == "max_tokens" else "max_tokens"
+        # o-series models refuse both max_tokens and temperature: the pair changes together
+        new = replace(new, token_param=switched, temperature=new.temperature and switched == "max_tokens")
+    if "temperature" in named:
         new = replace(new, temperature=False)
-    if refused and dialect.json_mode and ("response_format" in text or "json_object" in text):
+    if "response_format" in named or "json_object" in text:
         new = replace(new, json_mode=False)
     return None if new == dialect else new
 

@@ -85,6 +85,7 @@ def _accumulation(global_batch: int, micro: int, count: int) -> int:
 def _suggestion(spec: Spec, changes: dict[str, Any], est: Estimate) -> Suggestion:
     hw = spec.hardware
     main, count = changes["hardware.gpu"], changes.get("hardware.count", hw.count)
+    batch_changes = _global_batch(spec, changes) != _global_batch(spec, {})
     setting = "hardware.gpu"
     if gpus.lookup(main) is gpus.lookup(hw.gpu):  # the same GPU type, more of them (a sharded run)
         setting, changes = "hardware.count", {k: v for k, v in changes.items() if k != "hardware.gpu"}
@@ -92,12 +93,12 @@ def _suggestion(spec: Spec, changes: dict[str, Any], est: Estimate) -> Suggestio
     m = est.memory
     return Suggestion(
         setting=setting, current=getattr(hw, setting.split(".")[1]), proposed=proposed, companions=changes,
-        changes_global_batch=_global_batch(spec, changes) != _global_batch(spec, {}),
+        changes_global_batch=batch_changes,
         rationale=f"New hardware: the run cannot fit on {hw.count} x {hw.gpu} even at micro batch 1 with "
                   f"gradient checkpointing; {count} x {main} is the smallest catalog hardware it fits on "
                   f"({m.peak_gib:.1f} GiB per GPU of {m.capacity_gib:g}, band up to {m.high_gib:.1f}).",
-        risks="Another GPU type: its price and availability, and its own software stack (ROCm PyTorch on "
-              "AMD Instinct GPUs).",
+        risks="Another GPU: its price and availability" + (
+            ", and ROCm PyTorch instead of CUDA." if gpus.lookup(main).family.startswith("cdna") else "."),
         monitor="Peak memory in the first steps against this estimate.")
 
 
