@@ -130,40 +130,49 @@ def ask(spec: Spec, payload: dict[str, Any], system: str | None = None) -> str:
         import openai  # lazy: the advisor is optional
     except ImportError:
         raise AdvisorFailure(NO_OPENAI, "the openai package is not installed") from None
+    state = {"dialect": dialect_for(spec.advisor.base_url, spec.advisor.model)}
     sent: list[Dialect] = []  # the dialect of each HTTP request, the openai client's own retries included
-    dialect = dialect_for(spec.advisor.base_url, spec.advisor.model)
-    hooks = {"request": [lambda request: sent.append(dialect)]}
+    hooks = {"request": [lambda request: sent.append(state["dialect"])]}
     client = openai.OpenAI(api_key=key, base_url=spec.advisor.base_url, timeout=spec.advisor.timeout_s,
                            max_retries=spec.advisor.max_retries, http_client=openai.DefaultHttpxClient(event_hooks=hooks))
     messages = [{"role": "system", "content": system or system_prompt(trainer_for("tunegate"))},
                 {"role": "user", "content": json.dumps(payload, default=str)}]
     try:
-        try:
-            response = _create(client, spec, dialect, messages)
-        except openai.BadRequestError as exc:
-            dialect = adjusted(dialect, exc.body if exc.body is not None else exc.message)
-            if dialect is None:
-                raise
-            remember(spec.advisor.base_url, spec.advisor.model, dialect)
-            response = _create(client, spec, dialect, messages)  # once, with the parameters it asked for
-    except openai.APITimeoutError:
-        raise AdvisorFailure(UNREACHABLE, f"the advisor did not answer within {spec.advisor.timeout_s:g} s "
-                             f"({_requests(sent)})") from None
-    except openai.APIStatusError as exc:
-        said = f": {quoted(_server_words(exc, key), 200)}" if exc.status_code == 400 else ""
-        raise AdvisorFailure(UNREACHABLE, f"the advisor answered HTTP {exc.status_code} after "
-                             f"{_requests(sent)}{said}") from None
+        response = _send(openai, client, spec, messages, state)
     except openai.OpenAIError as exc:
-        raise AdvisorFailure(UNREACHABLE, f"the advisor could not be reached: {type(exc).__name__} "
-                             f"({_requests(sent)})") from None
+        raise _failure(openai, exc, spec, sent, key) from None
     finally:
         client.close()
     return answer_text(response)
 
 
+def _send(openai: Any, client: Any, spec: Spec, messages: list[dict[str, str]], state: dict[str, Dialect]) -> Any:
+    """The completion; after a 400 naming parameters we send, once more as the endpoint asks (remembered)."""
+    try:
+        return _create(client, spec, state["dialect"], messages)
+    except openai.BadRequestError as exc:
+        better = adjusted(state["dialect"], exc.body if exc.body is not None else exc.message)
+        if better is None:
+            raise
+        remember(spec.advisor.base_url, spec.advisor.model, better)
+        state["dialect"] = better
+        return _create(client, spec, better, messages)
+
+
 def _create(client: Any, spec: Spec, dialect: Dialect, messages: list[dict[str, str]]) -> Any:
     return client.chat.completions.create(model=spec.advisor.model, messages=messages,
                                           **dialect.params(spec.advisor.max_tokens))
+
+
+def _failure(openai: Any, exc: Exception, spec: Spec, sent: list[Dialect], key: str) -> AdvisorFailure:
+    """TG602 for what the openai client raised, with the requests really sent."""
+    if isinstance(exc, openai.APITimeoutError):
+        return AdvisorFailure(UNREACHABLE, f"the advisor did not answer within {spec.advisor.timeout_s:g} s "
+                              f"({_requests(sent)})")
+    if isinstance(exc, openai.APIStatusError):
+        said = f": {quoted(_server_words(exc, key), 200)}" if exc.status_code == 400 else ""
+        return AdvisorFailure(UNREACHABLE, f"the advisor answered HTTP {exc.status_code} after {_requests(sent)}{said}")
+    return AdvisorFailure(UNREACHABLE, f"the advisor could not be reached: {type(exc).__name__} ({_requests(sent)})")
 
 
 def _requests(sent: list[Dialect]) -> str:
