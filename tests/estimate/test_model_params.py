@@ -63,10 +63,13 @@ def test_a_readable_config_wins_over_model_params():
     assert est.count == "config" and est.memory.total_params < 2e9
 
 
-def test_a_size_below_a_models_embeddings_cannot_be_estimated():
-    result = run_stage(context(make_spec(model={"id": GATED, "params": 0.01, "hidden_size": 4096})))
+@pytest.mark.parametrize(("model", "why"), [({"params": 0.01, "hidden_size": 4096}, "embeddings"),
+                                            ({"params": 1e300}, "beyond any model"),
+                                            ({"params": 5.0, "num_layers": 10**9}, "beyond any model")])
+def test_a_size_no_model_has_is_a_finding_not_a_crash(model, why):
+    result = run_stage(context(make_spec(model={"id": GATED, **model})))
     (f,) = [f for f in result.findings if f.code == "TG405"]
-    assert f.key == "model.params" and "embeddings" in f.message
+    assert f.key == "model.params" and why in f.message
 
 
 def test_a_shape_without_a_size_is_a_spec_error():

@@ -26,6 +26,9 @@ KV_HEADS = 8
 MLP_RATIO = 3.5
 HIDDEN_PER_LAYER = 128
 VOCAB = 128_256
+# Beyond any model trained so far (the largest published dense and MoE models are a few trillion
+# parameters, hidden sizes up to ~25k, under 200 layers): a larger figure is a typo, not a model.
+MAX_BILLIONS, MAX_HIDDEN, MAX_LAYERS = 100_000.0, 131_072, 10_000
 
 
 def architecture_from_size(billions: float, hidden_size: int | None = None,
@@ -35,6 +38,11 @@ def architecture_from_size(billions: float, hidden_size: int | None = None,
     Raises:
         ValueError: the size is too small for any such shape (below its embeddings alone).
     """
+    over = [f"{name} {value:,g} is above {most:,g}" for name, value, most in (
+        ("params", billions, MAX_BILLIONS), ("hidden_size", hidden_size, MAX_HIDDEN), ("num_layers", num_layers, MAX_LAYERS))
+        if value is not None and value > most]
+    if over:
+        raise ValueError(f"{', '.join(over)}: beyond any model trained so far")
     total = billions * 1e9
     h = hidden_size or _hidden_for(total, num_layers)
     if total <= _embeddings(h):
@@ -72,7 +80,7 @@ def _hidden_for(total: float, layers: int | None) -> int:
         depth = layers or h / HIDDEN_PER_LAYER
         return _embeddings(int(h)) + depth * _layer_params(int(h), KV_HEADS * HEAD_DIM, int(MLP_RATIO * h))
 
-    low, high = float(HEAD_DIM), 131_072.0
+    low, high = float(HEAD_DIM), float(MAX_HIDDEN)
     for _ in range(60):  # bisection: size() grows with h
         mid = (low + high) / 2
         low, high = (mid, high) if size(mid) < total else (low, mid)
