@@ -31,6 +31,7 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 # An object that opens with a key: where an embedded JSON answer may start (a bounded search).
 _OBJECT_START = re.compile(r"\{\s*\"")
 MAX_STARTS = 400
+MAX_SEARCHED = 200_000  # characters at the end of a long reasoning where the answer is looked for
 
 
 def answer_text(response: Any) -> str:
@@ -94,6 +95,7 @@ def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
 def _embedded(text: str) -> dict[str, Any] | None:
     """The last JSON object with a 'suggestions' list inside prose or reasoning, or None."""
     decoder = json.JSONDecoder()
+    text = text[-MAX_SEARCHED:]
     starts = [m.start() for m in _OBJECT_START.finditer(text)][-MAX_STARTS:]
     for start in reversed(starts):
         try:
