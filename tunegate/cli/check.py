@@ -88,14 +88,13 @@ def _advice(report, args: argparse.Namespace) -> tuple[str, dict | None, list]:
     from pathlib import Path
 
     from tunegate.advisor.stage import advise
-    from tunegate.advisor.targets import kind_of
     from tunegate.spec.check import parse_spec
 
     parsed = parse_spec(args.spec, kind=args.kind)
     if parsed.spec is None:
         return "", None, []
     base = Path(args.spec).resolve().parent
-    found, findings = advise(parsed.spec, report.facts, base, target=parsed.kind or kind_of(args.spec))
+    found, findings = advise(parsed.spec, report.facts, base, target=parsed.kind)
     failed = next((s.name for s in report.stages if s.status == "failed"), "?")
     header = (f"advice (the gate stopped at '{failed}', so the advisor read the spec alone; each change "
               "verified by our estimate before it is shown):")
