@@ -31,7 +31,7 @@ GOOD = {
 def spec_for(server, **training):
     return make_spec(advisor={"base_url": server.base_url, "model": "test-model", "api_key_env": KEY_ENV,
                               "timeout_s": 2, "max_retries": 1, "max_tokens": 1500},
-                     estimate={"dataset_tokens": None}, training=training)
+                     training=training)
 
 
 @pytest.fixture(autouse=True)

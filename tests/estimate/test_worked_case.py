@@ -94,6 +94,8 @@ def test_our_rules_reproduce_compile_and_watch_gradient_norms_but_claim_nothing_
     advice, final = advise_with_rules(spec, base_dir=EXAMPLE.parent)
     settings = {s.setting: s for s in advice.suggestions if s.verified}
     assert settings["training.compile"].expected_time_saving == pytest.approx(0.2, abs=0.01)
+    # the source's max-autotune is priced (15 min of compilation) and named; default is as fast, sooner
+    assert settings["training.compile"].companions == {"training.compile_mode": "default"}
     assert "max-autotune" in settings["training.compile"].rationale
     # The source's flash attention at 4096 tokens: our estimate gives it no speed-up once the run
     # fits (sdpa is fused too), so it is not offered as advice (issue 11).
@@ -110,3 +112,13 @@ def test_the_sources_75_hour_projection_is_also_beyond_the_peak(spec):
     assert implied_mfu(15e9, 75.0, 4, est.throughput.model_flops_per_token, 312.0) > 1.5
     assert 230 < advice.hours_after < 260  # our verified advice: ~20 % saved, by torch.compile
     assert [r["method"] for r in advice.readings] == ["lora", "full"]
+
+
+def test_the_impossible_70b_variant_gets_qlora_here_and_the_smallest_hardware_it_fits_as_new_hardware():
+    result, variant = read_spec(ROOT / "examples" / "worked_case_70b.yaml")
+    assert result.status == "passed", result.findings
+    advice, final = advise_with_rules(variant, base_dir=EXAMPLE.parent)
+    settings = {s.setting: s for s in advice.suggestions if s.verified}
+    assert settings["model.quantization"].proposed == "4bit" and final.hardware.gpu == "A100-80GB"
+    new = settings["hardware.gpu"]
+    assert new.new_hardware and new.proposed == "GB200" and "4 x GB200" in advice.summary

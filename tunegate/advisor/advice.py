@@ -17,7 +17,7 @@ Scalar = Union[bool, int, float, str, list[str]]
 # The only settings a suggestion may touch: no paths, URLs, remote code or advisor settings.
 ALLOWED_SETTINGS = {
     "training.micro_batch_size", "training.grad_accum_steps", "training.gradient_checkpointing",
-    "training.attention", "training.precision", "training.compile", "training.max_seq_len",
+    "training.attention", "training.precision", "training.compile", "training.compile_mode", "training.max_seq_len",
     "training.sharding", "lora.r", "lora.alpha", "lora.dropout", "lora.target_modules",
     "model.quantization", "hardware.gpu", "hardware.count",
 }
@@ -77,6 +77,9 @@ class Suggestion(BaseModel):
     monitor: str = ""
     source: Literal["rules", "llm", "rules+llm"] = "rules"
     verified: bool = False
+    new_hardware: bool = Field(
+        False, description="Changes the GPUs: offered only when the run is physically impossible on the declared "
+                           "ones (the source's rule), as an alternative that is never applied to the other advice.")
     rejected_reason: str | None = None
     predicted_hours: float | None = Field(None, description="Our estimate's hours with this applied.")
     predicted_peak_gib: float | None = None

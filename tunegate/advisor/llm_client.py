@@ -3,52 +3,51 @@
 The request carries an allowlist of the spec's settings and our computed facts (architecture,
 memory breakdown, throughput, mini-run measurements): never dataset content, never data paths,
 never the key. The key is read from the environment variable the spec names, at the call site,
-and handed only to the openai client. The answer must be one JSON object; each suggestion is
-parsed into a bounded pydantic `Suggestion` (anything else is dropped with the reason).
+and handed only to the openai client. The prompt offers only the settings the target trainer can
+run (`tunegate.advisor.targets`). The request's optional parameters follow what the endpoint
+accepts (`tunegate.advisor.endpoint_dialect`: one retry after a 400 that names them), and the
+answer's JSON is found wherever a reasoning model put it (`tunegate.advisor.answer`).
 """
 from __future__ import annotations
 
 import ipaddress
 import json
-import math
 import os
-import re
 from typing import Any
 from urllib.parse import urlparse
 
-from pydantic import ValidationError
-
-from tunegate.advisor.advice import ALLOWED_SETTINGS, Suggestion, clean_text
+from tunegate.advisor.answer import BAD_ANSWER, answer_text
+from tunegate.advisor.endpoint_dialect import Dialect, adjusted, dialect_for, remember
+from tunegate.advisor.targets import Trainer, trainer_for
 from tunegate.errors import AdvisorFailure
 from tunegate.facts import GateFacts
-from tunegate.render import quoted
+from tunegate.render import one_line, quoted
 from tunegate.spec.model import Spec
 
 # The source's four rules, verbatim in spirit, plus the answer format.
-SYSTEM_PROMPT = f"""You are a senior HPC performance engineer auditing an LLM fine-tuning configuration
+_RULES = """You are a senior HPC performance engineer auditing an LLM fine-tuning configuration
 before launch. Follow these rules:
 1. Only suggest changes compatible with the declared hardware.
 2. Prioritise attention memory optimisation, data-parallel settings and precision.
 3. Say explicitly when micro-batching or gradient checkpointing is needed.
 4. Never suggest new hardware unless the current configuration is physically impossible.
-Use only the numbers in the facts you are given; an estimator re-checks every suggestion.
-Answer with ONE JSON object and nothing else:
-{{"summary": "<one paragraph>", "suggestions": [{{"setting": "<one of: {', '.join(sorted(ALLOWED_SETTINGS))}>",
+Use only the numbers in the facts you are given; an estimator re-checks every suggestion."""
+_FORMAT = """Answer with ONE JSON object and nothing else:
+{{"summary": "<one paragraph>", "suggestions": [{{"setting": "<one of: {settings}>",
 "current": <value>, "proposed": <value>, "companions": {{"<setting>": <value>}},
 "changes_global_batch": <true|false>, "rationale": "<why>", "expected_time_saving": <fraction 0-1>,
 "risks": "<what can go wrong>", "monitor": "<what to watch>"}}]}}"""
-MAX_SUGGESTIONS = 12
 # Why the LLM could not be used (docs/checks.md, "Advisor (TG6xx)"): the code `AdvisorFailure` carries.
 NO_KEY = "TG601"
 UNREACHABLE = "TG602"
-BAD_ANSWER = "TG603"
 NO_OPENAI = "TG605"
 UNSAFE_ENDPOINT = "TG606"
 # What the user can do about each: the finding's hint (the rule engine's advice stands either way).
 _HINTS = {
     NO_KEY: "Export the key in the environment variable advisor.api_key_env names, or ignore this: "
             "the rule engine's advice does not need it.",
-    UNREACHABLE: "Check advisor.base_url and the provider's status; raise advisor.timeout_s or max_retries.",
+    UNREACHABLE: "Check advisor.base_url, advisor.model and the provider's status; on timeouts or HTTP 429/5xx, "
+                 "raise advisor.timeout_s or max_retries.",
     BAD_ANSWER: "Use a model that follows JSON instructions, or raise advisor.max_tokens.",
     NO_OPENAI: "pip install 'tunegate[advisor]'.",
     UNSAFE_ENDPOINT: "Use an https endpoint, or a local server on 127.0.0.1.",
@@ -57,7 +56,7 @@ _HINTS = {
 _SENT = {
     "lora": ("r", "alpha", "dropout", "target_modules"),
     "training": ("micro_batch_size", "grad_accum_steps", "epochs", "max_steps", "max_seq_len",
-                 "precision", "gradient_checkpointing", "attention", "compile", "sharding"),
+                 "precision", "gradient_checkpointing", "attention", "compile", "compile_mode", "sharding"),
     "hardware": ("gpu", "count"),
     "estimate": ("wall_clock_hours", "dataset_tokens"),
 }
@@ -70,7 +69,16 @@ _PROFILE_KEYS = ("device", "gpu", "steps", "wall_s", "matmul", "attention", "opt
                  "idle", "peak_memory_bytes")
 
 
-def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts) -> dict[str, Any]:
+def system_prompt(trainer: Trainer, impossible: bool = False) -> str:
+    """The source's rules, the trainer the advice is for, and the answer format with the settings it may touch."""
+    settings = trainer.settings(new_hardware=impossible)
+    where = (f"The configuration runs on {trainer.name}; suggest only settings it runs."
+             + (" It is physically impossible on the declared hardware: hardware.gpu and hardware.count "
+                "may be suggested." if impossible else ""))
+    return f"{_RULES}\n{where}\n{_FORMAT.format(settings=', '.join(settings))}"
+
+
+def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts, impossible: bool = False) -> dict[str, Any]:
     """What the LLM sees: allowlisted settings and computed numbers only."""
     settings = {section: {k: getattr(getattr(spec, section), k) for k in keys}
                 for section, keys in _SENT.items()}
@@ -86,6 +94,7 @@ def build_payload(spec: Spec, estimate: dict[str, Any], facts: GateFacts) -> dic
     facts_sent = {k: v for k, v in estimate.items() if k != "model"}
     # The estimate's model section names the config file, which may be a local path.
     facts_sent["model"] = {k: estimate.get("model", {}).get(k) for k in ("total_params", "trainable_params")}
+    facts_sent["physically_impossible_on_declared_hardware"] = impossible  # ours: fits_at_minimum
     return {"settings": settings, "estimate": facts_sent, "mini_run": minirun}
 
 
@@ -109,8 +118,8 @@ def failure_hint(failure: AdvisorFailure) -> str:
     return _HINTS[failure.code]
 
 
-def ask(spec: Spec, payload: dict[str, Any]) -> str:
-    """Send the payload and return the answer's text. Raises AdvisorFailure on any failure."""
+def ask(spec: Spec, payload: dict[str, Any], system: str | None = None) -> str:
+    """Send the payload and return the text that holds the answer. Raises AdvisorFailure on any failure."""
     key = os.environ.get(spec.advisor.api_key_env, "").strip()
     if not key:
         raise AdvisorFailure(NO_KEY, f"no API key: environment variable {spec.advisor.api_key_env} is not set")
@@ -121,84 +130,61 @@ def ask(spec: Spec, payload: dict[str, Any]) -> str:
         import openai  # lazy: the advisor is optional
     except ImportError:
         raise AdvisorFailure(NO_OPENAI, "the openai package is not installed") from None
-    client = openai.OpenAI(api_key=key, base_url=spec.advisor.base_url,
-                           timeout=spec.advisor.timeout_s, max_retries=spec.advisor.max_retries)
+    state = {"dialect": dialect_for(spec.advisor.base_url, spec.advisor.model)}
+    sent: list[Dialect] = []  # the dialect of each HTTP request, the openai client's own retries included
+    hooks = {"request": [lambda request: sent.append(state["dialect"])]}
+    client = openai.OpenAI(api_key=key, base_url=spec.advisor.base_url, timeout=spec.advisor.timeout_s,
+                           max_retries=spec.advisor.max_retries, http_client=openai.DefaultHttpxClient(event_hooks=hooks))
+    messages = [{"role": "system", "content": system or system_prompt(trainer_for("tunegate"))},
+                {"role": "user", "content": json.dumps(payload, default=str)}]
     try:
-        response = client.chat.completions.create(
-            model=spec.advisor.model, temperature=0, max_tokens=spec.advisor.max_tokens,
-            response_format={"type": "json_object"},
-            messages=[{"role": "system", "content": SYSTEM_PROMPT},
-                      {"role": "user", "content": json.dumps(payload, default=str)}])
-    except openai.APITimeoutError:
-        raise AdvisorFailure(UNREACHABLE, f"the advisor did not answer within {spec.advisor.timeout_s:g} s "
-                             f"({spec.advisor.max_retries} retries)") from None
-    except openai.APIStatusError as exc:
-        raise AdvisorFailure(UNREACHABLE, f"the advisor answered HTTP {exc.status_code} "
-                             f"after {spec.advisor.max_retries} retries") from None
+        response = _send(openai, client, spec, messages, state)
     except openai.OpenAIError as exc:
-        raise AdvisorFailure(UNREACHABLE, f"the advisor could not be reached: {type(exc).__name__}") from None
+        raise _failure(openai, exc, spec, sent, key) from None
     finally:
         client.close()
-    return _content(response)
+    return answer_text(response)
 
 
-def _content(response: Any) -> str:
+def _send(openai: Any, client: Any, spec: Spec, messages: list[dict[str, str]], state: dict[str, Dialect]) -> Any:
+    """The completion; after a 400 naming parameters we send, once more as the endpoint asks (remembered)."""
     try:
-        choice = response.choices[0]
-        text = choice.message.content or ""
-    except (AttributeError, IndexError, TypeError):
-        raise AdvisorFailure(BAD_ANSWER, "the advisor's answer has no message") from None
-    if choice.finish_reason == "length":
-        raise AdvisorFailure(BAD_ANSWER, "the advisor's answer was cut off at max_tokens; raise advisor.max_tokens")
-    return text
+        return _create(client, spec, state["dialect"], messages)
+    except openai.BadRequestError as exc:
+        better = adjusted(state["dialect"], exc.body if exc.body is not None else exc.message)
+        if better is None:
+            raise
+        remember(spec.advisor.base_url, spec.advisor.model, better)
+        state["dialect"] = better
+        return _create(client, spec, better, messages)
 
 
-def parse_answer(text: str) -> tuple[str, list[Suggestion], list[str]]:
-    """(summary, suggestions, reasons for dropped items) from the LLM's JSON text.
-
-    Raises AdvisorFailure when the text is not one JSON object with a suggestions list.
-    """
-    body = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise AdvisorFailure(BAD_ANSWER, f"the advisor's answer is not JSON ({exc.msg} at {exc.pos})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("suggestions"), list):
-        raise AdvisorFailure(BAD_ANSWER, "the advisor's answer has no 'suggestions' list")
-    kept, dropped = [], []
-    for i, item in enumerate(data["suggestions"][:MAX_SUGGESTIONS]):
-        try:
-            kept.append(_suggestion(item))
-        except (ValidationError, ValueError, TypeError) as exc:
-            dropped.append(f"suggestion {i + 1}{_named(item)} dropped: {quoted(_what_failed(exc), 200)}")
-    return clean_text(data.get("summary", ""), 1500), kept, dropped
+def _create(client: Any, spec: Spec, dialect: Dialect, messages: list[dict[str, str]]) -> Any:
+    return client.chat.completions.create(model=spec.advisor.model, messages=messages,
+                                          **dialect.params(spec.advisor.max_tokens))
 
 
-def _named(item: Any) -> str:
-    """' (training.compile)' when the dropped item names an allowed setting, so the user can find it."""
-    setting = item.get("setting") if isinstance(item, dict) else None
-    return f" ({setting})" if isinstance(setting, str) and setting in ALLOWED_SETTINGS else ""
+def _failure(openai: Any, exc: Exception, spec: Spec, sent: list[Dialect], key: str) -> AdvisorFailure:
+    """TG602 for what the openai client raised, with the requests really sent."""
+    if isinstance(exc, openai.APITimeoutError):
+        return AdvisorFailure(UNREACHABLE, f"the advisor did not answer within {spec.advisor.timeout_s:g} s "
+                              f"({_requests(sent)})")
+    if isinstance(exc, openai.APIStatusError):
+        said = f": {quoted(_server_words(exc, key), 200)}" if exc.status_code == 400 else ""
+        return AdvisorFailure(UNREACHABLE, f"the advisor answered HTTP {exc.status_code} after {_requests(sent)}{said}")
+    return AdvisorFailure(UNREACHABLE, f"the advisor could not be reached: {type(exc).__name__} ({_requests(sent)})")
 
 
-def _what_failed(exc: Exception) -> str:
-    """The field that failed and why ('proposed: Field required'), not pydantic's message alone."""
-    if not isinstance(exc, ValidationError):
-        return str(exc)
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else first["msg"]
+def _requests(sent: list[Dialect]) -> str:
+    """How many requests were sent, as the finding says it: '1 request', '3 requests (2 retries)'."""
+    n = len(sent)
+    text = f"{n} request{'s' if n != 1 else ''}" + (f" ({n - 1} retr{'ies' if n > 2 else 'y'})" if n > 1 else "")
+    changed = sent[-1].differences() if sent and sent[-1] != sent[0] else ""
+    return text + (f"; the last with {changed}, as its first HTTP 400 asked" if changed else "")
 
 
-def _suggestion(item: Any) -> Suggestion:
-    if not isinstance(item, dict):
-        raise ValueError("not an object")
-    fields = ("setting", "current", "proposed", "companions", "changes_global_batch", "rationale",
-              "risks", "monitor")
-    data = {k: item[k] for k in fields if k in item and item[k] is not None}
-    for text_key in ("rationale", "risks", "monitor"):
-        if text_key in data and not isinstance(data[text_key], str):
-            data[text_key] = json.dumps(data[text_key])[:800]
-    claimed = item.get("expected_time_saving")  # the LLM's claim; the saving shown is ours
-    if isinstance(claimed, (int, float)) and not isinstance(claimed, bool) and math.isfinite(claimed):
-        data["claimed_time_saving"] = float(claimed)
-    return Suggestion(source="llm", **data)
+def _server_words(exc: Any, key: str) -> str:
+    """What a 400's body says (its error message), the key never repeated even if it echoes it."""
+    body = exc.body
+    text = body.get("message") or body.get("detail") if isinstance(body, dict) else body
+    return one_line(text or exc.message).replace(key, "[key]")

@@ -6,7 +6,9 @@ Rules run in order on the spec as improved so far, so later rules see earlier ch
 precision (bf16 where the GPU has it), memory (micro-batching or gradient checkpointing exactly
 when the run does not fit, whichever costs less time), attention (fused kernels; flash for long
 sequences), micro batch (raise it while memory fits, lowering accumulation to keep the
-global batch), torch.compile. New hardware only when the job is impossible on the declared GPUs.
+global batch), torch.compile with its mode. New hardware only when the job is impossible on the
+declared GPUs (`tunegate.advisor.new_hardware`): an alternative, never applied to the other advice.
+Every suggestion is verified for the trainer the config runs on (`tunegate.advisor.targets`).
 """
 from __future__ import annotations
 
@@ -15,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.advisor.advice import Advice, Suggestion, fmt_hours
+from tunegate.advisor.new_hardware import smallest_fit
+from tunegate.advisor.targets import TRAINERS, Trainer
 from tunegate.advisor.verify import NO_GAIN, apply_changes, verify
 from tunegate.errors import EstimateError
 from tunegate.estimate.readings import readings
 from tunegate.estimate.run import Estimate, estimate_run
 from tunegate.estimate.stage import fits_at_minimum
-from tunegate.estimate.throughput import ASSUMPTIONS
+from tunegate.estimate.throughput import ASSUMPTIONS, COMPILE_WARMUP_MINUTES
 from tunegate.facts import GateFacts
 from tunegate.spec import gpus
 from tunegate.spec.model import Spec
@@ -33,8 +37,8 @@ Rule = Callable[[Spec, Estimate, Any], "Suggestion | None"]
 class _Ctx:
     """What every rule may read: measured facts, the spec's folder, whether the job is impossible."""
 
-    def __init__(self, facts: GateFacts, base_dir: Path | None, impossible: bool):
-        self.facts, self.base_dir, self.impossible = facts, base_dir, impossible
+    def __init__(self, facts: GateFacts, base_dir: Path | None, impossible: bool, trainer: Trainer):
+        self.facts, self.base_dir, self.impossible, self.trainer = facts, base_dir, impossible, trainer
 
     def estimate(self, spec: Spec) -> Estimate | None:
         try:
@@ -147,14 +151,22 @@ def _raise_batch(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
 
 
 def _compile(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
+    """torch.compile in the mode our estimate makes fastest: every mode is credited the same speed-up,
+    so the one with the shortest compilation (default) wins; the others' cost is said."""
     if spec.training.compile:
         return None
-    gain = ASSUMPTIONS["compile"]
+    gain, warmup = ASSUMPTIONS["compile"], COMPILE_WARMUP_MINUTES
+    hours = {mode: e.hours for mode in warmup
+             if (e := ctx.estimate(apply_changes(spec, {"training.compile": True, "training.compile_mode": mode})))}
+    mode = min(hours, key=lambda m: (hours[m], m != "default")) if hours else "default"
     return Suggestion(
-        setting="training.compile", current=False, proposed=True,
+        setting="training.compile", current=False, proposed=True, companions={"training.compile_mode": mode},
         rationale=f"torch.compile fuses the elementwise chains around the matmuls; about {gain - 1:.0%} "
-                  "more tokens/s in published fine-tuning benchmarks. mode='max-autotune' also "
-                  "searches matmul kernels, for minutes of extra warm-up.",
+                  f"more tokens/s in published fine-tuning benchmarks, after about {warmup[mode]:g} min of "
+                  f"compilation (counted in our hours). Mode {mode}: max-autotune also benchmarks matmul "
+                  f"kernels (about {warmup['max-autotune']:g} min) and reduce-overhead records CUDA graphs "
+                  f"(about {warmup['reduce-overhead']:g} min), for a speed-up no published fine-tuning "
+                  "benchmark credits them with at these matmul sizes.",
         risks="Minutes of compilation at start; recompilation when sequence lengths vary (pad to "
               "a few fixed lengths or pack the dataset).",
         monitor="Step time after warm-up and the number of recompilations.")
@@ -186,26 +198,32 @@ def _impossible(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
 RULES: list[Rule] = [_precision, _impossible, _memory, _attention, _raise_batch, _compile]
 
 
-def advise_with_rules(spec: Spec, facts: GateFacts | None = None,
-                      base_dir: Path | None = None) -> tuple[Advice, Spec]:
+def advise_with_rules(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None = None,
+                      trainer: Trainer = TRAINERS["tunegate"]) -> tuple[Advice, Spec]:
     """The rule engine's advice and the spec with every verified suggestion applied.
+
+    A new-hardware suggestion (a physically impossible run) is an alternative: verified against the
+    spec as written, listed last, and not applied to the returned spec.
 
     Raises:
         EstimateError: the run cannot be estimated (no model config, unknown GPU).
     """
-    ctx = _Ctx(facts or GateFacts(), base_dir, impossible=not fits_at_minimum(spec, base_dir))
+    ctx = _Ctx(facts or GateFacts(), base_dir, impossible=not fits_at_minimum(spec, base_dir), trainer=trainer)
     before = estimate_run(spec, ctx.facts, base_dir)
     current, current_est, out = spec, before, []
     for rule in RULES:
         suggestion = rule(current, current_est, ctx)
         if suggestion is None:
             continue
-        checked, new_spec = verify(suggestion, current, ctx.facts, base_dir, ctx.impossible)
+        checked, new_spec = verify(suggestion, current, ctx.facts, base_dir, ctx.impossible, trainer)
         if not checked.verified and (checked.rejected_reason or "").startswith(NO_GAIN):
             continue  # our own estimate says it does not pay: not advice
         out.append(checked)
         if new_spec is not None:
             current, current_est = new_spec, estimate_run(new_spec, ctx.facts, base_dir)
+    alternative = smallest_fit(spec, ctx.estimate) if ctx.impossible else None
+    if alternative is not None:
+        out.append(verify(alternative, spec, ctx.facts, base_dir, True, trainer)[0])
     found = readings(spec, ctx.facts, base_dir, first=before)
     advice = Advice(source="rules", suggestions=out, hours_before=_hours(before.hours),
                     readings=[r.model_dump() for r in found],
@@ -219,8 +237,8 @@ def _hours(hours: float) -> float:
 
 
 def headline(advice: Advice, spec: Spec, before: Estimate) -> str:
-    """Our summary: the verified changes, predicted hours and memory before and after."""
-    verified = advice.verified()
+    """Our summary: the verified changes, predicted hours and memory before and after; new hardware apart."""
+    verified = [s for s in advice.verified() if not s.new_hardware]
     where = f"on {spec.hardware.count} x {spec.hardware.gpu}"
     text = (f"{len(verified)} verified change(s): {fmt_hours(advice.hours_before)} -> "
             f"{fmt_hours(advice.hours_after)}, peak {advice.peak_gib_before:.1f} -> {advice.peak_gib_after:.1f} "
@@ -228,4 +246,14 @@ def headline(advice: Advice, spec: Spec, before: Estimate) -> str:
     if before.memory.verdict != "fits":
         text += f"; the current settings {'do not fit' if before.memory.verdict == 'does not fit' else 'barely fit'} " \
                 "in GPU memory, so the memory fixes come first"
+    for s in advice.verified():
+        if s.new_hardware:
+            text += (f"; new hardware, as the run is physically impossible on the declared GPUs: it fits on "
+                     f"{hardware_of(s, spec)} ({fmt_hours(s.predicted_hours or 0.0)} there, our estimate)")
     return text
+
+
+def hardware_of(s: Suggestion, spec: Spec) -> str:
+    """'4 x H200': the GPUs a new-hardware suggestion asks for."""
+    changes = s.changes()
+    return f"{changes.get('hardware.count', spec.hardware.count)} x {changes.get('hardware.gpu', spec.hardware.gpu)}"

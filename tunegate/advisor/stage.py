@@ -4,6 +4,8 @@ Run: `tunegate check SPEC --advise` (with the gate) or `tunegate advise SPEC` (a
 The rule engine always runs. With `advisor.enabled` and a key in the environment variable
 `advisor.api_key_env`, an OpenAI-compatible LLM is asked too; its suggestions are verified by
 the estimate like the rules' are. On any LLM failure the rules' advice stands and a warning says why.
+Advice is for the trainer the file runs on (`tunegate.advisor.targets`): tunegate's for a spec,
+axolotl's or TRL's for their configs.
 """
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.advisor import llm_client
-from tunegate.advisor.advice import Advice, Suggestion, fmt_hours
+from tunegate.advisor.advice import HARDWARE_SETTINGS, Advice, Suggestion, fmt_hours
+from tunegate.advisor.answer import parse_answer
 from tunegate.advisor.claims import FLAG, keep_our_figures, same_value, spec_value
 from tunegate.advisor.rules import advise_with_rules, headline
+from tunegate.advisor.targets import Trainer, kind_of, trainer_for
 from tunegate.advisor.verify import apply_changes, verify
+from tunegate.errors import AdvisorFailure
 from tunegate.errors import EstimateError
 from tunegate.estimate.readings import METHOD_NAMES, readings, summary_with_readings
 from tunegate.estimate.run import estimate_run
@@ -33,28 +38,33 @@ def _finding(code: str, severity: str, message: str, hint: str = "") -> Finding:
 
 
 def advise(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None = None,
-           use_llm: bool = True) -> tuple[Advice | None, list[Finding]]:
-    """The advice (None when the run cannot be estimated) and the advisor's findings."""
-    facts = facts or GateFacts()
+           use_llm: bool = True, target: str = "tunegate") -> tuple[Advice | None, list[Finding]]:
+    """The advice (None when the run cannot be estimated) and the advisor's findings.
+
+    `target`: the kind of config (`tunegate.spec.importers.KINDS`), whose trainer the advice is for.
+    """
+    facts, trainer = facts or GateFacts(), trainer_for(target)
     try:
-        advice, improved = advise_with_rules(spec, facts, base_dir)
+        advice, improved = advise_with_rules(spec, facts, base_dir, trainer)
     except EstimateError as exc:
         return None, [_finding("TG607", "warning", f"no advice: {exc}", exc.hint)]
     if not use_llm or not spec.advisor.enabled:
         return advice, [_finding("TG608", "info", "LLM advisor off: the rule engine's advice stands",
                                  "Set advisor.enabled: true and the key's environment variable to ask an LLM too.")]
+    impossible = not fits_at_minimum(spec, base_dir)
     try:
         summary = summary_with_readings(spec, estimate_run(spec, facts, base_dir), facts, base_dir)
-        payload = llm_client.build_payload(spec, summary, facts)
-        summary, proposed, dropped = llm_client.parse_answer(llm_client.ask(spec, payload))
-    except llm_client.AdvisorFailure as exc:
+        payload = llm_client.build_payload(spec, summary, facts, impossible)
+        text = llm_client.ask(spec, payload, llm_client.system_prompt(trainer, impossible))
+        summary, proposed, dropped = parse_answer(text)
+    except AdvisorFailure as exc:
         return advice, [_finding(exc.code, "warning", f"{exc}; the rule engine's advice stands",
                                  llm_client.failure_hint(exc))]
     findings = [_finding("TG604", "info", reason, "The LLM proposed something outside the allowed settings "
                          "or values; it was not shown as advice.") for reason in dropped]
     proposed, wrong = _current_checked(proposed, spec)
     findings += wrong
-    merged = _merge(advice, improved, proposed, facts, base_dir, spec)
+    merged = _merge(advice, improved, proposed, _Check(facts, base_dir, impossible, trainer), spec)
     merged, flagged = _llm_words(merged, summary)
     findings += flagged
     for s in merged.suggestions:
@@ -104,24 +114,33 @@ def _llm_words(advice: Advice, summary: str) -> tuple[Advice, list[Finding]]:
                              "estimate are shown as predictions; the LLM's are not checked numbers.")]
 
 
-def _merge(advice: Advice, improved: Spec, proposed: list[Suggestion], facts: GateFacts,
-           base_dir: Path | None, original: Spec) -> Advice:
+class _Check:
+    """What verifying an LLM suggestion needs: measured facts, the spec's folder, the run's feasibility, the trainer."""
+
+    def __init__(self, facts: GateFacts, base_dir: Path | None, impossible: bool, trainer: Trainer):
+        self.facts, self.base_dir, self.impossible, self.trainer = facts, base_dir, impossible, trainer
+
+
+def _merge(advice: Advice, improved: Spec, proposed: list[Suggestion], check: _Check, original: Spec) -> Advice:
     """Verify the LLM's suggestions on top of the rules' improved spec and fold them in.
 
     Only a verified suggestion is applied (verify: faster, or needed to fit memory), so the
-    headline is the best verified combination.
+    headline is the best verified combination. New hardware is an alternative to the rest: checked
+    against the spec as written and never applied.
     """
-    impossible = not fits_at_minimum(original, base_dir)
+    facts, base_dir = check.facts, check.base_dir
     current, out = improved, list(advice.suggestions)
     for s in proposed:
-        same = next((r for r in out if r.source != "llm" and r.changes() == s.changes()), None)
+        same = next((r for r in out if r.source != "llm" and _effect(r, original) == _effect(s, original)), None)
         if same is not None:
             out[out.index(same)] = same.model_copy(update={"source": "rules+llm",
                                                            "claimed_time_saving": s.claimed_time_saving})
             continue
-        checked, new_spec = verify(s, current, facts, base_dir, impossible)
+        alternative = bool(HARDWARE_SETTINGS & set(s.changes()))
+        checked, new_spec = verify(s, original if alternative else current, facts, base_dir, check.impossible,
+                                   check.trainer)
         out.append(checked)
-        current = new_spec or current
+        current = current if alternative else new_spec or current
     final = estimate_run(current, facts, base_dir)
     note = _claimed_time_note(original, proposed, facts, base_dir)
     merged = advice.model_copy(update={"source": "rules+llm", "suggestions": out,
@@ -129,6 +148,12 @@ def _merge(advice: Advice, improved: Spec, proposed: list[Suggestion], facts: Ga
                                        "peak_gib_after": final.memory.peak_gib,
                                        "notes": advice.notes + ([note] if note else [])})
     return merged.model_copy(update={"summary": headline(merged, original, estimate_run(original, facts, base_dir))})
+
+
+def _effect(s: Suggestion, spec: Spec) -> dict[str, Any]:
+    """What a suggestion changes in `spec`: its main setting, and the companions that differ from the spec
+    (the rules' torch.compile names its mode, default; the LLM's may leave it out)."""
+    return {k: v for k, v in s.changes().items() if k == s.setting or not same_value(v, spec_value(spec, k))}
 
 
 def _claimed_time_note(spec: Spec, proposed: list[Suggestion], facts: GateFacts, base_dir: Path | None) -> str:
@@ -153,7 +178,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     """Run the advisor; its findings are warnings or info, so the stage always passes."""
     start = time.perf_counter()
     out = FindingCollector(STAGE, ctx.cap)
-    advice, findings = advise(ctx.spec, ctx.facts, ctx.base_dir)
+    advice, findings = advise(ctx.spec, ctx.facts, ctx.base_dir, target=kind_of(ctx.spec_path))
     out.extend(findings)
     stats: dict[str, Any] = {"summary": "no advice"}
     if advice is not None:

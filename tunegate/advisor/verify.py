@@ -1,7 +1,9 @@
 """Check a suggestion against the physical model before anyone sees it as advice.
 
-A suggestion is verified when the spec with it applied still validates, fits in GPU memory,
-keeps the declared hardware (unless the job is impossible on it), keeps the global batch or says
+A suggestion is verified when the target trainer runs the setting it changes
+(`tunegate.advisor.targets`), the spec with it applied still validates, fits in GPU memory,
+keeps the declared hardware (unless the job is impossible on it: then it is marked new hardware),
+keeps the global batch or says
 openly that it changes it, and pays off: it makes the run faster by our estimate (purpose
 "speed"), or it makes a run that does not fit fit (purpose "memory", which may cost time). A change
 that makes the run slower or no faster is not advice. The estimate's hours with it applied are
@@ -15,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tunegate.advisor.advice import HARDWARE_SETTINGS, Suggestion, fmt_hours, fraction
+from tunegate.advisor.targets import TRAINERS, Trainer
 from tunegate.errors import EstimateError
 from tunegate.estimate.run import Estimate, estimate_run
 from tunegate.facts import GateFacts
@@ -50,11 +53,13 @@ NO_GAIN = "makes the run"  # how a rejection for no gain begins (the rule engine
 
 
 def verify(suggestion: Suggestion, spec: Spec, facts: GateFacts, base_dir: Path | None,
-           impossible_here: bool) -> tuple[Suggestion, Spec | None]:
+           impossible_here: bool, trainer: Trainer = TRAINERS["tunegate"]) -> tuple[Suggestion, Spec | None]:
     """The suggestion marked verified or rejected, and the spec with it applied (None if rejected)."""
-    reason, new_spec, est = _first_problem(suggestion, spec, facts, base_dir, impossible_here)
+    refused = next((why for key in suggestion.changes() if (why := trainer.refuses(key))), None)
+    reason, new_spec, est = (refused, None, None) if refused else _first_problem(
+        suggestion, spec, facts, base_dir, impossible_here)
     update: dict[str, Any] = {"verified": False, "rejected_reason": reason, "expected_time_saving": None,
-                              "purpose": None}
+                              "purpose": None, "new_hardware": bool(HARDWARE_SETTINGS & set(suggestion.changes()))}
     if est is not None:
         update.update(predicted_hours=float(f"{est.hours:.4g}"), predicted_peak_gib=est.memory.peak_gib)
     if reason is None:
@@ -89,7 +94,7 @@ def _first_problem(s: Suggestion, spec: Spec, facts: GateFacts, base_dir: Path |
         new = apply_changes(spec, s.changes())
     except ValueError as exc:
         return str(exc), None, None
-    problem = _hardware_support(new)
+    problem = hardware_support(new)
     if problem:
         return problem, None, None
     before, after = global_batch(spec), global_batch(new)
@@ -106,7 +111,7 @@ def _first_problem(s: Suggestion, spec: Spec, facts: GateFacts, base_dir: Path |
     return None, new, est
 
 
-def _hardware_support(spec: Spec) -> str | None:
+def hardware_support(spec: Spec) -> str | None:
     """What the GPU cannot do that the changed spec asks for (bf16, flash attention)."""
     gpu = gpus.for_hardware(spec.hardware)
     if gpu is None:

@@ -31,12 +31,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.advisor.stage import advise
+    from tunegate.advisor.targets import kind_of
     from tunegate.cli.estimate import load_valid_spec
 
     spec, path = load_valid_spec(args.spec)
     if spec is None:
         return 1
-    advice, findings = advise(spec, base_dir=path.resolve().parent, use_llm=not args.no_llm)
+    advice, findings = advise(spec, base_dir=path.resolve().parent, use_llm=not args.no_llm, target=kind_of(path))
     if args.json:
         doc = {"advice": advice.model_dump(mode="json") if advice else None,
                "findings": [f.model_dump(mode="json", exclude_none=True) for f in findings]}
@@ -93,7 +94,9 @@ def _mark(s: dict[str, Any]) -> str:
         from tunegate.render import one_line
 
         return f"REJECTED: {one_line(s['rejected_reason'])}"
-    if s.get("purpose") == "memory":
+    if s.get("new_hardware"):
+        mark = f"verified, NEW HARDWARE: the run is physically impossible on the declared GPUs{hours} there"
+    elif s.get("purpose") == "memory":
         mark = f"verified, needed to fit GPU memory{hours}"
     elif s.get("purpose") == "stability":
         mark = f"verified, no cost in time{hours}: bf16 cannot overflow as fp16 does"

@@ -3,6 +3,7 @@
     tunegate check examples/quickstart.yaml
     tunegate check --train data/train.jsonl --validation data/val.jsonl --json
     tunegate check examples/quickstart.yaml --mini-run     # stages 0-4: real LoRA steps on a sample
+    tunegate check examples/worked_case.yaml --advise      # and the advisor's verified suggestions
     tunegate check examples/quickstart.yaml --output-format sarif --html report.html > tunegate.sarif
     tunegate check examples/axolotl/lora-1b.yml             # an axolotl or TRL config, as it is
     tunegate check --train data/sharegpt.json --data-format sharegpt
@@ -60,7 +61,6 @@ def _positive(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.gate import check
-    from tunegate.render import terminal
 
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
@@ -74,10 +74,51 @@ def run(args: argparse.Namespace) -> int:
         spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind)
     report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
                    advisor=args.advise, max_findings=args.max_findings, data_format=args.data_format)
-    emit_report(report, args, lambda: terminal(report, sys.stdout))
+    emit_report(report, args, lambda: _text(report, _advice(report, args) if args.advise else None))
     if args.emit_event:
         _emit(report, args.spec)
     return exit_code(report, args.require_full_approval)
+
+
+def _advice(report, args: argparse.Namespace) -> tuple[str, dict | None, list]:
+    """(header, advice, findings) to print: the advisor stage's; or, where the gate stopped before it
+    (a run that does not fit fails the estimate), the advisor run on the spec alone, as `tunegate advise` does."""
+    stage = next((s for s in report.stages if s.name == "advisor"), None)
+    if report.facts.advice or stage is None or stage.status != "skipped" or args.spec is None:
+        return "advice (each change verified by our estimate before it is shown):", report.facts.advice, []
+    from pathlib import Path
+
+    from tunegate.advisor.stage import advise
+    from tunegate.spec.check import parse_spec
+
+    parsed = parse_spec(args.spec, kind=args.kind)
+    if parsed.spec is None:
+        return "", None, []
+    base = Path(args.spec).resolve().parent
+    found, findings = advise(parsed.spec, report.facts, base, target=parsed.kind)
+    failed = next((s.name for s in report.stages if s.status == "failed"), "?")
+    header = (f"advice (the gate stopped at '{failed}', so the advisor read the spec alone; each change "
+              "verified by our estimate before it is shown):")
+    return header, None if found is None else found.model_dump(mode="json"), findings
+
+
+def _text(report, advised: tuple[str, dict | None, list] | None) -> str:
+    """The terminal report; with advice, its suggestions (as `tunegate advise` prints them) before the verdict."""
+    from tunegate.render import finding_lines, terminal, use_colour
+
+    text = terminal(report, sys.stdout)
+    header, advice, findings = advised or ("", None, [])
+    if not advice and not findings:
+        return text
+    from tunegate.cli.advise import render_advice
+
+    lines = [line for f in findings for line in finding_lines(f, use_colour(sys.stdout))]
+    if advice:
+        hardware = (report.facts.estimate or {}).get("hardware", {})
+        block = render_advice(advice, hardware.get("count", 1), hardware.get("gpu", ""))
+        lines += [f"    {line}" if line else "" for line in block.splitlines()]
+    stages, _, verdict = text.rpartition("\n\n")  # the verdict follows the report's one blank line
+    return f"{stages}\n\n{header}\n" + "\n".join(lines) + f"\n\n{verdict}"
 
 
 def _emit_usage(args: argparse.Namespace) -> None:

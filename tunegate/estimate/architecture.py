@@ -120,6 +120,7 @@ class Architecture(BaseModel):
     checkpoint_quant_method: str = ""
     exact: bool = True            # False: an architecture the config-only counter does not know
     meta_params: int | None = None  # transformers' count on the meta device, when `exact` is False
+    from_size: bool = False       # synthesised from model.params alone (tunegate.estimate.sized): a shape guessed
     source: str = ""
 
     @property

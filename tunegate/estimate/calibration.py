@@ -21,8 +21,8 @@ COMPILE_ACTIVATIONS = 0.55
 # The band around the point estimate: measured / predicted over the 28 fit rows at the 5th and
 # 95th percentiles (at least +-5 %). The upper bound decides "fits".
 BAND_LOW, BAND_HIGH = 0.90, 1.07
-# An architecture the config-only counter does not know (counted as a Llama-style decoder):
-# its upper bound is widened by this share.
+# An architecture the config-only counter does not know (counted as a Llama-style decoder), or one
+# synthesised from model.params alone (tunegate.estimate.sized): its upper bound is widened by this share.
 UNKNOWN_ARCHITECTURE_WIDENING = 0.25
 
 

@@ -219,7 +219,7 @@ def estimate_memory(arch: Architecture, setup: TrainSetup, gpu: GPU) -> MemoryEs
     breakdown = {k: round(v / GIB, 3) for k, v in terms.items()}
     breakdown.update({k: round(v, 3) for k, v in overhead.items()})
     peak = allocated + sum(overhead.values())
-    low, high = calibration.band(peak, setup, exact=arch.exact)
+    low, high = calibration.band(peak, setup, exact=arch.exact and not arch.from_size)
     biggest = max(terms, key=lambda k: terms[k])
     return MemoryEstimate(
         breakdown_gib=breakdown, peak_allocated_gib=round(allocated, 3), peak_gib=round(peak, 3),

@@ -20,7 +20,7 @@ from tunegate.estimate.measured import MemoryCheck, calibrated, measured_tokens_
 from tunegate.estimate.memory import MemoryEstimate, estimate_memory
 from tunegate.estimate.module_names import unmatched_targets
 from tunegate.estimate.setup import TrainSetup, setup_from_spec
-from tunegate.estimate.throughput import Throughput, estimate_throughput, implied_mfu
+from tunegate.estimate.throughput import Throughput, compile_warmup_hours, estimate_throughput, implied_mfu
 from tunegate.facts import GateFacts
 from tunegate.spec import gpus
 from tunegate.spec.model import Spec
@@ -53,7 +53,7 @@ class Estimate(BaseModel):
     absolute_positions: bool = False  # learned position embeddings: no position past max_positions exists
     long_context: bool = False  # a rope_scaling stretches its rotary positions
     config_source: str
-    count: Literal["config", "meta-device", "llama-style guess"]
+    count: Literal["config", "meta-device", "llama-style guess", "model.params"]
     active_params: int
     gpu: str
     gpu_count: int
@@ -63,7 +63,8 @@ class Estimate(BaseModel):
     tokens: TokenCount
     epochs: float
     total_tokens: float
-    hours: float
+    hours: float  # training time plus compile_warmup_hours
+    compile_warmup_hours: float = 0.0  # torch.compile's compilation before the first fast step
     cost_usd: float | None = None
     user_hours: float | None = None
     user_implied_mfu: float | None = None
@@ -93,6 +94,7 @@ class Estimate(BaseModel):
             "tokens": {"per_epoch": self.tokens.tokens, "source": self.tokens.source,
                        "epochs": self.epochs, "total": self.total_tokens},
             "hours": round(self.hours, 3),
+            "compile_warmup_hours": round(self.compile_warmup_hours, 3),
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 2),
             "user_estimate": {"hours": self.user_hours, "implied_mfu": self.user_implied_mfu},
             "measured": self.measured,
@@ -113,17 +115,33 @@ def resolve_architecture(spec: Spec, base_dir: Path | None = None, meta: bool = 
         raise EstimateError("TG405", f"model config for '{spec.model.id}' is unusable: {exc}",
                             "Point model.id at a folder holding the model's own config.json (hidden_size "
                             "or n_embd, the layer and head counts, vocab_size).", key="model.id") from None
+    if arch is None and spec.model.params is not None:
+        return _from_size(spec)
     if arch is None:
         raise EstimateError("TG404", f"cannot estimate: no config.json found for '{spec.model.id}', so "
                             "memory and time were never checked and the run cannot be approved",
                             "Download the model's config.json (hf download ID config.json) into a folder and "
-                            "point model.id at it: the config alone is enough, no weights needed.",
+                            "point model.id at it: the config alone is enough, no weights needed. Without it, "
+                            "model.params (the size in billions) gives an estimate with a wider band.",
                             key="model.id")
     if meta or not arch.exact:
         counted = _meta_count(found[0], in_process=meta)
         if counted is not None:
             arch = arch.model_copy(update={"meta_params": counted})
     return arch
+
+
+def _from_size(spec: Spec) -> Architecture:
+    """A Llama-like shape of model.params billions (tunegate.estimate.sized), for a config no one can read."""
+    from tunegate.estimate.sized import architecture_from_size
+
+    m = spec.model
+    try:
+        return architecture_from_size(m.params, m.hidden_size, m.num_layers)
+    except ValueError as exc:
+        raise EstimateError("TG405", f"model.params cannot be read as a model: {exc}",
+                            "Give the size in billions of parameters (8 for an 8B model), and hidden_size and "
+                            "num_layers only as the model's config has them.", key="model.params") from None
 
 
 def _meta_count(config: dict, in_process: bool) -> int | None:
@@ -175,6 +193,8 @@ def content_chars(path: Path) -> int:
 
 
 def _count_of(arch: Architecture) -> str:
+    if arch.from_size:
+        return "model.params"
     if arch.exact:
         return "meta-device" if arch.meta_params else "config"
     return "meta-device" if arch.meta_params else "llama-style guess"
@@ -208,7 +228,8 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
     memory = calibrated(estimate_memory(arch, setup, gpu), check)
     throughput = estimate_throughput(arch, setup, gpu, measured_tokens_per_s(spec, gpu, facts))
     total, epochs = _total_tokens(spec, setup, tokens)
-    hours = total / (throughput.tokens_per_s * setup.gpu_count) / 3600.0
+    warmup = compile_warmup_hours(setup)
+    hours = total / (throughput.tokens_per_s * setup.gpu_count) / 3600.0 + warmup
     price = spec.hardware.hourly_usd
     user = spec.estimate.wall_clock_hours
     implied = (implied_mfu(total, user, setup.gpu_count, throughput.model_flops_per_token,
@@ -224,7 +245,8 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
                     count=_count_of(arch), active_params=arch.active_param_count(), gpu=gpu.name,
                     gpu_count=setup.gpu_count, setup=setup, memory=memory, throughput=throughput, tokens=tokens,
                     epochs=epochs,
-                    total_tokens=total, hours=hours, cost_usd=hours * setup.gpu_count * price if price else None,
+                    total_tokens=total, hours=hours, compile_warmup_hours=warmup,
+                    cost_usd=hours * setup.gpu_count * price if price else None,
                     user_hours=user, user_implied_mfu=None if implied is None else round(implied, 4),
                     memory_check=check, measured=None if run is None else run.as_measured(),
                     unmatched_targets=unmatched_targets(arch, setup.lora_targets) if decided else [],

@@ -35,6 +35,7 @@ class TrainSetup(BaseModel):
     gradient_checkpointing: bool = False
     attention: Attention = "sdpa"
     compile: bool = False
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = "default"
     lora_r: int = Field(16, gt=0)
     lora_targets: list[str] | Literal["all-linear"] = Field(
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
@@ -176,7 +177,7 @@ def setup_from_spec(spec: Spec, saved_module_params: int = 0, arch: Architecture
         saved_module_params=0 if t.method == "full" else saved_module_params,
         precision=t.precision, micro_batch_size=t.micro_batch_size, seq_len=t.max_seq_len,
         grad_accum_steps=t.grad_accum_steps, gradient_checkpointing=t.gradient_checkpointing,
-        attention=planned_attention(spec, arch), compile=t.compile, lora_r=spec.lora.r,
+        attention=planned_attention(spec, arch), compile=t.compile, compile_mode=t.compile_mode, lora_r=spec.lora.r,
         lora_targets=spec.lora.target_modules, lora_dropout=spec.lora.dropout,
         gpu_count=spec.hardware.count, sharding=t.sharding,
     )

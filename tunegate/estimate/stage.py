@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from tunegate.errors import EstimateError
+from tunegate.estimate import calibration
 from tunegate.estimate.memory import estimate_memory
 from tunegate.estimate.readings import METHOD_NAMES, OPTIMISTIC_MFU, Reading, summary_with_readings
 from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, resolve_gpu
@@ -145,6 +146,13 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 "is for a 4-bit base, and tunegate's trainer loads the base as model.quantization says",
                 "Set model.quantization: 4bit (QLoRA), or training.method: lora.", file=file,
                 key="model.quantization")
+    if est.count == "model.params":
+        out.add("TG419", "warning", f"no config.json could be read for '{spec.model.id}': estimated from model.params "
+                f"({spec.model.params:g} B) as a Llama-like decoder of that size, so its shapes are a guess and the "
+                f"memory band is {calibration.UNKNOWN_ARCHITECTURE_WIDENING:.0%} wider",
+                "Make the model's config.json readable (hf download ID config.json into a folder, or the HF cache) for "
+                "an exact count; give model.hidden_size and model.num_layers from its model card meanwhile.",
+                file=file, key="model.params")
     if est.count == "llama-style guess":
         # a guess is not a check: the memory and time above were never estimated for this architecture
         out.add("TG411", "error", f"cannot estimate '{spec.model.id}': its model_type '{est.model_type}' is "

@@ -55,6 +55,24 @@ ASSUMPTIONS = {
     "moe": 0.5,
 }
 
+# Minutes torch.compile spends compiling before the first fast step, by mode: planning figures, not
+# measurements of this run. default: Inductor compiles Llama-3.1-8B's forward in ~20 s on one GPU
+# (huggingface/accelerate benchmarks/torch.compile/README.md, full compilation, 20.4 s); training
+# compiles the joint forward-backward graph (about 3x the forward's work) and compiles again once
+# the second sequence length marks the shapes dynamic: ~2 min. reduce-overhead: the same, plus
+# recording a CUDA graph for each new batch shape: ~3 min. max-autotune: also benchmarks Triton
+# matmul templates for every distinct GEMM shape (29 configs each since pytorch/pytorch#125687; a
+# LoRA step has ~20 shapes, forward and backward): ~15 min. Each process compiles its own copy at
+# the same time, so a multi-GPU run pays it once in wall-clock time. The steady speed-up is the
+# same for every mode (ASSUMPTIONS["compile"]): no published fine-tuning benchmark credits
+# max-autotune or CUDA graphs with more at these matmul sizes.
+COMPILE_WARMUP_MINUTES = {"default": 2.0, "reduce-overhead": 3.0, "max-autotune": 15.0}
+
+
+def compile_warmup_hours(setup: TrainSetup) -> float:
+    """Wall-clock hours torch.compile adds at the start of the run (0 without compile)."""
+    return COMPILE_WARMUP_MINUTES[setup.compile_mode] / 60.0 if setup.compile else 0.0
+
 
 def optimizer_step_seconds(arch: Architecture, setup: TrainSetup, gpu: GPU) -> float:
     """Seconds one AdamW step takes: memory-bound, it reads and writes every trainable state.

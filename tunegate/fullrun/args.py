@@ -82,7 +82,9 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         # transformers 5 reads a warmup_steps below 1 as a share of all steps (its warmup_ratio)
         warmup_steps=t.warmup_steps or t.warmup_ratio,
         bf16=place.precision == "bf16", fp16=place.precision == "fp16", use_cpu=place.device == "cpu",
-        torch_compile=t.compile, seed=t.seed, data_seed=t.seed,
+        # the mode only with compile: transformers turns torch_compile on whenever a mode is given
+        torch_compile=t.compile, torch_compile_mode=t.compile_mode if t.compile else None,
+        seed=t.seed, data_seed=t.seed,
         # the HealthCallback refuses the default True, which hides NaN/Inf losses
         logging_nan_inf_filter=False, logging_steps=logging_steps(total_steps), logging_first_step=True,
         # a checkpoint and an evaluation on the frozen validation set every save_steps

@@ -13,7 +13,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationInfo, field_validator, model_validator
 
 from tunegate import formats
 from tunegate.report import new_dict, new_list  # factories pydantic reads cheaply (see there)
@@ -61,6 +61,21 @@ class ModelSpec(Section):
         "none", description="'4bit' loads the frozen base in NF4 (QLoRA); '8bit' in LLM.int8 (bitsandbytes).")
     pad_token: str | None = Field(None, description="Token to pad with (axolotl's special_tokens.pad_token); "
                                                     "default: the tokenizer's own, else unk, else EOS.")
+    params: Positive | None = Field(
+        None, description="The model's size in billions of parameters (8 for Llama-3.1-8B): lets the estimate run "
+                          "when no config.json can be read (offline, a gated repo), from a Llama-like shape of that "
+                          "size with a wider memory band (TG419). A readable config.json is always used instead.")
+    hidden_size: PositiveInt | None = Field(
+        None, description="With model.params: the model's hidden size, when known (default: from the size).")
+    num_layers: PositiveInt | None = Field(
+        None, description="With model.params: the model's decoder layers, when known (default: from the size).")
+
+    @field_validator("hidden_size", "num_layers")
+    @classmethod
+    def _shape_needs_size(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("params") is None:
+            raise ValueError("it is only used with model.params (the size in billions): set model.params too")
+        return value
 
 
 # The choices are the registry's: a new format module is a new choice (tunegate.formats.registry).
@@ -110,6 +125,17 @@ class TrainingSpec(Section):
     attention: Literal["sdpa", "flash_attention_2", "eager"] = Field(
         "sdpa", description="Attention kernel.")
     compile: bool = Field(False, description="Wrap the model in torch.compile.")
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = Field(
+        "default", description="torch.compile's mode, used only with training.compile: reduce-overhead adds CUDA "
+                               "graphs, max-autotune also benchmarks matmul kernels at the start; the estimate adds "
+                               "each mode's compilation warm-up to the hours.")
+
+    @field_validator("compile_mode")
+    @classmethod
+    def _mode_needs_compile(cls, value: str, info: ValidationInfo) -> str:
+        if value != "default" and info.data.get("compile") is False:
+            raise ValueError("the mode is torch.compile's, and training.compile is false: set training.compile: true")
+        return value
     sharding: Literal["none", "zero2", "zero3", "fsdp"] = Field(
         "none", description="Optimizer/parameter sharding across data-parallel GPUs.")
     method: Literal["lora", "qlora", "full"] = Field(

@@ -26,8 +26,13 @@ HIGH_LR = 1e-2
 MAX_LR = 1.0
 # Below this, LoRA weights barely move in a short run.
 LOW_LR = 1e-6
-# alpha / r: recipes use 1 or 2 (QLoRA's paper 16/64 = 0.25); far outside, updates are tiny or huge.
+# alpha / r, for recipes that scale alpha with the rank: 1 or 2 (alpha = r or 2r; QLoRA's paper
+# 16/64 = 0.25); far outside, updates are tiny or huge.
 ALPHA_RATIO = (0.25, 4.0)
+# Recipes that fix alpha whatever the rank: TRL's "LoRA Without Regret" (after Schulman et al., 2025)
+# uses alpha 16 at r 256 for SFT and alpha 32 at r 1-32 for RL; the 1/r scaling then keeps the best
+# learning rate about the same at every rank. TG121 does not apply to these alphas.
+FIXED_ALPHAS = (16, 32)
 # What a pasted API key looks like: long, no spaces, with a provider prefix or mixed entropy.
 _KEY_LIKE = re.compile(r"^(sk-|sk_|pk-|key-|gsk_|xai-)|^[A-Za-z0-9_\-]{32,}$")
 # Codes other modules test for: an imported config's sharding is refused by TG160 itself, and a
@@ -84,10 +89,12 @@ def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[F
     yield from _learning_rate(spec, loc, file)
     yield from _pasted_keys(spec, loc, file)
     ratio = lora.alpha / lora.r
-    if not ALPHA_RATIO[0] <= ratio <= ALPHA_RATIO[1]:
+    if not ALPHA_RATIO[0] <= ratio <= ALPHA_RATIO[1] and lora.alpha not in FIXED_ALPHAS:
         yield _finding("TG121", "warning", "lora.alpha",
-                       f"lora.alpha / lora.r = {lora.alpha:g} / {lora.r} = {ratio:.3g} is far from the usual 1-2",
-                       f"Set lora.alpha to {lora.r} or {2 * lora.r}; the update is scaled by alpha / r.", loc, file)
+                       f"lora.alpha / lora.r = {lora.alpha:g} / {lora.r} = {ratio:.3g} is far from the 1-2 of recipes "
+                       "that scale alpha with the rank (alpha = r or 2r), and alpha is not one a fixed-alpha recipe uses",
+                       f"Set lora.alpha to {lora.r} or {2 * lora.r} (the update is scaled by alpha / r), or fix it at 16 "
+                       "or 32 whatever the rank, as TRL's LoRA Without Regret recipe does.", loc, file)
 
 
 def _learning_rate(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:
