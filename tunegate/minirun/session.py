@@ -52,6 +52,8 @@ class MiniRun:
             torch.cuda.reset_peak_memory_stats()
         elif self.spec.model.quantization != "none":
             self._unquantized_caveat()
+        if self.spec.training.compile and not self._compile_ready():
+            return
         progress.note("loading the tokenizer")
         if not self._load_tokenizer():
             return
@@ -112,6 +114,21 @@ class MiniRun:
         self.out.add("TG536", "info", caveat[0].upper() + caveat[1:],
                      "Point model.id at the real model (or a smaller one of its family) for a mini-run that "
                      "measures it.", key="model.id")
+
+    def _compile_ready(self) -> bool:
+        """training.compile: the mini-run steps eagerly (compiling a real model takes minutes), so it
+        checks what torch.compile's inductor needs here instead: Triton on CUDA, a C++ compiler on the
+        CPU. Missing on the GPU, the full run would stop at its first step: an error; on a CPU, a note."""
+        missing = runtime.compile_toolchain_missing(self.place.device)
+        on_gpu = self.place.device == "cuda"
+        if missing or not on_gpu:
+            what = f"torch.compile cannot compile on this {self.place.device}: {missing}" if missing else \
+                "the mini-run steps eagerly: torch.compile's toolchain is here (a C++ compiler) but compilation " \
+                "itself first runs in the full run"
+            self.out.add("TG550", "error" if missing and on_gpu else "info", f"training.compile is on; {what}",
+                         "Install Triton with the CUDA build of torch on the GPU machine (pip install triton), or "
+                         "set training.compile: false." if missing else "Nothing to fix.", key="training.compile")
+        return not (missing and on_gpu)
 
     def _unquantized_caveat(self) -> None:
         """bitsandbytes loads a quantized base on CUDA only: off a GPU the mini-run trains it unquantized,
