@@ -65,3 +65,18 @@ def test_a_cpu_mini_run_is_labelled_and_never_calibrates():
     assert est.memory_check is None and est.throughput.source == "model"
     assert est.summary()["measured"] == {"device": "cpu", "tokens_per_s": 50.0, "batch_seq_len": 128,
                                          "train_peak_memory_gib": 2.0}
+
+
+def test_a_compiled_spec_is_checked_against_the_mini_runs_eager_setup():
+    # the mini-run never compiles: a compiled prediction beside its eager peak read 1.57 (issue 31)
+    eager, compiled = make_spec(), make_spec(training={"compile": True})
+    checks = [memory_check(s, resolve_architecture(s), resolve_gpu(s), setup_from_spec(s), cuda_run(1.0))
+              for s in (eager, compiled)]
+    assert checks[0].predicted_gib == checks[1].predicted_gib
+
+
+def test_the_mini_runs_eager_speed_is_sped_up_for_a_compiled_full_run():
+    from tunegate.estimate.throughput import ASSUMPTIONS
+
+    est = estimate_run(make_spec(training={"compile": True}), cuda_run(1.0))
+    assert est.throughput.tokens_per_s == pytest.approx(9500.0 * ASSUMPTIONS["compile"])

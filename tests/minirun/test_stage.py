@@ -75,6 +75,16 @@ def test_fp16_with_modules_to_save_trains_its_full_copies_in_fp32(tiny_cache):
     assert result.stats["precision"] == "fp16" and len(result.stats["losses"]) == result.stats["steps"]
 
 
+def test_a_text_model_under_ddp_has_no_unused_trainable_parameters(tiny_cache):
+    result, _ = run_stage(load_spec("good", **{"hardware.count": 2}))
+    assert result.status == "passed" and "TG552" not in codes(result)
+
+
+def test_compile_on_a_cpu_mini_run_is_a_note_naming_what_it_did_not_exercise(tiny_cache):
+    result, _ = run_stage(load_spec("good", **{"training.compile": True}))
+    assert result.status == "passed" and finding(result, "TG550").severity == "info"
+
+
 def test_a_huge_learning_rate_in_bf16_is_rejected_though_its_loss_stays_finite(tiny_cache):
     result, _ = run_stage(load_spec("lr_huge", **{"training.precision": "bf16"}))
     assert result.status == "failed"

@@ -69,3 +69,36 @@ def test_a_mini_run_on_the_tiny_model_says_what_it_cannot_prove(tiny_cache):
     assert note.severity == "info" and "cannot prove" in note.message
     report = GateReport.from_stages([result])
     assert any("built-in random tiny model" in c and "cannot prove" in c for c in report.caveats)
+
+
+def test_an_llm_int8_base_weight_is_measured_from_its_rows_and_scales():
+    import torch
+
+    from tunegate.minirun.update_ratio import _weight_norm
+
+    dense = torch.tensor([[0.5, -1.0], [2.0, 0.25]])
+    scales = dense.abs().amax(dim=1)  # bitsandbytes' row-wise absmax
+    rows = torch.round(dense / scales.unsqueeze(1) * 127).to(torch.int8)
+
+    class Int8Weight(torch.Tensor):  # the two attributes bitsandbytes' Int8Params carries
+        pass
+
+    weight = rows.as_subclass(Int8Weight)
+    weight.CB, weight.SCB = rows, scales
+    assert _weight_norm(weight) == pytest.approx(float(dense.norm()), rel=1e-2)
+    assert _weight_norm(None) is None
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("bitsandbytes"), reason="needs bitsandbytes")
+def test_a_4_bit_base_weight_is_dequantised_for_the_ratio():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("bitsandbytes' 4-bit kernels need a CUDA GPU")
+    import bitsandbytes as bnb
+
+    from tunegate.minirun.update_ratio import _weight_norm
+
+    layer = bnb.nn.Linear4bit(64, 64, quant_type="nf4").cuda()  # quantised on the move to the GPU
+    dense = bnb.functional.dequantize_4bit(layer.weight.data, layer.weight.quant_state)
+    assert _weight_norm(layer.weight) == pytest.approx(float(dense.float().norm()))

@@ -49,3 +49,21 @@ def test_on_the_cpu_the_peak_is_the_process_peak_rss():
 
     peak = peak_memory("cpu")
     assert peak["peak_memory_bytes"] > 0 and "peak_reserved_bytes" not in peak
+
+
+def test_torch_compiles_toolchain_is_checked_per_device(monkeypatch):
+    import torch.utils._triton as triton_probe
+
+    from tunegate.training.runtime import compile_toolchain_missing
+
+    assert compile_toolchain_missing("cpu") == ""  # this machine has gcc
+    monkeypatch.setattr(triton_probe, "has_triton", lambda: False)
+    assert "Triton is not installed" in compile_toolchain_missing("cuda")
+    from torch._inductor import config, cpp_builder
+
+    monkeypatch.setattr(config.cpp, "cxx", ("/nonexistent/c++",))  # a machine without a C++ compiler
+    cpp_builder.cpp_compiler_search.cache_clear()
+    try:
+        assert compile_toolchain_missing("cpu").startswith("no C++ compiler")
+    finally:
+        cpp_builder.cpp_compiler_search.cache_clear()

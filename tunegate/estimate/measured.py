@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from tunegate.estimate.architecture import Architecture
 from tunegate.estimate.memory import GIB, MemoryEstimate, estimate_memory, verdict_of
 from tunegate.estimate.setup import TrainSetup
+from tunegate.estimate.throughput import ASSUMPTIONS
 from tunegate.facts import GateFacts, MiniRunFacts
 from tunegate.spec import gpus
 from tunegate.spec.model import Spec
@@ -42,11 +43,12 @@ def _same_gpu_and_model(spec: Spec, gpu: gpus.GPU, run: MiniRunFacts | None) -> 
 
 
 def measured_tokens_per_s(spec: Spec, gpu: gpus.GPU, facts: GateFacts) -> float | None:
-    """The mini-run's tokens/s when it ran this model on the same GPU type, else None."""
+    """The mini-run's tokens/s when it ran this model on the same GPU type, else None; for a compiled
+    full run, the mini-run's eager speed times the estimate's own compile speed-up (it never compiles)."""
     run = facts.mini_run
     if not _same_gpu_and_model(spec, gpu, run) or not run.tokens_per_s or run.tokens_per_s <= 0:
         return None
-    return float(run.tokens_steady_or_mean())
+    return float(run.tokens_steady_or_mean()) * (ASSUMPTIONS["compile"] if spec.training.compile else 1.0)
 
 
 def memory_check(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSetup,
@@ -55,10 +57,13 @@ def memory_check(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSetu
     run = facts.mini_run
     if not _same_gpu_and_model(spec, gpu, run) or not run.train_peak_memory_bytes or not run.batch_seq_len:
         return None
-    # the mini-run's own loop: one GPU, torch's foreach AdamW, its longest padded batch
+    # the mini-run's own loop: one GPU, its longest padded batch, eager (it never compiles: a compiled
+    # prediction set beside an eager peak read 1.57 and scaled an 8B peak of 89 GiB to 140, issue 31),
+    # the full run's optimizer (fused only for adamw_torch_fused; tunegate.training.optimizers)
     mini = setup.model_copy(update={"seq_len": run.batch_seq_len, "gpu_count": 1, "sharding": "none",
                                     "micro_batch_size": run.micro_batch_size or setup.micro_batch_size,
-                                    "optimizer_impl": "foreach"})
+                                    "compile": False, "optimizer_impl": "fused" if spec.training.optimizer
+                                    == "adamw_torch_fused" else "foreach"})
     predicted = estimate_memory(arch, mini, gpu).peak_allocated_gib
     measured = run.train_peak_memory_bytes / GIB
     ratio = measured / predicted

@@ -95,7 +95,8 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         report_to="none", disable_tqdm=True,
         remove_unused_columns=False,  # the dataset holds encoded chats, not model-signature columns
         include_num_input_tokens_seen="non_padding",  # real tokens/s, summed over processes
-        # every LoRA parameter is in the forward pass: DDP's search for unused ones is pure cost
+        # every LoRA parameter of a text model is in the forward pass: DDP's search for unused ones is
+        # pure cost (a multimodal class's vision tower is the exception: the trainer turns it on then)
         ddp_find_unused_parameters=False,
     )
     return one_device_per_process(args)

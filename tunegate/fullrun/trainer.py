@@ -184,12 +184,28 @@ class _Run:
             return self._failed(CANNOT_START, "; ".join(f.message for f in out.kept if f.severity == "error"))
         return model
 
+    def _unused_under_ddp(self, model: Any, args: Any, data: Any, tokenizer: Any) -> None:
+        """Several processes: DDP must be told of trainable parameters a text batch never reaches (LoRA on
+        a multimodal class's vision tower), or it stops at step 2 (tunegate.training.unused)."""
+        from tunegate.training.unused import unused_trainable
+
+        if world_size() == 1:
+            return
+        first = _collator(data, tokenizer.pad_token_id)([(data.rows if data.rows is not None else data.train)[0]])
+        unused = unused_trainable(model, {k: v.to(model.device) for k, v in first.items()})
+        model.zero_grad(set_to_none=True)
+        if unused:
+            args.ddp_find_unused_parameters = True
+            self.log(f"{len(unused)} trainable parameters get no gradient from a training batch (e.g. {unused[0]}): "
+                     "DDP looks for unused parameters at every step")
+
     def _train(self, model: Any, tokenizer: Any, args: Any, data: Any, total: int) -> TrainResult:
         from transformers import PrinterCallback, Trainer
 
         from tunegate.fullrun.health import HealthCallback
         from tunegate.fullrun.step_recorder import StepRecorder
         from tunegate.fullrun.live_metrics import LiveMetrics
+        self._unused_under_ddp(model, args, data, tokenizer)
         health = HealthCallback(zero_grad_patience=ZERO_GRAD_PATIENCE)
         recorder = StepRecorder(self.log, total)
         live = LiveMetrics.from_env()  # set by the full-run flow: metrics stream while it trains

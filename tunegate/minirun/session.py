@@ -52,6 +52,8 @@ class MiniRun:
             torch.cuda.reset_peak_memory_stats()
         elif self.spec.model.quantization != "none":
             self._unquantized_caveat()
+        if self.spec.training.compile and not self._compile_ready():
+            return
         progress.note("loading the tokenizer")
         if not self._load_tokenizer():
             return
@@ -112,6 +114,21 @@ class MiniRun:
         self.out.add("TG536", "info", caveat[0].upper() + caveat[1:],
                      "Point model.id at the real model (or a smaller one of its family) for a mini-run that "
                      "measures it.", key="model.id")
+
+    def _compile_ready(self) -> bool:
+        """training.compile: the mini-run steps eagerly (compiling a real model takes minutes), so it
+        checks what torch.compile's inductor needs here instead: Triton on CUDA, a C++ compiler on the
+        CPU. Missing on the GPU, the full run would stop at its first step: an error; on a CPU, a note."""
+        missing = runtime.compile_toolchain_missing(self.place.device)
+        on_gpu = self.place.device == "cuda"
+        if missing or not on_gpu:
+            what = f"torch.compile cannot compile on this {self.place.device}: {missing}" if missing else \
+                "the mini-run steps eagerly: torch.compile's toolchain is here (a C++ compiler) but compilation " \
+                "itself first runs in the full run"
+            self.out.add("TG550", "error" if missing and on_gpu else "info", f"training.compile is on; {what}",
+                         "Install Triton with the CUDA build of torch on the GPU machine (pip install triton), or "
+                         "set training.compile: false." if missing else "Nothing to fix.", key="training.compile")
+        return not (missing and on_gpu)
 
     def _unquantized_caveat(self) -> None:
         """bitsandbytes loads a quantized base on CUDA only: off a GPU the mini-run trains it unquantized,
@@ -180,6 +197,8 @@ class MiniRun:
             return
         self.stats["trainable_params"] = sum(p.numel() for p in base_model.lora_parameters(model).values())
         self.stats["total_params"] = sum(p.numel() for p in model.parameters())
+        if self.spec.hardware.count > 1:
+            self._guard("finding unused parameters", self._unused_under_ddp, model, batches[0])
         if rows is not None:
             diff = self._guard("scoring a packed row", packed.check_isolated, model, rows,
                                self.tokenizer.pad_token_id, self.place, self.out)
@@ -203,6 +222,22 @@ class MiniRun:
         self.model = model
         del model
         self._save_and_reload(batches[0], outcome.probe_logits)
+
+    def _unused_under_ddp(self, model: Any, batch: dict[str, Any]) -> None:
+        """TG552: trainable parameters a text batch never reaches (LoRA on a multimodal class's vision
+        tower): DDP stops at step 2 unless told, which the full run then does (find_unused_parameters)."""
+        from tunegate.minirun.steps import to_device
+        from tunegate.training.unused import unused_trainable
+
+        unused = unused_trainable(model, to_device(batch, self.place.device))
+        model.zero_grad(set_to_none=True)
+        if unused:
+            self.out.add("TG552", "warning", f"{len(unused)} trainable parameters get no gradient from a training "
+                         f"batch (e.g. {unused[0]}): with hardware.count {self.spec.hardware.count} the full run "
+                         "turns on DDP's find_unused_parameters for them (a search at every step), where DDP "
+                         "would otherwise stop at step 2", "Target only the language model's modules (a regex "
+                         "over the full names, e.g. r'.*language_model.*\\.(q_proj|v_proj)', in a TRL or axolotl "
+                         "config), or accept the slower reduction.", key="lora.target_modules")
 
     def _positions_fit(self, model: Any) -> bool:
         """TG546 (learned positions: the full run would crash) or TG547 (rotary: past what the model was

@@ -26,7 +26,7 @@ MAX_UPDATE_RATIO = 1.0
 
 
 def update_ratios(model: Any) -> dict[str, float]:
-    """Module name -> ||ΔW||_F / ||W||_F for every LoRA-adapted linear layer with a float base weight."""
+    """Module name -> ||ΔW||_F / ||W||_F for every LoRA-adapted linear layer (a k-bit base dequantised)."""
     import torch
 
     ratios: dict[str, float] = {}
@@ -34,17 +34,35 @@ def update_ratios(model: Any) -> dict[str, float]:
         for name, module in model.named_modules():
             lora_a, lora_b = getattr(module, "lora_A", None), getattr(module, "lora_B", None)
             base = getattr(module, "base_layer", None)
-            weight = getattr(base, "weight", None)
-            if not lora_a or not lora_b or weight is None or not weight.is_floating_point():
-                continue  # a quantised base (QLoRA) has no float weight to compare with
+            base_norm = _weight_norm(getattr(base, "weight", None))
+            if not lora_a or not lora_b or base_norm is None:
+                continue
             for adapter in lora_a:
                 a = lora_a[adapter].weight.float()
                 b = lora_b[adapter].weight.float()
                 scale = float(module.scaling[adapter])
                 update_sq = float(((b.T @ b) * (a @ a.T)).sum())
-                base_norm = float(weight.float().norm())
                 ratios[name] = _ratio(scale, update_sq, base_norm)
     return ratios
+
+
+def _weight_norm(weight: Any) -> float | None:
+    """||W||_F of a base weight: a float one as it is, a bitsandbytes 4-bit one dequantised (one layer
+    at a time, so QLoRA is checked too: it was skipped, issue 31), an LLM.int8 one from its int8 rows
+    and their scales; None for anything else."""
+    if weight is None:
+        return None
+    if weight.is_floating_point():
+        return float(weight.float().norm())
+    state = getattr(weight, "quant_state", None)
+    if state is not None:  # bitsandbytes Params4bit: NF4/FP4 codes and their block constants
+        from bitsandbytes.functional import dequantize_4bit
+
+        return float(dequantize_4bit(weight.data, state).float().norm())
+    rows, scales = getattr(weight, "CB", None), getattr(weight, "SCB", None)
+    if rows is not None and scales is not None:  # bitsandbytes Int8Params: W = CB * SCB / 127, row-wise
+        return float((rows.float() * scales.float().unsqueeze(1) / 127.0).norm())
+    return None
 
 
 def _ratio(scale: float, update_sq: float, base_norm: float) -> float:

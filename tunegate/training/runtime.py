@@ -120,3 +120,19 @@ def shown_path(path: Path) -> str:
     with contextlib.suppress(ValueError):
         return str(path.resolve().relative_to(Path.cwd()))
     return str(path)
+
+
+def compile_toolchain_missing(device: str) -> str:
+    """What torch.compile's inductor lacks on `device` ("" when nothing): Triton for CUDA kernels, a
+    C++ compiler for CPU ones."""
+    if device.startswith("cuda"):
+        from torch.utils._triton import has_triton
+
+        return "" if has_triton() else "Triton is not installed (inductor writes its CUDA kernels in Triton)"
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        get_cpp_compiler()
+    except Exception as exc:  # noqa: BLE001  (torch raises its own error types for a missing compiler)
+        return f"no C++ compiler ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    return ""
