@@ -62,8 +62,8 @@ STAGES: tuple[StageRow, ...] = (
     StageRow("spec", "spec", required=True, static=False, needs="pydantic", door="check", entry="parse_spec"),
     StageRow("dataset", "dataset", required=True, static=True, needs="stdlib + orjson"),
     StageRow("overlap", "overlap", required=True, static=True, needs="hashing, MinHash"),
-    StageRow("estimate", "estimate", required=True, static=True, needs="the model's config.json",
-             applies=with_spec),
+    StageRow("estimate", "estimate", required=True, static=True,
+             needs="the model's config.json (or `model.params`, its size)", applies=with_spec),
     StageRow("mini-run", "minirun", required=True, static=False, needs="torch, transformers, peft",
              applies=when_mini_run_asked),
     # The advisor never blocks nor approves: it suggests faster settings for the same hardware.
