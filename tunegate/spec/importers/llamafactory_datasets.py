@@ -101,7 +101,8 @@ def _same_format(cmap: ConfigMap, train: Entry, evals: Entry) -> None:
 def _one_split(cmap: ConfigMap, role: str, key: str, names: list[str], entries: list[Entry]) -> bool:
     """Map the one file of a split (its format too); TG146 for several names. Whether it was mapped."""
     formats = {e.fmt for e in entries}
-    if len(entries) == len(names) and len(formats) == 1 and None not in formats:
+    if len(entries) == len(names) and len(formats) == 1 and None not in formats \
+            and (role == "train" or "format" not in cmap.data.get("data", {})):  # the training set's, else this
         cmap.set("data.format", formats.pop(), key)
     if role in cmap.overrides:
         map_data_file(cmap, role, cmap.source.get(key), key if names else None)
@@ -117,7 +118,8 @@ def _one_split(cmap: ConfigMap, role: str, key: str, names: list[str], entries: 
 
 
 def _names(cmap: ConfigMap, key: str) -> list[str] | None:
-    """The dataset names at `key`, split at commas as DataArguments splits them; None when unset."""
+    """The dataset names at `key`, split at commas as DataArguments splits them; None when unset, [] when
+    none can be read (TG102 said why)."""
     value = cmap.get(key)
     if value is None:
         return None
@@ -126,8 +128,7 @@ def _names(cmap: ConfigMap, key: str) -> list[str] | None:
     if isinstance(value, list) and value and all(isinstance(n, str) for n in value):
         return value
     wrong_type(cmap, key, value, "dataset names (text, comma-separated)", f"Write {key}: name1,name2.")
-    cmap.explained.add("data.train" if key == "dataset" else "data.validation")
-    return None
+    return []  # named, but none usable: said here, once
 
 
 def _share(cmap: ConfigMap) -> float:

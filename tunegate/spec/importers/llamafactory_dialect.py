@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, typos, wrong_type
+from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
 from tunegate.spec.importers.llamafactory_datasets import map_datasets
 from tunegate.spec.importers.llamafactory_tables import (
@@ -63,8 +63,8 @@ def map_config(cmap: ConfigMap) -> None:
     _training(cmap)
     _sharding(cmap)
     map_datasets(cmap, stage)
-    template = cmap.get("template")
-    if template is not None:  # unset: LLaMA-Factory parses the tokenizer's own chat template, as tunegate renders
+    template = text(cmap, "template", cmap.get("template"), "")
+    if template:  # unset: LLaMA-Factory parses the tokenizer's own chat template, as tunegate renders
         own_template(cmap, "template", f"template: {template} makes LLaMA-Factory render every chat with its own "
                      f"{template!r} template; tunegate's token audit, mini-run and full run render with the base "
                      "model tokenizer's chat template, so where the two differ the checked and trained prompts are "
@@ -122,8 +122,13 @@ def _method(cmap: ConfigMap) -> None:
     if alpha is not None:  # LLaMA-Factory: lora_alpha or lora_rank * 2
         cmap.set("lora.alpha", alpha, "lora_alpha" if cmap.has("lora_alpha") else "lora_rank")
     targets = cmap.get("lora_target", DEFAULTS["lora_target"])
+    # split at commas, as FinetuningArguments' split_arg does (a YAML list passes as it is); `all`: every linear layer
     names = [t.strip() for t in targets.split(",")] if isinstance(targets, str) else targets
-    cmap.set("lora.target_modules", "all-linear" if names in (["all"], "all") else names, "lora_target")
+    if isinstance(names, list) and names and all(isinstance(t, str) for t in names):
+        cmap.set("lora.target_modules", "all-linear" if names == ["all"] else names, "lora_target")
+    else:
+        wrong_type(cmap, "lora_target", targets, "module names joined by commas, or all", "Write lora_target: all "
+                   "(every linear layer) or lora_target: q_proj,v_proj.")
     extra = cmap.get("additional_target")
     if extra is not None:  # modules trained in full beside the adapters and saved with them
         cmap.set("lora.modules_to_save", [t.strip() for t in extra.split(",")] if isinstance(extra, str) else extra,
@@ -133,7 +138,7 @@ def _method(cmap: ConfigMap) -> None:
 def _quantization(cmap: ConfigMap) -> None:
     bits, method = cmap.get("quantization_bit"), cmap.get("quantization_method", "bnb")
     quant = {4: "4bit", 8: "8bit"}.get(bits, "none") if type(bits) is int else "none"
-    if bits is not None and cmap.get("finetuning_type", "lora") not in ("lora", "oft"):
+    if bits is not None and cmap.get("finetuning_type") in ("full", "freeze"):
         refused_by_tool(cmap, "quantization_bit", f"quantization_bit {bits} with finetuning_type "
                         f"{cmap.get('finetuning_type')}: LLaMA-Factory refuses it (\"Quantization is only compatible "
                         "with the LoRA or OFT method.\")", "Use finetuning_type: lora for QLoRA, or drop "
