@@ -19,7 +19,8 @@ SHAREGPT = [{"from": "human", "value": "Name a prime above 100."}, {"from": "gpt
 
 
 def findings(path):
-    return [(f.code, f.severity, f.line, f.column, f.message) for f in validate_dataset({"train": path}, cap=50).findings]
+    result = validate_dataset({"train": path}, cap=50)
+    return [(f.code, f.severity, f.line, f.column, f.message) for f in result.findings]
 
 
 def jsonl(tmp_path, *records):

@@ -20,8 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.errors import YamlSyntaxError
-from tunegate.spec.importers.config_data import map_data_file, no_validation, random_split, several_files, \
-    unusable_data
+from tunegate.spec.importers.config_data import (
+    map_data_file,
+    no_validation,
+    random_split,
+    several_files,
+    unusable_data,
+)
 from tunegate.spec.importers.config_keys import refused_by_tool, required, text, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.importers.llamafactory_layouts import entry_format

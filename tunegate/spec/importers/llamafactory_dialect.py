@@ -3,12 +3,13 @@
     tunegate check examples/train_lora/qwen3_lora_sft.yaml   # detected by its keys (stage, finetuning_type, ...)
 
 Defaults read from LLaMA-Factory's hparams dataclasses (src/llamafactory/hparams: FinetuningArguments,
-DataArguments, ModelArguments; COPIED_FROM names the commit) over transformers' Seq2SeqTrainingArguments:
-stage sft, finetuning_type lora, lora_rank 8, lora_alpha lora_rank * 2, lora_dropout 0.0, lora_target
-all (every linear layer), cutoff_len 2048, dataset_dir data, val_size 0, gradient checkpointing on,
-quantization_method bnb (NF4, double quantisation); learning_rate 5e-5, per_device_train_batch_size 8,
-gradient_accumulation_steps 1, num_train_epochs 3, lr_scheduler_type linear, seed 42. Its datasets are
-resolved by `tunegate.spec.importers.llamafactory_datasets`; docs/llamafactory.md lists what is mapped.
+DataArguments, ModelArguments) over transformers' Seq2SeqTrainingArguments, at the commit
+`llamafactory_tables.COPIED_FROM` names: stage sft, finetuning_type lora, lora_rank 8, lora_alpha
+lora_rank * 2, lora_dropout 0.0, lora_target all (every linear layer), cutoff_len 2048, dataset_dir
+data, val_size 0, gradient checkpointing on, quantization_method bnb (NF4, double quantisation);
+learning_rate 5e-5, per_device_train_batch_size 8, gradient_accumulation_steps 1, num_train_epochs 3,
+lr_scheduler_type linear, seed 42. Its datasets are resolved by
+`tunegate.spec.importers.llamafactory_datasets`; docs/llamafactory.md lists what is mapped.
 """
 from __future__ import annotations
 
@@ -19,18 +20,16 @@ from typing import Any
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
 from tunegate.spec.importers.llamafactory_datasets import map_datasets
-from tunegate.spec.importers.llamafactory_tables import (
-    COPIED_FROM,
-    DEFAULTS,
-    NO_EFFECT,
-    REAL_NEAR,
-    STAGES,
-    UNHONOURED,
+from tunegate.spec.importers.llamafactory_tables import DEFAULTS, NO_EFFECT, REAL_NEAR, STAGES, UNHONOURED
+from tunegate.spec.importers.unhonoured import (
+    OPTIMIZERS,
+    SCHEDULERS,
+    choose,
+    not_honoured,
+    not_lora,
+    own_template,
+    unhonoured,
 )
-from tunegate.spec.importers.unhonoured import OPTIMIZERS, SCHEDULERS, choose, not_honoured, not_lora, own_template, \
-    unhonoured
-
-__all__ = ["COPIED_FROM", "DIALECT", "map_config"]
 
 # (key, spec key): taken as written, LLaMA-Factory's default (DEFAULTS) when absent
 _PLAIN = [("model_name_or_path", "model.id"), ("trust_remote_code", "model.trust_remote_code"),

@@ -1,7 +1,8 @@
 """How a LLaMA-Factory dataset_info.json entry lays its records out, mapped onto tunegate's formats.
 
     "my_chat": {"file_name": "chat.json", "formatting": "sharegpt", "columns": {"messages": "messages"},
-                "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}}
+                "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user",
+                         "assistant_tag": "assistant"}}
     # entry_format(...) == "messages": OpenAI chat, the same records read the same way
 
 LLaMA-Factory reads an entry's records through its `columns` (which field holds what) and, for
