@@ -5,8 +5,10 @@
     tunegate lint --output-format sarif data/*.jsonl > tunegate.sarif
     PREFECT_API_URL=... tunegate lint --emit-event --spec spec.yaml data/*.jsonl   # starts the preflight
 
-Each file is checked on its own (no spec, no train/validation pairing, no overlap). Exit 0 when no
-file has an error (warnings are shown but pass, unless --strict), 1 otherwise, 2 on bad usage.
+Each file is checked on its own (no spec, no train/validation pairing, no overlap). A metadata file
+beside the data (LLaMA-Factory's dataset_info.json, a save_to_disk index: tunegate.dataset.metadata_files)
+is named and skipped, not read as records. Exit 0 when no file has an error (warnings are shown but
+pass, unless --strict), 1 otherwise, 2 on bad usage.
 """
 from __future__ import annotations
 
@@ -38,21 +40,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.dataset import validate_dataset
+    from tunegate.dataset.metadata_files import metadata_kind
     from tunegate.pathguard import shown
 
     chosen_format(args)
     require_spec(args, args.spec, "add --spec SPEC")
     # Each file is its own "role", so stats and duplicate detection stay per file; the role is the
     # name as it can be printed (a file name need not be UTF-8, nor free of newlines).
-    files = {shown(name): Path(name) for name in args.files}
+    named = {shown(name): Path(name) for name in args.files}
+    skipped = {name: kind for name, path in named.items() if (kind := metadata_kind(path)) is not None}
+    files = {name: path for name, path in named.items() if name not in skipped}
     prints: dict = {}
     result = validate_dataset(files, cap=args.max_findings, observers=_digests(prints, files, args.emit_event))
     counts = {sev: sum(n for code, n in result.totals_by_code.items() if _severity(result, code) == sev)
               for sev in ("error", "warning")}
     failed = counts["error"] > 0 or (args.strict and counts["warning"] > 0)
-    doc = {"passed": not failed, "counts": counts, "files": result.stats,
+    doc = {"passed": not failed, "counts": counts, "files": result.stats, "skipped": skipped,
            "findings": [f.model_dump() for f in result.findings], "totals_by_code": result.totals_by_code}
-    emit_report(GateReport.from_stages([result]), args, lambda: _text(result, counts, failed),
+    emit_report(GateReport.from_stages([result]), args, lambda: _text(result, counts, failed, skipped),
                 json_text=lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     if args.emit_event and failed:
         skipped("the data did not pass")
@@ -74,11 +79,11 @@ def _severity(result: StageResult, code: str) -> str:
     return next((f.severity for f in result.findings if f.code == code), "error")
 
 
-def _text(result: StageResult, counts: dict[str, int], failed: bool) -> str:
+def _text(result: StageResult, counts: dict[str, int], failed: bool, skipped: dict[str, str]) -> str:
     from tunegate.render import finding_lines, paint, use_colour
 
     colour = use_colour(sys.stdout)
-    lines = []
+    lines = [f"{paint('⊘', 'skipped', colour)} {name}: skipped: {kind}, not records" for name, kind in skipped.items()]
     for name, stats in result.stats.items():
         mine = [f for f in result.findings if f.file == name]
         mark = paint("✗", "failed", colour) if any(f.severity == "error" for f in mine) else paint("✓", "passed", colour)
@@ -89,6 +94,7 @@ def _text(result: StageResult, counts: dict[str, int], failed: bool) -> str:
     if hidden > 0:
         lines.append(f"  … {hidden} more not shown (raise --max-findings)")
     verdict = paint("FAILED", "failed", colour) if failed else paint("OK", "passed", colour)
-    lines.append(f"{verdict}: {len(result.stats)} file(s), {counts['error']} error(s), {counts['warning']} warning(s)")
+    lines.append(f"{verdict}: {len(result.stats)} file(s), {counts['error']} error(s), {counts['warning']} warning(s)"
+                 + (f", {len(skipped)} metadata file(s) skipped" if skipped else ""))
     return "\n".join(lines) + "\n"
 

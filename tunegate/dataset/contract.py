@@ -114,6 +114,10 @@ class Explainer:
                   "one format", "Convert the odd records (`tunegate convert IN OUT --to messages` writes any format "
                   "as OpenAI chat), or split the file by format; a trainer reads every record the one way.")
 
+    def report(self, p: formats.Problem, raw: bytes, line: int, index: int) -> None:
+        """Report one problem of the record on `line` at its place."""
+        self._report(p, raw, line, index)
+
     def _report(self, p: formats.Problem, raw: bytes, line: int, index: int) -> None:
         self._add(p.code, p.severity, raw, p.path, line, index, p.message, p.hint)
 

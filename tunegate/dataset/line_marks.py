@@ -4,6 +4,7 @@
     may_repeat_a_key(raw, marks, keys, strings)   # worth the exact repeated-key walk?
     may_hold_a_placeholder(raw, marks, objects)   # worth searching for a `{{`?
     holds_double_brace(raw, marks)                # whether it holds one
+    may_hold_media(raw)                           # worth looking for an `<image>` placeholder?
 
 Both tests only decide whether a slower exact look is needed, so the two ways of counting give the
 same findings: the compiled one counts `"`, `":` and `{` and finds `{{` in one pass over the line
@@ -12,9 +13,12 @@ extension is not built).
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tunegate.native import compiled
+
+_MEDIA = re.compile(rb"<(?:image|video|audio)>")
 
 
 def line_marks(raw: bytes) -> Any:
@@ -41,3 +45,10 @@ def may_hold_a_placeholder(raw: bytes, marks: Any, objects: int) -> bool:
 def holds_double_brace(raw: bytes, marks: Any) -> bool:
     """Whether the line holds `{{` anywhere (a template placeholder, or two objects opened at once)."""
     return b"{{" in raw if marks is None else marks[3]
+
+
+def may_hold_media(raw: bytes) -> bool:
+    """Whether the line holds an `<image>`, `<video>` or `<audio>` placeholder (the full check then says
+    whether it is in a record's text, outside code). memchr for a `<` first: ~0.3 us for 2 kB, where
+    the pattern alone costs ~1 us, on every record of a clean file."""
+    return b"<" in raw and _MEDIA.search(raw) is not None

@@ -15,10 +15,17 @@ from typing import Any
 from xxhash import xxh3_64_intdigest
 
 from tunegate import formats
+from tunegate.formats import other_types
 from tunegate.dataset.contract import BROKEN, CLEAN, ENDS_EARLY, SHAPED, Explainer, scan
 from tunegate.dataset import json_line
 from tunegate.dataset.json_line import nesting, repeated_key_columns, repeated_keys
-from tunegate.dataset.line_marks import holds_double_brace, line_marks, may_hold_a_placeholder, may_repeat_a_key
+from tunegate.dataset.line_marks import (
+    holds_double_brace,
+    line_marks,
+    may_hold_a_placeholder,
+    may_hold_media,
+    may_repeat_a_key,
+)
 from tunegate.dataset.records import exact_record
 from tunegate.dataset.segments import RepeatedRecords
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
@@ -64,18 +71,33 @@ class RecordChecks:
             record = self._handed_on(raw, record, line, index, *nesting(record, MAX_DEPTH))
             if record is None:
                 return None
-        # Weights, tool calls, names, a `{{placeholder}}`: the full check decides.
-        if shape >= ENDS_EARLY and (extra_keys or may_hold_a_placeholder(raw, marks, len(msgs) + 1)):
-            shape = SHAPED
-        if shape == ENDS_EARLY:
-            self.explainer.last_turn(raw, msgs, line, index)
-        elif shape != CLEAN:
-            self.explainer.explain(raw, record, line, index, "messages")
+        if len(record) == 1 or not self._other_kind(raw, record, line, index):
+            self._chat_contract(raw, record, msgs, shape, extra_keys, marks, line, index)
         if shape:  # every message has a string role and content: >= 2n keys and 2n strings
             keys, strings = len(record) + 2 * len(msgs), 2 * len(msgs)
         else:
             keys, strings = _shallow_counts(record, msgs)
         return self._common(line, index, raw, record, keys, strings, marks)
+
+    def _chat_contract(self, raw: bytes, record: dict, msgs: Any, shape: int, extra_keys: bool, marks: Any,
+                       line: int, index: int) -> None:
+        """The contract on an OpenAI chat record: the full check only where the fast scan is not sure."""
+        # Weights, tool calls, names, a `{{placeholder}}`, an `<image>`: the full check decides.
+        if shape >= ENDS_EARLY and (extra_keys or may_hold_a_placeholder(raw, marks, len(msgs) + 1)
+                                    or may_hold_media(raw)):
+            shape = SHAPED
+        if shape == ENDS_EARLY:
+            self.explainer.last_turn(raw, msgs, line, index)
+        elif shape != CLEAN:
+            self.explainer.explain(raw, record, line, index, "messages")
+
+    def _other_kind(self, raw: bytes, record: dict, line: int, index: int) -> bool:
+        """Whether the record, in a format tunegate reads, is another type of data (preference pairs, KTO
+        feedback, media): then it is named for what it is (TG271, TG272), not checked as a conversation."""
+        other = other_types.other_kind(record)
+        if other is not None:
+            self.explainer.report(other, raw, line, index)
+        return other is not None
 
     def _other_format(self, line: int, index: int, raw: bytes, record: dict, fmt: str | None,
                       own: str | None) -> dict | None:
@@ -88,13 +110,15 @@ class RecordChecks:
         msgs = seen.get("messages")
         marks = line_marks(raw)
         shape = self._scan(msgs) if type(msgs) is list else BROKEN
+        if own is not None and self._other_kind(raw, record, line, index):
+            return self._common(line, index, raw, record, keys, strings, marks)
         if own is None and fmt is not None and formats.shares_keys(record, fmt):
             self.explainer.explain(raw, record, line, index, fmt)  # its own format, a key missing
         elif own is None:
             self.explainer.no_format(raw, record, line, index, fmt)
         elif own != fmt:
             self.explainer.mixed(raw, line, index, own, fmt, self.file_format)
-        elif (seen is record or shape != CLEAN or holds_double_brace(raw, marks)
+        elif (seen is record or shape != CLEAN or holds_double_brace(raw, marks) or may_hold_media(raw)
               or sum(map(len, msgs)) != 2 * len(msgs) + formats.added_keys(record, fmt)):
             # The chat form is not surely clean: the format's own check says what, in its own fields.
             # (A clean chat form means the record meets its format's contract: the conversions

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.formats import shape
+from tunegate.formats import other_types, shape
 from tunegate.formats.format_info import CHAT, FormatInfo
 from tunegate.formats.problem import Problem, dotted, kind, show
 from tunegate.formats.turns import Names, Turn, source_rules
@@ -37,6 +37,9 @@ def problems(record: dict[str, Any]) -> list[Problem]:
     if "messages" not in record:
         return [shape.not_in_format(record, "has no 'messages'",
                                     "Every record needs \"messages\": a list of {\"role\", \"content\"} objects.")]
+    other = other_types.other_kind(record)  # preference, KTO or media beside the messages
+    if other is not None:
+        return [other]
     msgs = record["messages"]
     if type(msgs) is not list:
         return [shape.not_a_list("messages", msgs, "Write 'messages' as a JSON array of {\"role\", \"content\"} "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.formats import shape
+from tunegate.formats import other_types, shape
 from tunegate.formats.format_info import FormatInfo
 from tunegate.formats.problem import Problem, dotted, kind, show
 from tunegate.formats.turns import Names, Turn, source_rules
@@ -29,6 +29,9 @@ _SHOWN_ROLES = "'human', 'gpt', 'system', 'tool' (and 'user', 'assistant'; LLaMA
 
 def problems(record: dict[str, Any]) -> list[Problem]:
     """Every contract problem of one ShareGPT record."""
+    other = other_types.other_kind(record)  # preference, KTO or media beside the conversation
+    if other is not None:
+        return [other]
     convs = record.get("conversations")
     if type(convs) is not list:
         return [shape.not_a_list("conversations", convs, "Write 'conversations' as an array of {\"from\": "

@@ -9,13 +9,15 @@ stage 1, and the defects that used to pass):
   warning);
 - something to train: not every reply weighted 0 (TG265);
 - no unfilled template placeholder such as `{{name}}` in a reply (TG266) or a prompt (TG267,
-  warning); placeholders inside code (backticks, fences) are what code answers look like, not defects.
+  warning); placeholders inside code (backticks, fences) are what code answers look like, not defects;
+- no multimodal placeholder (`<image>`) in a record without media (TG269, warning: `tunegate.formats.other_types`).
 """
 from __future__ import annotations
 
 import re
 from typing import NamedTuple
 
+from tunegate.formats.other_types import media_placeholder
 from tunegate.formats.problem import Path, Problem, dotted
 
 NOTHING_TRAINED = "TG265"  # training.loss_on: all waives it for a format that trains every token
@@ -76,6 +78,8 @@ def _turn_rules(i: int, turn: Turn, prev: str, names: Names) -> list[Problem]:
                            "replies", "Merge the two replies, or insert the user turn that is missing between them."))
     if text and "{{" in text:
         out.extend(_placeholders(turn))
+    if text and "<" in text and (media := media_placeholder(text, turn.text_path)) is not None:
+        out.append(media)
     return out
 
 

@@ -57,8 +57,8 @@ def test_a_registered_dialects_config_is_detected_by_its_markers(install_with_to
 
 
 def test_a_registered_dialect_is_offered_by_from(install_with_toy):
-    assert "--from {tunegate,toy,axolotl,trl}" in tunegate(install_with_toy, "check", "--help").stdout
-    assert "{tunegate,toy,axolotl,trl}" in tunegate(install_with_toy, "samples", "--help").stdout
+    assert "--from {tunegate,toy,axolotl,trl,llamafactory}" in tunegate(install_with_toy, "check", "--help").stdout
+    assert "{tunegate,toy,axolotl,trl,llamafactory}" in tunegate(install_with_toy, "samples", "--help").stdout
     stats, _ = spec_stage(tunegate(install_with_toy, "check", str(TOY / "toy.yml"), "--from", "toy", "--json"))
     assert stats["kind"] == "toy"
 
@@ -76,7 +76,7 @@ def test_a_registered_dialects_findings_are_at_its_own_keys_in_its_own_words(ins
 
 
 def test_the_package_as_shipped_offers_only_its_own_dialects():
-    assert importers.KINDS == ("tunegate", *registry.DIALECTS) == ("tunegate", "axolotl", "trl")
+    assert importers.KINDS == ("tunegate", *registry.DIALECTS) == ("tunegate", "axolotl", "trl", "llamafactory")
 
 
 @pytest.mark.parametrize("name", sorted(registry.DIALECTS))

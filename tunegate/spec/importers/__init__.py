@@ -1,12 +1,13 @@
-"""Config dialects: other tools' training configs (axolotl, TRL), read as a tunegate spec.
+"""Config dialects: other tools' training configs (axolotl, TRL, LLaMA-Factory), read as a tunegate spec.
 
-    kind = detect_kind(located.data)                      # "axolotl", "trl", or "tunegate"
+    kind = detect_kind(located.data)                      # "axolotl", "trl", "llamafactory", or "tunegate"
     mapped = import_config(kind, located, "lora-1b.yml", folder)
     finding = translate(spec_finding, mapped)             # back at the original key and line
 
 `registry.py` lists the dialects (one row each); each dialect is one module (`axolotl_dialect.py`,
-`trl_dialect.py`) declaring a `Dialect`: its marker keys, its map function, its fix wording,
-its docs page. The mapping machinery they share: `config_map.py` (the Dialect, the config being
+`trl_dialect.py`, `llamafactory_dialect.py`) declaring a `Dialect`: its marker keys, its map
+function, its fix wording, its docs page (a dialect's own helpers sit beside it: `axolotl_datasets.py`,
+`llamafactory_datasets.py`, ...). The mapping machinery they share: `config_map.py` (the Dialect, the config being
 mapped), `config_keys.py` (how the tool reads its keys), `unhonoured.py` (what tunegate's run
 would do differently), `config_data.py` and `data_source.py` (the dataset files).
 

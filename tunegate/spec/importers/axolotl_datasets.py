@@ -18,7 +18,7 @@ from tunegate.file_kinds import KINDS, kind_of
 from tunegate.spec.importers.config_data import map_data_file, several_files, unusable_data
 from tunegate.spec.importers.config_keys import refused_by_tool, text, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap
-from tunegate.spec.importers.unhonoured import not_honoured
+from tunegate.spec.importers.unhonoured import not_honoured, own_template
 
 _ENTRY_KEYS = {"path", "type", "split", "data_files", "field_messages", "message_property_mappings",
                "message_field_role", "message_field_content", "ds_type", "dataset_type", "roles_to_train",
@@ -177,10 +177,10 @@ def template(cmap: ConfigMap, name: object, key: str) -> None:
     """TG156: axolotl renders chats with its own template, tunegate with the tokenizer's."""
     if name in (None, "tokenizer_default"):
         return
-    cmap.note("TG156", "warning", key, f"{key}: {name} makes axolotl render every chat with "
-              f"{'the jinja template in chat_template_jinja' if name == 'jinja' else f'its {name} template'}; "
-              "tunegate's token audit, mini-run and full run render with the base model tokenizer's own chat "
-              "template, so where the two differ the checked and trained prompts are not axolotl's",
-              "If the tokenizer's template is the same format, set chat_template: tokenizer_default. Otherwise "
-              "save the template into the tokenizer (tokenizer.chat_template = ...; save_pretrained(folder)) "
-              "and point base_model at that folder.")
+    own_template(cmap, key, f"{key}: {name} makes axolotl render every chat with "
+                 f"{'the jinja template in chat_template_jinja' if name == 'jinja' else f'its {name} template'}; "
+                 "tunegate's token audit, mini-run and full run render with the base model tokenizer's own chat "
+                 "template, so where the two differ the checked and trained prompts are not axolotl's",
+                 "If the tokenizer's template is the same format, set chat_template: tokenizer_default. Otherwise "
+                 "save the template into the tokenizer (tokenizer.chat_template = ...; save_pretrained(folder)) "
+                 "and point base_model at that folder.")

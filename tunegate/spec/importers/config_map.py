@@ -6,7 +6,8 @@ a `ConfigMap` with the spec keys, where each came from, and what it noticed.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ class ConfigMap:
     used: set[str] = field(default_factory=set)
     explained: set[str] = field(default_factory=set)  # spec keys a finding here already says are missing
     unchecked: list[str] = field(default_factory=list)  # nested keys with a value that nothing maps
+    at: tuple[str, Located] | None = None  # while `elsewhere`: the other file findings point into
 
     @property
     def kind(self) -> str:
@@ -68,10 +70,21 @@ class ConfigMap:
             self.origin[spec_key] = from_key
 
     def note(self, code: str, severity: Severity, key: str | None, message: str, hint: str) -> None:
-        """A finding about the config itself, at the original key's place."""
-        line, col = (self.located.place(key) or (None, None)) if key else (None, None)
+        """A finding about the config itself, at the original key's place (in the file `elsewhere` names)."""
+        file, located = self.at or (self.file, self.located)
+        line, col = (located.place(key) or (None, None)) if key else (None, None)
         self.findings.append(Finding(code=code, severity=severity, stage="spec", message=message, hint=hint,
-                                     file=self.file, line=line, column=col, key=key))
+                                     file=file, line=line, column=col, key=key))
+
+    @contextmanager
+    def elsewhere(self, file: str, located: Located) -> Iterator[None]:
+        """Findings noted meanwhile point into `file` (a file the config names, such as LLaMA-Factory's
+        dataset_info.json), at the keys as written there."""
+        self.at = (file, located)
+        try:
+            yield
+        finally:
+            self.at = None
 
     def not_checked(self) -> None:
         """TG140: every key set to a value that no spec key took, listed once."""

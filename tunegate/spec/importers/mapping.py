@@ -1,4 +1,4 @@
-"""Training configs users already have (axolotl, TRL's `trl sft --config`), read as a tunegate spec.
+"""Training configs users already have (axolotl, TRL's `trl sft --config`, LLaMA-Factory), read as a tunegate spec.
 
     tunegate check tests/data/configs/axolotl/lora-1b.yml   # detected from its keys
     tunegate check sft.yaml --from trl

@@ -2,6 +2,7 @@
 
     detect_kind({"base_model": "...", "datasets": [...]})   # "axolotl"
     dialect("trl").docs                                      # "docs/trl.md"
+    detect_kind({"stage": "sft", "finetuning_type": "lora"})  # "llamafactory"
 
 A dialect is one module here exporting `DIALECT` (`tunegate.spec.importers.config_map.Dialect`: its
 markers, its map function, its fix wording, its docs page) plus its row in DIALECTS. A row names
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 DIALECTS = {
     "axolotl": "tunegate.spec.importers.axolotl_dialect",
     "trl": "tunegate.spec.importers.trl_dialect",
+    "llamafactory": "tunegate.spec.importers.llamafactory_dialect",
 }
 KINDS = ("tunegate", *DIALECTS)  # what `--from` takes and ParsedSpec.kind holds
 

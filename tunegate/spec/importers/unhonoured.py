@@ -3,12 +3,14 @@
 Each tool applies these settings; tunegate's trainer would train without them, so a config that
 sets one is refused (TG147) rather than approved as if the run were the same. A run that is not
 LoRA or QLoRA is not gated at all (TG144), and where no adapter targets are named the one PEFT
-chooses is said (TG150). Each code is produced here once, by a function every dialect calls with
+chooses is said (TG150), and a chat template of the tool's own in place of the tokenizer's
+(TG156). Each code is produced here once, by a function every dialect calls with
 its own words and its own table of keys:
 
     unhonoured(cmap, UNHONOURED)                 # TG147 for each key set away from its default
     choose(cmap, "optim", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
     not_lora(cmap, "use_peft", "use_peft is not true, so TRL fine-tunes every weight", "Set use_peft: true ...")
+    own_template(cmap, "template", "template: llama3 makes LLaMA-Factory render ...", "Drop template ...")
 """
 from __future__ import annotations
 
@@ -83,3 +85,9 @@ def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return repr(value) if isinstance(value, str) else str(value)
+
+
+def own_template(cmap: ConfigMap, key: str, message: str, hint: str) -> None:
+    """TG156 (warning) at `key`: the tool renders chats with its own template (`message` says which);
+    tunegate's token audit, mini-run and full run render with the tokenizer's."""
+    cmap.note("TG156", "warning", key, message, hint)

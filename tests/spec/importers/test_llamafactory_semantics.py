@@ -1,0 +1,184 @@
+"""A LLaMA-Factory config's keys and dataset_info.json entries, read as LLaMA-Factory reads them.
+
+Each test writes a config beside a copy of the published data folder (tests/data/configs/llamafactory/data)
+and changes one thing; findings about an entry point into that dataset_info.json, at the entry's key.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.support.paths import DATA
+from tunegate.gate import check
+from tunegate.spec.check import parse_spec
+from tunegate.spec.importers import detect_kind
+
+LF_DATA = DATA / "configs" / "llamafactory" / "data"
+BASE = """model_name_or_path: meta-llama/Llama-3.2-1B
+stage: sft
+do_train: true
+finetuning_type: lora
+lora_target: all
+dataset: alpaca_en_demo
+eval_dataset: heldout
+cutoff_len: 1024
+learning_rate: 1.0e-4
+num_train_epochs: 1.0
+bf16: true
+"""
+
+
+@pytest.fixture
+def layout(tmp_path):
+    """A folder as a LLaMA-Factory checkout holds it: data/ (with a frozen validation set registered)."""
+    shutil.copytree(LF_DATA, tmp_path / "data")
+    info = json.loads((tmp_path / "data" / "dataset_info.json").read_text())
+    info["heldout"] = {"file_name": "alpaca_en_demo_heldout.json"}
+    (tmp_path / "data" / "dataset_info.json").write_text(json.dumps(info, indent=2))
+    return tmp_path
+
+
+def config(folder, text=BASE, **changes):
+    lines = [line for line in text.splitlines() if line.split(":")[0] not in changes]
+    lines += [f"{key}: {value}" for key, value in changes.items() if value is not None]
+    (folder / "cfg.yaml").write_text("\n".join(lines) + "\n")
+    return folder / "cfg.yaml"
+
+
+def entry(folder, name, **attrs):
+    """Register dataset `name` in the folder's dataset_info.json."""
+    path = folder / "data" / "dataset_info.json"
+    info = json.loads(path.read_text())
+    info[name] = attrs
+    path.write_text(json.dumps(info, indent=2))
+
+
+def found(path):
+    return [(f.code, f.key) for f in parse_spec(path).result.findings if f.severity != "info"]
+
+
+def test_a_llamafactory_config_on_local_data_passes_every_static_stage(layout):
+    report = check(config(layout))
+    assert report.gates_passed, [f"{f.place()} {f.code}" for f in report.findings]
+    assert [s.status for s in report.stages] == ["passed"] * 4
+    assert report.stage("dataset").stats["train"]["records"] == 8
+
+
+def test_detection_needs_its_own_keys_not_the_trainer_arguments_trl_shares():
+    assert detect_kind({"model_name_or_path": "m", "stage": "sft", "finetuning_type": "lora", "dataset": "d"}) \
+        == "llamafactory"
+    assert detect_kind({"model_name_or_path": "m", "dataset_name": "d", "use_peft": True}) == "trl"
+
+
+@pytest.mark.parametrize(("name", "attrs", "code", "key"), [
+    ("mllm", {"file_name": "mllm_demo.json", "formatting": "sharegpt", "columns": {"messages": "messages",
+     "images": "images"}}, "TG145", "mllm.columns.images"),
+    ("kto", {"file_name": "kto_en_demo.json", "formatting": "sharegpt", "columns": {"messages": "messages",
+     "kto_tag": "label"}}, "TG145", "kto.columns.kto_tag"),
+    ("dpo", {"file_name": "dpo_en_demo.json", "ranking": True, "formatting": "sharegpt",
+             "columns": {"messages": "conversations", "chosen": "chosen", "rejected": "rejected"}},
+     "TG154", "dpo.ranking"),
+    ("c4", {"file_name": "c4_demo.jsonl", "columns": {"prompt": "text"}}, "TG145", "c4.columns.prompt"),
+    ("renamed", {"file_name": "alpaca_en_demo.json", "columns": {"prompt": "question", "response": "answer"}},
+     "TG145", "renamed.columns.prompt"),
+    ("tagged", {"file_name": "mllm_demo.json", "formatting": "sharegpt", "columns": {"messages": "messages"},
+                "tags": {"role_tag": "speaker", "content_tag": "text"}}, "TG145", "tagged.tags"),
+    ("modelscope", {"ms_hub_url": "llamafactory/alpaca_en"}, "TG145", "modelscope.ms_hub_url"),
+    ("odd", {"file_name": "alpaca_en_demo.json", "formatting": "chatml"}, "TG154", "odd.formatting"),
+])
+def test_an_entry_that_is_not_sft_data_tunegate_reads_is_named_at_its_key_in_dataset_info(layout, name, attrs,
+                                                                                          code, key):
+    entry(layout, name, **attrs)
+    findings = [f for f in parse_spec(config(layout, dataset=name)).result.findings if f.code == code]
+    assert [f.key for f in findings] == [key]
+    assert findings[0].file.endswith("dataset_info.json") and findings[0].line > 1
+
+
+@pytest.mark.parametrize(("name", "attrs", "fmt"), [
+    ("mllm_text", {"file_name": "alpaca_en_demo.json"}, "alpaca"),
+    ("glaive_toolcall_en_demo", None, "sharegpt"),
+    ("openai_tags", {"file_name": "kto_en_demo.json", "formatting": "sharegpt", "columns": {"messages": "messages"},
+                     "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user",
+                              "assistant_tag": "assistant"}}, "messages"),
+])
+def test_an_entrys_columns_and_tags_choose_the_format_that_reads_its_records_the_same_way(layout, name, attrs, fmt):
+    if attrs is not None:
+        entry(layout, name, **attrs)
+    assert parse_spec(config(layout, dataset=name, eval_dataset=name)).raw["data"]["format"] == fmt
+
+
+def test_a_name_missing_from_dataset_info_is_refused_as_llamafactory_refuses_it(layout):
+    [finding] = [f for f in parse_spec(config(layout, dataset="nope")).result.findings if f.code == "TG154"]
+    assert finding.key == "dataset" and "Undefined dataset nope" in finding.message
+
+
+def test_a_hub_entry_not_in_the_local_cache_is_said_at_the_dataset_key(layout, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    assert ("TG142", "dataset") in found(config(layout, dataset="alpaca_en"))
+
+
+def test_no_dataset_info_is_refused_with_where_it_was_looked_for(tmp_path):
+    [finding] = [f for f in parse_spec(config(tmp_path)).result.findings if f.code == "TG154"]
+    assert "dataset_info.json" in finding.message and str(tmp_path) in finding.message
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"eval_dataset": None, "val_size": 0.1}, ("TG141", "val_size")),
+    ({"val_size": 0.1}, ("TG154", "val_size")),
+    ({"eval_dataset": None}, ("TG143", None)),
+    ({"dataset": "identity,alpaca_en_demo"}, ("TG146", "dataset")),
+])
+def test_a_config_without_one_frozen_file_per_split_is_refused(layout, changes, expected):
+    assert expected in found(config(layout, **changes))
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"finetuning_type": "full"}, ("TG144", "finetuning_type")),
+    ({"finetuning_type": "freeze"}, ("TG144", "finetuning_type")),
+    ({"finetuning_type": "full", "quantization_bit": 4}, ("TG154", "quantization_bit")),
+    ({"quantization_bit": 4, "quantization_method": "hqq"}, ("TG147", "quantization_method")),
+    ({"stage": "rm"}, ("TG147", "stage")),
+    ({"do_train": None}, ("TG147", None)),
+    ({"use_dora": "true"}, ("TG147", "use_dora")),
+    ({"mask_history": "true"}, ("TG147", "mask_history")),
+    ({"flash_attn": "fa3"}, ("TG147", "flash_attn")),
+    ({"fp16": "true"}, ("TG149", "fp16")),
+    ({"lora_rnak": 16}, ("TG155", "lora_rnak")),
+    ({"model_name_or_path": None}, ("TG152", None)),
+])
+def test_a_setting_llamafactory_refuses_or_tunegate_would_not_honour_is_named_at_its_key(layout, changes, expected):
+    assert expected in found(config(layout, **changes))
+
+
+def test_llamafactory_values_are_mapped_onto_the_spec(layout):
+    raw = parse_spec(config(layout, lora_rank=16, lora_target="q_proj,v_proj", additional_target="embed_tokens",
+                            quantization_bit=8, train_on_prompt="true", flash_attn="fa2",
+                            disable_gradient_checkpointing="true", deepspeed="ds_z2_config.json")).raw
+    assert raw["lora"] == {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"],
+                           "modules_to_save": ["embed_tokens"]}
+    t = raw["training"]
+    assert (t["loss_on"], t["attention"], t["gradient_checkpointing"], t["sharding"]) == (
+        "all", "flash_attention_2", False, "zero2")
+    assert raw["model"]["quantization"] == "8bit"
+
+
+def test_a_template_is_a_warning_and_none_renders_with_the_tokenizer_like_tunegate(layout):
+    assert ("TG156", "template") in found(config(layout, template="llama3"))
+    assert "TG156" not in {code for code, _ in found(config(layout))}
+
+
+def test_wrong_types_are_findings_never_a_crash(layout):
+    hostile = config(layout, stage="[1]", finetuning_type="{a: 1}", quantization_bit="[4]", flash_attn="[]",
+                     dataset="5", dataset_dir="[x]", lora_target="7", val_size="abc", deepspeed="7",
+                     eval_dataset="{b: 2}")
+    result = parse_spec(hostile).result
+    assert result.status == "failed" and {"TG102"} <= {f.code for f in result.findings}
+
+
+def test_the_data_folder_is_the_working_directorys_first_as_llamafactory_reads_it(layout, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "run-from-here"
+    shutil.copytree(LF_DATA, elsewhere / "data")
+    monkeypatch.chdir(elsewhere)
+    assert ("TG154", "eval_dataset") in found(config(layout))  # its dataset_info.json has no "heldout"

@@ -1,0 +1,268 @@
+"""LLaMA-Factory's datasets: the names in `dataset` / `eval_dataset`, resolved through dataset_info.json.
+
+    dataset: identity,alpaca_en_demo   # entries of <dataset_dir>/dataset_info.json, comma-separated
+    dataset_dir: data                  # LLaMA-Factory's default, relative to the folder it runs in
+    eval_dataset: my_val               # a frozen validation set (or val_size: a random split, TG141)
+
+Part of the LLaMA-Factory dialect (`tunegate.spec.importers.llamafactory_dialect`). Each entry is
+read as LLaMA-Factory's `get_dataset_list` and `_load_single_dataset` read it: `hf_hub_url`
+before `file_name` (a file, or a folder whose every file is the dataset), its `split`, and its
+`formatting`, `columns` and `tags`, which `llamafactory_layouts` maps onto the tunegate format that
+reads the same records the same way. Findings about an entry point into dataset_info.json, at
+the entry's own keys; the file is read from the working directory's `dataset_dir` as LLaMA-Factory
+reads it, else from the config's folder or the two above it (a checkout keeps examples/ beside data/).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tunegate.errors import YamlSyntaxError
+from tunegate.spec.importers.config_data import (
+    map_data_file,
+    no_validation,
+    random_split,
+    several_files,
+    unusable_data,
+)
+from tunegate.spec.importers.config_keys import refused_by_tool, required, text, wrong_type
+from tunegate.spec.importers.config_map import ConfigMap
+from tunegate.spec.importers.llamafactory_layouts import entry_format
+from tunegate.spec.yaml_loader import Located, load
+
+INFO = "dataset_info.json"  # LLaMA-Factory's DATA_CONFIG
+# The suffixes _load_single_dataset reads (FILEEXT2TYPE); any other stops it ("Allowed file types: ...").
+_FILE_TYPES = {"arrow": "arrow", "csv": "csv", "json": "json", "jsonl": "json", "parquet": "parquet", "txt": "text"}
+_ENTRY_KEYS = {"hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name", "file_name", "formatting",
+               "ranking", "subset", "split", "folder", "columns", "tags"}
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The dataset_info.json a config's names resolve in (or "ONLINE": every name is a Hub id)."""
+
+    folder: Path | None
+    shown: str  # the file as findings name it
+    located: Located
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One dataset name, resolved: what to read and the tunegate format that reads it (None: none does)."""
+
+    ref: str
+    split: str
+    fmt: str | None
+
+
+def map_datasets(cmap: ConfigMap, stage: str) -> None:
+    """Set data.train, data.validation and data.format from `dataset`, `eval_dataset` and `val_size`."""
+    names, eval_names = _names(cmap, "dataset"), _names(cmap, "eval_dataset")
+    registry = _registry(cmap) if names or eval_names else None
+    train = [e for n in names or [] if (e := _entry(cmap, registry, n, "dataset", stage)) is not None]
+    evals = [e for n in eval_names or [] if (e := _entry(cmap, registry, n, "eval_dataset", stage)) is not None]
+    if names is not None:
+        _one_split(cmap, "train", "dataset", names, train)
+    elif "train" in cmap.overrides:
+        map_data_file(cmap, "train", None, None)
+    else:
+        cmap.explained.add("data.train")
+        required(cmap, "dataset", "llamafactory-cli train stops (\"Please specify dataset for training.\")",
+                 "Name the training set: dataset: my_data, registered in data/dataset_info.json.")
+    size = _share(cmap)
+    if "validation" in cmap.overrides or (eval_names is not None and not size):
+        if _one_split(cmap, "validation", "eval_dataset", eval_names or [], evals) and train and evals:
+            _same_format(cmap, train[0], evals[0])
+    else:
+        _no_frozen_split(cmap, eval_names is not None, size)
+
+
+def _no_frozen_split(cmap: ConfigMap, named: bool, size: float) -> None:
+    """TG141, TG143 or TG154: the config gives LLaMA-Factory no frozen validation set."""
+    cmap.explained.add("data.validation")
+    if named:
+        refused_by_tool(cmap, "val_size", "val_size and eval_dataset are both set: LLaMA-Factory refuses them "
+                        "together (\"Cannot specify `val_size` if `eval_dataset` is not None.\")",
+                        "Keep eval_dataset (a frozen validation set) and drop val_size.")
+    elif size:
+        share = f"{size:.0%}" if size < 1 else f"{size:g} records"  # LLaMA-Factory reads 1 and above as a count
+        random_split(cmap, "val_size", f"val_size {cmap.source['val_size']} makes LLaMA-Factory split a random "
+                     f"{share} of the training data off for evaluation at each start",
+                     "Freeze the split once: write the held-out records to their own file, register it in "
+                     "dataset_info.json, name it in eval_dataset, and drop val_size.")
+    else:
+        no_validation(cmap, None, "val_size is 0 and eval_dataset is not set", "Register a separate, frozen "
+                      "validation file in dataset_info.json and name it in eval_dataset.")
+
+
+def _same_format(cmap: ConfigMap, train: Entry, evals: Entry) -> None:
+    if train.fmt and evals.fmt and train.fmt != evals.fmt:
+        unusable_data(cmap, "eval_dataset", f"eval_dataset is {evals.fmt} but dataset is {train.fmt}",
+                      "Give both splits the same format, as tunegate reads both one way.")
+
+
+def _one_split(cmap: ConfigMap, role: str, key: str, names: list[str], entries: list[Entry]) -> bool:
+    """Map the one file of a split (its format too); TG146 for several names. Whether it was mapped."""
+    formats = {e.fmt for e in entries}
+    if len(entries) == len(names) and len(formats) == 1 and None not in formats \
+            and (role == "train" or "format" not in cmap.data.get("data", {})):  # the training set's, else this
+        cmap.set("data.format", formats.pop(), key)
+    if role in cmap.overrides:
+        map_data_file(cmap, role, cmap.source.get(key), key if names else None)
+        return True
+    cmap.explained.add(f"data.{role}")
+    if len(names) > 1:
+        several_files(cmap, key, f"{key} names {len(names)} datasets ({', '.join(names)}); tunegate checks one "
+                      "file per split", "Concatenate them into one file (LLaMA-Factory concatenates them the same "
+                      "way, mix_strategy: concat), register it in dataset_info.json and name it; or check the "
+                      "concatenation with tunegate check CONFIG --train FILE --validation FILE.")
+        return False
+    return len(entries) == 1 and map_data_file(cmap, role, entries[0].ref, key, entries[0].split)
+
+
+def _names(cmap: ConfigMap, key: str) -> list[str] | None:
+    """The dataset names at `key`, split at commas as DataArguments splits them; None when unset, [] when
+    none can be read (TG102 said why)."""
+    value = cmap.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [n.strip() for n in value.split(",") if n.strip()] or None
+    if isinstance(value, list) and value and all(isinstance(n, str) for n in value):
+        return value
+    wrong_type(cmap, key, value, "dataset names (text, comma-separated)", f"Write {key}: name1,name2.")
+    return []  # named, but none usable: said here, once
+
+
+def _share(cmap: ConfigMap) -> float:
+    value = cmap.get("val_size", 0.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    wrong_type(cmap, "val_size", value, "a share below 1 or a record count", "Set val_size: 0 and name a frozen "
+               "validation set in eval_dataset.")
+    return 0.0
+
+
+def _registry(cmap: ConfigMap) -> Registry | None:
+    """The dataset_info.json of `dataset_dir`; a finding (and None) when there is none to read."""
+    name = text(cmap, "dataset_dir", cmap.get("dataset_dir"), "data")
+    if name is None:
+        return None
+    if name == "ONLINE":  # every name is then a Hub dataset id
+        return Registry(None, "", Located(data={}))
+    if name.startswith("REMOTE:"):
+        unusable_data(cmap, "dataset_dir", f"dataset_dir {name!r} makes LLaMA-Factory download {INFO} from the "
+                      f"Hub repo {name[7:]!r}: tunegate reads a local one only", f"Download the repo's {INFO} "
+                      "and its files, and set dataset_dir to that folder.")
+        return None
+    tried = [Path(name)] if Path(name).is_absolute() else \
+        [Path.cwd() / name, *(up / name for up in (cmap.base, *cmap.base.parents[:2]))]
+    found = next((p for p in tried if (p / INFO).is_file()), None)
+    if found is None:
+        refused_by_tool(cmap, "dataset_dir" if cmap.has("dataset_dir") else "dataset", f"no {INFO} in dataset_dir "
+                        f"{name!r} (looked in {', '.join(str(p) for p in dict.fromkeys(tried))}): LLaMA-Factory "
+                        f"stops (\"Cannot open {name}/{INFO}\")", f"Run from the folder that holds {name}/{INFO}, "
+                        "or set dataset_dir to the folder that holds it.")
+        return None
+    return _read(cmap, found.resolve())
+
+
+def _read(cmap: ConfigMap, folder: Path) -> Registry | None:
+    path = folder / INFO
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        located = load(raw)  # JSON is YAML: the loader keeps each key's line for the findings
+    except YamlSyntaxError:  # tabs and the like: read as JSON, the findings then name no line
+        try:
+            located = Located(data=json.loads(raw))
+        except ValueError as exc:
+            refused_by_tool(cmap, "dataset", f"{path} is not JSON ({exc}): LLaMA-Factory stops (\"Cannot open "
+                            f"{INFO}\")", f"Fix the JSON of {path} (python -m json.tool {path}).")
+            return None
+    if not isinstance(located.data, dict):
+        refused_by_tool(cmap, "dataset", f"{path} is not a mapping of dataset names", f"Write {INFO} as "
+                        "{\"name\": {\"file_name\": \"...\"}, ...}.")
+        return None
+    return Registry(folder, _shown(path), located)
+
+
+def _entry(cmap: ConfigMap, registry: Registry | None, name: str, key: str, stage: str) -> Entry | None:
+    """The dataset `name` (listed at `key`), resolved as LLaMA-Factory resolves it."""
+    if registry is None:
+        return None
+    if registry.folder is None:  # dataset_dir: ONLINE
+        return Entry(name, "train", "alpaca")
+    attrs = registry.located.data.get(name)
+    if attrs is None:
+        refused_by_tool(cmap, key, f"dataset {name!r} is not in {registry.shown}: LLaMA-Factory stops (\"Undefined "
+                        f"dataset {name} in {INFO}.\")", f"Register it in {INFO} (\"{name}\": {{\"file_name\": "
+                        "...}) or name a dataset it lists.")
+        return None
+    with cmap.elsewhere(registry.shown, registry.located):
+        if not isinstance(attrs, dict):
+            wrong_type(cmap, name, attrs, "a dataset description (an object)", f"Write it as \"{name}\": "
+                       "{\"file_name\": \"data.json\"}.")
+            return None
+        cmap.unchecked += [f"{name}.{k} ({INFO})" for k, v in attrs.items() if k not in _ENTRY_KEYS
+                           and v not in (None, "", [], {})]
+        ref = _source(cmap, registry.folder, name, attrs)
+        fmt = entry_format(cmap, name, attrs, stage)
+    split = attrs.get("split") or "train"
+    return Entry(ref, split if isinstance(split, str) else "train", fmt) if ref is not None else None
+
+
+def _source(cmap: ConfigMap, folder: Path, name: str, attrs: dict[str, Any]) -> str | None:
+    """Where the entry's records are (a Hub id or a local file), as get_dataset_list chooses."""
+    hub = attrs.get("hf_hub_url")
+    if isinstance(hub, str) and hub:
+        if attrs.get("subset") or attrs.get("folder"):
+            unusable_data(cmap, f"{name}.{'subset' if attrs.get('subset') else 'folder'}", f"{name} reads a subset "
+                          f"or folder of the Hub dataset {hub!r}; tunegate reads a cached dataset's own split files "
+                          "only", "Check a local copy: tunegate check CONFIG --train FILE --validation FILE.")
+            return None
+        return hub
+    for other, where in (("ms_hub_url", "the ModelScope hub"), ("om_hub_url", "the Modelers hub"),
+                         ("script_url", "a dataset loading script"), ("cloud_file_name", "S3 or GCS storage")):
+        if attrs.get(other):
+            unusable_data(cmap, f"{name}.{other}", f"{name} is read from {where} ({attrs[other]!r}); tunegate "
+                          "reads local files and the Hugging Face Hub cache only", "Save the dataset as a local "
+                          f"file and register it with file_name (or check a local copy with --train/--validation).")
+            return None
+    file_name = attrs.get("file_name")
+    if not isinstance(file_name, str) or not file_name:
+        unusable_data(cmap, name, f"{name} has no file_name (nor a hub URL): LLaMA-Factory cannot load it",
+                      f"Give it \"file_name\": the data file in {folder}.")
+        return None
+    return _local(cmap, folder / file_name, f"{name}.file_name")
+
+
+def _local(cmap: ConfigMap, path: Path, key: str) -> str | None:
+    """The file LLaMA-Factory reads at `path`: the file itself, or a folder's one file (it reads them all)."""
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    if len(files) != 1:
+        several_files(cmap, key, f"{path} holds {len(files)} files, and LLaMA-Factory reads every file of a "
+                      "dataset folder as one dataset; tunegate checks one file per split",
+                      "Concatenate them into one file and register that file.")
+        return None
+    suffix = files[0].suffix.lower().lstrip(".")
+    if suffix == "txt":
+        unusable_data(cmap, key, f"{files[0].name} is text: LLaMA-Factory reads each line as {{\"text\": ...}} "
+                      "(pre-training documents), not supervised fine-tuning examples",
+                      "Write the examples as JSON records (alpaca or sharegpt) and register that file.")
+        return None
+    if suffix not in _FILE_TYPES:
+        refused_by_tool(cmap, key, f"{files[0].name}: LLaMA-Factory reads files ending in "
+                        f"{', '.join('.' + s for s in _FILE_TYPES)} only (\"Allowed file types: ...\")",
+                        "Save the data as .json or .jsonl (gunzip a .jsonl.gz first).")
+        return None
+    return str(files[0])
+
+
+def _shown(path: Path) -> str:
+    """The file as findings name it: relative to the working directory when it is under it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
