@@ -16,7 +16,8 @@ from tunegate.errors import TunegateError
 SPEC_SEEDS = [p.read_bytes() for p in sorted([*EXAMPLES.glob("*.yaml"), *(DATA / "spec").glob("*.yaml")])]
 # axolotl and TRL configs the import maps (tunegate.spec.importers): the mapping reads raw values itself.
 CONFIG_SEEDS = [p.read_bytes() for p in sorted([*(DATA / "configs" / "axolotl").glob("*.yml"),
-                                                *(DATA / "configs" / "trl").glob("*.yaml")])]
+                                                *(DATA / "configs" / "trl").glob("*.yaml"),
+                                                *(DATA / "configs" / "llamafactory" / "examples").glob("*/*.yaml")])]
 JSONL_SEEDS = [p.read_bytes() for p in sorted((DATA / "dataset" / "good").glob("*.jsonl"))
                if p.stat().st_size < 4000]
 

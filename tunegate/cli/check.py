@@ -5,7 +5,7 @@
     tunegate check examples/quickstart.yaml --mini-run     # stages 0-4: real LoRA steps on a sample
     tunegate check examples/worked_case.yaml --advise      # and the advisor's verified suggestions
     tunegate check examples/quickstart.yaml --output-format sarif --html report.html > tunegate.sarif
-    tunegate check examples/axolotl/lora-1b.yml             # an axolotl or TRL config, as it is
+    tunegate check examples/axolotl/lora-1b.yml             # an axolotl, TRL or LLaMA-Factory config, as it is
     tunegate check --train data/sharegpt.json --data-format sharegpt
     PREFECT_API_URL=http://prefect:4200/api tunegate check spec.yaml --emit-event   # starts the preflight
 """
@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "error. The report says whether a full run is approved: that needs every "
                                    "required gate (a spec, a separate validation set, the mini-run).")
     p.add_argument("spec", nargs="?", metavar="SPEC|CONFIG",
-                   help="the spec YAML, or an axolotl / TRL `trl sft` config (omit to check only --train/--validation)")
+                   help="the spec YAML, or an axolotl, TRL (`trl sft`) or LLaMA-Factory config (omit to check "
+                        "only --train/--validation)")
     p.add_argument("--from", dest="kind", choices=importers.KINDS,
                    help="what the config file is (default: detected from its keys)")
     p.add_argument("--data-format", choices=formats.CHOICES,

@@ -1,7 +1,7 @@
 """`tunegate samples`: representative training records as the model will see them, trained tokens marked.
 
     tunegate samples examples/quickstart.yaml            # 5 records: shortest, median, longest, 2 random
-    tunegate samples lora-1b.yml -n 8 --seed 3            # an axolotl or TRL config works too
+    tunegate samples lora-1b.yml -n 8 --seed 3            # an axolotl, TRL or LLaMA-Factory config works too
     tunegate samples SPEC --json
 
 Each record is rendered through the model's chat template exactly as the full run tokenises it
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Print N representative training records rendered through the chat template, "
                                    "trained tokens marked, with token counts and truncation. Exit 0, or 2 on a "
                                    "usage error (an invalid spec, no tokenizer).")
-    p.add_argument("spec", metavar="SPEC|CONFIG", help="the spec YAML, or an axolotl / TRL config")
+    p.add_argument("spec", metavar="SPEC|CONFIG", help="the spec YAML, or an axolotl, TRL or LLaMA-Factory config")
     p.add_argument("-n", type=_positive, default=5, metavar="N", help="records to show (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random picks (default 0)")
     p.add_argument("--split", choices=["train", "validation"], default="train", help="which file (default train)")
