@@ -121,6 +121,7 @@ class Architecture(BaseModel):
     exact: bool = True            # False: an architecture the config-only counter does not know
     meta_params: int | None = None  # transformers' count on the meta device, when `exact` is False
     source: str = ""
+    custom_code: list[str] = []   # the classes its config maps to the repo's own code (auto_map): TG114
 
     @property
     def q_dim(self) -> int:

@@ -53,6 +53,7 @@ class Estimate(BaseModel):
     absolute_positions: bool = False  # learned position embeddings: no position past max_positions exists
     long_context: bool = False  # a rope_scaling stretches its rotary positions
     config_source: str
+    custom_code: list[str] = []  # classes the model's config maps to the repo's own code (auto_map)
     count: Literal["config", "meta-device", "llama-style guess"]
     active_params: int
     gpu: str
@@ -220,7 +221,7 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
                     checkpoint_quantization=arch.checkpoint_quantization,
                     checkpoint_quant_method=arch.checkpoint_quant_method,
                     max_positions=arch.max_positions, absolute_positions=arch.position_embeddings > 0,
-                    long_context=arch.long_context,
+                    long_context=arch.long_context, custom_code=arch.custom_code,
                     count=_count_of(arch), active_params=arch.active_param_count(), gpu=gpu.name,
                     gpu_count=setup.gpu_count, setup=setup, memory=memory, throughput=throughput, tokens=tokens,
                     epochs=epochs,

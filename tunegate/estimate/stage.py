@@ -18,7 +18,8 @@ from tunegate.facts import GateFacts
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.checkpoint import Stored
 from tunegate.spec.model_classes import asked_for, attention_support
-from tunegate.spec.trainer_support import stored_loader_missing
+from tunegate.spec.remote_code import UNPINNED_REMOTE_CODE, remote_code_finding
+from tunegate.spec.run_machine import RUN_MACHINE, stored_loader_missing
 from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
 
@@ -105,14 +106,16 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
 
 
 def _stored_loader_missing(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
-    """TG161/TG162 for a checkpoint stored quantised whose config came from the hub or its local
+    """TG161/TG162 (info) for a checkpoint stored quantised whose config came from the hub or its local
     cache: the spec stage checks local folders and shipped configs only (it never asks the hub), so
-    here, once the estimate has read it, a missing loader is the same error (the base cannot load)."""
+    here, once the estimate has read it, a loader this machine lacks is named as the spec stage names
+    it: a requirement of the run machine, not a failure of the check."""
     bits = int(est.checkpoint_quantization.removesuffix("bit"))
     problem = stored_loader_missing(spec, Stored(est.checkpoint_quant_method, bits), est.config_source)
     if problem is not None:
         code, key, message, fix = problem
-        out.add(code, "error", message, fix, file=file, key=key)
+        out.add(code, "info", f"{message}: a requirement of the {RUN_MACHINE}, not of this check",
+                f"Nothing to fix for this check. {fix}", file=file, key=key)
 
 
 def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
@@ -128,8 +131,12 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 f"Set model.quantization: {stored} to say what the run is, or point model.id at the 16-bit "
                 "checkpoint for LoRA on a 16-bit base.", file=file, key="model.quantization")
         quant = stored
-    if stored != "none" and est.config_source.startswith("hub:"):
-        _stored_loader_missing(out, est, spec, file)
+    if est.config_source.startswith("hub:"):  # the spec stage reads only configs on this disk
+        if stored != "none":
+            _stored_loader_missing(out, est, spec, file)
+        said = remote_code_finding(spec, est.custom_code, est.config_source)
+        if said is not None and said[0] == "error":
+            out.add(UNPINNED_REMOTE_CODE, "error", said[1], said[2], file=file, key="model.trust_remote_code")
     if method == "full" and quant != "none":
         out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
                 "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "

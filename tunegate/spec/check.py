@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tunegate.errors import UsageError, YamlSyntaxError
 from tunegate.pathguard import read_regular, shown
 from tunegate.report import FindingCollector, StageResult
-from tunegate.spec import importers, yaml_loader
+from tunegate.spec import importers, run_machine, trainer_support, yaml_loader
 from tunegate.spec.digest import digest_bytes
 from tunegate.spec.model import Spec
 from tunegate.spec.rules import check_rules
@@ -31,6 +31,7 @@ from tunegate.spec.schema_errors import add_validation_error
 from tunegate.spec.sweep_rules import sweep_findings
 
 STAGE = "spec"
+LAUNCH = "tunegate launch"  # the trainer of a tunegate spec: tunegate's own full run
 # 1 MiB: a real spec is a few KB (the largest sweep we ship is under 4 KB). Anything bigger is not
 # a config, and PyYAML needs ~0.7 s per MiB, so a 100 MB file would hold the gate for a minute.
 MAX_SPEC_BYTES = 1 << 20
@@ -143,10 +144,31 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
         spec = _check_spec(mapped.located, where, path, inner)
         out.extend([t for f in inner.kept if (t := importers.translate(f, mapped)) is not None])
     out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
-    stats = {"keys_written": len(located.places), "kind": kind}
+    stats = {"keys_written": len(located.places), "kind": kind, **_trainers(spec, out, mapped, path)}
     result = out.result(time.perf_counter() - start, stats)
     data = mapped.data if mapped is not None else located.data
     return result, (spec if result.status == "passed" else None), data
+
+
+def _trainers(spec: Spec | None, out: FindingCollector, mapped: Any, path: Path) -> dict[str, Any]:
+    """The stats the report's two verdicts and its requirements are read from: the config's own trainer,
+    what tunegate launch cannot run (TG160, and an import's TG147), what the run machine needs."""
+    refusing = {trainer_support.CANNOT_SHARD, *(mapped.refusal_codes if mapped is not None else ())}
+    stats: dict[str, Any] = {
+        "trainer": importers.dialect(mapped.kind).runs_with if mapped is not None else LAUNCH,
+        "tunegate_launch": [f"{f.place()} {f.code} {f.message}" for f in out.kept if f.code in refusing]}
+    if spec is not None:
+        needs = run_machine.requirements(spec.resolve_paths(path.resolve().parent), path.resolve().parent)
+        stats["requirements"] = [_in_config_words(r, mapped) for r in needs]
+    return stats
+
+
+def _in_config_words(need: dict[str, Any], mapped: Any) -> dict[str, Any]:
+    """A requirement's key and reason in the imported config's own keys."""
+    if mapped is None:
+        return need
+    return {**need, "key": importers.original_key(need["key"], mapped),
+            "reason": importers.translate_words(need["reason"], mapped)}
 
 
 def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: FindingCollector) -> Spec | None:

@@ -78,6 +78,8 @@ UNHONOURED: Unhonoured = {
     "process_reward_model": (False, "a process reward model (a classification head on step labels)"),
     "pretraining_dataset": (None, "pretraining on a streamed raw-text dataset instead of the chat datasets"),
 }
+# The keys above that train another objective than supervised fine-tuning: errors (TG147), not warnings.
+OBJECTIVES = frozenset({"rl", "reward_model", "process_reward_model", "pretraining_dataset"})
 # Real axolotl keys close to a key tunegate maps, so they are not typos (TG155). Computed by running
 # difflib.get_close_matches(key, mapped, cutoff=0.8) over every field name in axolotl's schemas
 # (axolotl-ai-cloud/axolotl src/axolotl/utils/schemas, integrations).
@@ -110,7 +112,7 @@ def map_config(cmap: ConfigMap) -> None:
     cmap.used.add("chat_template_jinja")  # the template TG156 names
     template(cmap, cmap.get("chat_template") or ("jinja" if cmap.get("chat_template_jinja") else None),
              "chat_template" if cmap.has("chat_template") else "chat_template_jinja")
-    unhonoured(cmap, UNHONOURED)
+    unhonoured(cmap, UNHONOURED, OBJECTIVES)
     meant = typos(cmap, cmap.used | _NO_EFFECT, _REAL_NEAR)
     lora = cmap.get("adapter") in ("lora", "qlora")  # a full fine-tune needs no lora_* keys (TG144 names it)
     for key in _REQUIRED:

@@ -93,3 +93,4 @@ class Mapped:
     findings: list[Finding]
     located: Located  # places of the spec keys, at the original keys they came from
     explained: frozenset[str] = frozenset()
+    refusal_codes: frozenset[str] = frozenset()  # codes of the import's findings tunegate launch refuses for

@@ -1,7 +1,12 @@
 """Settings of an imported config that tunegate's run would not apply as the tool does.
 
-Each tool applies these settings; tunegate's trainer would train without them, so a config that
-sets one is refused (TG147) rather than approved as if the run were the same. A run that is not
+Each tool applies these settings; tunegate's trainer would train without them. The config is
+judged for its own trainer, which runs it: on `check` each is a warning saying tunegate launch
+cannot run it (TG147), and an error only where tunegate's own run is approved or started (the
+mini-run, `tunegate launch`), so no approval is given as if the runs were the same. Another
+objective than supervised fine-tuning (preference, reward, pretraining) is an error everywhere:
+the gate's data, token and loss checks are those of supervised fine-tuning, so they would judge
+another run than the tool's. A run that is not
 LoRA or QLoRA is not gated at all (TG144), and where no adapter targets are named the one PEFT
 chooses is said (TG150). Each code is produced here once, by a function every dialect calls with
 its own words and its own table of keys:
@@ -25,21 +30,29 @@ SCHEDULERS = frozenset(Scheduler.__args__)  # type: ignore[attr-defined]
 Unhonoured = Mapping[str, tuple[Any, str]]
 
 
-def not_honoured(cmap: ConfigMap, key: str, message: str, hint: str) -> None:
-    """TG147 at `key`: the config asks for something tunegate's full run does not do."""
-    cmap.note("TG147", "error", key, message, hint)
+NOT_HONOURED = "TG147"  # the code of every setting tunegate's trainer does not apply (check.py lists them)
 
 
-def unhonoured(cmap: ConfigMap, table: Unhonoured) -> None:
-    """TG147 for every key of `table` set away from its default: it changes training and is not applied."""
+def not_honoured(cmap: ConfigMap, key: str, message: str, hint: str, objective: bool = False) -> None:
+    """TG147 at `key`: the config asks for something tunegate's full run does not do. A warning (its own
+    trainer runs it, tunegate launch cannot); an error for another `objective` than supervised fine-tuning."""
+    said = "" if objective else f" ({cmap.dialect.runs_with} runs it; tunegate launch cannot)"
+    cmap.note(NOT_HONOURED, "error" if objective else "warning", key, message + said, hint)
+
+
+def unhonoured(cmap: ConfigMap, table: Unhonoured, objectives: frozenset[str] = frozenset()) -> None:
+    """TG147 for every key of `table` set away from its default: it changes training and is not applied.
+    The keys in `objectives` train another objective than supervised fine-tuning: errors."""
     for key, (default, what) in table.items():
         value = cmap.get(key)
         if value in (None, default, "", [], {}) or (default is False and value is False):
             continue
+        gated = "so the gate's checks (data, tokens, loss) are not those of this run" if key in objectives else \
+            f"so it would train a different model than {cmap.kind} does"
         not_honoured(cmap, key, f"{key}: {_shown(value)} asks for {what}; tunegate's full run does not apply it, "
-                     f"so it would train a different model than {cmap.kind} does",
-                     f"Remove {key} (or set it to {_shown(default) if default is not None else 'null'}) to gate and "
-                     f"run this config with tunegate; otherwise run it with {cmap.dialect.runs_with} itself.")
+                     f"{gated}", f"Remove {key} (or set it to {_shown(default) if default is not None else 'null'}) "
+                     f"to gate and run this config with tunegate; otherwise run it with {cmap.dialect.runs_with} "
+                     "itself.", objective=key in objectives)
 
 
 def choose(cmap: ConfigMap, key: str, spec_key: str, default: str, allowed: frozenset[str]) -> None:
