@@ -51,7 +51,7 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
         valid = valid.model_copy(update={"data": valid.data.model_copy(update={"format": data_format})})
     ctx = GateContext(Path(parsed.path) if parsed else None, valid, _data_files(valid, train, validation), cap,
                       mini_run=mini_run, advisor=advisor, facts=facts or GateFacts(),
-                      data_format=data_format or "auto")
+                      data_format=data_format or "auto", **_trainer_facts(parsed))
     names = [n for n in stages.applicable(ctx) if only is None or n in only]
     failed = results[0].status == "failed"
     # A rejected spec skips every stage: their modules (~20 ms of imports) are not even loaded.
@@ -72,6 +72,13 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
         fingerprints["spec"] = {"digest": parsed.digest}
     return GateReport.from_stages(results, spec=parsed.path if parsed else None,
                                   fingerprints=fingerprints, facts=ctx.facts)
+
+
+def _trainer_facts(parsed: ParsedSpec | None) -> dict[str, Any]:
+    """What the spec stage found tunegate's trainer cannot run, and what the run machine needs."""
+    stats = parsed.result.stats if parsed is not None else {}
+    return {"launch_refusals": list(stats.get("tunegate_launch", [])),
+            "requirements": list(stats.get("requirements", []))}
 
 
 def _data_files(spec: Any, train: Any, validation: Any) -> dict[str, Path]:

@@ -62,6 +62,11 @@ class GateContext:
     fingerprints: dict[str, Any] = field(default_factory=dict)
     # The records' format when there is no spec to say it (`check --train ... --data-format`).
     data_format: str = "auto"
+    # What tunegate's own trainer cannot run (the spec stage's `tunegate_launch`: TG160, an import's
+    # TG147), and what the run machine needs (its `requirements`): the mini-run, which approves
+    # tunegate's own full run, refuses the first and checks the second where it runs on a GPU.
+    launch_refusals: list[str] = field(default_factory=list)
+    requirements: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def base_dir(self) -> Path | None:

@@ -50,8 +50,10 @@ def requirements(spec: Spec, base: Path | None = None) -> list[dict[str, Any]]:
                               "training.attention", "pip install flash-attn --no-build-isolation"))
     found = list({r["need"]: r for r in reversed(found)}.values())[::-1]  # a stored bitsandbytes base says it once
     if spec.model.quantization != "none" or (stored is not None and stored[0].method == "bitsandbytes"):
-        found.append({"need": "a CUDA GPU", "kind": "hardware", "reason": "bitsandbytes loads a quantized base "
-                      "on CUDA only", "key": "model.quantization", "where": RUN_MACHINE, "met_here": None})
+        what = f"model.quantization {spec.model.quantization}" if spec.model.quantization != "none" else \
+            "model.id: a checkpoint stored with bitsandbytes"
+        found.append({"need": "a CUDA GPU", "kind": "hardware", "reason": f"{what} (bitsandbytes runs on CUDA only)",
+                      "key": "model.quantization", "where": RUN_MACHINE, "met_here": None})
     return found
 
 

@@ -23,9 +23,11 @@ def places(report):
 def test_an_axolotl_config_is_detected_mapped_with_its_own_defaults_and_passes_every_static_stage():
     parsed = parse_spec(AXOLOTL / "lora-1b.yml")
     assert parsed.kind == "axolotl"
-    if importlib.util.find_spec("bitsandbytes") is None:  # its adamw_8bit: the trainer would refuse it
-        assert [(f.code, f.line) for f in parsed.result.findings if f.severity == "error"] == [("TG161", 40)]
-        return
+    # its adamw_8bit needs bitsandbytes where axolotl runs it, not where this check runs: named, not refused
+    assert not [f for f in parsed.result.findings if f.severity == "error"]
+    if importlib.util.find_spec("bitsandbytes") is None:
+        assert [(f.code, f.severity, f.line) for f in parsed.result.findings if f.code == "TG161"] == [
+            ("TG161", "info", 40)]
     spec = parsed.require()
     assert (spec.model.id, spec.model.quantization, spec.model.pad_token) == (
         "meta-llama/Llama-3.2-1B", "none", "<|end_of_text|>")
@@ -65,9 +67,13 @@ def test_qlora_on_sharegpt_fields_maps_to_4bit_and_the_sharegpt_format():
     spec = Spec.model_validate(parse_spec(AXOLOTL / "qlora-sharegpt.yml").raw)  # as mapped, before the rules
     assert (spec.model.quantization, spec.data.format, spec.lora.target_modules) == ("4bit", "sharegpt", "all-linear")
     assert (spec.training.optimizer, spec.training.warmup_ratio) == ("paged_adamw_8bit", 0.1)
-    # without bitsandbytes installed the trainer refuses QLoRA, so the spec stage does too (TG161)
-    errors = {f.code for f in check(AXOLOTL / "qlora-sharegpt.yml").findings if f.severity == "error"}
-    assert errors == (set() if importlib.util.find_spec("bitsandbytes") else {"TG161"})
+    # bitsandbytes is a requirement of the machine axolotl runs on, listed in the report, never an error here
+    report = check(AXOLOTL / "qlora-sharegpt.yml")
+    assert not [f for f in report.findings if f.severity == "error"] and report.gates_passed
+    needs = {r.need: r for r in report.requirements}
+    assert needs["bitsandbytes"].where == "run machine" and needs["bitsandbytes"].key == "load_in_4bit"
+    assert needs["bitsandbytes"].met_here == (importlib.util.find_spec("bitsandbytes") is not None)
+    assert "a CUDA GPU" in needs
 
 
 def test_a_trl_sft_config_maps_trl_defaults_and_its_folder_splits():
@@ -127,10 +133,11 @@ def test_an_axolotl_config_without_a_frozen_validation_file_is_refused(tmp_path,
 
 @pytest.mark.parametrize(("config", "keys"), [(AXOLOTL / "lora-1b-unhonoured.yml", ("optimizer", "lr_scheduler")),
                                               (TRL / "sft-unhonoured.yaml", ("optim", "lr_scheduler_type"))])
-def test_an_optimizer_or_scheduler_the_full_run_cannot_honour_is_an_error_at_its_key(config, keys):
+def test_an_optimizer_or_scheduler_the_full_run_cannot_honour_is_a_warning_at_its_key(config, keys):
     findings = [f for f in parse_spec(config).result.findings if f.code == "TG147"]
     assert [f.key for f in findings] == list(keys)
-    assert all(f.severity == "error" and f.line and f.hint.startswith("Use one of: ") for f in findings)
+    assert all(f.severity == "warning" and f.line and f.hint.startswith("Use one of: ") for f in findings)
+    assert all("tunegate launch cannot" in f.message for f in findings)
 
 
 def test_an_axolotl_config_with_digit_groups_reads_them_as_axolotl_does():
@@ -163,7 +170,7 @@ def test_an_objective_other_than_supervised_fine_tuning_is_refused_at_its_key(co
 def test_a_trl_target_modules_string_is_a_regex_tunegate_does_not_run_not_a_module_name():
     findings = parse_spec(TRL / "sft-regex-targets.yaml").result.findings
     [regex] = [f for f in findings if f.code == "TG147"]
-    assert (regex.key, regex.severity) == ("lora_target_modules", "error")
+    assert (regex.key, regex.severity) == ("lora_target_modules", "warning")
 
 
 def test_local_copies_given_on_the_command_line_replace_a_trl_configs_uncached_hub_dataset(tmp_path, monkeypatch):
