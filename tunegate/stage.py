@@ -67,6 +67,9 @@ class GateContext:
     # tunegate's own full run, refuses the first and checks the second where it runs on a GPU.
     launch_refusals: list[str] = field(default_factory=list)
     requirements: list[dict[str, Any]] = field(default_factory=list)
+    # Roles whose data cannot be had here (ParsedSpec.unavailable): not in `files`; the gate reports them
+    # as the dataset stage's findings, and the estimate works without their token counts.
+    unavailable: dict[str, Any] = field(default_factory=dict)
 
     @property
     def base_dir(self) -> Path | None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from tunegate.advisor.advice import fmt_hours
+from tunegate.cli.gpu_flags import add_config_flags, gpu_flags
 
 # A claimed saving within 5 points of ours is the same claim; beyond, it is flagged as unconfirmed.
 CLAIM_TOLERANCE = 0.05
@@ -23,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("advise", help="suggest faster settings for the same hardware",
                        description="Suggest changes that make the run faster on the declared hardware; "
                                    "every suggestion is re-checked by the estimate before it is shown.")
-    p.add_argument("spec", help="the spec YAML")
+    p.add_argument("spec", metavar="SPEC|CONFIG", help="the spec YAML, or an axolotl / TRL `trl sft` config")
+    add_config_flags(p)
     p.add_argument("--json", action="store_true", help="write one JSON document to stdout")
     p.add_argument("--no-llm", action="store_true", help="rule engine only, even when a key is set")
     p.set_defaults(run=run)
@@ -31,9 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.advisor.stage import advise
-    from tunegate.cli.estimate import load_valid_spec
+    from tunegate.cli.estimate import load_parsed
 
-    spec, path = load_valid_spec(args.spec)
+    spec, path = load_parsed(args.spec, args.kind, gpu_flags(args)).spec, Path(args.spec)
     if spec is None:
         return 1
     advice, findings = advise(spec, base_dir=path.resolve().parent, use_llm=not args.no_llm)

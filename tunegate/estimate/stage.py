@@ -46,7 +46,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     spec: Spec = ctx.spec
     file, base = ctx.spec_file, ctx.base_dir
     try:
-        est = estimate_run(spec, ctx.facts, base)
+        est = estimate_run(spec, ctx.facts, base, data_available="train" not in ctx.unavailable)
     except EstimateError as exc:
         # without an estimate nothing may be approved for a full run: every such stop is an error
         out.add(exc.code, "error", str(exc), exc.hint, file=file, key=exc.key)
@@ -54,15 +54,23 @@ def run_stage(ctx: GateContext) -> StageResult:
     summary = summary_with_readings(spec, est, ctx.facts, base)
     found = [Reading.model_validate(r) for r in summary["readings"]]
     ctx.facts.estimate = summary
+    _assumed_gpu(out, est, spec, file)
     _memory_findings(out, est, spec, file, base)
     _trainer_findings(out, est, spec, file)
     _context_findings(out, est, spec, file)
     _attention_findings(out, est, spec, file)
     _target_findings(out, est, spec, file)
     _batch_findings(out, est, spec, ctx.facts, file)
-    _claim_findings(out, found[0], est, file)
-    for other in found[1:]:
-        _other_reading_finding(out, other, file)
+    if est.tokens.source != "none":  # no hours without tokens: a stated time has nothing to be judged by
+        _claim_findings(out, found[0], est, file)
+        for other in found[1:]:
+            _other_reading_finding(out, other, file)
+    else:
+        out.add("TG419", "info", f"hours not estimated: the training data cannot be had here "
+                f"({' and '.join(ctx.unavailable)}: the dataset stage says why), so the number of training tokens "
+                "is unknown; memory per GPU and tokens/s do not depend on it", "Set estimate.dataset_tokens to the "
+                "training set's size in tokens for the hours and the cost, or check local copies of the data "
+                "(--train FILE --validation FILE).", file=file, key="estimate.dataset_tokens")
     if est.tokens.source == "characters":
         out.add("TG409", "info", f"training tokens estimated from characters: {est.tokens.tokens:,} "
                 f"(characters / 4) in {spec.data.train.name}",
@@ -76,6 +84,18 @@ def run_stage(ctx: GateContext) -> StageResult:
 _UNQUANTISED_EXPERTS = (" The experts of this mixture of experts stay in 16 bit under model.quantization with "
                         "transformers 5 (fused 3-D parameters, which bitsandbytes does not quantise: its issue "
                         "#1849); transformers 4 (pip install 'transformers<5') quantises them with the rest.")
+
+
+def _assumed_gpu(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG420: nothing named the GPU (an axolotl or TRL config never does; a spec may leave hardware.gpu
+    out), so the figures are for the catalog's default, which the user should see and may change."""
+    hw = spec.hardware
+    if "gpu" in hw.model_fields_set or hw.custom is not None:
+        return
+    out.add("TG420", "info", f"no GPU is named (hardware.gpu, --gpu), so the estimate assumes {est.gpu_count} x "
+            f"{est.gpu} ({est.memory.capacity_gib:g} GiB each): its memory verdict and hours are for that GPU",
+            "Name the GPU the run trains on: --gpu NAME (and --gpus N) on check, estimate, advise and samples, or "
+            "hardware.gpu in a spec; `tunegate gpus` lists the names.", file=file, key="hardware.gpu")
 
 
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,
@@ -288,6 +308,8 @@ def _other_reading_finding(out: FindingCollector, r: Reading, file: str | None) 
 def _summary_line(est: Estimate) -> str:
     m = est.memory
     cost = f", ${est.cost_usd:,.0f}" if est.cost_usd is not None else ""
+    hours = "hours unknown" if est.tokens.source == "none" else f"{est.hours:,.1f} h"
+    cost = "" if est.tokens.source == "none" else cost
     return (f"{m.peak_gib:.1f}/{m.capacity_gib:g} GiB per GPU ({m.verdict}), "
-            f"{est.throughput.tokens_per_s:,.0f} tok/s per GPU, {est.hours:,.1f} h on "
+            f"{est.throughput.tokens_per_s:,.0f} tok/s per GPU, {hours} on "
             f"{est.gpu_count} x {est.gpu}{cost}")

@@ -13,7 +13,8 @@ would do differently), `config_data.py` and `data_source.py` (the dataset files)
 A new dialect is one module here plus its row in `registry.DIALECTS`: detection, `--from`,
 `ParsedSpec.kind` and `translate` read the registry.
 """
-from tunegate.spec.importers.mapping import import_config, original_key, translate, translate_words
+from tunegate.spec.importers.mapping import import_config, name_original, original_key, translate, translate_words
 from tunegate.spec.importers.registry import KINDS, detect_kind, dialect
 
-__all__ = ["KINDS", "detect_kind", "dialect", "import_config", "original_key", "translate", "translate_words"]
+__all__ = ["KINDS", "detect_kind", "dialect", "import_config", "name_original", "original_key", "translate",
+           "translate_words"]

@@ -207,10 +207,20 @@ def _precision(cmap: ConfigMap) -> None:
     bf16_key, fp16_key = "bf16" if bf16 not in (False, "auto", None) else "bfloat16", "fp16" if fp16 else "float16"
     if half_bf16 and half_fp16:
         conflicting(cmap, fp16_key, f"{bf16_key} and {fp16_key} are both true", "Keep one of them.")
-    precision = "fp16" if half_fp16 else "bf16" if half_bf16 or bf16 == "auto" else "fp32"
+    # bf16: auto is bf16 where the GPU has it, else fp16 (axolotl's normalize_config): the GPU --gpu names decides
+    auto = "bf16" if _has_bf16(cmap.hardware.get("gpu")) else "fp16"
+    precision = "fp16" if half_fp16 else "bf16" if half_bf16 else auto if bf16 == "auto" else "fp32"
     cmap.set("training.precision", precision, fp16_key if half_fp16 else bf16_key if half_bf16 else "bf16")
     checkpointing = cmap.get("gradient_checkpointing", False)
     cmap.set("training.gradient_checkpointing", bool(checkpointing), "gradient_checkpointing")
+
+
+def _has_bf16(name: str | None) -> bool:
+    """Whether the GPU `name` (a catalog name; None: not named) runs bf16; an unnamed GPU is taken to."""
+    from tunegate.spec import gpus
+
+    found = gpus.lookup(name) if name else None
+    return found is None or found.supports_bf16
 
 
 def _training(cmap: ConfigMap) -> None:

@@ -39,12 +39,16 @@ class ConfigMap:
     file: str
     base: Path  # the config's folder: relative data paths resolve here first
     overrides: dict[str, Path] = field(default_factory=dict)  # role -> the file --train/--validation gave
+    hardware: dict[str, Any] = field(default_factory=dict)  # --gpu/--gpus: the GPU a tool's "auto" setting meets
     data: dict[str, Any] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
     explained: set[str] = field(default_factory=set)  # spec keys a finding here already says are missing
     unchecked: list[str] = field(default_factory=list)  # nested keys with a value that nothing maps
+    # role -> why its data cannot be had here (a Hub dataset not cached, a random or no validation split):
+    # said by the dataset stage, so the spec stage and every check that needs no data still run
+    unavailable: dict[str, Finding] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -69,9 +73,14 @@ class ConfigMap:
 
     def note(self, code: str, severity: Severity, key: str | None, message: str, hint: str) -> None:
         """A finding about the config itself, at the original key's place."""
+        self.findings.append(self.finding(code, severity, key, message, hint))
+
+    def finding(self, code: str, severity: Severity, key: str | None, message: str, hint: str,
+                stage: str = "spec") -> Finding:
+        """A finding at the original key's place (not yet noted)."""
         line, col = (self.located.place(key) or (None, None)) if key else (None, None)
-        self.findings.append(Finding(code=code, severity=severity, stage="spec", message=message, hint=hint,
-                                     file=self.file, line=line, column=col, key=key))
+        return Finding(code=code, severity=severity, stage=stage, message=message, hint=hint,
+                       file=self.file, line=line, column=col, key=key)
 
     def not_checked(self) -> None:
         """TG140: every key set to a value that no spec key took, listed once."""
@@ -93,4 +102,5 @@ class Mapped:
     findings: list[Finding]
     located: Located  # places of the spec keys, at the original keys they came from
     explained: frozenset[str] = frozenset()
+    unavailable: dict[str, Finding] = field(default_factory=dict)  # role -> why its data cannot be had here
     refusal_codes: frozenset[str] = frozenset()  # codes of the import's findings tunegate launch refuses for

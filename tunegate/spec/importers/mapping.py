@@ -28,21 +28,21 @@ if TYPE_CHECKING:  # loaded by import_config: a tunegate spec never needs the ma
 
 
 def import_config(kind: str, located: Located, file: str, base: Path,
-                  data: dict[str, Path] | None = None) -> Mapped:
+                  data: dict[str, Path] | None = None, hardware: dict | None = None) -> Mapped:
     """Map a config of dialect `kind` onto a tunegate spec mapping; `data` (role -> file) replaces the
-    config's datasets for those roles (TG157)."""
+    config's datasets for those roles (TG157); `hardware` (--gpu/--gpus) is the GPU the run meets."""
     from tunegate.spec.importers.config_map import ConfigMap, Mapped
     from tunegate.spec.importers.unhonoured import NOT_HONOURED
 
     tool = dialect(kind)
-    cmap = ConfigMap(tool, located.data, located, file, base, overrides=dict(data or {}))
+    cmap = ConfigMap(tool, located.data, located, file, base, overrides=dict(data or {}), hardware=dict(hardware or {}))
     tool.map_config(cmap)
     cmap.not_checked()
     places = {spec_key: located.places[orig] for spec_key, orig in cmap.origin.items() if orig in located.places}
     for spec_key in list(places):  # sections too, so a finding about a section points somewhere
         places.setdefault(spec_key.partition(".")[0], places[spec_key])
     return Mapped(kind, cmap.data, cmap.origin, cmap.findings, Located(data=cmap.data, places=places),
-                  frozenset(cmap.explained), frozenset({NOT_HONOURED}))
+                  frozenset(cmap.explained), dict(cmap.unavailable), frozenset({NOT_HONOURED}))
 
 
 # The spec's values in each tool's words, where the finding names the value beside its key.
@@ -73,6 +73,23 @@ def translate(finding: Finding, mapped: Mapped) -> Finding | None:
         update.update(severity="warning", message=f"{message}; {dialect(mapped.kind).runs_with} runs it, so this "
                       "is a warning here and an error only for tunegate's own run (the mini-run, tunegate launch)")
     return finding.model_copy(update=update)
+
+
+def name_original(finding: Finding, kind: str, origin: dict[str, str],
+                  places: dict[str, tuple[int, int]]) -> Finding:
+    """A later stage's finding (the estimate's, the mini-run's) about a spec key an imported config's key
+    became, named as the spec stage names it: the original key, its line and column, the tool's words.
+
+    `origin` and `places` are the import's (`ParsedSpec.origin`, `ParsedSpec.places`): spec key -> original
+    key, spec key -> where that original key was written."""
+    from tunegate.spec.importers.config_map import Mapped
+
+    mapped = Mapped(kind, {}, origin, [], Located(data={}, places=dict(places)))
+    named = translate(finding, mapped)
+    if named is None or finding.key not in origin:
+        return named or finding
+    line, col = places.get(finding.key, (None, None))
+    return named.model_copy(update={"line": finding.line or line, "column": finding.column or col})
 
 
 def translate_words(text: str, mapped: Mapped) -> str:

@@ -16,11 +16,11 @@ import math
 from typing import Any
 
 from tunegate.spec.importers.config_data import (
-    NOT_CACHED,
     map_data_file,
     no_validation,
     random_split,
     several_files,
+    unavailable,
     unusable_data,
 )
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos
@@ -211,10 +211,11 @@ def _data(cmap: ConfigMap) -> None:
     if train_split is None or test_split is None:  # TG102 said so: which files they mean is unknown
         cmap.explained |= {"data.train", "data.validation"}
         return
-    if not map_data_file(cmap, "train", ref, key, train_split) and cmap.findings[-1].code == NOT_CACHED:
-        cmap.explained.add("data.validation")  # the same Hub dataset holds both splits: said once
+    if not map_data_file(cmap, "train", ref, key, train_split) and "train" in cmap.unavailable:
+        # the same Hub dataset holds both splits: the same reason for both, said once
+        unavailable(cmap, "validation", cmap.unavailable["train"])
         return
-    if not map_data_file(cmap, "validation", ref, key, test_split):
+    if not map_data_file(cmap, "validation", ref, key, test_split) and "validation" not in cmap.unavailable:
         unreadable = cmap.findings.pop()  # said again as what it means for the run: no validation data
         no_validation(cmap, unreadable.key, unreadable.message, f"Give the dataset a {test_split!r} split file "
                       "(frozen, held out from train), or set dataset_test_split to the split that has it.")
