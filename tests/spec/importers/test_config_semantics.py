@@ -109,7 +109,9 @@ def test_trl_max_seq_length_is_refused_with_its_new_name():
 @pytest.mark.parametrize(("config", "code", "key"), [(TRL / "sft-mixture-json.yaml", "TG143", "datasets"),
                                                       (TRL / "sft-mixture-split.yaml", "TG141", "test_split_size")])
 def test_a_trl_datasets_mixture_has_no_frozen_test_split(config, code, key):
-    assert [(c, k) for c, k, _ in errors(config)] == [(code, key)]
+    parsed = parse_spec(config)
+    assert errors(config) == [] and [(f.code, f.key, f.stage) for f in parsed.unavailable.values()] == [
+        (code, key, "dataset")]
 
 
 def test_deepspeed_is_a_warning_axolotl_runs_with_the_fix_in_axolotl_keys_and_no_single_gpu_warning():
