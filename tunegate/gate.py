@@ -19,7 +19,7 @@ from typing import Any
 
 from tunegate import progress, stages
 from tunegate.facts import GateFacts
-from tunegate.report import GateReport, StageResult
+from tunegate.report import LAUNCH, GateReport, StageResult
 from tunegate.spec.check import ParsedSpec, in_config_words, parse_spec
 from tunegate.stage import GateContext
 
@@ -116,7 +116,7 @@ def _unavailable(result: StageResult, unavailable: dict[str, Any]) -> StageResul
 def _trainer_facts(parsed: ParsedSpec | None) -> dict[str, Any]:
     """What the spec stage found tunegate's trainer cannot run, and what the run machine needs."""
     stats = parsed.result.stats if parsed is not None else {}
-    return {"launch_refusals": list(stats.get("tunegate_launch", [])),
+    return {"launch_refusals": list(stats.get("tunegate_launch", [])), "trainer": stats.get("trainer", LAUNCH),
             "requirements": list(stats.get("requirements", []))}
 
 

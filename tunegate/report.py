@@ -17,6 +17,7 @@ from tunegate.facts import GateFacts
 from tunegate.pathguard import shown
 
 Severity = Literal["error", "warning", "info"]
+LAUNCH = "tunegate launch"  # tunegate's own full run: the trainer of a tunegate spec
 Status = Literal["passed", "failed", "skipped"]
 
 # The gates a full run needs, each ran and passed (the source: a separate validation set and a
@@ -310,7 +311,6 @@ def _why_not_run(stage: StageResult | None) -> str:
 
 # The spec stage names the config's own trainer (stats "trainer") and what tunegate launch cannot run
 # ("tunegate_launch"); a stage whose error concerns tunegate's own run only lists its code ("launch_only").
-LAUNCH = "tunegate launch"
 
 
 def _verdicts(stages: list[StageResult]) -> tuple[TrainerVerdict | None, TrainerVerdict | None]:

@@ -15,7 +15,7 @@ from tunegate.estimate.readings import METHOD_NAMES, OPTIMISTIC_MFU, Reading, su
 from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, resolve_gpu
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.facts import GateFacts
-from tunegate.report import FindingCollector, StageResult
+from tunegate.report import LAUNCH, FindingCollector, StageResult
 from tunegate.spec.checkpoint import Stored
 from tunegate.spec.model_classes import asked_for, attention_support
 from tunegate.spec.remote_code import UNPINNED_REMOTE_CODE, remote_code_finding
@@ -56,7 +56,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     ctx.facts.estimate = summary
     _assumed_gpu(out, est, spec, file)
     _memory_findings(out, est, spec, file, base)
-    _trainer_findings(out, est, spec, file)
+    _trainer_findings(out, est, spec, file, own=ctx.trainer == LAUNCH)
     _context_findings(out, est, spec, file)
     _attention_findings(out, est, spec, file)
     _target_findings(out, est, spec, file)
@@ -138,9 +138,11 @@ def _stored_loader_missing(out: FindingCollector, est: Estimate, spec: Spec, fil
                 f"Nothing to fix for this check. {fix}", file=file, key=key)
 
 
-def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None, own: bool = True) -> None:
     """What tunegate's own mini-run and trainer cannot run: they train LoRA adapters on a 16-bit base
-    or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight."""
+    or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight. A full
+    fine-tune of an imported config (not `own`: its trainer is axolotl or trl sft) is said by the
+    spec stage's TG144 warning; here it is only estimated."""
     method, quant = est.setup.method, spec.model.quantization
     stored = est.checkpoint_quantization
     if stored != "none" and stored != quant:
@@ -161,7 +163,7 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
         out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
                 "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "
                 "training.method: qlora to train adapters on the 4-bit base.", file=file, key="training.method")
-    elif method == "full":
+    elif method == "full" and own:
         out.add("TG410", "error", "training.method full: the estimate above is for it, but tunegate's "
                 "mini-run and full-run trainer train LoRA adapters only, so this run cannot be checked or "
                 "approved here", "Run it with your own trainer using these figures, or set "

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tunegate.errors import UsageError, YamlSyntaxError
 from tunegate.pathguard import read_regular, shown
-from tunegate.report import Finding, FindingCollector, StageResult
+from tunegate.report import LAUNCH, Finding, FindingCollector, StageResult
 from tunegate.spec import importers, run_machine, trainer_support, yaml_loader
 from tunegate.spec.digest import digest_bytes
 from tunegate.spec.model import Spec
@@ -32,7 +32,6 @@ from tunegate.spec.schema_errors import add_validation_error
 from tunegate.spec.sweep_rules import sweep_findings
 
 STAGE = "spec"
-LAUNCH = "tunegate launch"  # the trainer of a tunegate spec: tunegate's own full run
 # 1 MiB: a real spec is a few KB (the largest sweep we ship is under 4 KB). Anything bigger is not
 # a config, and PyYAML needs ~0.7 s per MiB, so a 100 MB file would hold the gate for a minute.
 MAX_SPEC_BYTES = 1 << 20

@@ -165,7 +165,7 @@ def _adapter(cmap: ConfigMap) -> None:
     if adapter not in ("lora", "qlora"):
         what = "not set, so axolotl fine-tunes every weight" if adapter is None else f"{adapter!r}"
         not_lora(cmap, "adapter" if adapter is not None else None, f"adapter is {what}",
-                 "Set adapter: lora (or qlora with load_in_4bit: true).")
+                 "Set adapter: lora (or qlora with load_in_4bit: true) to launch it with tunegate.", full=adapter is None)
     if four and eight:
         conflicting(cmap, "load_in_8bit", "load_in_4bit and load_in_8bit are both true",
                     "Keep one: load_in_4bit for QLoRA, load_in_8bit for LoRA on an 8-bit base.")
@@ -184,6 +184,9 @@ def _targets(cmap: ConfigMap) -> None:
         cmap.used.add("lora_target_modules")
         return
     targets = cmap.get("lora_target_modules")
+    if targets is None and cmap.get("adapter") is None:  # a full fine-tune: no adapters, no targets to name
+        cmap.set("lora.target_modules", ["q_proj", "v_proj"])
+        return
     if targets is None:
         peft_default_targets(cmap, "neither lora_target_modules nor lora_target_linear is set",
                              "Set lora_target_modules (or lora_target_linear: true) to say which modules get adapters.")

@@ -32,7 +32,7 @@ def import_config(kind: str, located: Located, file: str, base: Path,
     """Map a config of dialect `kind` onto a tunegate spec mapping; `data` (role -> file) replaces the
     config's datasets for those roles (TG157); `hardware` (--gpu/--gpus) is the GPU the run meets."""
     from tunegate.spec.importers.config_map import ConfigMap, Mapped
-    from tunegate.spec.importers.unhonoured import NOT_HONOURED
+    from tunegate.spec.importers.unhonoured import NOT_HONOURED, NOT_LORA
 
     tool = dialect(kind)
     cmap = ConfigMap(tool, located.data, located, file, base, overrides=dict(data or {}), hardware=dict(hardware or {}))
@@ -42,7 +42,7 @@ def import_config(kind: str, located: Located, file: str, base: Path,
     for spec_key in list(places):  # sections too, so a finding about a section points somewhere
         places.setdefault(spec_key.partition(".")[0], places[spec_key])
     return Mapped(kind, cmap.data, cmap.origin, cmap.findings, Located(data=cmap.data, places=places),
-                  frozenset(cmap.explained), dict(cmap.unavailable), frozenset({NOT_HONOURED}))
+                  frozenset(cmap.explained), dict(cmap.unavailable), frozenset({NOT_HONOURED, NOT_LORA}))
 
 
 # The spec's values in each tool's words, where the finding names the value beside its key.

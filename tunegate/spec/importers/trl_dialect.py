@@ -87,6 +87,7 @@ def map_config(cmap: ConfigMap) -> None:
     _precision(cmap)
     _schedule(cmap)
     _data(cmap)
+    _launch(cmap)
     unhonoured(cmap, UNHONOURED)
     typos(cmap, cmap.used | _NO_EFFECT, _REAL_NEAR)
 
@@ -109,7 +110,8 @@ DIALECT = Dialect(
 def _peft(cmap: ConfigMap) -> None:
     if not cmap.get("use_peft", False):
         not_lora(cmap, "use_peft" if cmap.has("use_peft") else None, "use_peft is not true, so TRL fine-tunes every "
-                 "weight", "Set use_peft: true (with lora_r, lora_alpha and lora_target_modules).")
+                 "weight", "Set use_peft: true (with lora_r, lora_alpha and lora_target_modules) to launch it with "
+                 "tunegate.", full=True)
     four, eight = cmap.get("load_in_4bit", False), cmap.get("load_in_8bit", False)
     if four and eight:
         conflicting(cmap, "load_in_8bit", "load_in_4bit and load_in_8bit are both true", "Keep one.")
@@ -126,6 +128,25 @@ def _peft(cmap: ConfigMap) -> None:
     else:
         cmap.set("lora.target_modules", "all-linear" if targets in ("all-linear", ["all-linear"]) else targets,
                  "lora_target_modules")
+
+
+# `accelerate_config` names TRL ships (trl/accelerate_configs): the sharding each one runs. ZeRO-1 shards the
+# optimizer states only, read as zero2 (the nearest the spec has: for LoRA both are a few MB).
+_ACCELERATE = {"zero1": "zero2", "zero2": "zero2", "zero3": "zero3", "fsdp1": "fsdp", "fsdp2": "fsdp"}
+
+
+def _launch(cmap: ConfigMap) -> None:
+    """What `trl sft` hands to `accelerate launch`: `num_processes` (one process per GPU: the GPU count, as
+    the hardware the run needs; --gpus replaces it) and `accelerate_config` (its sharding, refused by
+    tunegate launch: TG160). `multi_gpu` and a config file of one's own are not read (TG140)."""
+    processes = cmap.get("num_processes")
+    if processes is not None and "count" not in cmap.hardware:
+        cmap.set("hardware.count", processes, "num_processes")
+    named = cmap.get("accelerate_config")
+    if isinstance(named, str) and named in _ACCELERATE:
+        cmap.set("training.sharding", _ACCELERATE[named], "accelerate_config")
+    elif named is not None:
+        cmap.used.discard("accelerate_config")  # a file of one's own: listed as not checked
 
 
 def _lengths(cmap: ConfigMap) -> None:

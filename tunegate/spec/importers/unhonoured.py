@@ -31,6 +31,7 @@ Unhonoured = Mapping[str, tuple[Any, str]]
 
 
 NOT_HONOURED = "TG147"  # the code of every setting tunegate's trainer does not apply (check.py lists them)
+NOT_LORA = "TG144"  # not a LoRA or QLoRA run: tunegate launch refuses it too
 
 
 def not_honoured(cmap: ConfigMap, key: str, message: str, hint: str, objective: bool = False) -> None:
@@ -79,9 +80,18 @@ def regex_targets(cmap: ConfigMap, targets: str, also: str = "") -> None:
                  f"{also}.")
 
 
-def not_lora(cmap: ConfigMap, key: str | None, what: str, hint: str) -> None:
-    """TG144 (at `key`, when the config sets it): the config trains another way than LoRA or QLoRA."""
-    cmap.note("TG144", "error", key, f"{what}; tunegate gates LoRA and QLoRA runs only", hint)
+def not_lora(cmap: ConfigMap, key: str | None, what: str, hint: str, full: bool = False) -> None:
+    """TG144 (at `key`, when the config sets it): the config trains another way than LoRA or QLoRA.
+
+    A `full` fine-tune is what the tool runs and the gate can judge (the data, the full fine-tune's
+    memory): a warning saying tunegate launch cannot run it, and the spec says training.method: full.
+    Another adapter the gate does not model is an error."""
+    if full:
+        cmap.set("training.method", "full", key)
+        cmap.note(NOT_LORA, "warning", key, f"{what}; checked as the full fine-tune {cmap.dialect.runs_with} runs, "
+                  "which tunegate launch cannot run (it trains LoRA and QLoRA only)", hint)
+        return
+    cmap.note(NOT_LORA, "error", key, f"{what}; tunegate gates LoRA and QLoRA runs only", hint)
 
 
 def peft_default_targets(cmap: ConfigMap, unset: str, hint: str) -> None:
