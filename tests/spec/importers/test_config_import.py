@@ -98,9 +98,12 @@ def test_a_trl_sft_config_maps_trl_defaults_and_its_folder_splits():
     assert report.stage("dataset").stats["train"]["format"] == "prompt_completion"
 
 
-def test_the_published_trl_example_is_a_full_fine_tune_on_a_hub_dataset():
+def test_the_published_trl_example_is_a_full_fine_tune_on_a_hub_dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # neither the dataset nor Qwen2.5-0.5B's config cached
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     report = check(TRL / "example_config.yaml")
-    assert sorted(f.code for f in report.findings) == ["TG142", "TG144"]
+    assert sorted(f.code for f in report.findings) == ["TG142", "TG144", "TG404"]
+    assert [f.severity for f in report.findings if f.code == "TG144"] == ["warning"]  # trl sft runs it
     assert f"{TRL / 'example_config.yaml'}:9:1 (dataset_name) TG142" in places(report)
 
 
@@ -168,9 +171,12 @@ def test_an_axolotl_config_in_pure_fp16_trains_in_fp16_with_flash_attention():
     assert parsed.require().training.precision == "fp16"
 
 
-def test_a_full_fine_tune_is_refused_as_one_and_not_for_lora_keys_it_does_not_need():
-    findings = parse_spec(AXOLOTL / "full-finetune-350m.yml").result.findings
-    assert [f.code for f in findings if f.severity == "error"] == ["TG144"]
+def test_a_full_fine_tune_is_judged_as_one_for_axolotl_and_refused_by_tunegate_launch():
+    parsed = parse_spec(AXOLOTL / "full-finetune-350m.yml")
+    findings = parsed.result.findings
+    assert [(f.code, f.severity) for f in findings if f.severity != "info"] == [("TG144", "warning")]
+    assert parsed.spec.training.method == "full" and "TG150" not in {f.code for f in findings}  # no adapters
+    assert [" TG144 " in r for r in parsed.result.stats["tunegate_launch"]] == [True]
 
 
 @pytest.mark.parametrize(("config", "key"), [("dpo-lora-1b.yml", "rl"), ("reward-model-lora.yml", "reward_model")])

@@ -2,7 +2,8 @@
 
     tunegate check tests/data/configs/axolotl/lora-1b.yml   # detected by its keys (base_model, datasets, ...)
 
-Read from axolotl's config schema (src/axolotl/utils/schemas): micro_batch_size 1,
+Read from axolotl's config schema (src/axolotl/utils/schemas, where axolotl is installed: tool_defaults;
+else the copies below, of the version tool_defaults.COPIED_FROM names): micro_batch_size 1,
 gradient_accumulation_steps 1, num_epochs 1, sequence_len 512, lora_dropout 0.0, lr_scheduler
 cosine, optimizer adamw_torch_fused, weight_decay 0.0, bf16 auto, val_set_size 0.0; seed and
 max_grad_norm unset (the HF Trainer's 42 and 1.0). Mapped keys are listed in docs/axolotl.md;
@@ -18,6 +19,7 @@ from tunegate.spec.importers.axolotl_datasets import dataset, template
 from tunegate.spec.importers.config_data import no_validation, random_split, unusable_data
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, typos, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
+from tunegate.spec.importers.tool_defaults import accepted_optimizers, tool_default
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
     SCHEDULERS,
@@ -93,7 +95,7 @@ _REAL_NEAR = frozenset({
 def map_config(cmap: ConfigMap) -> None:
     """Fill `cmap` from an axolotl config."""
     for key, spec_key, default in _PLAIN:
-        value = cmap.get(key, default)
+        value = cmap.get(key, tool_default("axolotl", key, default))
         if value is not None:
             cmap.set(spec_key, _number(value) if key in ("learning_rate", "adam_epsilon") else value, key)
     cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
@@ -227,8 +229,9 @@ def _has_bf16(name: str | None) -> bool:
 
 
 def _training(cmap: ConfigMap) -> None:
-    choose(cmap, "optimizer", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
-    choose(cmap, "lr_scheduler", "training.lr_scheduler", "cosine", SCHEDULERS)
+    choose(cmap, "optimizer", "training.optimizer", tool_default("axolotl", "optimizer", "adamw_torch_fused"),
+           OPTIMIZERS, accepted_optimizers("axolotl"))
+    choose(cmap, "lr_scheduler", "training.lr_scheduler", tool_default("axolotl", "lr_scheduler", "cosine"), SCHEDULERS)
     if cmap.has("warmup_steps") and cmap.has("warmup_ratio"):
         conflicting(cmap, "warmup_ratio", "warmup_steps and warmup_ratio are both set",
                     "Keep one of them (axolotl refuses both).")

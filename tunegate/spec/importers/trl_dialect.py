@@ -2,7 +2,8 @@
 
     tunegate check tests/data/configs/trl/sft.yaml   # detected by its keys (model_name_or_path, ...)
 
-Read from TRL's ScriptArguments, ModelConfig and SFTConfig (over transformers' TrainingArguments):
+Read from TRL's ScriptArguments, ModelConfig and SFTConfig (over transformers' TrainingArguments), where
+TRL is installed (tool_defaults), else the copies below, of the version tool_defaults.COPIED_FROM names:
 learning_rate 2e-5, per_device_train_batch_size 8, gradient_accumulation_steps 1,
 num_train_epochs 3, max_length 1024, bf16 on unless fp16, gradient_checkpointing on, packing off,
 lora r 16 / alpha 32 / dropout 0.05, optim adamw_torch_fused, lr_scheduler_type linear, seed 42,
@@ -25,6 +26,7 @@ from tunegate.spec.importers.config_data import (
 )
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
+from tunegate.spec.importers.tool_defaults import accepted_optimizers, tool_default
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
     SCHEDULERS,
@@ -75,7 +77,7 @@ def map_config(cmap: ConfigMap) -> None:
         required(cmap, "model_name_or_path", "trl sft cannot start without it",
                  "Set model_name_or_path to the base model's Hub id or local folder.")
     for key, spec_key, default in _PLAIN:
-        value = cmap.get(key, default)
+        value = cmap.get(key, tool_default("trl", key, default))
         if value is not None:
             cmap.set(spec_key, value, key)
     cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
@@ -160,7 +162,7 @@ def _lengths(cmap: ConfigMap) -> None:
     if "max_length" in cmap.source and cmap.source["max_length"] is None:
         not_honoured(cmap, "max_length", "max_length is null, so TRL never truncates: the longest record sets the "
                      "memory peak", "Set max_length to the longest sequence to train on (e.g. 2048).")
-    cmap.set("training.max_seq_len", cmap.get("max_length", 1024), "max_length")
+    cmap.set("training.max_seq_len", cmap.get("max_length", tool_default("trl", "max_length", 1024)), "max_length")
     steps = cmap.get("max_steps", -1)
     if not _real(steps) or steps > 0:  # not a number: the spec's TG102 says so at max_steps
         cmap.set("training.max_steps", steps, "max_steps")
@@ -183,8 +185,10 @@ def _precision(cmap: ConfigMap) -> None:
 
 
 def _schedule(cmap: ConfigMap) -> None:
-    choose(cmap, "optim", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
-    choose(cmap, "lr_scheduler_type", "training.lr_scheduler", "linear", SCHEDULERS)
+    choose(cmap, "optim", "training.optimizer", tool_default("trl", "optim", "adamw_torch_fused"), OPTIMIZERS,
+           accepted_optimizers("trl"))
+    choose(cmap, "lr_scheduler_type", "training.lr_scheduler", tool_default("trl", "lr_scheduler_type", "linear"),
+           SCHEDULERS)
     warmup, ratio = cmap.get("warmup_steps", 0), cmap.get("warmup_ratio", 0.0)
     if warmup and ratio:
         conflicting(cmap, "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one.")

@@ -17,9 +17,11 @@ its own words and its own table of keys:
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from tunegate.spec.importers.config_keys import refused_by_tool
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.model import Optimizer, Scheduler
 
@@ -56,15 +58,22 @@ def unhonoured(cmap: ConfigMap, table: Unhonoured, objectives: frozenset[str] = 
                      "itself.", objective=key in objectives)
 
 
-def choose(cmap: ConfigMap, key: str, spec_key: str, default: str, allowed: frozenset[str]) -> None:
-    """Map a config key whose value must be one the full run honours: TG147 for any other name,
-    and the tool's default in its place (the finding already says the run cannot honour it).
-    A value that is no name at all goes to the spec as it is, whose TG102 lists the names."""
+def choose(cmap: ConfigMap, key: str, spec_key: str, default: str, allowed: frozenset[str],
+           accepted: frozenset[str] | None = None) -> None:
+    """Map a config key whose value must be one the full run honours: TG147 for any other name the tool
+    `accepted` (None: not known here), TG154 for a name the tool itself refuses, and the tool's default
+    in its place (the finding already says so). A value that is no name at all goes to the spec as it
+    is, whose TG102 lists the names."""
     value = cmap.get(key, default)
     if not isinstance(value, str):
         cmap.set(spec_key, value, key)
         return
-    if value not in allowed:
+    if value not in allowed and accepted is not None and value not in accepted:
+        close = difflib.get_close_matches(value, sorted(accepted), n=1)
+        refused_by_tool(cmap, key, f"{key} {value!r} is not a name {cmap.kind} accepts (its own and transformers' "
+                        "optimizers): it refuses the config at the start", f"Did you mean {close[0]!r}? " if close
+                        else f"Use one of tunegate's: {', '.join(sorted(allowed))}.")
+    elif value not in allowed:
         not_honoured(cmap, key, f"{key} {value!r} is not one tunegate's full run can honour",
                      f"Use one of: {', '.join(sorted(allowed))}.")
     cmap.set(spec_key, value if value in allowed else default, key)
