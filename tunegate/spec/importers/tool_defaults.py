@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -112,14 +113,24 @@ def _literal(node: ast.expr) -> Any:
 
 
 def _enum_values(path: Path, name: str) -> frozenset[str]:
-    """The string values of the enum class `name` in a source file."""
+    """The string values of the enum class `name` in a source file (`MEMBER = "value"` lines of its body).
+
+    Scanned, not parsed: transformers' training_args.py is ~3,000 lines, and `ast.parse` of it would cost
+    every check of an imported config ~0.2 s; the enum's members are plain assignment lines."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
         return frozenset()
-    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
-    values = [_literal(s.value) for s in (cls.body if cls else []) if isinstance(s, ast.Assign)]
-    return frozenset(v for v in values if isinstance(v, str))
+    start = text.find(f"\nclass {name}(")
+    if start < 0:
+        return frozenset()
+    body = text[start + 1:]
+    end = _NEXT_TOP_LEVEL.search(body, 1)
+    return frozenset(_MEMBER.findall(body[:end.start() if end else len(body)]))
+
+
+_NEXT_TOP_LEVEL = re.compile(r"^\S", re.M)
+_MEMBER = re.compile(r"^\s+[A-Za-z_]\w*\s*=\s*[\"']([^\"'\n]+)[\"']\s*(?:#.*)?$", re.M)
 
 
 def _package_folder(package: str) -> Path | None:
