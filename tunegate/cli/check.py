@@ -17,6 +17,7 @@ from pathlib import Path
 from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate.cli.gpu_flags import add_gpu_flags, gpu_flags
+from tunegate.cli.gpu_flags import positive_int as _positive  # lint and samples take it from here
 from tunegate.errors import UsageError
 
 
@@ -48,16 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_approval_flag(p)
     add_emit_flag(p)
     p.set_defaults(run=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

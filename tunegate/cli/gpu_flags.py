@@ -17,13 +17,22 @@ from typing import Any
 from tunegate.errors import UsageError
 
 
+def positive_int(text: str) -> int:
+    """A command-line count: a whole number above 0 (argparse's error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
 def add_gpu_flags(p: argparse.ArgumentParser) -> None:
     """`--gpu NAME` and `--gpus N`."""
-    from tunegate.cli.check import _positive
-
     p.add_argument("--gpu", metavar="NAME", help="the GPU the run trains on, from `tunegate gpus` (sets "
                    "hardware.gpu; an axolotl or TRL config names none)")
-    p.add_argument("--gpus", type=_positive, metavar="N", help="how many GPUs the run trains on (sets hardware.count)")
+    p.add_argument("--gpus", type=positive_int, metavar="N", help="how many GPUs the run trains on (sets hardware.count)")
 
 
 def add_config_flags(p: argparse.ArgumentParser) -> None:
