@@ -314,24 +314,24 @@ def _why_not_run(stage: StageResult | None) -> str:
 
 
 def _verdicts(stages: list[StageResult]) -> tuple[TrainerVerdict | None, TrainerVerdict | None]:
+    """(the config's own trainer, tunegate launch): the errors of every stage but those a stage lists as
+    tunegate's run's only, and for tunegate launch also those and what it refuses. Every code past its
+    cap still has a kept finding, so the kept findings decide."""
     spec = next((s for s in stages if s.name == "spec"), None)
     if spec is None or not isinstance(spec.stats.get("trainer"), str):
         return None, None
-    own = [f"{f.place()} {f.code} {f.message}" for s in stages for f in s.findings
-           if f.severity == "error" and f.code not in s.stats.get("launch_only", ())]
-    errors = sum(n for s in stages for code, n in s.totals_by_code.items()
-                 if code not in s.stats.get("launch_only", ()) and _severity(s, code) == "error")
-    ours = spec.stats["trainer"] == LAUNCH
-    refusals = list(dict.fromkeys(r for s in stages for r in s.stats.get("tunegate_launch", []) if isinstance(r, str)))
-    trainer = TrainerVerdict(trainer=spec.stats["trainer"], passed=errors == 0, reasons=own if not ours else
-                             list(dict.fromkeys([*refusals, *own])))
-    launch = TrainerVerdict(trainer=LAUNCH, passed=errors == 0 and not refusals,
-                            reasons=list(dict.fromkeys([*refusals, *own])))
-    return trainer, (launch if not ours else trainer.model_copy())
+    errors = [(f, f.code in s.stats.get("launch_only", ())) for s in stages for f in s.findings if f.severity == "error"]
+    refusals = [r for s in stages for r in s.stats.get("tunegate_launch", []) if isinstance(r, str)]
+    launch = TrainerVerdict(trainer=LAUNCH, passed=not errors and not refusals,
+                            reasons=list(dict.fromkeys([*refusals, *(_said(f) for f, _ in errors)])))
+    if spec.stats["trainer"] == LAUNCH:  # a tunegate spec: its own trainer is tunegate launch
+        return launch, launch.model_copy()
+    own = [_said(f) for f, ours_only in errors if not ours_only]
+    return TrainerVerdict(trainer=spec.stats["trainer"], passed=not own, reasons=own), launch
 
 
-def _severity(stage: StageResult, code: str) -> str:
-    return next((f.severity for f in stage.findings if f.code == code), "error")
+def _said(f: Finding) -> str:
+    return f"{f.place()} {f.code} {f.message}"
 
 
 def _requirements(stages: list[StageResult]) -> list[Requirement]:
