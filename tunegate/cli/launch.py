@@ -32,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.spec.check import parse_spec
 
     parsed = parse_spec(args.spec)
+    spec = parsed.require()  # an invalid spec is a usage error, as before
     refuse_what_the_trainer_cannot_run(parsed)
-    require_files(parsed.require(), "data.train", "data.validation")
+    require_files(spec, "data.train", "data.validation")
     if args.report:
         require_file(args.report, "--report")
     approved_report(parsed, args.report)  # refuse before any flow or process starts
