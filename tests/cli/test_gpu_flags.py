@@ -20,7 +20,7 @@ def tunegate(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_config_that_names_no_gpu_says_which_the_estimate_assumed():
-    [assumed] = [f for f in check(AXOLOTL / "qlora-alpaca.yml").findings if f.code == "TG420"]
+    [assumed] = [f for f in check(AXOLOTL / "qlora-alpaca.yml").findings if f.code == "TG426"]
     assert assumed.severity == "info" and "assumes 1 x A100-80GB" in assumed.message and "--gpu" in assumed.hint
 
 
@@ -28,7 +28,7 @@ def test_gpu_and_gpus_set_the_hardware_of_a_config_and_the_assumption_goes():
     run = tunegate("check", str(TRL / "sft.yaml"), "--gpu", "L4", "--gpus", "2", "--json")
     report = json.loads(run.stdout)
     assert report["facts"]["estimate"]["hardware"] == {"gpu": "L4", "count": 2}
-    assert "TG420" not in {f["code"] for f in report["findings"]}
+    assert "TG426" not in {f["code"] for f in report["findings"]}
     assert report["stages"][0]["stats"]["hardware_from_flags"] == {"gpu": "L4", "count": 2}
 
 

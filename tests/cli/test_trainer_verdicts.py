@@ -70,6 +70,6 @@ def test_the_mini_run_refuses_what_launch_cannot_run_and_only_tunegate_launch_fa
                       .replace("../data/", f"{DATA / 'configs' / 'data'}/"))
     report = check(config, mini_run=True)
     mini = report.stage("mini-run")
-    assert [f.code for f in mini.findings if f.severity == "error"] == ["TG552"]
+    assert [f.code for f in mini.findings if f.severity == "error"] == ["TG560"]
     assert "TG160" in mini.findings[0].message and not report.approved_for_full_run
     assert report.config_trainer.passed and not report.tunegate_launch.passed

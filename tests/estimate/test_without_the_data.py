@@ -40,7 +40,7 @@ def test_in_the_gate_the_estimate_runs_beside_the_missing_data_and_says_the_hour
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     report = check(AXOLOTL / "lora-hub-datasets.yml")
     assert [s.status for s in report.stages] == ["passed", "failed", "skipped", "passed"]
-    [unknown] = [f for f in report.stage("estimate").findings if f.code == "TG419"]
+    [unknown] = [f for f in report.stage("estimate").findings if f.code == "TG425"]
     assert unknown.severity == "info" and "train and validation" in unknown.message
     assert "hours unknown" in report.stage("estimate").stats["summary"]
 

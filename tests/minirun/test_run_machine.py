@@ -1,5 +1,5 @@
 """On a GPU the mini-run runs on the run machine: a package the run needs and this machine lacks is an
-error there (TG553), never of the static stages; what tunegate's trainer cannot run is TG552 anywhere."""
+error there (TG561), never of the static stages; what tunegate's trainer cannot run is TG560 anywhere."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,12 +23,12 @@ def _findings(cuda: bool, monkeypatch, **ctx_fields) -> list:
     ctx = GateContext(Path("cfg.yml"), spec, {}, 20, mini_run=True, **ctx_fields)
     out, stats = FindingCollector("mini-run"), {}
     _launch_findings(ctx, out, stats)
-    assert stats["launch_only"] == ["TG552", "TG553"]
+    assert stats["launch_only"] == ["TG560", "TG561"]
     return [(f.code, f.severity, f.key) for f in out.kept]
 
 
 def test_a_missing_run_machine_package_is_an_error_where_the_mini_run_has_a_gpu(monkeypatch):
-    assert _findings(True, monkeypatch, requirements=[BNB]) == [("TG553", "error", "model.quantization")]
+    assert _findings(True, monkeypatch, requirements=[BNB]) == [("TG561", "error", "model.quantization")]
 
 
 def test_off_a_gpu_the_mini_run_is_not_the_run_machine_and_says_nothing_of_it(monkeypatch):
@@ -38,4 +38,4 @@ def test_off_a_gpu_the_mini_run_is_not_the_run_machine_and_says_nothing_of_it(mo
 @pytest.mark.parametrize("cuda", [True, False])
 def test_what_tunegate_launch_cannot_run_is_refused_on_any_machine(cuda, monkeypatch):
     refused = ["cfg.yml:34:1 (deepspeed) TG160 deepspeed 'zero2' is not run by tunegate's trainer"]
-    assert _findings(cuda, monkeypatch, launch_refusals=refused) == [("TG552", "error", None)]
+    assert _findings(cuda, monkeypatch, launch_refusals=refused) == [("TG560", "error", None)]

@@ -7,7 +7,7 @@
 An axolotl or TRL config names no GPU (the GPU box is chosen at launch), and a spec's
 `hardware.gpu` may be left at its default: `--gpu` and `--gpus` set `hardware.gpu` and
 `hardware.count` for any spec or config, validated against the catalog (`tunegate gpus`). Given,
-they replace what the file says; not given, the estimate says which GPU it assumed (TG420).
+they replace what the file says; not given, the estimate says which GPU it assumed (TG426).
 """
 from __future__ import annotations
 

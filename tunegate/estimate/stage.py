@@ -66,7 +66,7 @@ def run_stage(ctx: GateContext) -> StageResult:
         for other in found[1:]:
             _other_reading_finding(out, other, file)
     else:
-        out.add("TG419", "info", f"hours not estimated: the training data cannot be had here "
+        out.add("TG425", "info", f"hours not estimated: the training data cannot be had here "
                 f"({' and '.join(ctx.unavailable)}: the dataset stage says why), so the number of training tokens "
                 "is unknown; memory per GPU and tokens/s do not depend on it", "Set estimate.dataset_tokens to the "
                 "training set's size in tokens for the hours and the cost, or check local copies of the data "
@@ -87,12 +87,12 @@ _UNQUANTISED_EXPERTS = (" The experts of this mixture of experts stay in 16 bit 
 
 
 def _assumed_gpu(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
-    """TG420: nothing named the GPU (an axolotl or TRL config never does; a spec may leave hardware.gpu
+    """TG426: nothing named the GPU (an axolotl or TRL config never does; a spec may leave hardware.gpu
     out), so the figures are for the catalog's default, which the user should see and may change."""
     hw = spec.hardware
     if "gpu" in hw.model_fields_set or hw.custom is not None:
         return
-    out.add("TG420", "info", f"no GPU is named (hardware.gpu, --gpu), so the estimate assumes {est.gpu_count} x "
+    out.add("TG426", "info", f"no GPU is named (hardware.gpu, --gpu), so the estimate assumes {est.gpu_count} x "
             f"{est.gpu} ({est.memory.capacity_gib:g} GiB each): its memory verdict and hours are for that GPU",
             "Name the GPU the run trains on: --gpu NAME (and --gpus N) on check, estimate, advise and samples, or "
             "hardware.gpu in a spec; `tunegate gpus` lists the names.", file=file, key="hardware.gpu")
