@@ -179,6 +179,8 @@ def markdown(report: GateReport) -> str:
         out += ["", "| place | code | severity | message | fix |", "|---|---|---|---|---|"]
         for f in report.findings:
             out.append(f"| {_md_code(f.place())} | {f.code} | {f.severity} | {_md(f.message)} | {_md(f.hint)} |")
+    lines = [line.strip() for line in _trainer_lines(report, False)[1:]]
+    out += ([""] if lines else []) + [f"  - {_md(t[2:])}" if t.startswith("- ") else f"- {_md(t)}" for t in lines]
     c = report.counts
     out += ["", f"{c['error']} error(s), {c['warning']} warning(s)."]
     if report.gates_passed:

@@ -49,3 +49,11 @@ def test_a_later_stages_finding_names_the_imported_configs_own_key_and_line():
     [refused] = [f for f in check(AXOLOTL / "gemma2-sdp-attention.yml").findings if f.code == "TG417"]
     assert (refused.key, refused.line, refused.column) == ("sdp_attention", 28, 1)
     assert "training.attention" not in refused.message + refused.hint
+
+
+def test_advise_without_the_data_judges_savings_on_nominal_tokens_and_says_so(tmp_path):
+    run = tunegate("advise", str(AXOLOTL / "lora-hub-datasets.yml"), "--no-llm", "--json", HF_HUB_CACHE=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    advice = json.loads(run.stdout)["advice"]
+    assert advice["hours_before"] > 0 and advice["peak_gib_before"] > 0
+    assert "nominal 100,000,000 training tokens" in run.stderr and "do not plan with them" in run.stderr

@@ -36,9 +36,12 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.advisor.stage import advise
     from tunegate.cli.estimate import load_parsed
 
-    spec, path = load_parsed(args.spec, args.kind, gpu_flags(args)).spec, Path(args.spec)
+    parsed = load_parsed(args.spec, args.kind, gpu_flags(args))
+    spec, path = parsed.spec, Path(args.spec)
     if spec is None:
         return 1
+    if "train" in parsed.unavailable and not spec.estimate.dataset_tokens:
+        spec = _with_nominal_tokens(spec)
     advice, findings = advise(spec, base_dir=path.resolve().parent, use_llm=not args.no_llm)
     if args.json:
         doc = {"advice": advice.model_dump(mode="json") if advice else None,
@@ -52,6 +55,20 @@ def run(args: argparse.Namespace) -> int:
         if advice is not None:
             print(render_advice(advice.model_dump(mode="json"), spec.hardware.count, spec.hardware.gpu))
     return 0 if advice is not None else 1
+
+
+# Without the training data (an imported config's Hub dataset) the hours are unknown, but a suggestion's
+# saving is a ratio of hours: it is judged on this many training tokens, said as nominal.
+NOMINAL_TOKENS = 100_000_000
+
+
+def _with_nominal_tokens(spec: Any) -> Any:
+    from tunegate.cli.streams import say
+
+    say(f"note: the hours below are for a nominal {NOMINAL_TOKENS:,} training tokens (the data cannot be had "
+        "here): compare them, do not plan with them; set estimate.dataset_tokens for the real figure")
+    estimate = spec.estimate.model_copy(update={"dataset_tokens": NOMINAL_TOKENS})
+    return spec.model_copy(update={"estimate": estimate})
 
 
 def render_advice(a: dict[str, Any], gpu_count: int = 1, gpu: str = "") -> str:
