@@ -19,8 +19,8 @@ from typing import Any
 
 from tunegate import progress, stages
 from tunegate.facts import GateFacts
-from tunegate.report import GateReport, StageResult
-from tunegate.spec.check import ParsedSpec, parse_spec
+from tunegate.report import LAUNCH, GateReport, StageResult
+from tunegate.spec.check import ParsedSpec, in_config_words, parse_spec
 from tunegate.stage import GateContext
 
 DEFAULT_CAP = 20  # findings kept per code when neither the caller nor the spec says
@@ -49,29 +49,75 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
         mini_run, advisor = mini_run or "mini-run" in only, advisor or "advisor" in only
     if valid is not None and data_format:
         valid = valid.model_copy(update={"data": valid.data.model_copy(update={"format": data_format})})
-    ctx = GateContext(Path(parsed.path) if parsed else None, valid, _data_files(valid, train, validation), cap,
+    unavailable = {r: f for r, f in (parsed.unavailable if parsed is not None else {}).items() if r not in given}
+    files = {r: p for r, p in _data_files(valid, train, validation).items() if r not in unavailable}
+    ctx = GateContext(Path(parsed.path) if parsed else None, valid, files, cap,
                       mini_run=mini_run, advisor=advisor, facts=facts or GateFacts(),
-                      data_format=data_format or "auto")
+                      data_format=data_format or "auto", unavailable=unavailable, **_trainer_facts(parsed))
     names = [n for n in stages.applicable(ctx) if only is None or n in only]
-    failed = results[0].status == "failed"
-    # A rejected spec skips every stage: their modules (~20 ms of imports) are not even loaded.
-    doors = {} if failed else {name: importlib.import_module(stages.front_door(name)) for name in names}
-    for door in doors.values():  # observers join the dataset read before it starts
-        if hasattr(door, "prepare"):
-            door.prepare(ctx)
-    for name in names:
-        if failed:
-            result = StageResult.skipped(name, "an earlier stage failed")
-        else:
-            with progress.step(name):
-                result = doors[name].run_stage(ctx)
-        results.append(result)
-        failed = failed or result.status == "failed"
+    later = _run_stages(ctx, names, spec_failed=results[0].status == "failed")
+    results += [_named_as_written(r, parsed) for r in later] if parsed is not None and parsed.kind != "tunegate" else later
     fingerprints = dict(ctx.fingerprints)
     if parsed is not None and valid is not None:
         fingerprints["spec"] = {"digest": parsed.digest}
     return GateReport.from_stages(results, spec=parsed.path if parsed else None,
                                   fingerprints=fingerprints, facts=ctx.facts)
+
+
+def _run_stages(ctx: GateContext, names: list[str], spec_failed: bool) -> list[StageResult]:
+    """Run the stages in order. A failed stage skips every later one, except that where the data cannot
+    be had here (`ctx.unavailable`) the data stages' failure skips only the stages that read data: the
+    estimate and the advisor still run, so every finding that needs no data is reported at once."""
+    failed, no_data = spec_failed, ""
+    # A rejected spec skips every stage: their modules (~20 ms of imports) are not even loaded.
+    doors = {} if failed else {name: importlib.import_module(stages.front_door(name)) for name in names}
+    for door in doors.values():  # observers join the dataset read before it starts
+        if hasattr(door, "prepare"):
+            door.prepare(ctx)
+    results = []
+    for name in names:
+        reads_data = stages.row(name).reads_data
+        if failed:
+            result = StageResult.skipped(name, "an earlier stage failed")
+            if name == "dataset" and ctx.unavailable:  # the missing data is said even so
+                result = _unavailable(result, ctx.unavailable)
+        elif no_data and reads_data:
+            result = StageResult.skipped(name, no_data)
+        else:
+            with progress.step(name):
+                result = doors[name].run_stage(ctx)
+            if name == "dataset" and ctx.unavailable:
+                result = _unavailable(result, ctx.unavailable)
+        results.append(result)
+        if result.status == "failed" and ctx.unavailable and reads_data:
+            no_data = f"the {' and '.join(ctx.unavailable)} data cannot be had here (the dataset stage says why)"
+        elif result.status == "failed":
+            failed = True
+    return results
+
+
+def _named_as_written(result: StageResult, parsed: ParsedSpec) -> StageResult:
+    """A later stage's findings about an imported config's keys at the original key, line and column."""
+    if not result.findings:
+        return result
+    return result.model_copy(update={"findings": [in_config_words(f, parsed) for f in result.findings]})
+
+
+def _unavailable(result: StageResult, unavailable: dict[str, Any]) -> StageResult:
+    """The dataset stage's result with the findings saying why a split's data cannot be had, each once."""
+    said = list({(f.code, f.line, f.column, f.message): f for f in unavailable.values()}.values())
+    totals = dict(result.totals_by_code)
+    for f in said:
+        totals[f.code] = totals.get(f.code, 0) + 1
+    return result.model_copy(update={"status": "failed", "findings": [*said, *result.findings], "reason": "",
+                                     "totals_by_code": totals})
+
+
+def _trainer_facts(parsed: ParsedSpec | None) -> dict[str, Any]:
+    """What the spec stage found tunegate's trainer cannot run, and what the run machine needs."""
+    stats = parsed.result.stats if parsed is not None else {}
+    return {"launch_refusals": list(stats.get("tunegate_launch", [])), "trainer": stats.get("trainer", LAUNCH),
+            "requirements": list(stats.get("requirements", []))}
 
 
 def _data_files(spec: Any, train: Any, validation: Any) -> dict[str, Path]:

@@ -43,15 +43,43 @@ def terminal(report: GateReport, stream: TextIO | None = None) -> str:
     n = len(report.stages)
     for i, stage in enumerate(report.stages, 1):
         lines.append(_stage_line(i, n, stage, colour))
-        for f in stage.findings:
+        for f in sorted(stage.findings, key=lambda f: _SEVERITY_ORDER[f.severity]):  # errors first
             lines.extend(finding_lines(f, colour))
         hidden = sum(stage.totals_by_code.values()) - len(stage.findings)
         if hidden > 0:
             per_code = ", ".join(f"{c}: {t}" for c, t in sorted(stage.totals_by_code.items()))
             lines.append(f"      … {hidden} more not shown (totals {per_code}; raise --max-findings)")
+    lines.extend(_trainer_lines(report, colour))
     lines.append("")
     lines.append(_verdict(report, colour))
     return "\n".join(lines) + "\n"
+
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+_CODE = re.compile(r" (TG\d{3}) ")
+
+
+def _trainer_lines(report: GateReport, colour: bool) -> list[str]:
+    """The two verdicts (the config's own trainer, tunegate launch) and what the run machine needs."""
+    lines: list[str] = []
+    verdicts = [v for v in (report.config_trainer, report.tunegate_launch) if v is not None]
+    if len(verdicts) == 2 and verdicts[0].trainer == verdicts[1].trainer:
+        verdicts = verdicts[:1]  # a tunegate spec: its own trainer is tunegate launch
+    for v in verdicts:
+        if v.passed:
+            lines.append(f"  {paint(MARKS['passed'], 'passed', colour)} {one_line(v.trainer)}: every check that ran passed")
+            continue
+        codes = ", ".join(dict.fromkeys(m.group(1) for r in v.reasons if (m := _CODE.search(r))))
+        lines.append(f"  {paint(MARKS['failed'], 'failed', colour)} {one_line(v.trainer)} cannot run it as checked "
+                     f"({len(v.reasons)} reason(s): {codes} above)")
+    needs = report.requirements
+    if needs:
+        lines.append("  the run machine needs (where the training runs, not where this check runs):")
+    for r in needs:
+        here = {True: "installed here", False: "not installed here", None: "not judged here"}[r.met_here] \
+            if r.kind == "package" else ("not judged here" if r.met_here is None else "")
+        lines.append(f"    - {one_line(r.need)} for {one_line(r.reason)}" + (f" ({here})" if here else ""))
+    return ["", *lines] if lines else []
 
 
 def _stage_line(i: int, n: int, stage: StageResult, colour: bool) -> str:
@@ -151,6 +179,8 @@ def markdown(report: GateReport) -> str:
         out += ["", "| place | code | severity | message | fix |", "|---|---|---|---|---|"]
         for f in report.findings:
             out.append(f"| {_md_code(f.place())} | {f.code} | {f.severity} | {_md(f.message)} | {_md(f.hint)} |")
+    lines = [line.strip() for line in _trainer_lines(report, False)[1:]]
+    out += ([""] if lines else []) + [f"  - {_md(t[2:])}" if t.startswith("- ") else f"- {_md(t)}" for t in lines]
     c = report.counts
     out += ["", f"{c['error']} error(s), {c['warning']} warning(s)."]
     if report.gates_passed:

@@ -17,6 +17,7 @@ from tunegate.facts import GateFacts
 from tunegate.pathguard import shown
 
 Severity = Literal["error", "warning", "info"]
+LAUNCH = "tunegate launch"  # tunegate's own full run: the trainer of a tunegate spec
 Status = Literal["passed", "failed", "skipped"]
 
 # The gates a full run needs, each ran and passed (the source: a separate validation set and a
@@ -175,6 +176,33 @@ class StageResult(BaseModel):
         return cls(name=name, status="skipped", reason=reason)
 
 
+class Requirement(BaseModel):
+    """Something the run needs where it must hold: a package or hardware of the machine that trains."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    need: str = Field(description="What is needed: a package (bitsandbytes, flash-attn) or hardware (a CUDA GPU, "
+                                  "the GPUs and their memory).")
+    kind: Literal["package", "hardware"]
+    reason: str = Field(description="The setting that needs it, in the config's own keys.")
+    key: str | None = None
+    where: str = Field(description="Where it must hold: 'run machine', the machine that runs the training.")
+    met_here: bool | None = Field(description="Whether the machine that made this report has it (None: not "
+                                              "judged here); only the run machine must.")
+    install: str | None = None
+
+
+class TrainerVerdict(BaseModel):
+    """Whether one trainer can run the config, by every check that ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trainer: str = Field(description="axolotl, trl sft, or tunegate launch.")
+    passed: bool = Field(description="No check that ran found a reason this trainer refuses or fails the run.")
+    reasons: list[str] = Field(default_factory=new_list, description="Why not: each refusing finding, as "
+                                                                     "`place CODE message`.")
+
+
 class GateReport(BaseModel):
     """The verdict and everything behind it.
 
@@ -204,6 +232,15 @@ class GateReport(BaseModel):
         default_factory=new_dict, description="Content digests of spec and data, keyed by role.")
     facts: GateFacts = Field(
         default_factory=GateFacts, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
+    config_trainer: TrainerVerdict | None = Field(
+        default=None, description="The config judged for the trainer it is written for (axolotl, trl sft, or "
+                                  "tunegate launch for a tunegate spec), by every check that ran.")
+    tunegate_launch: TrainerVerdict | None = Field(
+        default=None, description="Whether `tunegate launch` can run it: what tunegate's own trainer refuses is a "
+                                  "warning of `check` and an error of the mini-run and `launch`.")
+    requirements: list[Requirement] = Field(
+        default_factory=new_list, description="What the run machine needs (packages, a CUDA GPU, the GPUs and "
+                                          "their memory), with whether this machine has it: never a failure here.")
 
     @field_validator("spec")
     @classmethod
@@ -224,6 +261,8 @@ class GateReport(BaseModel):
         self.approved_for_full_run = self.gates_passed and not self.not_run
         extra = [c for s in self.stages for c in s.stats.get("caveats", []) if isinstance(c, str)]
         self.caveats = [*CAVEATS, *dict.fromkeys(extra)]
+        self.config_trainer, self.tunegate_launch = _verdicts(self.stages)
+        self.requirements = _requirements(self.stages)
         return self
 
     def passed_gates(self) -> list[str]:
@@ -268,3 +307,41 @@ def _why_not_run(stage: StageResult | None) -> str:
     if stage is None:
         return "not run"
     return f"skipped: {stage.reason}" if stage.reason else "skipped"
+
+
+# The spec stage names the config's own trainer (stats "trainer") and what tunegate launch cannot run
+# ("tunegate_launch"); a stage whose error concerns tunegate's own run only lists its code ("launch_only").
+
+
+def _verdicts(stages: list[StageResult]) -> tuple[TrainerVerdict | None, TrainerVerdict | None]:
+    """(the config's own trainer, tunegate launch): the errors of every stage but those a stage lists as
+    tunegate's run's only, and for tunegate launch also those and what it refuses. Every code past its
+    cap still has a kept finding, so the kept findings decide."""
+    spec = next((s for s in stages if s.name == "spec"), None)
+    if spec is None or not isinstance(spec.stats.get("trainer"), str):
+        return None, None
+    errors = [(f, f.code in s.stats.get("launch_only", ())) for s in stages for f in s.findings if f.severity == "error"]
+    refusals = [r for s in stages for r in s.stats.get("tunegate_launch", []) if isinstance(r, str)]
+    launch = TrainerVerdict(trainer=LAUNCH, passed=not errors and not refusals,
+                            reasons=list(dict.fromkeys([*refusals, *(_said(f) for f, _ in errors)])))
+    if spec.stats["trainer"] == LAUNCH:  # a tunegate spec: its own trainer is tunegate launch
+        return launch, launch.model_copy()
+    own = [_said(f) for f, ours_only in errors if not ours_only]
+    return TrainerVerdict(trainer=spec.stats["trainer"], passed=not own, reasons=own), launch
+
+
+def _said(f: Finding) -> str:
+    return f"{f.place()} {f.code} {f.message}"
+
+
+def _requirements(stages: list[StageResult]) -> list[Requirement]:
+    found: dict[tuple[str, str], Requirement] = {}
+    for stage in stages:
+        for need in stage.stats.get("requirements", []):
+            try:
+                req = Requirement.model_validate(need)
+            except ValueError:  # a report written by another version: its requirements are its own
+                continue
+            found[(req.need, req.where)] = req
+    return list(found.values())
+

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tunegate.facts import GateFacts
-from tunegate.report import StageResult
+from tunegate.report import LAUNCH, StageResult
 from tunegate.spec.model import Spec
 
 
@@ -62,6 +62,15 @@ class GateContext:
     fingerprints: dict[str, Any] = field(default_factory=dict)
     # The records' format when there is no spec to say it (`check --train ... --data-format`).
     data_format: str = "auto"
+    # What tunegate's own trainer cannot run (the spec stage's `tunegate_launch`: TG160, an import's
+    # TG147), and what the run machine needs (its `requirements`): the mini-run, which approves
+    # tunegate's own full run, refuses the first and checks the second where it runs on a GPU.
+    launch_refusals: list[str] = field(default_factory=list)
+    trainer: str = LAUNCH  # the config's own trainer (axolotl, trl sft), or tunegate launch for a tunegate spec
+    requirements: list[dict[str, Any]] = field(default_factory=list)
+    # Roles whose data cannot be had here (ParsedSpec.unavailable): not in `files`; the gate reports them
+    # as the dataset stage's findings, and the estimate works without their token counts.
+    unavailable: dict[str, Any] = field(default_factory=dict)
 
     @property
     def base_dir(self) -> Path | None:

@@ -50,6 +50,9 @@ class StageRow(NamedTuple):
     applies: Callable[[Any], bool] = always  # over the gate's context (tunegate.stage.GateContext)
     door: str = "stage"  # the front door's module inside the folder
     entry: str = RUN_STAGE  # the front door's function
+    # reads the data files: where the data cannot be had here (an imported config's Hub dataset, a random
+    # validation split), the gate skips it, and runs the stages that need no data
+    reads_data: bool = False
 
     @property
     def front_door(self) -> str:
@@ -60,12 +63,12 @@ class StageRow(NamedTuple):
 # The spec is read before there is a context to run in, so its front door is check.parse_spec.
 STAGES: tuple[StageRow, ...] = (
     StageRow("spec", "spec", required=True, static=False, needs="pydantic", door="check", entry="parse_spec"),
-    StageRow("dataset", "dataset", required=True, static=True, needs="stdlib + orjson"),
-    StageRow("overlap", "overlap", required=True, static=True, needs="hashing, MinHash"),
+    StageRow("dataset", "dataset", required=True, static=True, needs="stdlib + orjson", reads_data=True),
+    StageRow("overlap", "overlap", required=True, static=True, needs="hashing, MinHash", reads_data=True),
     StageRow("estimate", "estimate", required=True, static=True,
              needs="the model's config.json (or `model.params`, its size)", applies=with_spec),
     StageRow("mini-run", "minirun", required=True, static=False, needs="torch, transformers, peft",
-             applies=when_mini_run_asked),
+             applies=when_mini_run_asked, reads_data=True),
     # The advisor never blocks nor approves: it suggests faster settings for the same hardware.
     StageRow("advisor", "advisor", required=False, static=False, needs="openai (optional)",
              applies=with_spec_when_advice_asked),

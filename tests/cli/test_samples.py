@@ -13,7 +13,7 @@ def axolotl_config(tmp_path, sequence_len: int) -> str:
     body = (CONFIGS / "axolotl" / "qlora-sharegpt.yml").read_text()
     body = body.replace("meta-llama/Llama-3.1-8B", "tunegate/tiny-llama").replace("../data", str(CONFIGS / "data"))
     body = body.replace("sequence_len: 4096", f"sequence_len: {sequence_len}")
-    # LoRA, not QLoRA: without bitsandbytes installed the spec stage rejects a 4-bit base (TG161)
+    # LoRA, not QLoRA: a 4-bit base loads only on CUDA, and these render on the CPU
     body = body.replace("load_in_4bit: true", "load_in_4bit: false").replace("adapter: qlora", "adapter: lora")
     body = body.replace("paged_adamw_8bit", "adamw_torch")
     (tmp_path / "cfg.yml").write_text(body)
@@ -45,3 +45,13 @@ def test_what_truncation_cuts_is_shown(tiny_cache, tmp_path, capsys):
     assert main(["samples", axolotl_config(tmp_path, 48), "-n", "3"]) == 0
     out = capsys.readouterr().out
     assert "/ max_seq_len 48" in out and "truncation cut" in out and "⟦" in out
+
+
+def test_samples_take_local_copies_of_a_configs_hub_dataset_as_check_does(tiny_cache, tmp_path, capsys):
+    body = (CONFIGS / "axolotl" / "lora-hub-datasets.yml").read_text()
+    (tmp_path / "hub.yml").write_text(body.replace("meta-llama/Llama-3.2-1B", "tunegate/tiny-llama"))
+    copies = CONFIGS / "data"
+    assert main(["samples", str(tmp_path / "hub.yml"), "--train", str(copies / "train.jsonl"),
+                 "--validation", str(copies / "val.jsonl"), "-n", "2", "--split", "validation", "--json"]) == 0
+    samples = json.loads(capsys.readouterr().out)["samples"]
+    assert len(samples) == 2 and all(s["tokens"] > 0 for s in samples)

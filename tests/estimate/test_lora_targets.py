@@ -50,7 +50,7 @@ def test_llama_targets_copied_onto_phi_3_are_rejected_naming_its_fused_modules()
     assert "['q_proj', 'k_proj', 'v_proj'] match no module" in finding.message
     assert "PEFT adapts only the ones that match (o_proj)" in finding.message
     assert "qkv_proj, o_proj, gate_up_proj, down_proj" in finding.message
-    assert finding.key == "lora.target_modules" and "all-linear" in finding.hint
+    assert finding.key == "lora_target_modules" and finding.line and "all-linear" in finding.hint  # the config's own key
 
 
 def test_the_estimate_of_phi_3_with_llama_targets_counts_lora_on_o_proj_alone():

@@ -55,7 +55,7 @@ def test_a_full_fine_tune_of_a_quantised_checkpoint_cannot_be_trained():
 
 @pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None,
                     reason="bitsandbytes is installed here: it loads the stored 4-bit checkpoint")
-def test_a_hub_checkpoint_stored_in_4bit_without_bitsandbytes_is_refused_once_its_config_is_read(tmp_path, monkeypatch):
+def test_a_hub_checkpoint_stored_in_4bit_without_bitsandbytes_here_is_named_once_its_config_is_read(tmp_path, monkeypatch):
     # The spec stage never asks the hub, so a hub id's stored quantisation is first known here, from
     # the local HF cache (as `hf download unsloth/llama-3-8b-bnb-4bit config.json` leaves it).
     import huggingface_hub.constants
@@ -69,5 +69,7 @@ def test_a_hub_checkpoint_stored_in_4bit_without_bitsandbytes_is_refused_once_it
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     stage = run_stage(context(make_spec(model={"id": "unsloth/llama-3-8b-bnb-4bit", "quantization": "4bit"})))
     found = next(f for f in stage.findings if f.code == "TG161")
-    assert found.severity == "error" and found.key == "model.id" and stage.status == "failed"
+    # a requirement of the machine that runs the training, not of the one that checks: never a failure here
+    assert found.severity == "info" and found.key == "model.id" and stage.status == "passed"
     assert "hub:unsloth/llama-3-8b-bnb-4bit" in found.message and "bitsandbytes" in found.message
+    assert "requirement of the run machine" in found.message

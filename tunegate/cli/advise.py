@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from tunegate.advisor.advice import fmt_hours
+from tunegate.cli.gpu_flags import add_config_flags, gpu_flags
 
 # A claimed saving within 5 points of ours is the same claim; beyond, it is flagged as unconfirmed.
 CLAIM_TOLERANCE = 0.05
@@ -23,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("advise", help="suggest faster settings for the same hardware",
                        description="Suggest changes that make the run faster on the declared hardware; "
                                    "every suggestion is re-checked by the estimate before it is shown.")
-    p.add_argument("spec", help="the spec YAML")
+    p.add_argument("spec", metavar="SPEC|CONFIG", help="the spec YAML, or an axolotl / TRL `trl sft` config")
+    add_config_flags(p)
     p.add_argument("--json", action="store_true", help="write one JSON document to stdout")
     p.add_argument("--no-llm", action="store_true", help="rule engine only, even when a key is set")
     p.set_defaults(run=run)
@@ -31,13 +34,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.advisor.stage import advise
-    from tunegate.advisor.targets import kind_of
-    from tunegate.cli.estimate import load_valid_spec
+    from tunegate.cli.estimate import load_parsed
 
-    spec, path = load_valid_spec(args.spec)
+    parsed = load_parsed(args.spec, args.kind, gpu_flags(args))
+    spec, path = parsed.spec, Path(args.spec)
     if spec is None:
         return 1
-    advice, findings = advise(spec, base_dir=path.resolve().parent, use_llm=not args.no_llm, target=kind_of(path))
+    if "train" in parsed.unavailable and not spec.estimate.dataset_tokens:
+        spec = _with_nominal_tokens(spec)
+    advice, findings = advise(spec, base_dir=path.resolve().parent, use_llm=not args.no_llm, target=parsed.kind)
     if args.json:
         doc = {"advice": advice.model_dump(mode="json") if advice else None,
                "findings": [f.model_dump(mode="json", exclude_none=True) for f in findings]}
@@ -50,6 +55,20 @@ def run(args: argparse.Namespace) -> int:
         if advice is not None:
             print(render_advice(advice.model_dump(mode="json"), spec.hardware.count, spec.hardware.gpu))
     return 0 if advice is not None else 1
+
+
+# Without the training data (an imported config's Hub dataset) the hours are unknown, but a suggestion's
+# saving is a ratio of hours: it is judged on this many training tokens, said as nominal.
+NOMINAL_TOKENS = 100_000_000
+
+
+def _with_nominal_tokens(spec: Any) -> Any:
+    from tunegate.cli.streams import say
+
+    say(f"note: the hours below are for a nominal {NOMINAL_TOKENS:,} training tokens (the data cannot be had "
+        "here): compare them, do not plan with them; set estimate.dataset_tokens for the real figure")
+    estimate = spec.estimate.model_copy(update={"dataset_tokens": NOMINAL_TOKENS})
+    return spec.model_copy(update={"estimate": estimate})
 
 
 def render_advice(a: dict[str, Any], gpu_count: int = 1, gpu: str = "") -> str:

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate import formats
+from tunegate.cli.gpu_flags import add_gpu_flags, gpu_flags
+from tunegate.cli.gpu_flags import positive_int as _positive  # lint and samples take it from here
 from tunegate.errors import UsageError
 
 
@@ -33,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "only --train/--validation)")
     p.add_argument("--from", dest="kind", choices=importers.KINDS,
                    help="what the config file is (default: detected from its keys)")
+    add_gpu_flags(p)
     p.add_argument("--data-format", choices=formats.CHOICES,
                    help="the records' format (overrides data.format; default auto: each file's first record decides)")
     p.add_argument("--train", metavar="PATH", help="training JSONL (overrides data.train)")
@@ -50,16 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
     from tunegate.gate import check
 
@@ -67,12 +61,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give a spec, or --train and/or --validation files to check")
     chosen_format(args)  # two formats for stdout is a usage error before any stage runs
     _emit_usage(args)
-    spec = args.spec
-    if spec is not None and args.kind is not None:
+    spec, hardware = args.spec, gpu_flags(args)
+    if spec is not None and (args.kind is not None or hardware):
         from tunegate.gate import DEFAULT_CAP
         from tunegate.spec.check import parse_spec
 
-        spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind)
+        given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+        spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind, data=given, hardware=hardware)
     report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
                    advisor=args.advise, max_findings=args.max_findings, data_format=args.data_format)
     emit_report(report, args, lambda: _text(report, _advice(report, args) if args.advise else None))

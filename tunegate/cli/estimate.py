@@ -15,33 +15,58 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.cli.streams import say
+from tunegate.cli.gpu_flags import add_config_flags, gpu_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("estimate", help="estimate memory, time and cost of the full run",
                        description="Estimate per-GPU memory (as a breakdown), tokens/s, hours and cost "
                                    "of the full run, from the model's config.json alone.")
-    p.add_argument("spec", help="the spec YAML")
+    p.add_argument("spec", metavar="SPEC|CONFIG", help="the spec YAML, or an axolotl / TRL `trl sft` config")
+    add_config_flags(p)
     p.add_argument("--json", action="store_true", help="write one JSON document to stdout")
     p.add_argument("--meta", action="store_true",
                    help="count parameters on transformers' meta-device model (imports torch: seconds, not ms)")
     p.set_defaults(run=run)
 
 
-def load_valid_spec(path_text: str) -> tuple[Any, Path]:
+def load_valid_spec(path_text: str, kind: str | None = None) -> tuple[Any, Path]:
     """The validated spec and its path; prints the spec findings and returns None when invalid."""
+    parsed = load_parsed(path_text, kind)
+    return parsed.spec, Path(path_text)
+
+
+def load_parsed(path_text: str, kind: str | None = None, hardware: dict[str, Any] | None = None) -> Any:
+    """The parsed spec (`tunegate.spec.check.ParsedSpec`); prints the spec findings when it is invalid.
+
+    A planning figure needs neither the run machine's packages nor the data: what the run machine
+    needs and this one lacks is named on stderr, and training data that cannot be had here (an
+    imported config's Hub dataset) leaves only the hours unknown.
+    """
     from tunegate.cli.paths import require_files
     from tunegate.render import terminal
     from tunegate.report import GateReport
     from tunegate.spec.check import parse_spec
 
-    path = Path(path_text)
-    parsed = parse_spec(path)
+    parsed = parse_spec(Path(path_text), kind=kind, hardware=hardware)
     if parsed.spec is None:
         sys.stderr.write(terminal(GateReport.from_stages([parsed.result]), sys.stderr))
-    elif not parsed.spec.estimate.dataset_tokens:  # the token count comes from the training file
-        require_files(parsed.spec, "data.train")
-    return parsed.spec, path
+        return parsed
+    if not parsed.spec.estimate.dataset_tokens and "train" not in parsed.unavailable:
+        require_files(parsed.spec, "data.train")  # the token count comes from the training file
+    for need in parsed.result.stats.get("requirements", []):
+        if need.get("met_here") is False:
+            say(f"note: the run machine needs {need['need']} for {need['reason']}; not installed here "
+                "(not needed for the estimate)")
+    hw = parsed.spec.hardware
+    if "gpu" not in hw.model_fields_set and hw.custom is None:
+        say(f"note: no GPU is named (hardware.gpu, --gpu): the figures assume {hw.count} x {hw.gpu} "
+            "(`tunegate gpus` lists the others)")
+    if "train" in parsed.unavailable and not parsed.spec.estimate.dataset_tokens:
+        why = parsed.unavailable["train"]
+        say(f"note: the training data cannot be had here ({why.code}: {why.message}); the hours are unknown "
+            "(set estimate.dataset_tokens)")
+    return parsed
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.estimate.readings import summary_with_readings
     from tunegate.estimate.run import estimate_run
 
-    spec, path = load_valid_spec(args.spec)
+    parsed = load_parsed(args.spec, args.kind, gpu_flags(args))
+    spec, path = parsed.spec, Path(args.spec)
     if spec is None:
         return 1
     base = path.resolve().parent
     try:
-        est = estimate_run(spec, base_dir=base, meta=args.meta)
+        est = estimate_run(spec, base_dir=base, meta=args.meta, data_available="train" not in parsed.unavailable)
         summary = summary_with_readings(spec, est, base_dir=base)
     except EstimateError as exc:
         if args.json:
@@ -89,8 +115,10 @@ def render_estimate(s: dict[str, Any]) -> str:
                      f"predicted at {c['micro_batch_size']} x {c['seq_len']} tokens"
                      + (" (applied)" if c["applied"] else " (not applied)"))
     lines += ["", f"  tokens/s per GPU      {t['tokens_per_s']:>12,.0f}  ({t['source']}, MFU {t['mfu']:.0%})",
-              f"  training tokens       {tok['total']:>12,.0f}  ({tok['epochs']:g} epoch(s), from {tok['source']})",
-              f"  hours                 {s['hours']:>12,.1f}"]
+              f"  training tokens       {tok['total']:>12,.0f}  ({tok['epochs']:g} epoch(s), from {tok['source']})"
+              if tok["source"] != "none" else "  training tokens            unknown  (the training data cannot be had here)",
+              f"  hours                 {s['hours']:>12,.1f}" if s["hours"] is not None else
+              "  hours                      unknown  (no training data here: set estimate.dataset_tokens)"]
     if s["cost_usd"] is not None:
         lines.append(f"  cost (USD)            {s['cost_usd']:>12,.0f}")
     found = [Reading.model_validate(r) for r in s.get("readings", [])]

@@ -32,7 +32,9 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.spec.check import parse_spec
 
     parsed = parse_spec(args.spec)
-    require_files(parsed.require(), "data.train", "data.validation")
+    spec = parsed.require()  # an invalid spec is a usage error, as before
+    refuse_what_the_trainer_cannot_run(parsed)
+    require_files(spec, "data.train", "data.validation")
     if args.report:
         require_file(args.report, "--report")
     approved_report(parsed, args.report)  # refuse before any flow or process starts
@@ -46,3 +48,17 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     ending.append(0 if completed else 1)
     return ending[0]
+
+
+def refuse_what_the_trainer_cannot_run(parsed) -> None:
+    """ApprovalError (exit 1) naming each setting tunegate's trainer cannot run (TG160, an imported
+    config's TG147), before anything loads: `check` only warns of them, as the config's own trainer
+    (axolotl, trl sft) runs them."""
+    from tunegate.errors import ApprovalError
+
+    refusals = parsed.result.stats.get("tunegate_launch", [])
+    if refusals:
+        trainer = parsed.result.stats.get("trainer", "its own trainer")
+        raise ApprovalError("tunegate launch cannot run this config:\n  - " + "\n  - ".join(refusals)
+                            + f"\nChange those settings to launch it with tunegate, or train it with {trainer}.")
+

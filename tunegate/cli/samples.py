@@ -3,6 +3,7 @@
     tunegate samples examples/quickstart.yaml            # 5 records: shortest, median, longest, 2 random
     tunegate samples lora-1b.yml -n 8 --seed 3            # an axolotl, TRL or LLaMA-Factory config works too
     tunegate samples SPEC --json
+    tunegate samples lora-1b.yml --train data/train.jsonl --validation data/val.jsonl   # local copies, as `check`
 
 Each record is rendered through the model's chat template exactly as the full run tokenises it
 (the token audit): trained tokens are marked (green on a terminal, ⟦…⟧ elsewhere), with the token
@@ -13,12 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pathlib import Path
+
 from tunegate.cli.check import _positive
+from tunegate.cli.gpu_flags import add_config_flags, gpu_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from tunegate.spec import importers  # the dialects --from takes (registered in tunegate.spec.importers)
-
     p = sub.add_parser("samples", help="show representative records rendered with their trained tokens",
                        description="Print N representative training records rendered through the chat template, "
                                    "trained tokens marked, with token counts and truncation. Exit 0, or 2 on a "
@@ -27,7 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", type=_positive, default=5, metavar="N", help="records to show (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random picks (default 0)")
     p.add_argument("--split", choices=["train", "validation"], default="train", help="which file (default train)")
-    p.add_argument("--from", dest="kind", choices=importers.KINDS, help="what the config file is")
+    p.add_argument("--train", metavar="PATH", help="training file (overrides data.train, or a config's datasets)")
+    p.add_argument("--validation", metavar="PATH", help="validation file (overrides data.validation)")
+    add_config_flags(p)
     p.add_argument("--json", action="store_true", help="write the samples as one JSON document")
     p.set_defaults(run=run)
 
@@ -37,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec
 
-    spec = parse_spec(args.spec, kind=args.kind).require()
+    given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+    spec = parse_spec(args.spec, kind=args.kind, data=given, hardware=gpu_flags(args)).require()
+    if given:  # a tunegate spec's data.* give way too, as `check --train/--validation` reads them
+        spec = spec.model_copy(update={"data": spec.data.model_copy(update={k: p.resolve() for k, p in given.items()})})
     try:
         from tunegate.training.samples import render_samples
     except ImportError:

@@ -122,6 +122,7 @@ class Architecture(BaseModel):
     meta_params: int | None = None  # transformers' count on the meta device, when `exact` is False
     from_size: bool = False       # synthesised from model.params alone (tunegate.estimate.sized): a shape guessed
     source: str = ""
+    custom_code: list[str] = []   # the classes its config maps to the repo's own code (auto_map): TG114
 
     @property
     def q_dim(self) -> int:

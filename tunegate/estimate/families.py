@@ -18,6 +18,7 @@ from typing import Any
 from tunegate.estimate.architecture import Architecture, Experts, Linear
 from tunegate.estimate.config_files import find_config
 from tunegate.spec.checkpoint import stored_quantization
+from tunegate.spec.remote_code import custom_classes
 
 # Model types whose default is a tied lm_head (transformers' config classes), when the config is silent.
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text", "gpt2", "falcon", "starcoder2", "cohere"}
@@ -341,7 +342,8 @@ def from_config(config: dict[str, Any], source: str = "") -> Architecture:
     context = _context(cfg)
     if arch.position_embeddings and not context["max_positions"]:
         context["max_positions"] = arch.position_embeddings  # the family's default (GPT-2's 1024)
-    return arch.model_copy(update={"source": source, **_checkpoint_quantization(config), **context})
+    return arch.model_copy(update={"source": source, "custom_code": custom_classes(config),
+                                   **_checkpoint_quantization(config), **context})
 
 
 # What other decoders call the shapes a Llama-style reading needs (OPT's ffn_dim, GPT-J's n_inner,

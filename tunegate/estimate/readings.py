@@ -108,7 +108,7 @@ def readings(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None =
     facts = facts or GateFacts()
     methods = methods_to_read(spec)
     arch, gpu = resolve_architecture(spec, base_dir), resolve_gpu(spec)
-    tokens = dataset_tokens(spec, facts)
+    tokens = first.tokens if first is not None else dataset_tokens(spec, facts)  # the same count as the first
     out = []
     for i, method in enumerate(methods):
         if i == 0 and first is not None:

@@ -36,7 +36,7 @@ class TokenCount(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tokens: int
-    source: Literal["spec", "token audit", "characters", "max_steps"]
+    source: Literal["spec", "token audit", "characters", "max_steps", "none"]  # none: no data here, no count
     records: int | None = None  # records those tokens are in, when known (the mean record length)
 
 
@@ -53,6 +53,7 @@ class Estimate(BaseModel):
     absolute_positions: bool = False  # learned position embeddings: no position past max_positions exists
     long_context: bool = False  # a rope_scaling stretches its rotary positions
     config_source: str
+    custom_code: list[str] = []  # classes the model's config maps to the repo's own code (auto_map)
     count: Literal["config", "meta-device", "llama-style guess", "model.params"]
     active_params: int
     gpu: str
@@ -93,9 +94,9 @@ class Estimate(BaseModel):
                            "peak_tflops": t.peak_tflops},
             "tokens": {"per_epoch": self.tokens.tokens, "source": self.tokens.source,
                        "epochs": self.epochs, "total": self.total_tokens},
-            "hours": round(self.hours, 3),
+            "hours": None if self.tokens.source == "none" else round(self.hours, 3),
             "compile_warmup_hours": round(self.compile_warmup_hours, 3),
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 2),
+            "cost_usd": None if self.cost_usd is None or self.tokens.source == "none" else round(self.cost_usd, 2),
             "user_estimate": {"hours": self.user_hours, "implied_mfu": self.user_implied_mfu},
             "measured": self.measured,
         }
@@ -168,13 +169,16 @@ def resolve_gpu(spec: Spec) -> gpus.GPU:
     return gpu
 
 
-def dataset_tokens(spec: Spec, facts: GateFacts) -> TokenCount:
-    """Tokens per epoch: the declared full-set size, else the token audit, else characters / 4."""
+def dataset_tokens(spec: Spec, facts: GateFacts, data_available: bool = True) -> TokenCount:
+    """Tokens per epoch: the declared full-set size, else the token audit, else characters / 4; none
+    (0, source "none") when the training data cannot be had here and nothing else gives a count."""
     if spec.estimate.dataset_tokens:
         # The user declares the FULL set's size (the files here may be a sample of it).
         return TokenCount(tokens=spec.estimate.dataset_tokens, source="spec")
     if facts.tokens is not None and facts.tokens.train_tokens > 0:
         return TokenCount(tokens=facts.tokens.train_tokens, source="token audit", records=facts.tokens.records)
+    if not data_available and "train" not in facts.content:
+        return TokenCount(tokens=0, source="none")
     counted = facts.content.get("train")
     chars = counted.content_chars if counted is not None else content_chars(spec.data.train)
     return TokenCount(tokens=int(chars / CHARS_PER_TOKEN), source="characters",
@@ -241,7 +245,7 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
                     checkpoint_quantization=arch.checkpoint_quantization,
                     checkpoint_quant_method=arch.checkpoint_quant_method,
                     max_positions=arch.max_positions, absolute_positions=arch.position_embeddings > 0,
-                    long_context=arch.long_context,
+                    long_context=arch.long_context, custom_code=arch.custom_code,
                     count=_count_of(arch), active_params=arch.active_param_count(), gpu=gpu.name,
                     gpu_count=setup.gpu_count, setup=setup, memory=memory, throughput=throughput, tokens=tokens,
                     epochs=epochs,
@@ -254,7 +258,7 @@ def estimate_setup(spec: Spec, arch: Architecture, gpu: gpus.GPU, setup: TrainSe
 
 
 def estimate_run(spec: Spec, facts: GateFacts | None = None, base_dir: Path | None = None,
-                 meta: bool = False) -> Estimate:
+                 meta: bool = False, data_available: bool = True) -> Estimate:
     """The estimate for the run a spec describes. Raises EstimateError when it cannot be made.
 
     Args:
@@ -262,10 +266,12 @@ def estimate_run(spec: Spec, facts: GateFacts | None = None, base_dir: Path | No
         facts: what earlier stages measured ("tokens": the token audit, "mini_run": its measurements).
         base_dir: the spec's folder, against which a relative local model folder resolves.
         meta: count the parameters on transformers' meta-device model (imports torch).
+        data_available: False when the training data cannot be had here (an imported config's Hub
+            dataset): memory and tokens/s are estimated, the hours only from estimate.dataset_tokens.
     """
     facts = facts or GateFacts()
     arch, gpu = resolve_architecture(spec, base_dir, meta=meta), resolve_gpu(spec)
-    tokens = dataset_tokens(spec, facts)
+    tokens = dataset_tokens(spec, facts, data_available)
     return estimate_setup(spec, arch, gpu, setup_from_spec(spec, saved_params(arch, spec), arch), tokens, facts)
 
 

@@ -16,10 +16,11 @@ from tunegate.estimate.readings import METHOD_NAMES, OPTIMISTIC_MFU, Reading, su
 from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, resolve_gpu
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.facts import GateFacts
-from tunegate.report import FindingCollector, StageResult
+from tunegate.report import LAUNCH, FindingCollector, StageResult
 from tunegate.spec.checkpoint import Stored
 from tunegate.spec.model_classes import asked_for, attention_support
-from tunegate.spec.trainer_support import stored_loader_missing
+from tunegate.spec.remote_code import UNPINNED_REMOTE_CODE, remote_code_finding
+from tunegate.spec.run_machine import RUN_MACHINE, stored_loader_missing
 from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
 
@@ -46,7 +47,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     spec: Spec = ctx.spec
     file, base = ctx.spec_file, ctx.base_dir
     try:
-        est = estimate_run(spec, ctx.facts, base)
+        est = estimate_run(spec, ctx.facts, base, data_available="train" not in ctx.unavailable)
     except EstimateError as exc:
         # without an estimate nothing may be approved for a full run: every such stop is an error
         out.add(exc.code, "error", str(exc), exc.hint, file=file, key=exc.key)
@@ -54,15 +55,23 @@ def run_stage(ctx: GateContext) -> StageResult:
     summary = summary_with_readings(spec, est, ctx.facts, base)
     found = [Reading.model_validate(r) for r in summary["readings"]]
     ctx.facts.estimate = summary
+    _assumed_gpu(out, est, spec, file)
     _memory_findings(out, est, spec, file, base)
-    _trainer_findings(out, est, spec, file)
+    _trainer_findings(out, est, spec, file, own=ctx.trainer == LAUNCH)
     _context_findings(out, est, spec, file)
     _attention_findings(out, est, spec, file)
     _target_findings(out, est, spec, file)
     _batch_findings(out, est, spec, ctx.facts, file)
-    _claim_findings(out, found[0], est, file)
-    for other in found[1:]:
-        _other_reading_finding(out, other, file)
+    if est.tokens.source != "none":  # no hours without tokens: a stated time has nothing to be judged by
+        _claim_findings(out, found[0], est, file)
+        for other in found[1:]:
+            _other_reading_finding(out, other, file)
+    else:
+        out.add("TG425", "info", f"hours not estimated: the training data cannot be had here "
+                f"({' and '.join(ctx.unavailable)}: the dataset stage says why), so the number of training tokens "
+                "is unknown; memory per GPU and tokens/s do not depend on it", "Set estimate.dataset_tokens to the "
+                "training set's size in tokens for the hours and the cost, or check local copies of the data "
+                "(--train FILE --validation FILE).", file=file, key="estimate.dataset_tokens")
     if est.tokens.source == "characters":
         out.add("TG409", "info", f"training tokens estimated from characters: {est.tokens.tokens:,} "
                 f"(characters / 4) in {spec.data.train.name}",
@@ -76,6 +85,18 @@ def run_stage(ctx: GateContext) -> StageResult:
 _UNQUANTISED_EXPERTS = (" The experts of this mixture of experts stay in 16 bit under model.quantization with "
                         "transformers 5 (fused 3-D parameters, which bitsandbytes does not quantise: its issue "
                         "#1849); transformers 4 (pip install 'transformers<5') quantises them with the rest.")
+
+
+def _assumed_gpu(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG426: nothing named the GPU (an axolotl or TRL config never does; a spec may leave hardware.gpu
+    out), so the figures are for the catalog's default, which the user should see and may change."""
+    hw = spec.hardware
+    if "gpu" in hw.model_fields_set or hw.custom is not None:
+        return
+    out.add("TG426", "info", f"no GPU is named (hardware.gpu, --gpu), so the estimate assumes {est.gpu_count} x "
+            f"{est.gpu} ({est.memory.capacity_gib:g} GiB each): its memory verdict and hours are for that GPU",
+            "Name the GPU the run trains on: --gpu NAME (and --gpus N) on check, estimate, advise and samples, or "
+            "hardware.gpu in a spec; `tunegate gpus` lists the names.", file=file, key="hardware.gpu")
 
 
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,
@@ -106,19 +127,23 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
 
 
 def _stored_loader_missing(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
-    """TG161/TG162 for a checkpoint stored quantised whose config came from the hub or its local
+    """TG161/TG162 (info) for a checkpoint stored quantised whose config came from the hub or its local
     cache: the spec stage checks local folders and shipped configs only (it never asks the hub), so
-    here, once the estimate has read it, a missing loader is the same error (the base cannot load)."""
+    here, once the estimate has read it, a loader this machine lacks is named as the spec stage names
+    it: a requirement of the run machine, not a failure of the check."""
     bits = int(est.checkpoint_quantization.removesuffix("bit"))
     problem = stored_loader_missing(spec, Stored(est.checkpoint_quant_method, bits), est.config_source)
     if problem is not None:
         code, key, message, fix = problem
-        out.add(code, "error", message, fix, file=file, key=key)
+        out.add(code, "info", f"{message}: a requirement of the {RUN_MACHINE}, not of this check",
+                f"Nothing to fix for this check. {fix}", file=file, key=key)
 
 
-def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None, own: bool = True) -> None:
     """What tunegate's own mini-run and trainer cannot run: they train LoRA adapters on a 16-bit base
-    or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight."""
+    or, from model.quantization, on a 4-bit (QLoRA) or 8-bit base; never every weight. A full
+    fine-tune of an imported config (not `own`: its trainer is axolotl or trl sft) is said by the
+    spec stage's TG144 warning; here it is only estimated."""
     method, quant = est.setup.method, spec.model.quantization
     stored = est.checkpoint_quantization
     if stored != "none" and stored != quant:
@@ -129,13 +154,17 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 f"Set model.quantization: {stored} to say what the run is, or point model.id at the 16-bit "
                 "checkpoint for LoRA on a 16-bit base.", file=file, key="model.quantization")
         quant = stored
-    if stored != "none" and est.config_source.startswith("hub:"):
-        _stored_loader_missing(out, est, spec, file)
+    if est.config_source.startswith("hub:"):  # the spec stage reads only configs on this disk
+        if stored != "none":
+            _stored_loader_missing(out, est, spec, file)
+        said = remote_code_finding(spec, est.custom_code, est.config_source)
+        if said is not None and said[0] == "error":
+            out.add(UNPINNED_REMOTE_CODE, "error", said[1], said[2], file=file, key="model.trust_remote_code")
     if method == "full" and quant != "none":
         out.add("TG410", "error", f"training.method is full but model.quantization is {quant}: a quantized "
                 "base cannot be trained", "Set model.quantization: none for full fine-tuning, or "
                 "training.method: qlora to train adapters on the 4-bit base.", file=file, key="training.method")
-    elif method == "full":
+    elif method == "full" and own:
         out.add("TG410", "error", "training.method full: the estimate above is for it, but tunegate's "
                 "mini-run and full-run trainer train LoRA adapters only, so this run cannot be checked or "
                 "approved here", "Run it with your own trainer using these figures, or set "
@@ -289,6 +318,8 @@ def _other_reading_finding(out: FindingCollector, r: Reading, file: str | None) 
 def _summary_line(est: Estimate) -> str:
     m = est.memory
     cost = f", ${est.cost_usd:,.0f}" if est.cost_usd is not None else ""
+    hours = "hours unknown" if est.tokens.source == "none" else f"{est.hours:,.1f} h"
+    cost = "" if est.tokens.source == "none" else cost
     return (f"{m.peak_gib:.1f}/{m.capacity_gib:g} GiB per GPU ({m.verdict}), "
-            f"{est.throughput.tokens_per_s:,.0f} tok/s per GPU, {est.hours:,.1f} h on "
+            f"{est.throughput.tokens_per_s:,.0f} tok/s per GPU, {hours} on "
             f"{est.gpu_count} x {est.gpu}{cost}")

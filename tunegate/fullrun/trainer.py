@@ -90,9 +90,10 @@ def _first_line(exc: BaseException) -> str:
 def _unsupported(spec: Spec) -> str:
     """Why the trainer cannot run this spec here ("" when it can): checked before anything loads.
 
-    First what the spec stage rejects too (TG160-TG162: sharding, bitsandbytes or a stored
-    checkpoint's loader missing; tunegate.spec.trainer_support, one list for both, so the gate
-    never approves what this refuses), then what only this machine can tell: a quantized base
+    This is the run machine. First what the trainer never runs (TG160: sharding, an error of the
+    spec stage too), then what this machine lacks of the run's requirements, which the spec stage
+    only lists (TG161, TG162: bitsandbytes, a stored checkpoint's loader; tunegate.spec.trainer_support
+    and run_machine, one list for both), then what only this machine can tell: a quantized base
     wants a CUDA GPU.
     """
     from tunegate.spec.trainer_support import unrunnable

@@ -50,6 +50,7 @@ def run_stage(ctx: GateContext) -> StageResult:
         return out.result(time.perf_counter() - start, stats)
     progress.note("importing torch, transformers, peft")
     stats["imports_s"] = _import_stack()
+    _launch_findings(ctx, out, stats)
     from tunegate.minirun.session import MiniRun
     from tunegate.training.runtime import quiet_transformers
 
@@ -58,6 +59,26 @@ def run_stage(ctx: GateContext) -> StageResult:
     stats["total_s"] = round(time.perf_counter() - start, 3)
     _place_in_spec(out, ctx.spec_file)
     return out.result(time.perf_counter() - start, stats)
+
+
+def _launch_findings(ctx: GateContext, out: FindingCollector, stats: dict[str, Any]) -> None:
+    """TG560: the mini-run approves tunegate's own full run, so what that run cannot do (the spec stage's
+    warnings on an imported config: sharding, settings it does not apply) is an error here. TG561: on a
+    GPU this is the run machine, so a package the run needs and this machine lacks is one too. Both
+    concern tunegate's own run only: the config's own trainer is judged by the other stages."""
+    stats["launch_only"] = ["TG560", "TG561"]
+    if ctx.launch_refusals:
+        out.add("TG560", "error", f"tunegate's full run cannot run this config, so the mini-run cannot approve it: "
+                + "; ".join(ctx.launch_refusals), "Change or remove those settings to launch it with tunegate; "
+                "otherwise train it with the config's own trainer (the other stages judged it for that one).")
+    import torch
+
+    if ctx.spec.gate.mini_run.device in ("auto", "cuda") and torch.cuda.is_available():
+        for need in ctx.requirements:
+            if need.get("kind") == "package" and need.get("met_here") is False:
+                out.add("TG561", "error", f"{need.get('reason')} needs {need.get('need')} on the machine that "
+                        "runs the training, and this GPU machine, where the mini-run runs, does not have it",
+                        f"{need.get('install') or 'Install it'} here.", key=need.get("key"))
 
 
 def _place_in_spec(out: FindingCollector, spec_file: str | None) -> None:

@@ -13,6 +13,7 @@ params is the digest of the spec those params came from.
 # start-up (~2 % of a rejection's instructions over the report, facts and spec models; issue 15).
 
 import codecs
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -22,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tunegate.errors import UsageError, YamlSyntaxError
 from tunegate.pathguard import read_regular, shown
-from tunegate.report import FindingCollector, StageResult
-from tunegate.spec import importers, yaml_loader
+from tunegate.report import LAUNCH, Finding, FindingCollector, StageResult
+from tunegate.spec import importers, run_machine, trainer_support, yaml_loader
 from tunegate.spec.digest import digest_bytes
 from tunegate.spec.model import Spec
 from tunegate.spec.rules import check_rules
@@ -53,6 +54,13 @@ class ParsedSpec(BaseModel):
     # For a config of another tool (axolotl, TRL, ...), the spec it maps onto.
     raw: dict[Any, Any] | None = None
     kind: str = "tunegate"  # or the name of a registered dialect (importers.KINDS): the tool the file was written for
+    # role -> why its data cannot be had here (an imported config's Hub dataset not cached, a random or no
+    # validation split: TG141-TG143); the dataset stage reports it and every check that needs no data runs
+    unavailable: dict[str, Finding] = {}
+    # An imported config's spec keys -> the original keys they came from, and where those were written:
+    # the gate names later stages' findings by them, as the spec stage does (importers.name_original).
+    origin: dict[str, str] = {}
+    places: dict[str, tuple[int, int]] = {}
 
     @property
     def valid(self) -> bool:
@@ -68,22 +76,34 @@ class ParsedSpec(BaseModel):
 
 
 def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None,
-               data: dict[str, Path] | None = None) -> ParsedSpec:
+               data: dict[str, Path] | None = None, hardware: dict[str, Any] | None = None) -> ParsedSpec:
     """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all.
 
     `path` may also be another tool's config (axolotl, TRL, ...), detected from its keys or named by
     `kind` (one of `importers.KINDS`); it is mapped onto the spec (`tunegate.spec.importers`). `data`
     ({"train": path, "validation": path}, `tunegate check --train/--validation`) replaces a config's
-    datasets for that role (TG157): its Hub ids need not be cached then.
+    datasets for that role (TG157): its Hub ids need not be cached then. `hardware` ({"gpu": name,
+    "count": n}: `--gpu`, `--gpus`) replaces the file's hardware.gpu and hardware.count.
     """
     if kind is not None and kind not in importers.KINDS:
         raise UsageError(f"unknown config kind {kind!r}; expected one of {', '.join(importers.KINDS)}")
     raw = _read_bytes(Path(path))
     if len(raw) > MAX_SPEC_BYTES:
         return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=_too_large(Path(path)))
-    result, spec, mapping = _validate_text(Path(path), _decode(Path(path), raw), cap, kind, data or {})
+    result, spec, mapping, mapped = _validate_text(Path(path), _decode(Path(path), raw), cap, kind, data or {},
+                                                   hardware or {})
+    named = {"unavailable": mapped.unavailable, "origin": mapped.origin, "places": mapped.located.places} if mapped else {}
     return ParsedSpec(path=str(path), digest=digest_bytes(raw), result=result, spec=spec,
-                      raw=mapping if isinstance(mapping, dict) else None, kind=result.stats.get("kind", "tunegate"))
+                      raw=mapping if isinstance(mapping, dict) else None, kind=result.stats.get("kind", "tunegate"),
+                      **named)
+
+
+def in_config_words(finding: Finding, parsed: ParsedSpec) -> Finding:
+    """A later stage's finding about an imported config's key, named by its original key and place (as
+    the spec stage names its own); other findings as they are."""
+    if parsed.kind == "tunegate" or finding.file != shown(Path(parsed.path)) or not finding.key:
+        return finding
+    return importers.name_original(finding, parsed.kind, parsed.origin, parsed.places)
 
 
 def _too_large(path: Path) -> StageResult:
@@ -108,8 +128,8 @@ def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None
     return parsed.result, parsed.spec
 
 
-def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
-                   data: dict[str, Path] | None = None) -> tuple[StageResult, Spec | None, Any]:
+def _validate_text(path: Path, text: str, cap: int, kind: str | None = None, data: dict[str, Path] | None = None,
+                   hardware: dict[str, Any] | None = None) -> tuple[StageResult, Spec | None, Any, Any]:
     start = time.perf_counter()
     out = FindingCollector(STAGE, cap)
     where = shown(path)
@@ -119,7 +139,7 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
         what = "the spec is not valid YAML: " if exc.code == yaml_loader.NOT_YAML else ""
         out.add(exc.code, "error", f"{what}{exc}", _YAML_HINTS[exc.code],
                 file=where, line=exc.line, column=exc.column)
-        return out.result(time.perf_counter() - start), None, None
+        return out.result(time.perf_counter() - start), None, None, None
     for problem in located.refused:
         out.add("TG130", "error", f"{problem.message}; a spec holds only strings, numbers, booleans, null, "
                 "lists and mappings", "Remove the tag (`!!...` or `!...`) and write the plain value.",
@@ -132,21 +152,60 @@ def _validate_text(path: Path, text: str, cap: int, kind: str | None = None,
         got = "empty" if located.data is None else f"a {type(located.data).__name__}"
         out.add("TG113", "error", f"the spec must be a mapping of sections (model, data, lora, training, "
                 f"...); this file is {got}", "Start from examples/quickstart.yaml.", file=where, line=1, column=1)
-        return out.result(time.perf_counter() - start), None, located.data
+        return out.result(time.perf_counter() - start), None, located.data, None
     kind = kind or importers.detect_kind(located.data)
-    mapped = importers.import_config(kind, located, where, path.resolve().parent, data) if kind != "tunegate" else None
+    mapped = importers.import_config(kind, located, where, path.resolve().parent, data, hardware) \
+        if kind != "tunegate" else None
     if mapped is None:
-        spec = _check_spec(located, where, path, out)
+        spec = _check_spec(_with_hardware(located, hardware), where, path, out)
     else:  # another tool's config: check the mapped spec, then name the original keys
         out.extend(mapped.findings)
         inner = FindingCollector(STAGE, cap)
-        spec = _check_spec(mapped.located, where, path, inner)
+        spec = _check_spec(_with_hardware(mapped.located, hardware), where, path, inner)
         out.extend([t for f in inner.kept if (t := importers.translate(f, mapped)) is not None])
     out.kept.sort(key=lambda f: (f.line or 0, f.column or 0))
-    stats = {"keys_written": len(located.places), "kind": kind}
+    stats = {"keys_written": len(located.places), "kind": kind, **_trainers(spec, out, mapped, path)}
+    if hardware:
+        stats["hardware_from_flags"] = dict(hardware)
     result = out.result(time.perf_counter() - start, stats)
     data = mapped.data if mapped is not None else located.data
-    return result, (spec if result.status == "passed" else None), data
+    return result, (spec if result.status == "passed" else None), data, mapped
+
+
+def _with_hardware(located: yaml_loader.Located, hardware: dict[str, Any] | None) -> yaml_loader.Located:
+    """`located` with hardware.gpu / hardware.count as `--gpu` / `--gpus` say (their places dropped: a
+    finding about them is about the flag, not the line the file wrote); a catalog GPU drops hardware.custom."""
+    if not hardware or not isinstance(located.data, dict):
+        return located
+    section = located.data.get("hardware")
+    section = dict(section) if isinstance(section, dict) else {}
+    section.update(hardware)
+    if "gpu" in hardware:
+        section.pop("custom", None)
+    gone = {f"hardware.{k}" for k in (*hardware, "custom")}
+    places = {k: v for k, v in located.places.items() if k not in gone and not k.startswith("hardware.custom.")}
+    return dataclasses.replace(located, data={**located.data, "hardware": section}, places=places)
+
+
+def _trainers(spec: Spec | None, out: FindingCollector, mapped: Any, path: Path) -> dict[str, Any]:
+    """The stats the report's two verdicts and its requirements are read from: the config's own trainer,
+    what tunegate launch cannot run (TG160, and an import's TG147), what the run machine needs."""
+    refusing = {trainer_support.CANNOT_SHARD, *(mapped.refusal_codes if mapped is not None else ())}
+    stats: dict[str, Any] = {
+        "trainer": importers.dialect(mapped.kind).runs_with if mapped is not None else LAUNCH,
+        "tunegate_launch": [f"{f.place()} {f.code} {f.message}" for f in out.kept if f.code in refusing]}
+    if spec is not None:
+        needs = run_machine.requirements(spec.resolve_paths(path.resolve().parent), path.resolve().parent)
+        stats["requirements"] = [_in_config_words(r, mapped) for r in needs]
+    return stats
+
+
+def _in_config_words(need: dict[str, Any], mapped: Any) -> dict[str, Any]:
+    """A requirement's key and reason in the imported config's own keys."""
+    if mapped is None:
+        return need
+    return {**need, "key": importers.original_key(need["key"], mapped),
+            "reason": importers.translate_words(need["reason"], mapped)}
 
 
 def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: FindingCollector) -> Spec | None:

@@ -157,3 +157,8 @@ def missing_loaders(method: str) -> list[str]:
 
 def install_hint(method: str) -> str:
     return _INSTALL[method]
+
+
+def pip_name(module: str) -> str:
+    """The package a loader's module is installed as (`auto_gptq` -> auto-gptq)."""
+    return _PIP.get(module, module)

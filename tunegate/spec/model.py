@@ -295,7 +295,7 @@ class Spec(Section):
                 return p
             try:
                 return (base / p).resolve()
-            except (RuntimeError, OSError):  # a symlink loop: the dataset stage names it (TG240)
+            except (RuntimeError, OSError, ValueError):  # a symlink loop, a NUL byte: TG240 names it
                 return Path(os.path.abspath(base / p))
         data = self.data.model_copy(update={"train": res(self.data.train),
                                             "validation": res(self.data.validation)})

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tunegate.report import Finding, Severity
-from tunegate.spec import gpus, runner_support, trainer_support
+from tunegate.spec import checkpoint, gpus, runner_support, trainer_support
 from tunegate.spec.model import Spec
 from tunegate.spec.pasted_keys import key_like_values
+from tunegate.spec.remote_code import UNPINNED_REMOTE_CODE, custom_classes, remote_code_finding
 from tunegate.spec.yaml_loader import Located
 
 # A LoRA learning rate above this usually diverges; common recipes use 1e-4 .. 3e-4.
@@ -67,11 +68,7 @@ def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[F
         yield _finding("TG112", "warning", "training.max_steps",
                        f"both training.epochs ({t.epochs}) and training.max_steps ({t.max_steps}) are set; "
                        "max_steps wins", "Remove one of them.", loc, file)
-    if spec.model.trust_remote_code and not spec.model.revision:
-        yield _finding("TG114", "error", "model.trust_remote_code",
-                       "model.trust_remote_code is true without a pinned model.revision",
-                       "Pin model.revision to the commit sha you reviewed: remote code runs with your "
-                       "credentials.", loc, file)
+    yield from _remote_code(spec, loc, file, base)
     if spec.model.hub_kernels:
         yield _finding("TG126", "warning", "model.hub_kernels",
                        "model.hub_kernels is true: transformers will download kernels from the Hugging Face Hub "
@@ -84,7 +81,7 @@ def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[F
         yield _finding(SHARDING_ON_ONE_GPU, "warning", "training.sharding",
                        f"training.sharding is '{t.sharding}' on a single GPU: nothing to shard across",
                        "Set hardware.count above 1 or sharding to 'none'.", loc, file)
-    yield from trainer_support.findings(spec, loc.place, file, base)  # TG160-TG162: what launch would refuse
+    yield from trainer_support.findings(spec, loc.place, file, base)  # TG160; TG161-TG162: the run machine's needs
     yield from runner_support.findings(spec, loc.place, file)  # TG167, TG168: where candidates run
     yield from _learning_rate(spec, loc, file)
     yield from _pasted_keys(spec, loc, file)
@@ -95,6 +92,14 @@ def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[F
                        "that scale alpha with the rank (alpha = r or 2r), and alpha is not one a fixed-alpha recipe uses",
                        f"Set lora.alpha to {lora.r} or {2 * lora.r} (the update is scaled by alpha / r), or fix it at 16 "
                        "or 32 whatever the rank, as TRL's LoRA Without Regret recipe does.", loc, file)
+
+
+def _remote_code(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[Finding]:
+    """TG114: trust_remote_code without a revision, an error where the model's config maps custom code."""
+    found = checkpoint.config_of(spec.model.id, base) if spec.model.trust_remote_code else None
+    said = remote_code_finding(spec, custom_classes(found[1]) if found else None, found[0] if found else None)
+    if said is not None:
+        yield _finding(UNPINNED_REMOTE_CODE, said[0], "model.trust_remote_code", said[1], said[2], loc, file)
 
 
 def _learning_rate(spec: Spec, loc: Located, file: str) -> Iterator[Finding]:

@@ -4,7 +4,7 @@
       strategy: grid
       grid:
         training.learnin_rate: [1e-4, 3e-4]                 # TG170 error: no spec has this key
-        training.optimizer: [adamw_torch, adamw_bnb_8bit]   # TG176 warning without bitsandbytes
+        lora.r: [8, -4]                                     # TG176 warning: a candidate the gate will reject
 
 A candidate of a list or grid sweep is known before anything runs, so what its own spec stage
 would say is said here, in seconds, at the line of the candidate: a key no spec has (a typo), a

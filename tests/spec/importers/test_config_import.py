@@ -20,12 +20,19 @@ def places(report):
     return [f"{f.place()} {f.code}" for f in report.findings]
 
 
+def data_problems(parsed) -> set[str]:
+    """The codes of why a split's data cannot be had: the dataset stage's findings, not the spec stage's."""
+    return {f.code for f in parsed.unavailable.values()}
+
+
 def test_an_axolotl_config_is_detected_mapped_with_its_own_defaults_and_passes_every_static_stage():
     parsed = parse_spec(AXOLOTL / "lora-1b.yml")
     assert parsed.kind == "axolotl"
-    if importlib.util.find_spec("bitsandbytes") is None:  # its adamw_8bit: the trainer would refuse it
-        assert [(f.code, f.line) for f in parsed.result.findings if f.severity == "error"] == [("TG161", 40)]
-        return
+    # its adamw_8bit needs bitsandbytes where axolotl runs it, not where this check runs: named, not refused
+    assert not [f for f in parsed.result.findings if f.severity == "error"]
+    if importlib.util.find_spec("bitsandbytes") is None:
+        assert [(f.code, f.severity, f.line) for f in parsed.result.findings if f.code == "TG161"] == [
+            ("TG161", "info", 40)]
     spec = parsed.require()
     assert (spec.model.id, spec.model.quantization, spec.model.pad_token) == (
         "meta-llama/Llama-3.2-1B", "none", "<|end_of_text|>")
@@ -52,22 +59,30 @@ def test_a_finding_names_the_original_file_line_and_key():
     assert not report.gates_passed
 
 
-def test_the_published_axolotl_example_gets_its_two_real_problems_not_dozens_of_unknown_keys():
+def test_the_published_axolotl_example_gets_its_two_data_problems_at_once_with_every_other_check():
     report = check(AXOLOTL / "lora-1b-upstream.yml")
     shown = places(report)
-    assert sorted(f.code for f in report.findings) == ["TG140", "TG141", "TG142"]
+    assert [f.code for f in report.stage("dataset").findings] == ["TG142", "TG141"]
     assert f"{AXOLOTL / 'lora-1b-upstream.yml'}:9:5 (datasets.0.path) TG142" in shown
     assert f"{AXOLOTL / 'lora-1b-upstream.yml'}:12:1 (val_set_size) TG141" in shown
-    assert [s.status for s in report.stages[1:]] == ["skipped", "skipped"]  # the data stages did not run
+    assert not [f for f in report.findings if f.severity == "warning"]  # not dozens of unknown keys
+    # the spec passed and the estimate ran (NousResearch's mirror of Llama-3.2-1B has no config on this
+    # disk: TG404); only the stage that reads both files did not
+    assert [s.status for s in report.stages[:3]] == ["passed", "failed", "skipped"], places(report)
+    assert "cannot be had here" in report.stage("overlap").reason and report.stage("estimate").findings
 
 
 def test_qlora_on_sharegpt_fields_maps_to_4bit_and_the_sharegpt_format():
     spec = Spec.model_validate(parse_spec(AXOLOTL / "qlora-sharegpt.yml").raw)  # as mapped, before the rules
     assert (spec.model.quantization, spec.data.format, spec.lora.target_modules) == ("4bit", "sharegpt", "all-linear")
     assert (spec.training.optimizer, spec.training.warmup_ratio) == ("paged_adamw_8bit", 0.1)
-    # without bitsandbytes installed the trainer refuses QLoRA, so the spec stage does too (TG161)
-    errors = {f.code for f in check(AXOLOTL / "qlora-sharegpt.yml").findings if f.severity == "error"}
-    assert errors == (set() if importlib.util.find_spec("bitsandbytes") else {"TG161"})
+    # bitsandbytes is a requirement of the machine axolotl runs on, listed in the report, never an error here
+    report = check(AXOLOTL / "qlora-sharegpt.yml")
+    assert not [f for f in report.findings if f.severity == "error"] and report.gates_passed
+    needs = {r.need: r for r in report.requirements}
+    assert needs["bitsandbytes"].where == "run machine" and needs["bitsandbytes"].key == "load_in_4bit"
+    assert needs["bitsandbytes"].met_here == (importlib.util.find_spec("bitsandbytes") is not None)
+    assert "a CUDA GPU" in needs
 
 
 def test_a_trl_sft_config_maps_trl_defaults_and_its_folder_splits():
@@ -83,9 +98,12 @@ def test_a_trl_sft_config_maps_trl_defaults_and_its_folder_splits():
     assert report.stage("dataset").stats["train"]["format"] == "prompt_completion"
 
 
-def test_the_published_trl_example_is_a_full_fine_tune_on_a_hub_dataset():
+def test_the_published_trl_example_is_a_full_fine_tune_on_a_hub_dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # neither the dataset nor Qwen2.5-0.5B's config cached
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     report = check(TRL / "example_config.yaml")
-    assert sorted(f.code for f in report.findings) == ["TG142", "TG144"]
+    assert sorted(f.code for f in report.findings) == ["TG142", "TG144", "TG404"]
+    assert [f.severity for f in report.findings if f.code == "TG144"] == ["warning"]  # trl sft runs it
     assert f"{TRL / 'example_config.yaml'}:9:1 (dataset_name) TG142" in places(report)
 
 
@@ -115,22 +133,27 @@ def test_a_hub_dataset_in_the_local_hub_cache_is_read_from_there(tmp_path, monke
 @pytest.mark.parametrize(("text", "code"), [
     ("val_set_size: 0.05\n", "TG141"), ("", "TG143"),
 ])
-def test_an_axolotl_config_without_a_frozen_validation_file_is_refused(tmp_path, text, code):
+def test_an_axolotl_config_without_a_frozen_validation_file_is_refused_by_the_dataset_stage(tmp_path, text, code):
     body = (AXOLOTL / "lora-1b.yml").read_text().replace("../data", str(CONFIGS / "data"))
     body = body.replace("test_datasets:\n  - path: " + str(CONFIGS / "data") + "/val.jsonl\n    type: chat_template\n"
                         "    split: train\n", "").replace("val_set_size: 0.0\n", text)
     (tmp_path / "cfg.yml").write_text(body)
-    result = parse_spec(tmp_path / "cfg.yml").result
-    assert code in {f.code for f in result.findings} and result.status == "failed"
-    assert "TG104" not in {f.code for f in result.findings}  # said once, by the import's own finding
+    parsed = parse_spec(tmp_path / "cfg.yml")
+    assert data_problems(parsed) == {code} and parsed.result.status == "passed"
+    assert "TG104" not in {f.code for f in parsed.result.findings}  # said once, by the import's own finding
+    report = check(parsed)
+    assert [f.code for f in report.stage("dataset").findings if f.severity == "error"] == [code]
+    assert report.stage("dataset").stats["train"]["records"] == 40  # the training file is still checked
+    assert report.stage("estimate").status == "passed" and not report.gates_passed
 
 
 @pytest.mark.parametrize(("config", "keys"), [(AXOLOTL / "lora-1b-unhonoured.yml", ("optimizer", "lr_scheduler")),
                                               (TRL / "sft-unhonoured.yaml", ("optim", "lr_scheduler_type"))])
-def test_an_optimizer_or_scheduler_the_full_run_cannot_honour_is_an_error_at_its_key(config, keys):
+def test_an_optimizer_or_scheduler_the_full_run_cannot_honour_is_a_warning_at_its_key(config, keys):
     findings = [f for f in parse_spec(config).result.findings if f.code == "TG147"]
     assert [f.key for f in findings] == list(keys)
-    assert all(f.severity == "error" and f.line and f.hint.startswith("Use one of: ") for f in findings)
+    assert all(f.severity == "warning" and f.line and f.hint.startswith("Use one of: ") for f in findings)
+    assert all("tunegate launch cannot" in f.message for f in findings)
 
 
 def test_an_axolotl_config_with_digit_groups_reads_them_as_axolotl_does():
@@ -148,9 +171,12 @@ def test_an_axolotl_config_in_pure_fp16_trains_in_fp16_with_flash_attention():
     assert parsed.require().training.precision == "fp16"
 
 
-def test_a_full_fine_tune_is_refused_as_one_and_not_for_lora_keys_it_does_not_need():
-    findings = parse_spec(AXOLOTL / "full-finetune-350m.yml").result.findings
-    assert [f.code for f in findings if f.severity == "error"] == ["TG144"]
+def test_a_full_fine_tune_is_judged_as_one_for_axolotl_and_refused_by_tunegate_launch():
+    parsed = parse_spec(AXOLOTL / "full-finetune-350m.yml")
+    findings = parsed.result.findings
+    assert [(f.code, f.severity) for f in findings if f.severity != "info"] == [("TG144", "warning")]
+    assert parsed.spec.training.method == "full" and "TG150" not in {f.code for f in findings}  # no adapters
+    assert [" TG144 " in r for r in parsed.result.stats["tunegate_launch"]] == [True]
 
 
 @pytest.mark.parametrize(("config", "key"), [("dpo-lora-1b.yml", "rl"), ("reward-model-lora.yml", "reward_model")])
@@ -163,13 +189,13 @@ def test_an_objective_other_than_supervised_fine_tuning_is_refused_at_its_key(co
 def test_a_trl_target_modules_string_is_a_regex_tunegate_does_not_run_not_a_module_name():
     findings = parse_spec(TRL / "sft-regex-targets.yaml").result.findings
     [regex] = [f for f in findings if f.code == "TG147"]
-    assert (regex.key, regex.severity) == ("lora_target_modules", "error")
+    assert (regex.key, regex.severity) == ("lora_target_modules", "warning")
 
 
 def test_local_copies_given_on_the_command_line_replace_a_trl_configs_uncached_hub_dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))  # the Hub id is in no cache
     config = TRL / "sft-hub-dataset.yaml"
-    assert "TG142" in {f.code for f in parse_spec(config).result.findings}  # without them: cannot be read
+    assert "TG142" in data_problems(parse_spec(config))  # without them: cannot be read
     copies = CONFIGS / "data" / "trl_support"
     report = check(config, train=copies / "train.jsonl", validation=copies / "test.jsonl")
     spec_stage = report.stage("spec")
@@ -183,7 +209,7 @@ def test_local_copies_given_on_the_command_line_replace_a_trl_configs_uncached_h
 def test_a_validation_file_given_replaces_an_axolotl_configs_random_split(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
     config = AXOLOTL / "lora-hub-datasets.yml"
-    assert {"TG141", "TG142"} <= {f.code for f in parse_spec(config).result.findings}
+    assert data_problems(parse_spec(config)) == {"TG141", "TG142"}
     data = CONFIGS / "data"
     parsed = parse_spec(config, data={"train": data / "train.jsonl", "validation": data / "val.jsonl"})
     assert not [f for f in parsed.result.findings if f.severity == "error"], [f"{f.place()} {f.code}" for f in parsed.result.findings]
@@ -194,8 +220,11 @@ def test_a_validation_file_given_replaces_an_axolotl_configs_random_split(tmp_pa
 def test_a_training_file_alone_leaves_the_configs_missing_validation_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
     parsed = parse_spec(AXOLOTL / "lora-hub-datasets.yml", data={"train": CONFIGS / "data" / "train.jsonl"})
-    errors = {f.code for f in parsed.result.findings if f.severity == "error"}
-    assert errors == {"TG141"} and parsed.spec is None
+    assert not [f for f in parsed.result.findings if f.severity == "error"]
+    assert data_problems(parsed) == {"TG141"} and set(parsed.unavailable) == {"validation"}
+    report = check(parsed)
+    assert report.stage("dataset").stats["train"]["records"] == 40
+    assert [f.code for f in report.stage("dataset").findings if f.severity == "error"] == ["TG141"]
 
 
 

@@ -17,6 +17,15 @@ def errors(path):
     return [(f.code, f.key, f.line) for f in parse_spec(path).result.findings if f.severity == "error"]
 
 
+def launch_refusals(path):
+    """The warnings of settings the tool runs and tunegate launch does not: (code, key, line)."""
+    parsed = parse_spec(path)
+    refused = parsed.result.stats["tunegate_launch"]
+    found = [(f.code, f.key, f.line) for f in parsed.result.findings if f.severity == "warning" and f.code == "TG147"]
+    assert len(refused) == len(found) and all(" TG147 " in r for r in refused)
+    return found
+
+
 def mapped(path):
     return Spec.model_validate(parse_spec(path).raw)  # as mapped, before the rules
 
@@ -37,27 +46,28 @@ def test_qlora_without_load_in_4bit_is_refused_as_axolotl_refuses_it():
     assert ("TG154", "adapter", 4) in errors(AXOLOTL / "qlora-without-4bit.yml")
 
 
-def test_training_user_turns_or_every_eos_is_refused_at_the_dataset_keys():
-    assert errors(AXOLOTL / "roles-to-train-user.yml") == [("TG147", "datasets.0.roles_to_train", 9),
-                                                             ("TG147", "datasets.0.train_on_eos", 10)]
+def test_training_user_turns_or_every_eos_is_a_launch_refusal_at_the_dataset_keys():
+    config = AXOLOTL / "roles-to-train-user.yml"
+    assert errors(config) == []  # axolotl runs it
+    assert launch_refusals(config) == [("TG147", "datasets.0.roles_to_train", 9), ("TG147", "datasets.0.train_on_eos", 10)]
 
 
 @pytest.mark.parametrize(("config", "key", "line"), [(AXOLOTL / "lora-dora.yml", "peft_use_dora", 34),
                                                       (TRL / "sft-use-dora.yaml", "use_dora", 19)])
-def test_dora_which_tunegate_does_not_apply_is_refused_not_listed_as_unchecked(config, key, line):
-    assert errors(config) == [("TG147", key, line)]
+def test_dora_which_tunegate_does_not_apply_is_a_launch_refusal_not_listed_as_unchecked(config, key, line):
+    assert errors(config) == [] and launch_refusals(config) == [("TG147", key, line)]
 
 
-def test_added_tokens_are_refused_and_a_chat_template_override_is_a_warning():
+def test_added_tokens_are_a_launch_refusal_and_a_chat_template_override_is_a_warning():
     findings = parse_spec(AXOLOTL / "chatml-added-tokens.yml").result.findings
     assert [(f.code, f.severity, f.key) for f in findings if f.code in ("TG147", "TG156")] == [
-        ("TG156", "warning", "chat_template"), ("TG147", "error", "tokens")]
+        ("TG156", "warning", "chat_template"), ("TG147", "warning", "tokens")]
     [note] = [f for f in findings if f.code == "TG140"]
     assert "special_tokens.eos_token" in note.message  # no longer dropped without a word
 
 
-def test_a_regex_string_of_target_modules_is_refused_and_all_linear_is_all_linear():
-    assert errors(AXOLOTL / "lora-regex-targets.yml") == [("TG147", "lora_target_modules", 33)]
+def test_a_regex_string_of_target_modules_is_a_launch_refusal_and_all_linear_is_all_linear():
+    assert launch_refusals(AXOLOTL / "lora-regex-targets.yml") == [("TG147", "lora_target_modules", 33)]
     assert mapped(AXOLOTL / "lora-all-linear-string.yml").lora.target_modules == "all-linear"
 
 
@@ -99,17 +109,21 @@ def test_trl_max_seq_length_is_refused_with_its_new_name():
 @pytest.mark.parametrize(("config", "code", "key"), [(TRL / "sft-mixture-json.yaml", "TG143", "datasets"),
                                                       (TRL / "sft-mixture-split.yaml", "TG141", "test_split_size")])
 def test_a_trl_datasets_mixture_has_no_frozen_test_split(config, code, key):
-    assert [(c, k) for c, k, _ in errors(config)] == [(code, key)]
+    parsed = parse_spec(config)
+    assert errors(config) == [] and [(f.code, f.key, f.stage) for f in parsed.unavailable.values()] == [
+        (code, key, "dataset")]
 
 
-def test_deepspeed_is_refused_with_the_fix_in_axolotl_keys_and_no_single_gpu_warning():
-    findings = parse_spec(AXOLOTL / "lora-deepspeed-zero1.yml").result.findings
-    assert [(f.code, f.key) for f in findings if f.severity != "info"] == [("TG160", "deepspeed")]
-    assert findings[-1].hint.startswith("Remove deepspeed")
+def test_deepspeed_is_a_warning_axolotl_runs_with_the_fix_in_axolotl_keys_and_no_single_gpu_warning():
+    parsed = parse_spec(AXOLOTL / "lora-deepspeed-zero1.yml")
+    findings = parsed.result.findings
+    assert [(f.code, f.key, f.severity) for f in findings if f.severity != "info"] == [("TG160", "deepspeed", "warning")]
+    assert findings[-1].hint.startswith("Remove deepspeed") and "axolotl runs it" in findings[-1].message
+    assert parsed.valid and [" TG160 " in r for r in parsed.result.stats["tunegate_launch"]] == [True]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None, reason="bitsandbytes installed: no TG161")
-def test_a_trainer_refusal_names_tool_keys_not_spec_keys():
+def test_a_run_machine_requirement_names_tool_keys_not_spec_keys():
     [finding] = [f for f in parse_spec(AXOLOTL / "qlora-alpaca.yml").result.findings if f.code == "TG161"]
     assert "model.quantization" not in finding.message + finding.hint
     assert "training.optimizer" not in finding.message + finding.hint
@@ -117,7 +131,8 @@ def test_a_trainer_refusal_names_tool_keys_not_spec_keys():
 
 def test_wrong_types_under_the_keys_the_import_reads_are_findings_not_a_crash():
     codes = {c for c, _, _ in errors(AXOLOTL / "hostile-values.yml")}
-    assert {"TG145", "TG147", "TG103"} <= codes
+    assert {"TG145", "TG103"} <= codes
+    assert "TG147" in {f.code for f in parse_spec(AXOLOTL / "hostile-values.yml").result.findings}
 
 
 def test_adam_betas_and_epsilon_are_mapped_not_refused():

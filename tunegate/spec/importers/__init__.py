@@ -14,7 +14,8 @@ would do differently), `config_data.py` and `data_source.py` (the dataset files)
 A new dialect is one module here plus its row in `registry.DIALECTS`: detection, `--from`,
 `ParsedSpec.kind` and `translate` read the registry.
 """
-from tunegate.spec.importers.mapping import import_config, translate
+from tunegate.spec.importers.mapping import import_config, name_original, original_key, translate, translate_words
 from tunegate.spec.importers.registry import KINDS, detect_kind, dialect
 
-__all__ = ["KINDS", "detect_kind", "dialect", "import_config", "translate"]
+__all__ = ["KINDS", "detect_kind", "dialect", "import_config", "name_original", "original_key", "translate",
+           "translate_words"]

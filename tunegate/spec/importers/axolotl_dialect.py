@@ -2,7 +2,8 @@
 
     tunegate check tests/data/configs/axolotl/lora-1b.yml   # detected by its keys (base_model, datasets, ...)
 
-Read from axolotl's config schema (src/axolotl/utils/schemas): micro_batch_size 1,
+Read from axolotl's config schema (src/axolotl/utils/schemas, where axolotl is installed: tool_defaults;
+else the copies below, of the version tool_defaults.COPIED_FROM names): micro_batch_size 1,
 gradient_accumulation_steps 1, num_epochs 1, sequence_len 512, lora_dropout 0.0, lr_scheduler
 cosine, optimizer adamw_torch_fused, weight_decay 0.0, bf16 auto, val_set_size 0.0; seed and
 max_grad_norm unset (the HF Trainer's 42 and 1.0). Mapped keys are listed in docs/axolotl.md;
@@ -18,6 +19,7 @@ from tunegate.spec.importers.axolotl_datasets import dataset, template
 from tunegate.spec.importers.config_data import no_validation, random_split, unusable_data
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, typos, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
+from tunegate.spec.importers.tool_defaults import accepted_optimizers, tool_default
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
     SCHEDULERS,
@@ -78,6 +80,8 @@ UNHONOURED: Unhonoured = {
     "process_reward_model": (False, "a process reward model (a classification head on step labels)"),
     "pretraining_dataset": (None, "pretraining on a streamed raw-text dataset instead of the chat datasets"),
 }
+# The keys above that train another objective than supervised fine-tuning: errors (TG147), not warnings.
+OBJECTIVES = frozenset({"rl", "reward_model", "process_reward_model", "pretraining_dataset"})
 # Real axolotl keys close to a key tunegate maps, so they are not typos (TG155). Computed by running
 # difflib.get_close_matches(key, mapped, cutoff=0.8) over every field name in axolotl's schemas
 # (axolotl-ai-cloud/axolotl src/axolotl/utils/schemas, integrations).
@@ -91,7 +95,7 @@ _REAL_NEAR = frozenset({
 def map_config(cmap: ConfigMap) -> None:
     """Fill `cmap` from an axolotl config."""
     for key, spec_key, default in _PLAIN:
-        value = cmap.get(key, default)
+        value = cmap.get(key, tool_default("axolotl", key, default))
         if value is not None:
             cmap.set(spec_key, _number(value) if key in ("learning_rate", "adam_epsilon") else value, key)
     cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
@@ -110,7 +114,7 @@ def map_config(cmap: ConfigMap) -> None:
     cmap.used.add("chat_template_jinja")  # the template TG156 names
     template(cmap, cmap.get("chat_template") or ("jinja" if cmap.get("chat_template_jinja") else None),
              "chat_template" if cmap.has("chat_template") else "chat_template_jinja")
-    unhonoured(cmap, UNHONOURED)
+    unhonoured(cmap, UNHONOURED, OBJECTIVES)
     meant = typos(cmap, cmap.used | _NO_EFFECT, _REAL_NEAR)
     lora = cmap.get("adapter") in ("lora", "qlora")  # a full fine-tune needs no lora_* keys (TG144 names it)
     for key in _REQUIRED:
@@ -163,7 +167,7 @@ def _adapter(cmap: ConfigMap) -> None:
     if adapter not in ("lora", "qlora"):
         what = "not set, so axolotl fine-tunes every weight" if adapter is None else f"{adapter!r}"
         not_lora(cmap, "adapter" if adapter is not None else None, f"adapter is {what}",
-                 "Set adapter: lora (or qlora with load_in_4bit: true).")
+                 "Set adapter: lora (or qlora with load_in_4bit: true) to launch it with tunegate.", full=adapter is None)
     if four and eight:
         conflicting(cmap, "load_in_8bit", "load_in_4bit and load_in_8bit are both true",
                     "Keep one: load_in_4bit for QLoRA, load_in_8bit for LoRA on an 8-bit base.")
@@ -182,6 +186,9 @@ def _targets(cmap: ConfigMap) -> None:
         cmap.used.add("lora_target_modules")
         return
     targets = cmap.get("lora_target_modules")
+    if targets is None and cmap.get("adapter") is None:  # a full fine-tune: no adapters, no targets to name
+        cmap.set("lora.target_modules", ["q_proj", "v_proj"])
+        return
     if targets is None:
         peft_default_targets(cmap, "neither lora_target_modules nor lora_target_linear is set",
                              "Set lora_target_modules (or lora_target_linear: true) to say which modules get adapters.")
@@ -205,15 +212,26 @@ def _precision(cmap: ConfigMap) -> None:
     bf16_key, fp16_key = "bf16" if bf16 not in (False, "auto", None) else "bfloat16", "fp16" if fp16 else "float16"
     if half_bf16 and half_fp16:
         conflicting(cmap, fp16_key, f"{bf16_key} and {fp16_key} are both true", "Keep one of them.")
-    precision = "fp16" if half_fp16 else "bf16" if half_bf16 or bf16 == "auto" else "fp32"
+    # bf16: auto is bf16 where the GPU has it, else fp16 (axolotl's normalize_config): the GPU --gpu names decides
+    auto = "bf16" if _has_bf16(cmap.hardware.get("gpu")) else "fp16"
+    precision = "fp16" if half_fp16 else "bf16" if half_bf16 else auto if bf16 == "auto" else "fp32"
     cmap.set("training.precision", precision, fp16_key if half_fp16 else bf16_key if half_bf16 else "bf16")
     checkpointing = cmap.get("gradient_checkpointing", False)
     cmap.set("training.gradient_checkpointing", bool(checkpointing), "gradient_checkpointing")
 
 
+def _has_bf16(name: str | None) -> bool:
+    """Whether the GPU `name` (a catalog name; None: not named) runs bf16; an unnamed GPU is taken to."""
+    from tunegate.spec import gpus
+
+    found = gpus.lookup(name) if name else None
+    return found is None or found.supports_bf16
+
+
 def _training(cmap: ConfigMap) -> None:
-    choose(cmap, "optimizer", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
-    choose(cmap, "lr_scheduler", "training.lr_scheduler", "cosine", SCHEDULERS)
+    choose(cmap, "optimizer", "training.optimizer", tool_default("axolotl", "optimizer", "adamw_torch_fused"),
+           OPTIMIZERS, accepted_optimizers("axolotl"))
+    choose(cmap, "lr_scheduler", "training.lr_scheduler", tool_default("axolotl", "lr_scheduler", "cosine"), SCHEDULERS)
     if cmap.has("warmup_steps") and cmap.has("warmup_ratio"):
         conflicting(cmap, "warmup_ratio", "warmup_steps and warmup_ratio are both set",
                     "Keep one of them (axolotl refuses both).")

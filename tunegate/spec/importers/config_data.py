@@ -2,7 +2,9 @@
 
 Shared by every dialect's mapping. A Hub id is read from the local Hub cache when its files are
 there (TG148, info) and is an error otherwise (TG142): offline it cannot be read, so the data
-stages cannot run and nothing is approved. Several files for one split are TG146: tunegate checks
+stages cannot run and nothing is approved. TG141, TG142 and TG143 say a split's data cannot be had
+here: they are the dataset stage's findings (`ConfigMap.unavailable`), so the spec stage, the
+estimate and every other check that needs no data still run, all at once. Several files for one split are TG146: tunegate checks
 exactly the one file a run reads. A random split of the training data (TG141) or none at all
 (TG143) is no frozen validation set. Each code is produced here once; a dialect says its own case
 through the function that produces it:
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tunegate.report import Finding
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.importers.data_source import hub_cache, resolve
 
@@ -54,11 +57,12 @@ def map_data_file(cmap: ConfigMap, role: str, ref: Any, key: str | None, split: 
                       "checked; a newer revision on the Hub would be different data.")
         return True
     if found.hub_id and not found.problem:
-        cmap.note(NOT_CACHED, "error", key, f"{ref!r} is a Hugging Face Hub dataset id and is not in the local Hub "
-                  f"cache ({hub_cache()}): offline it cannot be read, so the data stages cannot run",
-                  f"Download it once where the Hub is reachable (`hf download --repo-type dataset {ref}`, or "
-                  "`datasets.load_dataset(...)`), or point the config at a local file (or check local copies: "
-                  "tunegate check CONFIG --train FILE --validation FILE).")
+        unavailable(cmap, role, cmap.finding(
+            NOT_CACHED, "error", key, f"{ref!r} is a Hugging Face Hub dataset id and is not in the local Hub cache "
+            f"({hub_cache()}): offline it cannot be read, so the data stages cannot run (every other check does)",
+            f"Download it once where the Hub is reachable (`hf download --repo-type dataset {ref}`, or "
+            "`datasets.load_dataset(...)`), or point the config at a local file (or check local copies: "
+            "tunegate check CONFIG --train FILE --validation FILE).", stage="dataset"), ref)
     else:
         several_files(cmap, key, f"{key}: {found.problem}", "Point the config at one file per split (merge shards "
                       "with `cat` or `pyarrow.parquet.write_table`): tunegate checks the exact file a run reads.")
@@ -77,9 +81,19 @@ def several_files(cmap: ConfigMap, key: str | None, message: str, hint: str) -> 
 
 def random_split(cmap: ConfigMap, key: str, split: str, hint: str) -> None:
     """TG141 at `key`: `split` says how the tool splits a random share of the training data off."""
-    cmap.note("TG141", "error", key, f"{split}{_NOT_FROZEN}", hint)
+    unavailable(cmap, "validation", cmap.finding("TG141", "error", key, f"{split}{_NOT_FROZEN}", hint, "dataset"))
 
 
 def no_validation(cmap: ConfigMap, key: str | None, why: str, hint: str) -> None:
     """TG143 (at `key`, when there is one to point at): the run would have no validation data."""
-    cmap.note("TG143", "error", key, f"no validation data: {why}", hint)
+    unavailable(cmap, "validation", cmap.finding("TG143", "error", key, f"no validation data: {why}", hint, "dataset"))
+
+
+def unavailable(cmap: ConfigMap, role: str, finding: Finding, ref: Any = None) -> None:
+    """data.<role> cannot be had here, for the reason `finding` gives (the dataset stage's, TG141-TG143).
+
+    data.<role> holds the reference as written (a Hub id), or a name that is no file, so the spec is
+    whole and its other checks run; no stage reads a file for the role."""
+    cmap.unavailable[role] = finding
+    cmap.explained.add(f"data.{role}")
+    cmap.set(f"data.{role}", ref if isinstance(ref, str) and ref else f"(no {role} file: {finding.key or finding.code})")

@@ -40,6 +40,7 @@ class ConfigMap:
     file: str
     base: Path  # the config's folder: relative data paths resolve here first
     overrides: dict[str, Path] = field(default_factory=dict)  # role -> the file --train/--validation gave
+    hardware: dict[str, Any] = field(default_factory=dict)  # --gpu/--gpus: the GPU a tool's "auto" setting meets
     data: dict[str, Any] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
@@ -47,6 +48,9 @@ class ConfigMap:
     explained: set[str] = field(default_factory=set)  # spec keys a finding here already says are missing
     unchecked: list[str] = field(default_factory=list)  # nested keys with a value that nothing maps
     at: tuple[str, Located] | None = None  # while `elsewhere`: the other file findings point into
+    # role -> why its data cannot be had here (a Hub dataset not cached, a random or no validation split):
+    # said by the dataset stage, so the spec stage and every check that needs no data still run
+    unavailable: dict[str, Finding] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -71,10 +75,15 @@ class ConfigMap:
 
     def note(self, code: str, severity: Severity, key: str | None, message: str, hint: str) -> None:
         """A finding about the config itself, at the original key's place (in the file `elsewhere` names)."""
+        self.findings.append(self.finding(code, severity, key, message, hint))
+
+    def finding(self, code: str, severity: Severity, key: str | None, message: str, hint: str,
+                stage: str = "spec") -> Finding:
+        """A finding at the original key's place (in the file `elsewhere` names), not yet noted."""
         file, located = self.at or (self.file, self.located)
         line, col = (located.place(key) or (None, None)) if key else (None, None)
-        self.findings.append(Finding(code=code, severity=severity, stage="spec", message=message, hint=hint,
-                                     file=file, line=line, column=col, key=key))
+        return Finding(code=code, severity=severity, stage=stage, message=message, hint=hint,
+                       file=file, line=line, column=col, key=key)
 
     @contextmanager
     def elsewhere(self, file: str, located: Located) -> Iterator[None]:
@@ -106,3 +115,5 @@ class Mapped:
     findings: list[Finding]
     located: Located  # places of the spec keys, at the original keys they came from
     explained: frozenset[str] = frozenset()
+    unavailable: dict[str, Finding] = field(default_factory=dict)  # role -> why its data cannot be had here
+    refusal_codes: frozenset[str] = frozenset()  # codes of the import's findings tunegate launch refuses for

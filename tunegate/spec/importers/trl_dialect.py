@@ -2,7 +2,8 @@
 
     tunegate check tests/data/configs/trl/sft.yaml   # detected by its keys (model_name_or_path, ...)
 
-Read from TRL's ScriptArguments, ModelConfig and SFTConfig (over transformers' TrainingArguments):
+Read from TRL's ScriptArguments, ModelConfig and SFTConfig (over transformers' TrainingArguments), where
+TRL is installed (tool_defaults), else the copies below, of the version tool_defaults.COPIED_FROM names:
 learning_rate 2e-5, per_device_train_batch_size 8, gradient_accumulation_steps 1,
 num_train_epochs 3, max_length 1024, bf16 on unless fp16, gradient_checkpointing on, packing off,
 lora r 16 / alpha 32 / dropout 0.05, optim adamw_torch_fused, lr_scheduler_type linear, seed 42,
@@ -16,15 +17,16 @@ import math
 from typing import Any
 
 from tunegate.spec.importers.config_data import (
-    NOT_CACHED,
     map_data_file,
     no_validation,
     random_split,
     several_files,
+    unavailable,
     unusable_data,
 )
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
+from tunegate.spec.importers.tool_defaults import accepted_optimizers, tool_default
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
     SCHEDULERS,
@@ -75,7 +77,7 @@ def map_config(cmap: ConfigMap) -> None:
         required(cmap, "model_name_or_path", "trl sft cannot start without it",
                  "Set model_name_or_path to the base model's Hub id or local folder.")
     for key, spec_key, default in _PLAIN:
-        value = cmap.get(key, default)
+        value = cmap.get(key, tool_default("trl", key, default))
         if value is not None:
             cmap.set(spec_key, value, key)
     cmap.used |= {k for k in _NO_EFFECT if k in cmap.source}
@@ -87,6 +89,7 @@ def map_config(cmap: ConfigMap) -> None:
     _precision(cmap)
     _schedule(cmap)
     _data(cmap)
+    _launch(cmap)
     unhonoured(cmap, UNHONOURED)
     typos(cmap, cmap.used | _NO_EFFECT, _REAL_NEAR)
 
@@ -109,7 +112,8 @@ DIALECT = Dialect(
 def _peft(cmap: ConfigMap) -> None:
     if not cmap.get("use_peft", False):
         not_lora(cmap, "use_peft" if cmap.has("use_peft") else None, "use_peft is not true, so TRL fine-tunes every "
-                 "weight", "Set use_peft: true (with lora_r, lora_alpha and lora_target_modules).")
+                 "weight", "Set use_peft: true (with lora_r, lora_alpha and lora_target_modules) to launch it with "
+                 "tunegate.", full=True)
     four, eight = cmap.get("load_in_4bit", False), cmap.get("load_in_8bit", False)
     if four and eight:
         conflicting(cmap, "load_in_8bit", "load_in_4bit and load_in_8bit are both true", "Keep one.")
@@ -128,6 +132,25 @@ def _peft(cmap: ConfigMap) -> None:
                  "lora_target_modules")
 
 
+# `accelerate_config` names TRL ships (trl/accelerate_configs): the sharding each one runs. ZeRO-1 shards the
+# optimizer states only, read as zero2 (the nearest the spec has: for LoRA both are a few MB).
+_ACCELERATE = {"zero1": "zero2", "zero2": "zero2", "zero3": "zero3", "fsdp1": "fsdp", "fsdp2": "fsdp"}
+
+
+def _launch(cmap: ConfigMap) -> None:
+    """What `trl sft` hands to `accelerate launch`: `num_processes` (one process per GPU: the GPU count, as
+    the hardware the run needs; --gpus replaces it) and `accelerate_config` (its sharding, refused by
+    tunegate launch: TG160). `multi_gpu` and a config file of one's own are not read (TG140)."""
+    processes = cmap.get("num_processes")
+    if processes is not None and "count" not in cmap.hardware:
+        cmap.set("hardware.count", processes, "num_processes")
+    named = cmap.get("accelerate_config")
+    if isinstance(named, str) and named in _ACCELERATE:
+        cmap.set("training.sharding", _ACCELERATE[named], "accelerate_config")
+    elif named is not None:
+        cmap.used.discard("accelerate_config")  # a file of one's own: listed as not checked
+
+
 def _lengths(cmap: ConfigMap) -> None:
     if cmap.has("max_seq_length"):  # SFTConfig's name until TRL 0.20, which removed it
         cmap.used.add("max_seq_length")
@@ -139,7 +162,7 @@ def _lengths(cmap: ConfigMap) -> None:
     if "max_length" in cmap.source and cmap.source["max_length"] is None:
         not_honoured(cmap, "max_length", "max_length is null, so TRL never truncates: the longest record sets the "
                      "memory peak", "Set max_length to the longest sequence to train on (e.g. 2048).")
-    cmap.set("training.max_seq_len", cmap.get("max_length", 1024), "max_length")
+    cmap.set("training.max_seq_len", cmap.get("max_length", tool_default("trl", "max_length", 1024)), "max_length")
     steps = cmap.get("max_steps", -1)
     if not _real(steps) or steps > 0:  # not a number: the spec's TG102 says so at max_steps
         cmap.set("training.max_steps", steps, "max_steps")
@@ -162,8 +185,10 @@ def _precision(cmap: ConfigMap) -> None:
 
 
 def _schedule(cmap: ConfigMap) -> None:
-    choose(cmap, "optim", "training.optimizer", "adamw_torch_fused", OPTIMIZERS)
-    choose(cmap, "lr_scheduler_type", "training.lr_scheduler", "linear", SCHEDULERS)
+    choose(cmap, "optim", "training.optimizer", tool_default("trl", "optim", "adamw_torch_fused"), OPTIMIZERS,
+           accepted_optimizers("trl"))
+    choose(cmap, "lr_scheduler_type", "training.lr_scheduler", tool_default("trl", "lr_scheduler_type", "linear"),
+           SCHEDULERS)
     warmup, ratio = cmap.get("warmup_steps", 0), cmap.get("warmup_ratio", 0.0)
     if warmup and ratio:
         conflicting(cmap, "warmup_ratio", "warmup_steps and warmup_ratio are both set", "Keep one.")
@@ -211,10 +236,11 @@ def _data(cmap: ConfigMap) -> None:
     if train_split is None or test_split is None:  # TG102 said so: which files they mean is unknown
         cmap.explained |= {"data.train", "data.validation"}
         return
-    if not map_data_file(cmap, "train", ref, key, train_split) and cmap.findings[-1].code == NOT_CACHED:
-        cmap.explained.add("data.validation")  # the same Hub dataset holds both splits: said once
+    if not map_data_file(cmap, "train", ref, key, train_split) and "train" in cmap.unavailable:
+        # the same Hub dataset holds both splits: the same reason for both, said once
+        unavailable(cmap, "validation", cmap.unavailable["train"])
         return
-    if not map_data_file(cmap, "validation", ref, key, test_split):
+    if not map_data_file(cmap, "validation", ref, key, test_split) and "validation" not in cmap.unavailable:
         unreadable = cmap.findings.pop()  # said again as what it means for the run: no validation data
         no_validation(cmap, unreadable.key, unreadable.message, f"Give the dataset a {test_split!r} split file "
                       "(frozen, held out from train), or set dataset_test_split to the split that has it.")
