@@ -67,10 +67,11 @@ def _trainer_lines(report: GateReport, colour: bool) -> list[str]:
         verdicts = verdicts[:1]  # a tunegate spec: its own trainer is tunegate launch
     for v in verdicts:
         if v.passed:
-            lines.append(f"  {paint(MARKS['passed'], 'passed', colour)} {one_line(v.trainer)}: every check that ran passed")
+            lines.append(f"  {paint(MARKS['passed'], 'passed', colour)} {one_line(v.trainer)}: every check that ran "
+                         "passed")
             continue
         codes = ", ".join(dict.fromkeys(m.group(1) for r in v.reasons if (m := _CODE.search(r))))
-        lines.append(f"  {paint(MARKS['failed'], 'failed', colour)} {one_line(v.trainer)} cannot run it as checked "
+        lines.append(f"  {paint(MARKS['failed'], 'failed', colour)} {one_line(v.trainer)}: not approved as checked "
                      f"({len(v.reasons)} reason(s): {codes} above)")
     needs = report.requirements
     if needs:

@@ -48,7 +48,7 @@ def test_a_tunegate_specs_own_trainer_is_tunegate_launch():
 def test_the_terminal_shows_both_verdicts_and_the_run_machines_needs_errors_first():
     text = tunegate("check", str(AXOLOTL / "lora-dora.yml")).stdout
     assert "✓ axolotl: every check that ran passed" in text
-    assert "✗ tunegate launch cannot run it as checked (1 reason(s): TG147 above)" in text
+    assert "✗ tunegate launch: not approved as checked (1 reason(s): TG147 above)" in text
     assert "the run machine needs" in text and "- flash-attn for the flash_attention_2 kernel" in text
     assert SEVERITY.findall(text.split("[2/")[0]) == [("TG147", "warning")]
     dropout = SEVERITY.findall(tunegate("check", str(AXOLOTL / "lora-1b-bad-dropout.yml")).stdout.split("[2/")[0])

@@ -56,7 +56,9 @@ def entry(folder, name, **attrs):
 
 
 def found(path):
-    return [(f.code, f.key) for f in parse_spec(path).result.findings if f.severity != "info"]
+    """(code, key) of the import's warnings and errors, with the data the dataset stage says it cannot have."""
+    parsed = parse_spec(path)
+    return [(f.code, f.key) for f in [*parsed.result.findings, *parsed.unavailable.values()] if f.severity != "info"]
 
 
 def test_a_llamafactory_config_on_local_data_passes_every_static_stage(layout):

@@ -96,7 +96,7 @@ def _stage(cmap: ConfigMap) -> str:
     elif stage != "sft":
         not_honoured(cmap, "stage", f"stage: {stage} is {STAGES[stage]}, not supervised fine-tuning; tunegate "
                      "gates supervised fine-tuning runs only", "Gate the supervised fine-tuning run (stage: sft on "
-                     "chat or instruction data); run this stage with llamafactory-cli train itself.")
+                     "chat or instruction data); run this stage with llamafactory-cli train itself.", objective=True)
     if not cmap.get("do_train", False):
         what = "not set" if not cmap.has("do_train") else "false"
         not_honoured(cmap, "do_train" if cmap.has("do_train") else None, f"do_train is {what}, so llamafactory-cli "
@@ -113,7 +113,7 @@ def _method(cmap: ConfigMap) -> None:
              "oft": "oft (orthogonal fine-tuning adapters), not LoRA"}
     if isinstance(method, str) and method in words:
         not_lora(cmap, "finetuning_type", f"finetuning_type is {words[method]}", "Set finetuning_type: lora (with "
-                 "quantization_bit: 4 for QLoRA).")
+                 "quantization_bit: 4 for QLoRA).", full=method == "full")
     elif method != "lora":
         wrong_type(cmap, "finetuning_type", method, "one of lora, oft, freeze, full", "Set finetuning_type: lora.")
     rank = cmap.get("lora_rank", DEFAULTS["lora_rank"])
