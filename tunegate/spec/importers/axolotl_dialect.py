@@ -25,6 +25,7 @@ from tunegate.spec.importers.unhonoured import (
     SCHEDULERS,
     Unhonoured,
     choose,
+    compile_settings,
     not_honoured,
     not_lora,
     peft_default_targets,
@@ -104,6 +105,7 @@ def map_config(cmap: ConfigMap) -> None:
     _targets(cmap)
     _precision(cmap)
     _training(cmap)
+    compile_settings(cmap)
     _data(cmap)
     tokens = cmap.get("special_tokens")
     pad = tokens.get("pad_token") if isinstance(tokens, dict) else None

@@ -25,6 +25,7 @@ from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
     SCHEDULERS,
     choose,
+    compile_settings,
     not_honoured,
     not_lora,
     own_template,
@@ -60,6 +61,7 @@ def map_config(cmap: ConfigMap) -> None:
     _method(cmap)
     _quantization(cmap)
     _training(cmap)
+    compile_settings(cmap)
     _sharding(cmap)
     map_datasets(cmap, stage)
     template = text(cmap, "template", cmap.get("template"), "")

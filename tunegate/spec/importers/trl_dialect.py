@@ -32,6 +32,7 @@ from tunegate.spec.importers.unhonoured import (
     SCHEDULERS,
     Unhonoured,
     choose,
+    compile_settings,
     not_honoured,
     not_lora,
     peft_default_targets,
@@ -88,6 +89,7 @@ def map_config(cmap: ConfigMap) -> None:
     _lengths(cmap)
     _precision(cmap)
     _schedule(cmap)
+    compile_settings(cmap)
     _data(cmap)
     _launch(cmap)
     unhonoured(cmap, UNHONOURED)

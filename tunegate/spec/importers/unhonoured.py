@@ -123,3 +123,28 @@ def own_template(cmap: ConfigMap, key: str, message: str, hint: str) -> None:
     """TG156 (warning) at `key`: the tool renders chats with its own template (`message` says which);
     tunegate's token audit, mini-run and full run render with the tokenizer's."""
     cmap.note("TG156", "warning", key, message, hint)
+
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
+
+
+def compile_settings(cmap: ConfigMap) -> None:
+    """torch.compile as transformers' TrainingArguments take it (axolotl, TRL and LLaMA-Factory pass
+    these on): `torch_compile`, `torch_compile_mode` (a mode alone switches compiling on, as
+    TrainingArguments does), `torch_compile_backend` (tunegate's run compiles with inductor: another
+    backend is TG147). axolotl's `torch_compile: auto` compiles where the run's torch is 2.6 or newer,
+    which a GPU box with transformers 5 has."""
+    wanted, mode = cmap.get("torch_compile"), cmap.get("torch_compile_mode")
+    on = wanted == "auto" or (wanted is not None and wanted is not False) or mode is not None
+    if not isinstance(wanted, (bool, str, type(None))):  # no flag: the spec's TG102 says what it takes
+        cmap.set("training.compile", wanted, "torch_compile")
+        return
+    cmap.set("training.compile", on, "torch_compile" if cmap.has("torch_compile") else
+             "torch_compile_mode" if mode is not None else None)
+    if mode is not None:
+        cmap.set("training.compile_mode", mode, "torch_compile_mode")
+    backend = cmap.get("torch_compile_backend")
+    if on and backend not in (None, "inductor"):
+        not_honoured(cmap, "torch_compile_backend", f"torch_compile_backend {_shown(backend)} compiles with "
+                     "another backend than tunegate's run (inductor)", "Remove torch_compile_backend (inductor is "
+                     "the default) to launch it with tunegate.")
