@@ -25,6 +25,10 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.fast_exit import skip_teardown_at_exit
 
     ending = skip_teardown_at_exit()  # first: its atexit handler must run last
+    from tunegate.cli.extras import ORCHESTRATION, TRAINING, require
+
+    require(*ORCHESTRATION, why="tunegate launch runs the full run as a Prefect flow tracked in MLflow")
+    require(*TRAINING, why="the full run trains the model")
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_file, require_files
     from tunegate.fullrun import approved_report

@@ -40,8 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.dataset import validate_dataset
     from tunegate.pathguard import shown
 
+    from tunegate.cli.extras import require_readers
+
     chosen_format(args)
     require_spec(args, args.spec, "add --spec SPEC")
+    require_readers(args.files)  # a parquet or Arrow file without pyarrow: the install line, exit 2
     # Each file is its own "role", so stats and duplicate detection stay per file; the role is the
     # name as it can be printed (a file name need not be UTF-8, nor free of newlines).
     files = {shown(name): Path(name) for name in args.files}

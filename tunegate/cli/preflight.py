@@ -29,6 +29,11 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.fast_exit import skip_teardown_at_exit
 
     ending = skip_teardown_at_exit()  # first: its atexit handler must run last
+    from tunegate.cli.extras import ORCHESTRATION, TRAINING, require
+
+    require(*ORCHESTRATION, why="tunegate preflight runs a Prefect flow tracked in MLflow")
+    if not args.no_mini_run:
+        require(*TRAINING, why="the preflight's mini-run; --no-mini-run skips it")
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.local_api import adopt_or_stop, start_local_api

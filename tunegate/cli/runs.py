@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.extras import require
+
+    require("mlflow", why="tunegate runs reads the MLflow store")
     from tunegate.tracking.runs_listing import list_runs
 
     sys.stdout.write(list_runs(args.spec, args.tracking_uri, args.experiment, args.compare, as_json=args.json))

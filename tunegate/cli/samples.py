@@ -33,15 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tunegate.errors import MissingDependency
+    from tunegate.cli.extras import require
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec
 
     spec = parse_spec(args.spec, kind=args.kind).require()
-    try:
-        from tunegate.training.samples import render_samples
-    except ImportError:
-        raise MissingDependency("transformers", "train") from None
+    require("transformers", "tokenizers", why="tunegate samples renders records with the model's tokenizer")
+    from tunegate.training.samples import render_samples
+
     colour = not args.json and use_colour(sys.stdout)
     sys.stdout.write(render_samples(spec, args.split, args.n, args.seed, as_json=args.json, colour=colour))
     return 0

@@ -127,10 +127,10 @@ def ensure_store(uri: str) -> None:
 
 
 def _open_server_store(uri: str) -> None:
-    """A server (or database) store: it must answer now, and as an MLflow store (StageError if not)."""
+    """A server (or database) store: it must answer now, and as an MLflow store (ServiceUnavailable if not)."""
     from mlflow.exceptions import MlflowException
 
-    from tunegate.errors import StageError
+    from tunegate.errors import ServiceUnavailable
     from tunegate.tracking.reachable import check_reachable
     from tunegate.tracking.redaction import Redactor, uri_password, uri_without_password
 
@@ -145,7 +145,7 @@ def _open_server_store(uri: str) -> None:
         raise MissingDependency(exc.name, "postgres") from None
     except MlflowException as exc:
         why = Redactor([uri_password(uri) or ""]).text(str(exc.message).splitlines()[0][:300])
-        raise StageError(f"the tracking store {uri_without_password(uri)} answered, but not as an MLflow "
+        raise ServiceUnavailable(f"the tracking store {uri_without_password(uri)} answered, but not as an MLflow "
                          f"store: {why}; check tracking.mlflow_uri") from None
 
 
