@@ -78,7 +78,7 @@ def _severity(result: StageResult, code: str) -> str:
 
 
 def _text(result: StageResult, counts: dict[str, int], failed: bool) -> str:
-    from tunegate.render import finding_lines, paint, use_colour
+    from tunegate.render import by_severity, finding_lines, paint, use_colour
 
     colour = use_colour(sys.stdout)
     lines = []
@@ -86,7 +86,7 @@ def _text(result: StageResult, counts: dict[str, int], failed: bool) -> str:
         mine = [f for f in result.findings if f.file == name]
         mark = paint("✗", "failed", colour) if any(f.severity == "error" for f in mine) else paint("✓", "passed", colour)
         lines.append(f"{mark} {name}: {stats['records']} records")
-        for f in mine:
+        for f in by_severity(mine):  # errors first
             lines.extend(finding_lines(f, colour))
     hidden = sum(result.totals_by_code.values()) - len(result.findings)
     if hidden > 0:
