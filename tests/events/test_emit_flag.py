@@ -66,7 +66,7 @@ def test_check_sends_one_dataset_event_with_the_specs_path_and_the_data_digests(
     assert path == "/api/events"
     (event,) = body
     assert event["event"] == "tunegate.dataset.version"
-    assert event["payload"]["spec_path"] == str(QUICKSTART)
+    assert event["payload"]["spec_path"] == "examples/quickstart.yaml"  # relative to the project root
     for role in ("train", "validation"):
         assert event["payload"]["data"][role]["digest"] == fingerprint_file(DATA / f"{role}.jsonl").digest
     sent = json.dumps(received)  # and no record of the data travels with it
@@ -82,7 +82,7 @@ def test_lint_sends_the_files_digests_for_the_spec_named_with_spec(tmp_path, lis
     run = tunegate(["lint", "--emit-event", "--spec", str(QUICKSTART), *files], tmp_path, url)
     assert run.returncode == 0, run.stderr
     ((_, (event,)),) = received
-    assert event["payload"]["spec_path"] == str(QUICKSTART)
+    assert event["payload"]["spec_path"] == "examples/quickstart.yaml"  # relative to the project root
     assert {d["digest"] for d in event["payload"]["data"].values()} == {
         fingerprint_file(DATA / n).digest for n in ("train.jsonl", "validation.jsonl")}
 

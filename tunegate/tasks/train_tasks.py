@@ -17,6 +17,10 @@ from tunegate.tracking.session import TrackingSession
 @task(name="verify-approval", cache_policy=NO_CACHE)
 def verify_approval_task(parsed: ParsedSpec, report_file: str | None = None) -> GateReport:
     """Refuse unless a preflight approved this exact spec and data (digests match the files now)."""
+    if report_file:  # named by the approval event, relative to the project root: this checkout's
+        from tunegate.events.paths import on_this_checkout
+
+        on_this_checkout(report_file, "approval report")
     return approved_report(parsed, report_file)
 
 
