@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="MLflow tracking URI (default: the spec's, else sqlite:///mlflow.db here)")
     p.add_argument("--experiment", metavar="NAME", help="experiment name (default: the spec's, else 'tunegate')")
     p.add_argument("--compare", nargs="+", metavar="RUN_ID",
-                   help="rank only these runs; refused if they used different training or validation data")
+                   help="rank only these runs (whole ids, or the 8-character ones the table prints); refused "
+                        "if they used different training or validation data")
     p.add_argument("--json", action="store_true", help="write the groups as one JSON document")
     p.set_defaults(run=run)
 

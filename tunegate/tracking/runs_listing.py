@@ -29,7 +29,7 @@ def list_runs(spec_path: str | None, tracking_uri: str | None, experiment: str |
         spec_path: take the tracking URI and experiment from this spec (the explicit ones win).
         tracking_uri: the MLflow store; default the spec's, else sqlite:///mlflow.db here.
         experiment: the experiment's name; default the spec's, else 'tunegate'.
-        compare: rank only these run ids against each other.
+        compare: rank only these runs against each other (whole ids, or the short ones the table prints).
 
     Raises:
         UsageError: no store there, or MLflow cannot read it.
@@ -43,7 +43,8 @@ def list_runs(spec_path: str | None, tracking_uri: str | None, experiment: str |
     check_reachable(uri)  # a down server: said now, not after MLflow's minutes of retries
     client = open_client(uri)
     try:
-        groups = compared_group(client, compare) if compare else group_by_data(candidate_rows(client, experiment))
+        groups = (compared_group(client, compare, experiment) if compare
+                  else group_by_data(candidate_rows(client, experiment)))
     except MlflowException as exc:
         from tunegate.tracking.redaction import uri_without_password
 
@@ -81,9 +82,10 @@ def runs_target(spec_path: str | None, tracking_uri: str | None, experiment: str
     return uri, experiment
 
 
-def compared_group(client: MlflowClient, run_ids: list[str]) -> list[RunGroup]:
-    """The given runs ranked against each other, as one group ([] when none); refused across data."""
-    rows = compare_runs(client, run_ids)
+def compared_group(client: MlflowClient, run_ids: list[str], experiment: str | None = None) -> list[RunGroup]:
+    """The given runs (whole ids, or the short ones the table prints) ranked against each other, as one
+    group ([] when none); refused across data."""
+    rows = compare_runs(client, run_ids, experiment)
     if not rows:
         return []
     first = rows[0]

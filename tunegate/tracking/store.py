@@ -165,6 +165,17 @@ def _init_sqlite(uri: str, path: Path) -> None:
         _upgrade_if_old(uri, path)
     # The first open verifies the schema and adds MLflow's default experiment (one transaction).
     open_client(uri).search_experiments(max_results=1)
+    _reroot_artifacts(path)
+
+
+def _reroot_artifacts(path: Path) -> None:
+    """A store copied or moved with its project writes its artifacts in its new folder (artifact_root)."""
+    import logging
+
+    from tunegate.tracking.artifact_root import reroot
+
+    for line in reroot(path):
+        logging.getLogger(__name__).warning("the MLflow store %s was copied or moved: artifacts of %s", path, line)
 
 
 def _schema_state(path: Path) -> str:
@@ -263,12 +274,16 @@ def ensure_experiment(client: MlflowClient, name: str, uri: str) -> str:
     """
     from mlflow.exceptions import MlflowException
 
+    from tunegate.tracking.artifact_root import ROOT_TAG, ROOT_TAG_VALUE
+
     found = client.get_experiment_by_name(name)
     if found is None:
         path = sqlite_path(uri)
         location = (path.parent / ARTIFACTS_DIR).resolve().as_uri() if path else None
+        # Tagged as tunegate's layout: a copy of the project re-roots it (tracking.artifact_root).
+        tags = {**EXPERIMENT_KIND, **({ROOT_TAG: ROOT_TAG_VALUE} if location else {})}
         try:
-            return client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_KIND)
+            return client.create_experiment(name, artifact_location=location, tags=tags)
         except MlflowException as exc:  # another process created it between our two calls
             found = client.get_experiment_by_name(name)
             if found is None:
