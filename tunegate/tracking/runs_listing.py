@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tunegate.errors import UsageError
 from tunegate.tracking.runs_table import RunGroup, candidate_rows, compare_runs, format_table, group_by_data
-from tunegate.tracking.store import check_tracking_uri, open_client, resolve_tracking_uri, sqlite_path
+from tunegate.tracking.store import TRAINING_PAGE, check_tracking_uri, open_client, resolve_tracking_uri, sqlite_path
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -95,10 +95,9 @@ def compared_group(client: MlflowClient, run_ids: list[str], experiment: str | N
 
 def ui_hint(uri: str, found: Any) -> str:
     """How to open these runs in the MLflow UI: the exact command for a SQLite store, the URL for a server."""
-    # MLflow 3's UI opens in its GenAI layout unless told otherwise; CHART shows the parents'
-    # candidates/val_loss without expanding them.
-    page = (f"#/experiments/{found.experiment_id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
-            if found is not None else "")
+    # MLflow 3's UI opens in its GenAI layout unless told otherwise (tracking.store, KIND_TAG); CHART
+    # shows the parents' candidates/val_loss without expanding them.
+    page = TRAINING_PAGE.format(id=found.experiment_id) if found is not None else ""
     if sqlite_path(uri) is None:
         from tunegate.tracking.redaction import uri_without_password
 
