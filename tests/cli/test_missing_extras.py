@@ -23,9 +23,9 @@ STATIC = [["check", "examples/quickstart.yaml"], ["check", "examples/quickstart.
 NEEDED = {
     "torch": ("train", [["check", "examples/quickstart.yaml", "--mini-run"], ["preflight", "examples/quickstart.yaml"],
                         ["sweep", "examples/sweep.yaml"], ["launch", "examples/quickstart.yaml"]]),
-    "transformers": ("train", [["check", "examples/quickstart.yaml", "--mini-run"], ["samples", "examples/quickstart.yaml"],
-                               ["preflight", "examples/quickstart.yaml"], ["sweep", "examples/sweep.yaml"],
-                               ["launch", "examples/quickstart.yaml"]]),
+    "transformers": ("train", [["check", "examples/quickstart.yaml", "--mini-run"],
+                               ["samples", "examples/quickstart.yaml"], ["preflight", "examples/quickstart.yaml"],
+                               ["sweep", "examples/sweep.yaml"], ["launch", "examples/quickstart.yaml"]]),
     "prefect": ("orchestrate", [["preflight", "examples/quickstart.yaml", "--no-mini-run"],
                                 ["sweep", "examples/sweep.yaml"], ["launch", "examples/quickstart.yaml"],
                                 ["check", "examples/quickstart.yaml", "--emit-event"]]),

@@ -76,8 +76,8 @@ def preflight_event(report: GateReport, spec_path: str | Path, report_file: str 
     resource = {"prefect.resource.id": f"tunegate.spec.{spec_digest or 'unparsed'}",
                 "prefect.resource.name": Path(spec_path).name}
     payload = {"spec_path": portable(spec_path, root), "report_file": portable(report_file, root),
-               "project_root_digest": root_digest(root), "approved_for_full_run": approved, "spec_digest": spec_digest, "data": data,
-               "counts": dict(report.counts)}
+               "project_root_digest": root_digest(root), "approved_for_full_run": approved,
+               "spec_digest": spec_digest, "data": data, "counts": dict(report.counts)}
     return EventMessage(event=APPROVED_EVENT if approved else REJECTED_EVENT, resource=resource, payload=payload)
 
 
