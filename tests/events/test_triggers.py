@@ -66,15 +66,15 @@ def test_a_dataset_version_event_starts_a_preflight_of_the_spec_it_names(tmp_pat
     automation = _trigger("preflight")
     event = _received(dataset_event(tmp_path / "run.yaml", {"train": TRAIN, "validation": VALIDATION}))
     assert event.event == DATASET_EVENT and automation.trigger.covers(event)
-    assert _rendered(automation, event) == {"spec_path": "run.yaml"}  # relative to the project root
+    assert _rendered(automation, event) == {"spec_path": str(tmp_path / "run.yaml")}
 
 
 def test_an_approved_preflight_event_starts_a_full_run_that_waits_for_review(tmp_path):
     automation = _trigger("full-run")
     event = _received(_approved(tmp_path))
     assert automation.trigger.covers(event)
-    assert _rendered(automation, event) == {"spec_path": "run.yaml", "report_file": "run.json",
-                                            "await_review": True}
+    assert _rendered(automation, event) == {"spec_path": str(tmp_path / "run.yaml"),
+                                            "report_file": str(tmp_path / "run.json"), "await_review": True}
 
 
 @pytest.mark.parametrize("deployment", ["preflight", "full-run"])

@@ -1,6 +1,6 @@
 """Paths in events: relative to the project root, so the worker's own checkout resolves them.
 
-    root = project_root("examples/quickstart.yaml")   # the folder holding prefect.yaml (else .git), else the spec's
+    root = project_root("examples/quickstart.yaml")   # the folder holding prefect.yaml (else .git), or None
     portable("examples/quickstart.yaml", root)        # 'examples/quickstart.yaml', whatever the sender's cwd
     root_digest(root)                                  # which checkout sent it, without naming the folder
     on_this_checkout("examples/quickstart.yaml", "spec")   # the worker's file, or a UsageError naming it
@@ -9,7 +9,9 @@ An event sent from CI names a file on the CI runner; the worker that runs the tr
 own checkout of the same project, at another place. A deployment's flow runs in the folder
 `prefect deploy` ran in (prefect.yaml's folder: a `set_working_directory` step), so a path relative
 to the project root is the same file there. The sender's absolute folder never travels: only its
-digest, which tells two checkouts apart (and is the same for every event of one checkout).
+digest, which tells two checkouts apart (and is the same for every event of one checkout). A file
+in no project (no prefect.yaml or .git above it) can only be shared as it is, on a volume both
+machines mount: its absolute path travels, as before.
 """
 from __future__ import annotations
 
@@ -24,21 +26,21 @@ from tunegate.errors import UsageError
 MARKERS = ("prefect.yaml", ".git")
 
 
-def project_root(path: str | Path) -> Path:
-    """The nearest folder above `path` holding prefect.yaml, else .git, else the file's own folder."""
+def project_root(path: str | Path) -> Path | None:
+    """The nearest folder above `path` holding prefect.yaml, else .git; None when there is none."""
     start = Path(path).resolve().parent
     for marker in MARKERS:
         for folder in (start, *start.parents):
             if (folder / marker).exists():
                 return folder
-    return start
+    return None
 
 
-def portable(path: str | Path, root: Path) -> str:
-    """`path` relative to `root`, POSIX style; a path outside the project travels as it is (absolute)."""
+def portable(path: str | Path, root: Path | None) -> str:
+    """`path` relative to `root`, POSIX style; a path in no project, or outside it, as it is (absolute)."""
     resolved = Path(path).resolve()
     try:
-        return resolved.relative_to(root).as_posix()
+        return resolved.relative_to(root).as_posix() if root is not None else str(resolved)
     except ValueError:
         return str(resolved)
 

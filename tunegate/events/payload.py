@@ -58,8 +58,7 @@ def dataset_event(spec_path: str | Path, fingerprints: dict[str, dict[str, Any]]
         raise ValueError("a dataset event needs at least one fingerprinted file")
     resource = {"prefect.resource.id": data_resource_id(data), "prefect.resource.name": Path(spec_path).name}
     resource.update({f"tunegate.{role}.digest": fp["digest"] for role, fp in data.items() if "." not in role})
-    payload: dict[str, Any] = {"spec_path": portable(spec_path, root), "project_root_digest": root_digest(root),
-                               "data": data}
+    payload: dict[str, Any] = {"spec_path": portable(spec_path, root), **_root(root), "data": data}
     if spec_digest:
         payload["spec_digest"] = spec_digest
     return EventMessage(event=DATASET_EVENT, resource=resource, payload=payload)
@@ -76,12 +75,17 @@ def preflight_event(report: GateReport, spec_path: str | Path, report_file: str 
     resource = {"prefect.resource.id": f"tunegate.spec.{spec_digest or 'unparsed'}",
                 "prefect.resource.name": Path(spec_path).name}
     payload = {"spec_path": portable(spec_path, root), "report_file": portable(report_file, root),
-               "project_root_digest": root_digest(root), "approved_for_full_run": approved,
+               **_root(root), "approved_for_full_run": approved,
                "spec_digest": spec_digest, "data": data, "counts": dict(report.counts)}
     return EventMessage(event=APPROVED_EVENT if approved else REJECTED_EVENT, resource=resource, payload=payload)
 
 
-def _kept(fingerprint: dict[str, Any], root: Path) -> dict[str, Any]:
+def _root(root: Path | None) -> dict[str, str]:
+    """The sender's project root, as its digest (paths are relative to it); nothing outside a project."""
+    return {"project_root_digest": root_digest(root)} if root is not None else {}
+
+
+def _kept(fingerprint: dict[str, Any], root: Path | None) -> dict[str, Any]:
     kept = {k: fingerprint[k] for k in FINGERPRINT_KEYS if k in fingerprint}
     if kept.get("file"):
         kept["file"] = portable(kept["file"], root)

@@ -111,7 +111,10 @@ def start_parent(client: MlflowClient, experiment: str, flow_run_id: str,
             run = client.create_run(experiment_id, tags=wanted, run_name=run_name or f"flow-{flow_run_id[:12]}")
             found = _dedupe(client, experiment_id, filter_string, run.info.run_id)
     run = found[0]
-    if run.info.status != "RUNNING":
+    if run.info.status != "RUNNING":  # reopened (a retry, a rerun of the sweep): its last ending no longer holds
+        for stale in (FAILURE_REASON, KILLED_REASON):
+            if stale in run.data.tags:
+                client.delete_tag(run.info.run_id, stale)
         client.update_run(run.info.run_id, status="RUNNING")
     for key, value in wanted.items():
         if run.data.tags.get(key) != value:

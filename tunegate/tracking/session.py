@@ -135,9 +135,7 @@ def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | N
     Prefect runs a task at least once: a sweep rerun after a crash finds here what it need not redo.
     """
     from tunegate.tracking import find_candidate_run, is_complete
-    from tunegate.tracking.runs import FAILING_CODES, FAILURE_REASON, VERDICT
-
-    from tunegate.tracking.runs import adopt
+    from tunegate.tracking.runs import FAILING_CODES, FAILURE_REASON, VERDICT, adopt
 
     client = open_client(session.uri)
     experiment_id = client.get_run(session.parent_run_id).info.experiment_id
