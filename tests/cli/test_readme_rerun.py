@@ -18,7 +18,9 @@ import pytest
 from tests.support.cli_flow import cli_env, run_cli
 from tests.support.paths import EXAMPLES
 
-pytestmark = pytest.mark.slow
+# ~150 s on the shared 2-core machine (four flow commands, each its own process): `make test-nightly`.
+# `make test` holds the same behaviours, faster, in tests/tracking/test_reruns.py and test_artifact_root.py.
+pytestmark = [pytest.mark.slow, pytest.mark.nightly]
 
 
 @dataclass

@@ -20,7 +20,8 @@ from tunegate.tracking.runs_listing import ui_hint
 from tunegate.tracking.session import close_session, log_report, open_session
 from tunegate.tracking.store import open_client
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+# ~45 s (mlflow ui, two fresh browsers): `make test-nightly`.
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.nightly]
 TRAINING_LAYOUT = "document.body && document.body.innerText.includes('matching runs')"
 
 

@@ -43,6 +43,7 @@ RUN_KEY = "tunegate.run_key"
 # A preflight or full run of the same spec, data and kind as an earlier one: the newer supersedes it.
 LINEAGE = "tunegate.lineage"
 SUPERSEDED_BY = "tunegate.superseded_by"
+CONTINUED_FROM = "tunegate.continued_from"  # a reopened parent: the flow run before, and how it ended
 # Set after a candidate's run was fully logged and ended. Status alone cannot say so: a fluent
 # `mlflow.start_run(run_id=...)` block (e.g. around the HF Trainer) ends a run FINISHED on exit.
 COMPLETE = "tunegate.complete"
@@ -112,14 +113,25 @@ def start_parent(client: MlflowClient, experiment: str, flow_run_id: str,
             found = _dedupe(client, experiment_id, filter_string, run.info.run_id)
     run = found[0]
     if run.info.status != "RUNNING":  # reopened (a retry, a rerun of the sweep): its last ending no longer holds
-        for stale in (FAILURE_REASON, KILLED_REASON):
-            if stale in run.data.tags:
-                client.delete_tag(run.info.run_id, stale)
-        client.update_run(run.info.run_id, status="RUNNING")
+        _continue(client, run, flow_run_id)
     for key, value in wanted.items():
         if run.data.tags.get(key) != value:
             client.set_tag(run.info.run_id, key, value)
     return run.info.run_id
+
+
+def _continue(client: MlflowClient, run: Run, flow_run_id: str) -> None:
+    """Reopen an ended parent for this flow run, saying how the earlier one ended (`continued_from`)."""
+    tags = run.data.tags
+    why = tags.get(KILLED_REASON) or tags.get(FAILURE_REASON)
+    previous = tags.get(FLOW_RUN_ID)
+    if previous and previous != flow_run_id:
+        client.set_tag(run.info.run_id, CONTINUED_FROM, f"flow run {previous}, which ended {run.info.status}"
+                                                        + (f": {why}" if why else "")[:4000])
+    for stale in (FAILURE_REASON, KILLED_REASON):
+        if stale in tags:
+            client.delete_tag(run.info.run_id, stale)
+    client.update_run(run.info.run_id, status="RUNNING")
 
 
 def _dedupe(client: MlflowClient, experiment_id: str, filter_string: str, mine: str) -> list[Run]:
