@@ -73,3 +73,21 @@ def test_a_location_tunegate_did_not_make_is_a_warning_and_left_as_it_is(tmp_pat
 def test_a_store_writing_beside_itself_has_no_warning(tmp_path, store_template):
     _project_with_a_run(tmp_path / "project", store_template)
     assert outside_project(tmp_path / "project" / "mlflow.db", EXPERIMENT) is None
+
+
+def test_the_flow_commands_say_it_before_they_start(tmp_path, store_template, capsys):
+    from tests.support.tracking import DATA
+    from tunegate.cli.flow_runner import warn_store_outside
+    from tunegate.spec.check import load_spec
+
+    _project_with_a_run(tmp_path / "project", store_template)
+    for name in ("spec.yaml", "train.jsonl", "validation.jsonl"):
+        shutil.copyfile(DATA / name, tmp_path / "project" / name)
+    spec_path = tmp_path / "project" / "spec.yaml"
+    with closing(sqlite3.connect(tmp_path / "project" / "mlflow.db")) as conn, conn:
+        conn.execute("UPDATE experiments SET artifact_location = ? WHERE name = ?",
+                     ((tmp_path / "elsewhere").as_uri(), EXPERIMENT))
+    spec = load_spec(spec_path)
+    tracking = spec.tracking.model_copy(update={"experiment": EXPERIMENT})
+    warn_store_outside(spec.model_copy(update={"tracking": tracking}), str(spec_path))
+    assert "tunegate: warning: the MLflow store" in capsys.readouterr().err

@@ -47,7 +47,6 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
     from tunegate import progress
     from tunegate.errors import Terminated
 
-    _warn_store_outside(parameters.get("spec_path"))
     with progress.step("starting Prefect's local API"):  # 10-20 s on a busy machine
         own_api = start_ephemeral_server() is not None or local_api.serving()
     try:
@@ -118,17 +117,15 @@ class _DyingWithParent:
         return subprocess.Popen(*args, **kwargs)
 
 
-def _warn_store_outside(spec_path: Any) -> None:
+def warn_store_outside(spec: Any, spec_path: str) -> None:
     """Say it on stderr when the spec's SQLite store writes this project's artifacts outside it (a
-    location tunegate will not re-root: tunegate.tracking.artifact_root)."""
-    if spec_path is None:
+    location tunegate will not re-root: tunegate.tracking.artifact_root). `spec` is the parsed spec."""
+    if spec is None:
         return
-    from tunegate.spec.check import parse_spec
     from tunegate.tracking.artifact_root import outside_project
     from tunegate.tracking.store import resolve_tracking_uri, sqlite_path
 
-    spec = parse_spec(spec_path).spec
-    path = sqlite_path(resolve_tracking_uri(spec, spec_path)) if spec is not None else None
+    path = sqlite_path(resolve_tracking_uri(spec, spec_path))
     warning = outside_project(path, spec.tracking.experiment) if path is not None and path.is_file() else None
     if warning:
         say(f"tunegate: warning: {warning}")
