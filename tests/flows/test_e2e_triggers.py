@@ -105,6 +105,8 @@ def project_folder():
     shutil.copytree(FLOWS_DATA, folder)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+    if not any(folder.parent.iterdir()):  # .tunegate/ was made for it
+        folder.parent.rmdir()
 
 
 @pytest.fixture(scope="module")
