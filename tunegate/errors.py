@@ -6,7 +6,10 @@
     │   ├── YamlSyntaxError       the spec is not YAML, or past the loader's bounds (TG106, TG131, TG132)
     │   ├── SpaceError            a sweep's search space cannot be used as given
     │   ├── LaunchConfigError     the launcher's environment is incomplete (NNODES > 1, no MASTER_ADDR)
-    │   └── MissingDependency     an optional extra is not installed; the message has the install line
+    │   ├── MissingDependency     an optional extra is not installed; the message has the install line
+    │   └── ServiceUnavailable    a service the command is set to use does not answer as one (a tracking
+    │       │                     server, the Prefect API): the message names it and the fix
+    │       └── EventNotSent      --emit-event: no Prefect API took the event (the verdict stands)
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
     │   ├── UnreadableRecord      a line is not one JSON object (the fingerprint of half a file would lie)
@@ -17,16 +20,16 @@
     ├── EstimateError             the estimate cannot be made; carries the finding code to report
     └── StageError                a stage could not run at all: not a verdict on the config   exit 3
         ├── AdvisorFailure        the LLM could not be used; carries the TG6xx code (the rules' advice stands)
-        ├── NomadError            NOMAD stopped without a result; carries what it evaluated
-        └── EventNotSent          --emit-event: no Prefect API took the event (the verdict stands)
+        └── NomadError            NOMAD stopped without a result; carries what it evaluated
 
     Terminated (a KeyboardInterrupt)  SIGTERM, raised where the process was, so it unwinds as a
                                   Ctrl-C does: runs ended KILLED, servers stopped   exit 143
 
 Problems found in the user's files are never exceptions: they are `Finding`s in the report. The
 CLI is the single place that turns these into exit codes, reading `exit_code` from the class:
-0 approved or done, 1 rejected (the source's SystemExit(1)), 2 usage, 3 could not run (an
-exception not listed here is a bug of ours and also exits 3, as "internal error").
+0 approved or done, 1 rejected (the source's SystemExit(1)), 2 usage or environment (a missing
+extra, a service that does not answer: what the user can fix), 3 could not run (an exception not
+listed here is a bug of ours and also exits 3, as "internal error").
 """
 from __future__ import annotations
 
@@ -81,6 +84,11 @@ class MissingDependency(UsageError):
         super().__init__(f"{package} is not installed; install it with: pip install 'tunegate[{extra}]'")
         self.package = package
         self.extra = extra
+
+
+class ServiceUnavailable(UsageError):
+    """A service the command is set to use (a tracking server, the Prefect API) does not answer, or
+    not as that service: the environment, not the user's config and not a bug (exit code 2)."""
 
 
 class DataError(TunegateError):
@@ -158,5 +166,5 @@ class NomadError(StageError):
         self.stderr = stderr
 
 
-class EventNotSent(StageError):
-    """`--emit-event`: no Prefect API took the event; the check's verdict, already shown, stands (exit 3)."""
+class EventNotSent(ServiceUnavailable):
+    """`--emit-event`: no Prefect API took the event; the check's verdict, already shown, stands (exit 2)."""

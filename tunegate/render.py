@@ -35,27 +35,45 @@ def paint(text: str, key: str, colour: bool) -> str:
     return f"\x1b[{_COLOURS[key]}m{text}\x1b[0m" if colour else text
 
 
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def by_severity(findings: list[Finding]) -> list[Finding]:
+    """Errors, then warnings, then notes; in the order found within each (a stable sort)."""
+    return sorted(findings, key=lambda f: SEVERITY_ORDER.get(f.severity, len(SEVERITY_ORDER)))
+
+
 def terminal(report: GateReport, stream: TextIO | None = None) -> str:
-    """The report as terminal text."""
+    """The report as terminal text: each stage with its findings, errors first.
+
+    A rejected report shows only the blocking errors under their stages, then every warning and
+    note after the stage list, marked as not blocking: what must be fixed comes first.
+    """
     stream = stream or sys.stdout
     colour = use_colour(stream)
+    rejected = not report.gates_passed
     lines: list[str] = []
     n = len(report.stages)
     for i, stage in enumerate(report.stages, 1):
         lines.append(_stage_line(i, n, stage, colour))
-        for f in sorted(stage.findings, key=lambda f: _SEVERITY_ORDER[f.severity]):  # errors first
+        shown = [f for f in by_severity(stage.findings) if not rejected or f.severity == "error"]
+        for f in shown:
             lines.extend(finding_lines(f, colour))
         hidden = sum(stage.totals_by_code.values()) - len(stage.findings)
         if hidden > 0:
             per_code = ", ".join(f"{c}: {t}" for c, t in sorted(stage.totals_by_code.items()))
             lines.append(f"      … {hidden} more not shown (totals {per_code}; raise --max-findings)")
+    rest = [f for f in by_severity(report.findings) if f.severity != "error"] if rejected else []
+    if rest:
+        lines += ["", "not blocking:"]
+        for f in rest:
+            lines.extend(finding_lines(f, colour))
     lines.extend(_trainer_lines(report, colour))
     lines.append("")
     lines.append(_verdict(report, colour))
     return "\n".join(lines) + "\n"
 
 
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 _CODE = re.compile(r" (TG\d{3}) ")
 
 
@@ -178,7 +196,7 @@ def markdown(report: GateReport) -> str:
         out.append(f"| {i} | {s.name} | {MARKS[s.status]} {s.status} | {s.duration_s:.2f} | {_md(note)} |")
     if report.findings:
         out += ["", "| place | code | severity | message | fix |", "|---|---|---|---|---|"]
-        for f in report.findings:
+        for f in by_severity(report.findings):
             out.append(f"| {_md_code(f.place())} | {f.code} | {f.severity} | {_md(f.message)} | {_md(f.hint)} |")
     lines = [line.strip() for line in _trainer_lines(report, False)[1:]]
     out += ([""] if lines else []) + [f"  - {_md(t[2:])}" if t.startswith("- ") else f"- {_md(t)}" for t in lines]

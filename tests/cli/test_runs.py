@@ -60,7 +60,9 @@ def test_the_table_ranks_by_validation_loss_within_a_validation_group(client, st
                                                     ("3", ids["r4"][:8]), ("-", ids["rejected"][:8])]
     name, *cells = frozen[0][2:]
     assert name.startswith("candidate-")  # these records carry no name of their own
-    assert ["support-v1", "tunegate/tiny-llama", "8", "32.0", "0.05", "0.0002", "4x2", "20", "st", "1.2", "1.4",
+    # "trained": what the run logged it trained (run.trained_steps); these logged none, so never the
+    # spec's max_steps, which is a plan.
+    assert ["support-v1", "tunegate/tiny-llama", "8", "32.0", "0.05", "0.0002", "4x2", "no", "1.2", "1.4",
             "approved", "FINISHED"] == cells
     # The run scored on other validation data is alone in its group: rank 1 there, not above r8.
     assert [row[:2] for row in rows if row[1] == ids["other"][:8]] == [["1", ids["other"][:8]]]

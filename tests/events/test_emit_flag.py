@@ -1,5 +1,5 @@
-"""`tunegate check/lint --emit-event`: one event on the wire when the data passed, a clear exit 3 when
-no Prefect API takes it, nothing sent when the data failed, and no record text in what is sent.
+"""`tunegate check/lint --emit-event`: one event on the wire when the data passed, a clear exit 2 (an environment
+error, not a bug) when no Prefect API takes it, nothing sent when the data failed, and no record text in what is sent.
 
 The receiving end here is a plain HTTP listener on 127.0.0.1 that records what arrives at
 `/api/events` (the route a Prefect server takes events on); the end-to-end test sends to a real server.
@@ -66,7 +66,7 @@ def test_check_sends_one_dataset_event_with_the_specs_path_and_the_data_digests(
     assert path == "/api/events"
     (event,) = body
     assert event["event"] == "tunegate.dataset.version"
-    assert event["payload"]["spec_path"] == str(QUICKSTART)
+    assert event["payload"]["spec_path"] == "examples/quickstart.yaml"  # relative to the project root
     for role in ("train", "validation"):
         assert event["payload"]["data"][role]["digest"] == fingerprint_file(DATA / f"{role}.jsonl").digest
     sent = json.dumps(received)  # and no record of the data travels with it
@@ -82,7 +82,7 @@ def test_lint_sends_the_files_digests_for_the_spec_named_with_spec(tmp_path, lis
     run = tunegate(["lint", "--emit-event", "--spec", str(QUICKSTART), *files], tmp_path, url)
     assert run.returncode == 0, run.stderr
     ((_, (event,)),) = received
-    assert event["payload"]["spec_path"] == str(QUICKSTART)
+    assert event["payload"]["spec_path"] == "examples/quickstart.yaml"  # relative to the project root
     assert {d["digest"] for d in event["payload"]["data"].values()} == {
         fingerprint_file(DATA / n).digest for n in ("train.jsonl", "validation.jsonl")}
 
@@ -98,21 +98,21 @@ def test_data_that_fails_sends_nothing_and_says_so(tmp_path, listener, data_dir)
     assert received == []
 
 
-def test_no_prefect_api_configured_is_exit_3_after_the_report_with_the_setting_to_set(tmp_path):
+def test_no_prefect_api_configured_is_exit_2_after_the_report_with_the_setting_to_set(tmp_path):
     run = tunegate(["check", str(QUICKSTART), "--emit-event"], tmp_path, None)
-    assert run.returncode == 3
+    assert run.returncode == 2 and "bug" not in run.stderr
     assert "approved" in run.stdout.lower() or "passed" in run.stdout.lower()  # the verdict was shown first
     assert "set PREFECT_API_URL" in run.stderr and "Traceback" not in run.stderr
 
 
-def test_an_unreachable_prefect_api_is_exit_3_naming_the_url_not_a_traceback(tmp_path):
+def test_an_unreachable_prefect_api_is_exit_2_naming_the_url_not_a_traceback(tmp_path):
     import socket
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}/api"
     run = tunegate(["check", str(QUICKSTART), "--emit-event"], tmp_path, url)
-    assert run.returncode == 3
+    assert run.returncode == 2 and "bug" not in run.stderr
     assert f"the Prefect API at {url} did not take the event" in run.stderr and "Traceback" not in run.stderr
 
 

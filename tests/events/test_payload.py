@@ -11,6 +11,7 @@ from tunegate.events.payload import (
     dataset_event,
     preflight_event,
 )
+from tunegate.events.paths import root_digest
 from tunegate.gate import check
 from tunegate.report import REQUIRED_GATES, GateReport, StageResult
 
@@ -18,14 +19,21 @@ TRAIN = {"digest": "a" * 64, "records": 85, "file": "/data/train.jsonl", "algori
 VALIDATION = {"digest": "b" * 64, "records": 20, "file": "/data/validation.jsonl"}
 
 
-def test_the_dataset_event_names_the_absolute_spec_path_and_each_split_digest(tmp_path):
+def test_the_dataset_event_names_the_spec_path_in_its_project_and_each_split_digest(tmp_path):
+    (tmp_path / "prefect.yaml").touch()  # the project's root
     spec = tmp_path / "run.yaml"
     msg = dataset_event(spec, {"train": TRAIN, "validation": VALIDATION}, spec_digest="c" * 64)
     assert msg.event == DATASET_EVENT
-    assert msg.payload == {"spec_path": str(spec.resolve()), "data": {"train": TRAIN, "validation": VALIDATION},
-                           "spec_digest": "c" * 64}
+    assert msg.payload == {"spec_path": "run.yaml", "project_root_digest": root_digest(tmp_path),
+                           "data": {"train": TRAIN, "validation": VALIDATION}, "spec_digest": "c" * 64}
     assert msg.resource["tunegate.train.digest"] == "a" * 64
     assert msg.resource["tunegate.validation.digest"] == "b" * 64
+
+
+def test_a_spec_in_no_project_travels_as_its_absolute_path(tmp_path):
+    msg = dataset_event(tmp_path / "run.yaml", {"train": TRAIN})
+    assert msg.payload["spec_path"] == str((tmp_path / "run.yaml").resolve())
+    assert "project_root_digest" not in msg.payload
 
 
 def test_the_resource_id_is_one_per_exact_data_version():
@@ -50,7 +58,7 @@ def test_an_approved_report_gives_the_approved_event_with_the_report_file_and_di
     msg = preflight_event(report, tmp_path / "run.yaml", tmp_path / ".tunegate/reports/run.json")
     assert msg.event == APPROVED_EVENT
     assert msg.resource["prefect.resource.id"] == "tunegate.spec." + "c" * 64
-    assert msg.payload["report_file"] == str((tmp_path / ".tunegate/reports/run.json").resolve())
+    assert msg.payload["report_file"] == str((tmp_path / ".tunegate/reports/run.json").resolve())  # in no project
     assert msg.payload["spec_digest"] == "c" * 64
     assert msg.payload["data"] == {"train": TRAIN, "validation": VALIDATION}
 

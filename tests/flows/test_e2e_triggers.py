@@ -8,7 +8,9 @@ ends without training. Nightly (`make test-nightly`, ~95 s more): the approval e
 trains and publishes the adapter. `make test` runs the chain up to the refused review (~140 s on
 the loaded 2-core machine, most of it the server, the deploy and the preflight's mini-run).
 
-Everything runs on a temporary PREFECT_HOME and a tmp copy of tests/data/flows.
+Everything runs on a temporary PREFECT_HOME and a copy of tests/data/flows inside this checkout
+(under .tunegate/, ignored by git, removed afterwards): the events name the spec relative to the
+project root, and the workers, which run in this checkout as `prefect deploy` set them up, find it there.
 """
 from __future__ import annotations
 
@@ -97,10 +99,20 @@ def _resume(stack: PrefectStack, run: dict, **answer) -> None:
 
 
 @pytest.fixture(scope="module")
-def chain(stack, tmp_path_factory):
+def project_folder():
+    """A copy of tests/data/flows inside the project (the workers' checkout), removed afterwards."""
+    folder = ROOT / ".tunegate" / f"e2e-triggers-{os.getpid()}"
+    shutil.copytree(FLOWS_DATA, folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+    if not any(folder.parent.iterdir()):  # .tunegate/ was made for it
+        folder.parent.rmdir()
+
+
+@pytest.fixture(scope="module")
+def chain(stack, project_folder):
     """The chain up to the review, answered "not reviewed"; each step's flow run for the tests."""
-    folder = tmp_path_factory.mktemp("trigger-flows")
-    shutil.copytree(FLOWS_DATA, folder, dirs_exist_ok=True)
+    folder = project_folder
     spec = folder / "good.yaml"
     check = subprocess.run([sys.executable, "-m", "tunegate", "check", str(spec), "--emit-event"], cwd=ROOT,
                            env=stack.env, capture_output=True, text=True, timeout=120)
@@ -137,11 +149,16 @@ def trained(stack, chain):
     return run
 
 
+def _in_project(path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
 def test_check_with_emit_event_sends_the_event_that_starts_a_preflight_on_the_cpu_worker(stack, chain):
     assert "sent tunegate.dataset.version" in chain["check"].stderr
     run = chain["preflight"]
     assert run["state_type"] == "COMPLETED", f"{run['state']}\n{stack.diagnostics()}"
-    assert run["parameters"] == {"spec_path": str(chain["spec"])}  # from the event's payload
+    # from the event's payload: relative to the project root, resolved in the worker's checkout
+    assert run["parameters"] == {"spec_path": _in_project(chain["spec"])}
     assert run["work_pool_name"] == "cpu"
     assert run["state"]["message"] == "approved for a full run: every required gate passed"
 
@@ -149,8 +166,10 @@ def test_check_with_emit_event_sends_the_event_that_starts_a_preflight_on_the_cp
 def test_the_approval_starts_a_full_run_on_the_gpu_pool_that_pauses_for_review(chain):
     run = chain["paused"]
     assert run["work_pool_name"] == "gpu"
-    assert run["parameters"]["await_review"] is True and run["parameters"]["spec_path"] == str(chain["spec"])
-    assert run["parameters"]["report_file"] == str(chain["spec"].parent / ".tunegate" / "reports" / "good.json")
+    report = chain["spec"].parent / ".tunegate" / "reports" / "good.json"
+    assert run["parameters"]["await_review"] is True
+    assert run["parameters"]["spec_path"] == _in_project(chain["spec"])
+    assert run["parameters"]["report_file"] == _in_project(report)
     assert chain["adapter_while_paused"] is False
 
 
@@ -159,8 +178,8 @@ def test_the_paused_form_asks_i_reviewed_the_samples_and_names_the_report_and_sa
     schema = json.loads(schema) if isinstance(schema, str) else schema  # stored as a JSON string
     assert schema["properties"]["reviewed_samples"]["description"] == "I reviewed the samples"
     description = chain["form"]["description"]
-    assert str(chain["spec"].parent / ".tunegate" / "reports" / "good.json") in description
-    assert f"tunegate samples {chain['spec']}" in description
+    assert _in_project(chain["spec"].parent / ".tunegate" / "reports" / "good.json") in description
+    assert f"tunegate samples {_in_project(chain['spec'])}" in description
 
 
 def test_a_reviewer_who_did_not_confirm_ends_the_run_without_training(chain):

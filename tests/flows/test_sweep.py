@@ -33,13 +33,21 @@ def test_sweep_scores_good_candidates_and_logs_the_diverging_one_as_rejected(pre
     assert (spec.with_name(f"{spec.stem}-train") / "train.log").read_text().startswith(FORKED)
 
 
-def test_rerun_of_a_finished_sweep_reuses_every_candidate(prefect_api, tiny_cache, workdir):
+def test_rerun_of_a_finished_sweep_reuses_every_candidate_in_the_same_parent(prefect_api, tiny_cache, workdir):
+    from mlflow import MlflowClient
+
     from tunegate.flows.sweep import sweep
 
     first = sweep(str(workdir / "good.yaml"), return_state=True).result()
     second = sweep(str(workdir / "good.yaml"), return_state=True).result()
     assert [o["run_id"] for o in second["outcomes"]] == [o["run_id"] for o in first["outcomes"]]
     assert all(o["reused"] for o in second["outcomes"])
+    client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("tunegate").experiment_id
+    (parent,) = client.search_runs([exp], "tags.`tunegate.kind` = 'parent'")  # continued, no empty second one
+    assert parent.info.run_name == "sweep good 2 candidates" and parent.info.status == "FINISHED"
+    children = client.search_runs([exp], f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'")
+    assert {c.info.run_id for c in children} == {o["run_id"] for o in second["outcomes"]}
 
 
 def test_nomad_sweep_treats_the_diverging_region_as_infeasible_and_finds_a_feasible_best(
@@ -98,7 +106,7 @@ def test_the_leaky_candidate_is_rejected_never_trained_and_logs_its_own_data(lea
 def test_every_candidate_has_a_named_run_with_its_verdict_a_spec_rejected_one_too(leaky_sweep):
     summary, runs = leaky_sweep
     assert len(summary["outcomes"]) == 5
-    assert {"sweep leaky", "r4-a8", "train=leaky_train", "train=train_subset_60", "r=true",
+    assert {"sweep leaky 5 candidates", "r4-a8", "train=leaky_train", "train=train_subset_60", "r=true",
             "validation=validation_other"} == set(runs)
     rejected = runs["r=true"]
     assert rejected.info.status == "FAILED" and rejected.data.tags["tunegate.verdict"] == "rejected"
@@ -124,4 +132,4 @@ def test_a_candidate_on_other_training_data_is_trained_but_not_ranked_against_th
     assert subset["approved"] and subset["own_data"] == ["data.train"]
     assert runs["train=train_subset_60"].data.params["data.train_records"] == "60"
     assert summary["best"]["overrides"] == {"lora.r": 4, "lora.alpha": 8}  # the only one on the base's data
-    assert runs["sweep leaky"].data.tags["tunegate.best_run"] == runs["r4-a8"].info.run_id
+    assert runs["sweep leaky 5 candidates"].data.tags["tunegate.best_run"] == runs["r4-a8"].info.run_id

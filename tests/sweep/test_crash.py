@@ -1,11 +1,11 @@
-"""kill -9 of a sweep midway, then a rerun: nothing redone, nothing lost, nothing left RUNNING.
+"""kill -9 of a sweep midway, then a rerun: nothing redone, nothing lost, nothing left RUNNING, one parent.
 
 The sweep runs as a user runs it (`python -m tunegate sweep SPEC --json`, Prefect's ephemeral
 mode, one Prefect home shared by both runs). Once two of its four candidates are fully logged in
 MLflow, the whole process group gets SIGKILL, as on a lost node: no handler, no atexit, no
 `finally`. The rerun must find the finished candidates by id, end the dead flow run's runs KILLED
-(its process is gone; the pid tag on the parent says so), finish the rest, and pick the same best
-candidate as a sweep that was never interrupted (run in another folder).
+(its process is gone; the pid tag on the parent says so), continue the sweep's parent, finish the
+rest, and pick the same best candidate as a sweep that was never interrupted (run in another folder).
 """
 from __future__ import annotations
 
@@ -157,11 +157,18 @@ def test_no_candidate_is_lost_and_none_has_two_runs(crash):
     assert all(r["tags"].get("tunegate.complete") == "true" for r in candidates.values())
 
 
-def test_no_run_stays_running_and_the_dead_flow_runs_parent_ends_killed(crash):
+def test_no_run_stays_running_and_the_rerun_continues_the_dead_flow_runs_parent(crash):
     assert not [rid for rid, r in crash.after.items() if r["status"] == "RUNNING"]
-    dead = crash.after[crash.dead_parent]
-    assert dead["status"] == "KILLED"
-    assert "is no longer running" in dead["tags"]["tunegate.killed_reason"]
+    # The same sweep: the rerun ended the dead flow run's parent KILLED, then continued it (one parent
+    # holding all four candidates, never an empty second one), saying how the first attempt ended.
+    parents = [rid for rid, r in crash.after.items() if r["tags"].get("tunegate.kind") == "parent"]
+    assert parents == [crash.dead_parent]
+    continued = crash.after[crash.dead_parent]
+    assert continued["status"] == "FINISHED"
+    assert "which ended KILLED" in continued["tags"]["tunegate.continued_from"]
+    assert "is no longer running" in continued["tags"]["tunegate.continued_from"]
+    assert {rid for rid, r in crash.after.items() if r["tags"].get("mlflow.parentRunId") == crash.dead_parent} \
+        == {o["run_id"] for o in crash.resumed["outcomes"]}
     for rid, run in crash.before.items():  # a candidate caught mid-logging was finished by the rerun
         if run["status"] == "RUNNING" and rid != crash.dead_parent:
             assert crash.after[rid]["tags"].get("tunegate.complete") == "true"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
         given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
         spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind, data=given, hardware=hardware)
+    spec = _require_extras(args, spec)
     report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
                    advisor=args.advise, max_findings=args.max_findings, data_format=args.data_format)
     emit_report(report, args, lambda: _text(report, _advice(report, args) if args.advise else None))
@@ -115,6 +117,29 @@ def _text(report, advised: tuple[str, dict | None, list] | None) -> str:
         lines += [f"    {line}" if line else "" for line in block.splitlines()]
     stages, _, verdict = text.rpartition("\n\n")  # the verdict follows the report's one blank line
     return f"{stages}\n\n{header}\n" + "\n".join(lines) + f"\n\n{verdict}"
+
+
+def _require_extras(args: argparse.Namespace, spec: Any) -> Any:
+    """What this check needs installed, asked before any stage runs (a usage error naming the extra):
+    the training stack for --mini-run, pyarrow for a parquet or Arrow data file. Returns the spec,
+    parsed here when its data paths must be known first (the gate then reuses that parse)."""
+    from tunegate.cli.extras import TRAINING, installed, require, require_readers
+
+    if not args.mini_run and installed("pyarrow"):
+        return spec
+    if isinstance(spec, str):
+        from tunegate.gate import DEFAULT_CAP
+        from tunegate.spec.check import parse_spec
+
+        given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+        spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind, data=given,
+                          hardware=gpu_flags(args))
+    valid = spec.spec if spec is not None else None
+    if args.mini_run and valid is not None:  # a rejected spec never reaches the mini-run
+        require(*TRAINING, why="--mini-run trains a few LoRA steps")
+    paths = [valid.data.train, valid.data.validation] if valid is not None else []
+    require_readers([args.train or (paths[0] if paths else None), args.validation or (paths[1] if paths else None)])
+    return spec
 
 
 def _emit_usage(args: argparse.Namespace) -> None:

@@ -19,7 +19,7 @@ from tunegate.pathguard import refusal
 
 HELP = ("after the gate, send a tunegate.dataset.version event (the spec path and the data's SHA-256 "
         "digests, never their content) to the Prefect API in PREFECT_API_URL, which starts the `preflight` "
-        "deployment's trigger. Sent only when the data passed; exit 3 when no API takes it (the verdict stands)")
+        "deployment's trigger. Sent only when the data passed; exit 2 when no API takes it (the verdict stands)")
 
 
 def add_emit_flag(p: argparse.ArgumentParser, needs_spec_flag: bool = False) -> None:

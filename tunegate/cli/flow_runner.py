@@ -117,6 +117,20 @@ class _DyingWithParent:
         return subprocess.Popen(*args, **kwargs)
 
 
+def warn_store_outside(spec: Any, spec_path: str) -> None:
+    """Say it on stderr when the spec's SQLite store writes this project's artifacts outside it (a
+    location tunegate will not re-root: tunegate.tracking.artifact_root). `spec` is the parsed spec."""
+    if spec is None:
+        return
+    from tunegate.tracking.artifact_root import outside_project
+    from tunegate.tracking.store import resolve_tracking_uri, sqlite_path
+
+    path = sqlite_path(resolve_tracking_uri(spec, spec_path))
+    warning = outside_project(path, spec.tracking.experiment) if path is not None and path.is_file() else None
+    if warning:
+        say(f"tunegate: warning: {warning}")
+
+
 def _end_runs_killed(spec_path: Any) -> None:
     """End the RUNNING MLflow runs this process opened as KILLED (best effort: it is terminating)."""
     if spec_path is None:

@@ -25,7 +25,11 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.fast_exit import skip_teardown_at_exit
 
     ending = skip_teardown_at_exit()  # first: its atexit handler must run last
-    from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.cli.extras import ORCHESTRATION, TRAINING, require
+
+    require(*ORCHESTRATION, why="tunegate launch runs the full run as a Prefect flow tracked in MLflow")
+    require(*TRAINING, why="the full run trains the model")
+    from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_file, require_files
     from tunegate.fullrun import approved_report
     from tunegate.local_api import adopt_or_stop, start_local_api
@@ -43,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
     if api is not None:
         api.wait_ready()
+    warn_store_outside(parsed.spec, args.spec)
     completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report, resume=args.resume)
     summary = {k: data.get(k) for k in ("status", "reason", "final_train_loss", "val_loss", "adapter_dir")}
     sys.stdout.write(json.dumps(summary, indent=2) + "\n")

@@ -43,21 +43,24 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.dataset.metadata_files import metadata_kind
     from tunegate.pathguard import shown
 
+    from tunegate.cli.extras import require_readers
+
     chosen_format(args)
     require_spec(args, args.spec, "add --spec SPEC")
+    require_readers(args.files)  # a parquet or Arrow file without pyarrow: the install line, exit 2
     # Each file is its own "role", so stats and duplicate detection stay per file; the role is the
     # name as it can be printed (a file name need not be UTF-8, nor free of newlines).
     named = {shown(name): Path(name) for name in args.files}
-    skipped = {name: kind for name, path in named.items() if (kind := metadata_kind(path)) is not None}
-    files = {name: path for name, path in named.items() if name not in skipped}
+    metadata = {name: kind for name, path in named.items() if (kind := metadata_kind(path)) is not None}
+    files = {name: path for name, path in named.items() if name not in metadata}
     prints: dict = {}
     result = validate_dataset(files, cap=args.max_findings, observers=_digests(prints, files, args.emit_event))
     counts = {sev: sum(n for code, n in result.totals_by_code.items() if _severity(result, code) == sev)
               for sev in ("error", "warning")}
     failed = counts["error"] > 0 or (args.strict and counts["warning"] > 0)
-    doc = {"passed": not failed, "counts": counts, "files": result.stats, "skipped": skipped,
+    doc = {"passed": not failed, "counts": counts, "files": result.stats, "skipped": metadata,
            "findings": [f.model_dump() for f in result.findings], "totals_by_code": result.totals_by_code}
-    emit_report(GateReport.from_stages([result]), args, lambda: _text(result, counts, failed, skipped),
+    emit_report(GateReport.from_stages([result]), args, lambda: _text(result, counts, failed, metadata),
                 json_text=lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     if args.emit_event and failed:
         skipped("the data did not pass")
@@ -79,22 +82,23 @@ def _severity(result: StageResult, code: str) -> str:
     return next((f.severity for f in result.findings if f.code == code), "error")
 
 
-def _text(result: StageResult, counts: dict[str, int], failed: bool, skipped: dict[str, str]) -> str:
-    from tunegate.render import finding_lines, paint, use_colour
+def _text(result: StageResult, counts: dict[str, int], failed: bool, metadata: dict[str, str]) -> str:
+    from tunegate.render import by_severity, finding_lines, paint, use_colour
 
     colour = use_colour(sys.stdout)
-    lines = [f"{paint('⊘', 'skipped', colour)} {name}: skipped: {kind}, not records" for name, kind in skipped.items()]
+    lines = [f"{paint('⊘', 'skipped', colour)} {name}: skipped: {kind}, not records"
+             for name, kind in metadata.items()]
     for name, stats in result.stats.items():
         mine = [f for f in result.findings if f.file == name]
         mark = paint("✗", "failed", colour) if any(f.severity == "error" for f in mine) else paint("✓", "passed", colour)
         lines.append(f"{mark} {name}: {stats['records']} records")
-        for f in mine:
+        for f in by_severity(mine):  # errors first
             lines.extend(finding_lines(f, colour))
     hidden = sum(result.totals_by_code.values()) - len(result.findings)
     if hidden > 0:
         lines.append(f"  … {hidden} more not shown (raise --max-findings)")
     verdict = paint("FAILED", "failed", colour) if failed else paint("OK", "passed", colour)
     lines.append(f"{verdict}: {len(result.stats)} file(s), {counts['error']} error(s), {counts['warning']} warning(s)"
-                 + (f", {len(skipped)} metadata file(s) skipped" if skipped else ""))
+                 + (f", {len(metadata)} metadata file(s) skipped" if metadata else ""))
     return "\n".join(lines) + "\n"
 

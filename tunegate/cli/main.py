@@ -2,8 +2,9 @@
 
     tunegate check examples/quickstart.yaml
 
-Exit codes: 0 approved (or the command succeeded), 1 rejected, 2 usage error (bad flags, an
-unreadable spec), 3 an internal error (a bug in tunegate: please report it), 130 interrupted
+Exit codes: 0 approved (or the command succeeded), 1 rejected, 2 usage or environment error (bad
+flags, an unreadable spec, a missing extra, a configured service that does not answer), 3 an
+internal error (a bug in tunegate: please report it), 130 interrupted
 (Ctrl-C), 143 terminated (SIGTERM: the command stops as for Ctrl-C, its MLflow runs end KILLED and
 the Prefect server it started stops; see `tunegate.cli.flow_runner`), 141 the reader of its output
 went away (`tunegate gpus | head -1`: what a Unix tool ends with on SIGPIPE, without a message).
@@ -97,6 +98,12 @@ def _run(argv: list[str]) -> int:
         print("tunegate: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug in tunegate, never the user's data: keep it short, offer the trace
+        from tunegate.cli.extras import missing_extra
+
+        if (missing := missing_extra(exc)) is not None:  # an optional extra no command checked for first
+            say(f"tunegate: error: {missing}")
+            _failure_document(args, missing.exit_code, str(missing))
+            return missing.exit_code
         if os.environ.get("TUNEGATE_DEBUG"):
             traceback.print_exc()
         say(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"

@@ -29,7 +29,12 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.fast_exit import skip_teardown_at_exit
 
     ending = skip_teardown_at_exit()  # first: its atexit handler must run last
-    from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.cli.extras import ORCHESTRATION, TRAINING, require
+
+    require(*ORCHESTRATION, why="tunegate preflight runs a Prefect flow tracked in MLflow")
+    if not args.no_mini_run:
+        require(*TRAINING, why="the preflight's mini-run; --no-mini-run skips it")
+    from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.processes.import_ahead import (CHART_MODULES, TRACKING_MODULES, TRAINING_MODULES,
@@ -49,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     if api is not None:
         api.wait_ready()
+    warn_store_outside(parsed.spec, args.spec)
     completed, data = run_flow(preflight, spec_path=args.spec, mini_run=not args.no_mini_run,
                                advisor=not args.no_advisor)
     report = GateReport.model_validate(data)

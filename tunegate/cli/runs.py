@@ -24,12 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="MLflow tracking URI (default: the spec's, else sqlite:///mlflow.db here)")
     p.add_argument("--experiment", metavar="NAME", help="experiment name (default: the spec's, else 'tunegate')")
     p.add_argument("--compare", nargs="+", metavar="RUN_ID",
-                   help="rank only these runs; refused if they used different training or validation data")
+                   help="rank only these runs (whole ids, or the 8-character ones the table prints); refused "
+                        "if they used different training or validation data")
     p.add_argument("--json", action="store_true", help="write the groups as one JSON document")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.extras import require
+
+    require("mlflow", why="tunegate runs reads the MLflow store")
     from tunegate.tracking.runs_listing import list_runs
 
     sys.stdout.write(list_runs(args.spec, args.tracking_uri, args.experiment, args.compare, as_json=args.json))

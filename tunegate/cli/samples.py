@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tunegate.errors import MissingDependency
+    from tunegate.cli.extras import require
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec
 
@@ -45,10 +45,9 @@ def run(args: argparse.Namespace) -> int:
     spec = parse_spec(args.spec, kind=args.kind, data=given, hardware=gpu_flags(args)).require()
     if given:  # a tunegate spec's data.* give way too, as `check --train/--validation` reads them
         spec = spec.model_copy(update={"data": spec.data.model_copy(update={k: p.resolve() for k, p in given.items()})})
-    try:
-        from tunegate.training.samples import render_samples
-    except ImportError:
-        raise MissingDependency("transformers", "train") from None
+    require("transformers", "tokenizers", why="tunegate samples renders records with the model's tokenizer")
+    from tunegate.training.samples import render_samples
+
     colour = not args.json and use_colour(sys.stdout)
     sys.stdout.write(render_samples(spec, args.split, args.n, args.seed, as_json=args.json, colour=colour))
     return 0

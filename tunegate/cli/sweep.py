@@ -26,7 +26,11 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.fast_exit import skip_teardown_at_exit
 
     ending = skip_teardown_at_exit()  # first: its atexit handler must run last
-    from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
+    from tunegate.cli.extras import ORCHESTRATION, TRAINING, require
+
+    require(*ORCHESTRATION, why="tunegate sweep runs a Prefect flow tracked in MLflow")
+    require(*TRAINING, why="every candidate's mini-run and short training")
+    from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files
     from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.spec.check import parse_spec
@@ -55,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         api.wait_ready()
     # Only the result goes to stdout: Ray's driver prints its workers' and raylet's stdout lines to
     # sys.stdout ("(raylet) A worker died ..." once broke the --json of a sweep whose worker was killed)
+    warn_store_outside(parsed.spec, args.spec)
     with contextlib.redirect_stdout(sys.stderr):
         completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
     if args.json:

@@ -37,10 +37,12 @@ def full_run(spec_path: str, report_file: str | None = None, resume: bool = Fals
         approval = verify_approval_task(parsed, report_file)
     session = open_tracking_task(parsed, "full-run", approval.fingerprints["validation"]["digest"],
                                  approval.fingerprints["train"]["digest"])
-    result = full_training_task(parsed, session, resume)  # metrics stream to the session's run while it trains
+    training = full_training_task(parsed, session, resume)  # metrics stream to the session's run while it trains
+    result = training.result
     healthy = result.status == "completed"
-    log_candidate_task(session, approval, parsed, salt="full-run", name=f"full-run {Path(spec_path).stem}",
+    log_candidate_task(session, approval, parsed, salt="full-run", name=f"full run {Path(spec_path).stem}",
                        kind="full run", trained_steps=result.global_step, **result.record_fields(),
+                       train_seconds=training.ended - training.started, trained_until=training.ended,
                        **({} if healthy else {"verdict": "rejected", "reason": result.reason,
                                               "failing_codes": result.codes}))
     close_tracking_task(session, "" if healthy else f"full run {result.status}: {result.reason}")

@@ -54,8 +54,11 @@ def _mini_run(parsed: ParsedSpec, facts: GateFacts, deployment: str | None) -> G
         return mini_run_task(parsed, facts)
     from prefect.deployments import run_deployment
 
-    # The worker reads the spec itself: it runs on another machine, with its own view of the files.
-    run = run_deployment(deployment, parameters={"spec_path": parsed.path, "facts": facts.as_json()})
+    from tunegate.events.paths import portable, project_root
+
+    # The worker reads the spec itself, in its own checkout: the path goes relative to the project root.
+    spec_path = portable(parsed.path, project_root(parsed.path))
+    run = run_deployment(deployment, parameters={"spec_path": spec_path, "facts": facts.as_json()})
     return GateReport.model_validate(run.state.result())
 
 

@@ -63,12 +63,13 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
         publish_report_task(base, spec_path)
         return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
     session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],
-                                 base.fingerprints["train"]["digest"])
+                                 base.fingerprints["train"]["digest"], variant=strategy)
     on_runner = sweep_candidates.with_options(task_runner=task_runner(parsed.require()))
     outcomes = on_runner(parsed, base, session, strategy)
     summary = summarise(outcomes, None, base.fingerprints["train"]["digest"])
     charts = chart_candidates_task(session, Path(spec_path).stem)
-    best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None)
+    best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None,
+                               candidates=len(outcomes))
     summary.best_run_id = best
     publish_sweep_task(summary, spec_path, charts)
     print(summary.text())

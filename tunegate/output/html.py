@@ -13,7 +13,7 @@ import datetime as dt
 from html import escape as html_escape
 
 from tunegate.charts import charts_available, report_charts
-from tunegate.render import MARKS, stage_summary, verdict_text
+from tunegate.render import MARKS, by_severity, stage_summary, verdict_text
 from tunegate.output.safe import xml_legal
 from tunegate.report import GateReport
 
@@ -93,7 +93,8 @@ def _findings(report: GateReport) -> str:
     if not report.findings:
         return "<h2>Findings</h2><p id=\"findings\">No findings.</p>"
     rows = [f"<tr><td><code>{escape(f.place())}</code></td><td>{escape(f.code)}</td><td class=\"{f.severity}\">"
-            f"{f.severity}</td><td>{escape(f.message)}</td><td>{escape(f.hint)}</td></tr>" for f in report.findings]
+            f"{f.severity}</td><td>{escape(f.message)}</td><td>{escape(f.hint)}</td></tr>"
+            for f in by_severity(report.findings)]  # what blocks the run first
     shown, total = len(report.findings), sum(n for s in report.stages for n in s.totals_by_code.values())
     more = f"<p>{total - shown} more not shown (raise --max-findings).</p>" if total > shown else ""
     return ("<h2>Findings</h2><table id=\"findings\"><tr><th>place</th><th>code</th><th>severity</th>"

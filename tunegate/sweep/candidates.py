@@ -98,6 +98,15 @@ def _short_value(value: Any) -> str:
     return str(value)[:40]
 
 
+def candidate_digest(base_spec: ParsedSpec, overrides: Overrides) -> str:
+    """SHA-256 of the candidate as the project writes it (the base spec's mapping, its paths relative,
+    with the overrides): the same in every copy of the project, unlike the digest of the file
+    `write_candidate_spec` writes, which names absolute paths. Its MLflow run is found by it."""
+    data = {k: v for k, v in apply_overrides(base_spec.raw or {}, overrides).items() if k != "sweep"}
+    options = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+    return hashlib.sha256(orjson.dumps(data, option=options, default=str)).hexdigest()
+
+
 def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
     """Write the base spec with `overrides` applied beside it, in .tunegate/candidates/; return the path.
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
 from tunegate.spec.model import Spec
 from tunegate.sweep.candidate_gate import changed_data_inputs, gate_candidate
-from tunegate.sweep.candidates import Overrides, run_name, write_candidate_spec
+from tunegate.sweep.candidates import Overrides, candidate_digest, run_name, write_candidate_spec
 from tunegate.tracking.session import TrackingSession
 
 # Training results that say tunegate could not train the candidate, not that the candidate is bad
@@ -75,7 +76,7 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
     parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
     spec = parsed.spec
     own = changed_data_inputs(spec, base_spec.require()) if spec is not None else []
-    done = _logged_before(session, parsed, base, own)
+    done = _logged_before(session, parsed, base, own, candidate_digest(base_spec, overrides))
     if done is not None:
         return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, own_data=own, **done)
     with _MINI_RUN_LOCK:
@@ -84,7 +85,10 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),
                                report=report, **_memory(report))
-    measured: dict[str, Any] = {"name": run_name(overrides), "kind": "sweep candidate"}
+    # Trained: only what the sweep's budget trained (its mini-run is a gate, logged as mini_run/*); a
+    # candidate the gate rejected logs no run.trained_steps and no training time.
+    measured: dict[str, Any] = {"name": run_name(overrides), "kind": "sweep candidate", "trained_steps": None,
+                                "train_seconds": None, "spec_digest": candidate_digest(base_spec, overrides)}
     if outcome.approved:
         measured.update(_trained(spec, path, train_steps, outcome, parallel))
     if not outcome.approved and not outcome.reason:
@@ -96,8 +100,12 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
 
 
 def _trained(spec: Spec, path: Path, train_steps: int, outcome: CandidateOutcome, parallel: int) -> dict[str, Any]:
-    """Train the approved candidate for the sweep's budget; fold the result into its outcome."""
-    return fold_training(_train(spec, path, train_steps, parallel), outcome)
+    """Train the approved candidate for the sweep's budget; fold the result into its outcome. The
+    training's wall time is the run's duration in MLflow."""
+    started = time.time()
+    result = _train(spec, path, train_steps, parallel)
+    ended = time.time()
+    return {**fold_training(result, outcome), "train_seconds": round(ended - started, 3), "trained_until": ended}
 
 
 def fold_training(result: Any, outcome: CandidateOutcome) -> dict[str, Any]:
@@ -144,11 +152,12 @@ def _log(session: TrackingSession, report: GateReport, spec: Spec | None, base: 
 
 
 def _logged_before(session: TrackingSession | None, parsed: ParsedSpec, base: GateReport,
-                   own: list[str]) -> dict[str, Any] | None:
+                   own: list[str], digest: str) -> dict[str, Any] | None:
     """The candidate's complete run from an earlier attempt, found by its id before any work.
 
     The id depends only on the spec's params and the data/spec digests, all known before gating: a
     candidate on its own data is fingerprinted here (a file that cannot be read has no earlier run).
+    `digest` is the candidate spec's, as written in the project (`candidate_digest`).
     """
     from tunegate.tracking.record import record_from_report
     from tunegate.tracking.session import finished_candidate
@@ -162,8 +171,8 @@ def _logged_before(session: TrackingSession | None, parsed: ParsedSpec, base: Ga
         except Exception:  # noqa: BLE001  (the dataset stage will report what is wrong with the file)
             return None
     probe = GateReport.from_stages([parsed.result], fingerprints=prints)
-    kind = {"kind": "sweep candidate"}
-    return finished_candidate(session, record_from_report(probe, parsed.spec, **kind).candidate_id)
+    record = record_from_report(probe, parsed.spec, kind="sweep candidate", spec_digest=digest)
+    return finished_candidate(session, record.candidate_id)
 
 
 def _own_fingerprints(spec: Spec) -> dict[str, Any]:

@@ -26,6 +26,10 @@ STATIC_STAGES = stages.static()  # what the one cached static-gate task runs aft
 @task(name="parse-spec")
 def parse_spec_task(spec_path: str) -> ParsedSpec:
     """Read and validate the spec once; every later task of the flow takes this parsed value."""
+    from tunegate.events.paths import on_this_checkout
+
+    # An event's spec_path is relative to the project root: this checkout's, on a worker.
+    on_this_checkout(spec_path, "spec")
     return parse_spec(spec_path)
 
 

@@ -10,7 +10,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from tunegate.fullrun.approval import save_report
 from tunegate.output import markdown_with_charts
-from tunegate.render import verdict_text
+from tunegate.render import by_severity, verdict_text
 from tunegate.report import Finding, GateReport
 from tunegate.sweep.candidates import candidate_key
 from tunegate.sweep.evaluate import CandidateOutcome
@@ -27,7 +27,7 @@ def finding_line(f: Finding) -> str:
 
 
 def log_findings(logger: logging.Logger | logging.LoggerAdapter, report: GateReport, prefix: str = "") -> None:
-    for f in report.findings:
+    for f in by_severity(report.findings):  # what blocks the run first
         logger.log(LEVELS[f.severity], prefix + finding_line(f))
     logger.info(f"{prefix}{verdict_text(report)}: {report.counts['error']} error(s), "
                 f"{report.counts['warning']} warning(s)")

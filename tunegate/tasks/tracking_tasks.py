@@ -32,10 +32,10 @@ def current_flow_run_id() -> str:
 
 @task(name="open-tracking")
 def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | None = None,
-                       train_digest: str | None = None) -> TrackingSession:
+                       train_digest: str | None = None, variant: str | None = None) -> TrackingSession:
     """Make the MLflow store ready, reconcile crashed runs, open this flow run's parent run."""
     return open_session(parsed.require(), parsed.path, current_flow_run_id(), kind, flow_run_state,
-                        validation_digest, train_digest)
+                        validation_digest, train_digest, variant)
 
 
 @task(name="log-candidate", retries=1)
@@ -45,9 +45,10 @@ def log_candidate_task(session: TrackingSession, report: GateReport, parsed: Par
 
 
 @task(name="close-tracking")
-def close_tracking_task(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
+def close_tracking_task(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None,
+                        candidates: int | None = None) -> str | None:
     """End the parent run with its verdict, tag the best candidate, attach its spec."""
-    return close_session(session, failed_reason, best_spec)
+    return close_session(session, failed_reason, best_spec, candidates)
 
 
 @task(name="chart-candidates")

@@ -14,11 +14,15 @@ What a flow calls, in order:
         log_candidate(open_client(uri), parent, record)    # FINISHED / FAILED, never raises
     finish_parent(client, parent)                          # tags the best run, ends the parent
 
-The modules behind it each hold one job: `tracking_store` (URI, store creation, experiment),
-`candidate_record` (the pydantic input and the param allowlist), `tracking_runs` (the run tree,
-idempotent), `candidate_log` (what a candidate logs), `run_reconcile` (stale runs),
-`runs_table` (grouping and ranking by validation digest), `runs_listing` (what `tunegate runs`
-prints).
+One run per thing that happened: a retry of a flow run lands in its own parent and runs again;
+each preflight and full run is a run of its own that supersedes the earlier one of the same spec
+and data (`tunegate.superseded_by`); a rerun of a sweep continues the sweep's parent.
+
+The modules behind it each hold one job: `store` (URI, store creation, experiment),
+`artifact_root` (a copied or moved store writes inside its own project), `record` (the pydantic
+input and the param allowlist), `runs` (the run tree, idempotent), `candidate_log` (what a
+candidate logs), `reconcile` (stale runs), `session` (one flow run's parent, named for what it
+did), `runs_table` (grouping and ranking by data), `runs_listing` (what `tunegate runs` prints).
 """
 from __future__ import annotations
 

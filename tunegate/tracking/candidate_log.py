@@ -27,6 +27,7 @@ from tunegate.tracking.runs import (
     CAVEATS,
     COMPLETE,
     FAILING_CODES,
+    LINEAGE,
     NOT_RUN,
     TRAIN_DIGEST,
     VAL_SCOPE,
@@ -34,6 +35,7 @@ from tunegate.tracking.runs import (
     VERDICT,
     end_run,
     open_candidate_run,
+    supersede,
 )
 
 if TYPE_CHECKING:
@@ -76,8 +78,9 @@ def _candidate_lock(store: str, cid: str) -> threading.Lock:
 def _log_candidate(client: MlflowClient, parent_run_id: str, record: CandidateRecord) -> CandidateLogResult:
     redact = Redactor.from_env(record.secret_env_names, also=[uri_password(client.tracking_uri) or ""])
     run_id = None
+    start_ms, end_ms = run_window(record)
     try:
-        run = open_candidate_run(client, parent_run_id, record.candidate_id, record.name)
+        run = open_candidate_run(client, parent_run_id, record.candidate_id, record.name, start_ms)
         run_id = run.run_id
         if run.complete:
             # Logged completely before (an at-least-once rerun): nothing to add.
@@ -85,9 +88,11 @@ def _log_candidate(client: MlflowClient, parent_run_id: str, record: CandidateRe
                                       status=run.previous_status, reused=True)
         status, reason = _verdict_status(client, parent_run_id, record)
         _log_everything(client, run_id, record, redact, reused=run.reused)
-        end_run(client, run_id, status, redact.text(reason))
+        end_run(client, run_id, status, redact.text(reason), end_ms)
         # Last, so a crash before this line leaves the run incomplete and a rerun finishes it.
         client.set_tag(run_id, COMPLETE, "true")
+        if record.lineage:  # a newer preflight or full run of the same spec and data: the latest record
+            supersede(client, run_id, record.lineage)
         return CandidateLogResult(run_id=run_id, candidate_id=record.candidate_id, status=status,
                                   reused=run.reused)
     except Exception as exc:  # the sweep must go on; the run says why it failed
@@ -97,6 +102,15 @@ def _log_candidate(client: MlflowClient, parent_run_id: str, record: CandidateRe
             _try_fail(client, run_id, error)
         return CandidateLogResult(run_id=run_id, candidate_id=record.candidate_id, status="FAILED",
                                   error=error)
+
+
+def run_window(record: CandidateRecord) -> tuple[int | None, int | None]:
+    """(start, end) in epoch ms of what the run trained, so MLflow's Duration column is its training
+    time; (None, None), MLflow's own times, for a run that trained nothing."""
+    if record.train_seconds is None:
+        return None, None
+    end = record.trained_until if record.trained_until is not None else time.time()
+    return int((end - record.train_seconds) * 1000), int(end * 1000)
 
 
 def _try_fail(client: MlflowClient, run_id: str, error: str) -> None:
@@ -129,6 +143,8 @@ def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, 
     _log_datasets(client, run_id, record)
     tags = {CANDIDATE_ID: record.candidate_id, VERDICT: record.verdict,
             FAILING_CODES: ",".join(record.failing_codes)}
+    if record.lineage:
+        tags[LINEAGE] = record.lineage
     if record.validation_digest:
         tags[VALIDATION_DIGEST] = record.validation_digest
     if record.dataset("train") is not None:
@@ -161,7 +177,10 @@ def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:
     scalars = {"mini_run/tokens_per_s": record.tokens_per_s, "mini_run/peak_memory_gib": record.peak_memory_gib,
                "estimate/hours": record.predicted_hours, "train/final_loss": record.final_train_loss,
                "val/loss": record.val_loss, "mini_run/eval_loss": record.mini_run_eval_loss,
-               "gate/approved_for_full_run": float(record.verdict == "approved")}
+               "gate/approved_for_full_run": float(record.verdict == "approved"),
+               # What the run trained, in seconds: its duration, also where MLflow's times cannot say it
+               # (a run reopened after a crash keeps its first start time).
+               "train/duration_s": record.train_seconds}
     points += [(k, v, 0) for k, v in scalars.items() if v is not None]
     return points
 

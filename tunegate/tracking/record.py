@@ -98,6 +98,12 @@ class CandidateRecord(BaseModel):
     mini_run_eval_loss: float | None = Field(None, description="The mini-run's loss on one validation batch.")
     kind: RunKind | None = Field(None, description="preflight, sweep candidate or full run (param run.kind).")
     trained_steps: int | None = Field(None, description="Optimizer steps this run trained (param run.trained_steps).")
+    lineage: str | None = Field(None, description="The id without its attempt: the same spec, data and kind. "
+                                                  "A newer run of the lineage supersedes the older ones.")
+    train_seconds: float | None = Field(None, ge=0, description="Wall seconds of what the run trained (the short "
+                                                                "training, the mini-run, the full run): its duration.")
+    trained_until: float | None = Field(None, description="When that training ended (epoch seconds); default: "
+                                                          "when the run is logged.")
     report: GateReport | None = None
     report_markdown: str | None = None
     advice: dict[str, Any] | None = None
@@ -161,12 +167,17 @@ def secret_env_names(spec: Spec) -> list[str]:
     return names
 
 
-def record_from_report(report: GateReport, spec: Spec, *, salt: str = "", **measured: Any) -> CandidateRecord:
+def record_from_report(report: GateReport, spec: Spec, *, salt: str = "", attempt: str = "",
+                       spec_digest: str | None = None, **measured: Any) -> CandidateRecord:
     """Build the record of the candidate `spec` from its gate report.
 
     `measured` takes the record's measurement fields (mini_run_steps, train_steps, tokens_per_s,
     peak_memory_gib, predicted_hours, final_train_loss, val_loss, advice, name, verdict, reason).
     The verdict defaults to the report's; failing codes are the codes of its error findings.
+    `attempt` scopes the id to one attempt (a preflight's or a full run's flow run: each is a new
+    run, the earlier ones of its lineage superseded); `spec_digest` replaces the report's digest of
+    the spec file (a sweep candidate's file names absolute paths: its digest would change with the
+    project's place).
     """
     params = params_from_spec(spec)
     datasets = _datasets(report, spec)
@@ -175,8 +186,8 @@ def record_from_report(report: GateReport, spec: Spec, *, salt: str = "", **meas
         if ref.records is not None:
             params[f"data.{ref.role}_records"] = ref.records
     spec_fp = report.fingerprints.get("spec")
-    if isinstance(spec_fp, dict) and spec_fp.get("digest"):
-        params["spec.digest"] = str(spec_fp["digest"])
+    if spec_digest or (isinstance(spec_fp, dict) and spec_fp.get("digest")):
+        params["spec.digest"] = spec_digest or str(spec_fp["digest"])
     digests = {d.role: d.digest for d in datasets}
     codes = sorted({f.code for f in report.findings if f.severity == "error"})
     fields: dict[str, Any] = {
@@ -184,7 +195,7 @@ def record_from_report(report: GateReport, spec: Spec, *, salt: str = "", **meas
         "reason": "" if report.gates_passed else _reason(report, codes),
     }
     fields.update(measured)
-    cid = _identity(params, fields, digests, salt)
+    cid = _identity(params, fields, digests, salt, attempt)
     return CandidateRecord(candidate_id=cid, params=params, datasets=datasets,
                            secret_env_names=secret_env_names(spec), **fields)
 
@@ -216,12 +227,16 @@ def record_from_overrides(report: GateReport, base: Spec, overrides: dict[str, A
                            secret_env_names=secret_env_names(base), **fields)
 
 
-def _identity(params: dict[str, Scalar], fields: dict[str, Any], digests: dict[str, str], salt: str) -> str:
+def _identity(params: dict[str, Scalar], fields: dict[str, Any], digests: dict[str, str], salt: str,
+              attempt: str = "") -> str:
     """Add the run params; return the candidate id. The kind is part of the identity (a preflight
-    and a sweep candidate of the same spec are different runs); what it trained is an outcome, not."""
+    and a sweep candidate of the same spec are different runs); what it trained is an outcome, not.
+    With an `attempt`, the id is that attempt's and the id without it is the run's lineage."""
     if fields.get("kind"):
         params["run.kind"] = fields["kind"]
     cid = candidate_id(params, digests, salt)
+    if attempt:
+        fields["lineage"], cid = cid, candidate_id(params, digests, f"{salt}attempt:{attempt}")
     if fields.get("trained_steps") is not None:
         params["run.trained_steps"] = int(fields["trained_steps"])
     return cid

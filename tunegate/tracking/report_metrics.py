@@ -26,8 +26,8 @@ def _number(value: Any) -> float | None:
 
 
 def report_measurements(report: GateReport) -> dict[str, Any]:
-    """The record fields a report can fill: mini_run_steps, mini_run_eval_loss, trained_steps (the
-    mini-run's; a later training replaces it), tokens_per_s, peak_memory_gib, predicted_hours,
+    """The record fields a report can fill: mini_run_steps, mini_run_eval_loss, trained_steps and
+    train_seconds (the mini-run's; a later training replaces them), tokens_per_s, peak_memory_gib, predicted_hours,
     advice. Missing stages leave their fields out."""
     out: dict[str, Any] = {}
     mini = report.stage("mini-run")
@@ -39,6 +39,7 @@ def report_measurements(report: GateReport) -> dict[str, Any]:
                                  for i, loss in enumerate(losses)]
         out["mini_run_eval_loss"] = _number(mini.stats.get("eval_loss"))
         out["trained_steps"] = mini.stats.get("steps")
+        out["train_seconds"] = mini.duration_s  # a preflight's training is its mini-run; a later one replaces it
         measured = report.facts.mini_run
         out["tokens_per_s"] = _number(measured.tokens_per_s) if measured else None
         peak = _number(measured.peak_memory_bytes) if measured else None

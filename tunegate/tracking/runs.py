@@ -37,6 +37,13 @@ FAILURE_REASON = "tunegate.failure_reason"
 KILLED_REASON = "tunegate.killed_reason"
 BEST_RUN = "tunegate.best_run"
 REOPENED_FROM = "tunegate.reopened_from_parent"
+# What a parent is found again by: its flow run (a preflight, a full run: a retry lands in the same
+# parent) or, for a sweep, the sweep itself (its spec and data: a rerun continues it).
+RUN_KEY = "tunegate.run_key"
+# A preflight or full run of the same spec, data and kind as an earlier one: the newer supersedes it.
+LINEAGE = "tunegate.lineage"
+SUPERSEDED_BY = "tunegate.superseded_by"
+CONTINUED_FROM = "tunegate.continued_from"  # a reopened parent: the flow run before, and how it ended
 # Set after a candidate's run was fully logged and ended. Status alone cannot say so: a fluent
 # `mlflow.start_run(run_id=...)` block (e.g. around the HF Trainer) ends a run FINISHED on exit.
 COMPLETE = "tunegate.complete"
@@ -83,32 +90,48 @@ def _store_lock(client: MlflowClient) -> Iterator[None]:
 
 def start_parent(client: MlflowClient, experiment: str, flow_run_id: str,
                  tags: dict[str, str] | None = None, validation_digest: str | None = None,
-                 run_name: str | None = None, train_digest: str | None = None) -> str:
-    """Open (or reopen) the parent run of flow run `flow_run_id`; return its run id.
+                 run_name: str | None = None, train_digest: str | None = None, key: str | None = None) -> str:
+    """Open (or reopen) the parent run of `key` (default: flow run `flow_run_id`); return its run id.
 
-    A Prefect flow retry keeps its flow run id, so the retry lands in the same parent run. The
-    digests are the data the flow run's candidates are ranked on (a candidate on other data is
-    logged, but not ranked against them).
+    A Prefect flow retry keeps its flow run id, so the retry lands in the same parent run; a sweep
+    passes its own key, so a rerun of the same sweep continues its parent instead of leaving an
+    empty one. The digests are the data the flow run's candidates are ranked on (a candidate on
+    other data is logged, but not ranked against them).
     """
     experiment_id = ensure_experiment(client, experiment, client.tracking_uri)
-    wanted = {KIND: "parent", FLOW_RUN_ID: flow_run_id, **(tags or {})}
+    key = key or flow_run_id
+    wanted = {KIND: "parent", FLOW_RUN_ID: flow_run_id, RUN_KEY: key, **(tags or {})}
     if validation_digest:
         wanted[VALIDATION_DIGEST] = validation_digest
     if train_digest:
         wanted[TRAIN_DIGEST] = train_digest
-    filter_string = f"tags.`{KIND}` = 'parent' and tags.`{FLOW_RUN_ID}` = {_quote(flow_run_id)}"
+    filter_string = f"tags.`{KIND}` = 'parent' and tags.`{RUN_KEY}` = {_quote(key)}"
     with _store_lock(client):
         found = search_all(client, [experiment_id], filter_string)
         if not found:
             run = client.create_run(experiment_id, tags=wanted, run_name=run_name or f"flow-{flow_run_id[:12]}")
             found = _dedupe(client, experiment_id, filter_string, run.info.run_id)
     run = found[0]
-    if run.info.status != "RUNNING":
-        client.update_run(run.info.run_id, status="RUNNING")
+    if run.info.status != "RUNNING":  # reopened (a retry, a rerun of the sweep): its last ending no longer holds
+        _continue(client, run, flow_run_id)
     for key, value in wanted.items():
         if run.data.tags.get(key) != value:
             client.set_tag(run.info.run_id, key, value)
     return run.info.run_id
+
+
+def _continue(client: MlflowClient, run: Run, flow_run_id: str) -> None:
+    """Reopen an ended parent for this flow run, saying how the earlier one ended (`continued_from`)."""
+    tags = run.data.tags
+    why = tags.get(KILLED_REASON) or tags.get(FAILURE_REASON)
+    previous = tags.get(FLOW_RUN_ID)
+    if previous and previous != flow_run_id:
+        client.set_tag(run.info.run_id, CONTINUED_FROM, f"flow run {previous}, which ended {run.info.status}"
+                                                        + (f": {why}" if why else "")[:4000])
+    for stale in (FAILURE_REASON, KILLED_REASON):
+        if stale in tags:
+            client.delete_tag(run.info.run_id, stale)
+    client.update_run(run.info.run_id, status="RUNNING")
 
 
 def _dedupe(client: MlflowClient, experiment_id: str, filter_string: str, mine: str) -> list[Run]:
@@ -126,13 +149,14 @@ def find_candidate_run(client: MlflowClient, experiment_id: str, cid: str) -> Ru
 
 
 def open_candidate_run(client: MlflowClient, parent_run_id: str, cid: str,
-                       run_name: str | None = None) -> CandidateRun:
+                       run_name: str | None = None, start_time_ms: int | None = None) -> CandidateRun:
     """Find or create the child run of candidate `cid` under `parent_run_id`.
 
     A candidate is one run per experiment (same params, same data => same candidate). A complete
     run (fully logged, FINISHED or FAILED by its verdict) is returned untouched. An incomplete one
     (RUNNING from a dead flow, KILLED, or a logging attempt that broke) is reopened under the
-    current parent, since that parent now redoes it.
+    current parent, since that parent now redoes it. A new run starts at `start_time_ms` (when
+    what it records began: MLflow shows end - start as its duration), default now.
     """
     parent = client.get_run(parent_run_id)
     experiment_id = parent.info.experiment_id
@@ -141,7 +165,8 @@ def open_candidate_run(client: MlflowClient, parent_run_id: str, cid: str,
         found = find_candidate_run(client, experiment_id, cid)
         if found is None:
             tags = {PARENT_TAG: parent_run_id, KIND: "candidate", CANDIDATE_ID: cid, FLOW_RUN_ID: flow_run_id}
-            run = client.create_run(experiment_id, tags=tags, run_name=run_name or f"candidate-{cid[:8]}")
+            run = client.create_run(experiment_id, tags=tags, run_name=run_name or f"candidate-{cid[:8]}",
+                                    start_time=start_time_ms)
             filter_string = f"tags.`{CANDIDATE_ID}` = {_quote(cid)}"
             winner = _dedupe(client, experiment_id, filter_string, run.info.run_id)[0]
             return CandidateRun(run_id=winner.info.run_id, reused=winner.info.run_id != run.info.run_id)
@@ -175,11 +200,38 @@ def _reopen(client: MlflowClient, run: Run, parent_run_id: str, flow_run_id: str
         client.update_run(run.info.run_id, status="RUNNING")
 
 
-def end_run(client: MlflowClient, run_id: str, status: str, reason: str = "") -> None:
-    """Mark a run terminal; FAILED and KILLED runs carry their reason as a tag."""
+def end_run(client: MlflowClient, run_id: str, status: str, reason: str = "", end_time_ms: int | None = None) -> None:
+    """Mark a run terminal (at `end_time_ms`, default now); FAILED and KILLED runs carry their reason as a tag."""
     if reason:
         client.set_tag(run_id, FAILURE_REASON if status == "FAILED" else KILLED_REASON, reason[:5000])
-    client.set_terminated(run_id, status, end_time=int(time.time() * 1000))
+    client.set_terminated(run_id, status, end_time=end_time_ms or int(time.time() * 1000))
+
+
+def supersede(client: MlflowClient, run_id: str, lineage: str) -> list[str]:
+    """Mark every other run of `lineage` not yet superseded as superseded by `run_id`; return their ids."""
+    experiment_id = client.get_run(run_id).info.experiment_id
+    older = [r.info.run_id for r in search_all(client, [experiment_id], f"tags.`{LINEAGE}` = {_quote(lineage)}")
+             if r.info.run_id != run_id and SUPERSEDED_BY not in r.data.tags]
+    for old in older:
+        client.set_tag(old, SUPERSEDED_BY, run_id)
+    return older
+
+
+def adopt(client: MlflowClient, run: Run, parent_run_id: str) -> None:
+    """Move a complete candidate run that another sweep logged under `parent_run_id`, which reuses it.
+
+    That parent now ranks and charts it. A parent left without children was an earlier form of this
+    sweep (its spec edited, nothing else): it is marked superseded and deleted (MLflow keeps deleted
+    runs until `mlflow gc`, and `mlflow runs restore` brings one back), never left empty.
+    """
+    old_parent = run.data.tags.get(PARENT_TAG)
+    if not old_parent or old_parent == parent_run_id:
+        return
+    client.set_tag(run.info.run_id, REOPENED_FROM, old_parent)
+    client.set_tag(run.info.run_id, PARENT_TAG, parent_run_id)
+    if not children(client, old_parent) and client.get_run(old_parent).info.status != "RUNNING":
+        client.set_tag(old_parent, SUPERSEDED_BY, parent_run_id)
+        client.delete_run(old_parent)
 
 
 def children(client: MlflowClient, parent_run_id: str) -> list[Run]:

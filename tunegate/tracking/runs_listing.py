@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tunegate.errors import UsageError
 from tunegate.tracking.runs_table import RunGroup, candidate_rows, compare_runs, format_table, group_by_data
-from tunegate.tracking.store import check_tracking_uri, open_client, resolve_tracking_uri, sqlite_path
+from tunegate.tracking.store import TRAINING_PAGE, check_tracking_uri, open_client, resolve_tracking_uri, sqlite_path
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -29,7 +29,7 @@ def list_runs(spec_path: str | None, tracking_uri: str | None, experiment: str |
         spec_path: take the tracking URI and experiment from this spec (the explicit ones win).
         tracking_uri: the MLflow store; default the spec's, else sqlite:///mlflow.db here.
         experiment: the experiment's name; default the spec's, else 'tunegate'.
-        compare: rank only these run ids against each other.
+        compare: rank only these runs against each other (whole ids, or the short ones the table prints).
 
     Raises:
         UsageError: no store there, or MLflow cannot read it.
@@ -43,7 +43,8 @@ def list_runs(spec_path: str | None, tracking_uri: str | None, experiment: str |
     check_reachable(uri)  # a down server: said now, not after MLflow's minutes of retries
     client = open_client(uri)
     try:
-        groups = compared_group(client, compare) if compare else group_by_data(candidate_rows(client, experiment))
+        groups = (compared_group(client, compare, experiment) if compare
+                  else group_by_data(candidate_rows(client, experiment)))
     except MlflowException as exc:
         from tunegate.tracking.redaction import uri_without_password
 
@@ -81,9 +82,10 @@ def runs_target(spec_path: str | None, tracking_uri: str | None, experiment: str
     return uri, experiment
 
 
-def compared_group(client: MlflowClient, run_ids: list[str]) -> list[RunGroup]:
-    """The given runs ranked against each other, as one group ([] when none); refused across data."""
-    rows = compare_runs(client, run_ids)
+def compared_group(client: MlflowClient, run_ids: list[str], experiment: str | None = None) -> list[RunGroup]:
+    """The given runs (whole ids, or the short ones the table prints) ranked against each other, as one
+    group ([] when none); refused across data."""
+    rows = compare_runs(client, run_ids, experiment)
     if not rows:
         return []
     first = rows[0]
@@ -93,10 +95,9 @@ def compared_group(client: MlflowClient, run_ids: list[str]) -> list[RunGroup]:
 
 def ui_hint(uri: str, found: Any) -> str:
     """How to open these runs in the MLflow UI: the exact command for a SQLite store, the URL for a server."""
-    # MLflow 3's UI opens in its GenAI layout unless told otherwise; CHART shows the parents'
-    # candidates/val_loss without expanding them.
-    page = (f"#/experiments/{found.experiment_id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
-            if found is not None else "")
+    # MLflow 3's UI opens in its GenAI layout unless told otherwise (tracking.store, KIND_TAG); CHART
+    # shows the parents' candidates/val_loss without expanding them.
+    page = TRAINING_PAGE.format(id=found.experiment_id) if found is not None else ""
     if sqlite_path(uri) is None:
         from tunegate.tracking.redaction import uri_without_password
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from tunegate.errors import IncomparableRunsError
 from tunegate.tracking.runs import (
     BEST_RUN,
     CANDIDATE_ID,
     KIND,
+    SUPERSEDED_BY,
     TRAIN_DIGEST,
     VAL_SCOPE,
     VALIDATION_DIGEST,
@@ -60,7 +61,14 @@ class RunRow(BaseModel):
     name: str | None = None
     trained_steps: str | None = None
     val_scope: str | None = None
+    superseded_by: str | None = Field(None, description="The newer run of the same spec, data and kind.")
     rank: int | None = None
+
+    @computed_field  # in the JSON too: `tunegate runs --json` says which runs trained
+    @property
+    def trained(self) -> bool:
+        """Whether the run trained anything (run.trained_steps > 0): a rejected candidate did not."""
+        return bool(self.trained_steps) and self.trained_steps not in ("0", "0.0")
 
 
 class RunGroup(BaseModel):
@@ -83,7 +91,7 @@ def row_from_run(run: Run) -> RunRow:
         epochs=p.get("training.epochs"), final_train_loss=m.get("train/final_loss"),
         val_loss=m.get("val/loss"), name=run.info.run_name, trained_steps=p.get("run.trained_steps"),
         val_scope=t.get(VAL_SCOPE), train_records=p.get("data.train_records"),
-        validation_records=p.get("data.validation_records"),
+        validation_records=p.get("data.validation_records"), superseded_by=t.get(SUPERSEDED_BY),
         validation_digest=t.get(VALIDATION_DIGEST) or p.get("data.validation_digest") or NO_DIGEST,
         train_digest=t.get(TRAIN_DIGEST) or p.get("data.train_digest") or NO_DIGEST)
 
@@ -99,16 +107,18 @@ def candidate_rows(client: MlflowClient, experiment: str) -> list[RunRow]:
 
 def _rankable(row: RunRow) -> bool:
     return (row.val_loss is not None and math.isfinite(row.val_loss) and row.status == "FINISHED"
-            and row.val_scope != MINI_SCOPE)
+            and row.val_scope != MINI_SCOPE and row.superseded_by is None)
 
 
 def rank(rows: list[RunRow]) -> list[RunRow]:
     """Rows of ONE data group, best validation loss first; unrankable rows (failed, no val loss, a
-    preflight's mini-run loss) follow, unranked."""
+    preflight's mini-run loss) follow, unranked, and superseded runs (an earlier preflight or full
+    run of the same spec and data) last."""
     compare_digests(rows)
     ranked = sorted((r for r in rows if _rankable(r)), key=lambda r: (r.val_loss, r.run_id))
-    rest = [r for r in rows if not _rankable(r)]
-    return [r.model_copy(update={"rank": i}) for i, r in enumerate(ranked, 1)] + rest
+    rest = [r for r in rows if not _rankable(r) and r.superseded_by is None]
+    old = [r for r in rows if r.superseded_by is not None]
+    return [r.model_copy(update={"rank": i}) for i, r in enumerate(ranked, 1)] + rest + old
 
 
 def compare_digests(rows: list[RunRow]) -> None:
@@ -124,13 +134,39 @@ def compare_digests(rows: list[RunRow]) -> None:
                 "compare runs within one group.")
 
 
-def compare_runs(client: MlflowClient, run_ids: list[str]) -> list[RunRow]:
-    """Rank the given runs against each other, best first.
+def compare_runs(client: MlflowClient, run_ids: list[str], experiment: str | None = None) -> list[RunRow]:
+    """Rank the given runs against each other, best first. An id may be any unique prefix of one in
+    `experiment` (the 8 characters the table prints).
 
     Raises:
         IncomparableRunsError: the runs were scored on different validation digests.
+        UsageError: a prefix matches no run, or more than one.
     """
-    return rank([row_from_run(client.get_run(run_id)) for run_id in run_ids])
+    full = resolve_run_ids(client, run_ids, experiment)
+    return rank([row_from_run(client.get_run(run_id)) for run_id in full])
+
+
+def resolve_run_ids(client: MlflowClient, given: list[str], experiment: str | None) -> list[str]:
+    """Each id as given when it is a whole one (32 hex), else the one run of `experiment` it begins."""
+    from tunegate.errors import UsageError
+
+    short = [g for g in given if len(g) < 32]
+    exp = client.get_experiment_by_name(experiment) if short and experiment else None
+    if short and exp is None:
+        raise UsageError(f"run id(s) {', '.join(short)} are not whole (32 characters) and there is no experiment "
+                         f"'{experiment}' to find them in; pass --experiment, or the whole ids")
+    every = [r.info.run_id for r in search_all(client, [exp.experiment_id])] if exp is not None else []
+    out = []
+    for g in given:
+        if len(g) >= 32:
+            out.append(g)
+            continue
+        found = [r for r in every if r.startswith(g.lower())]
+        if len(found) != 1:
+            what = "no run" if not found else f"{len(found)} runs ({', '.join(f[:12] for f in found[:5])})"
+            raise UsageError(f"run id {g!r} matches {what} in experiment '{experiment}'; give more of it")
+        out.append(found[0])
+    return out
 
 
 def group_by_data(rows: list[RunRow]) -> list[RunGroup]:
@@ -212,13 +248,13 @@ COLUMNS = [("rank", 4), ("run", 8), ("name", 14), ("version", 10), ("model", 18)
 
 def _cells(r: RunRow) -> list[str]:
     batch = f"{r.micro_batch}x{r.grad_accum}" if r.micro_batch else "-"
-    # What it trained: the logged budget (a sweep's train_steps, a preflight's mini-run), else the spec's.
-    length = (f"{r.trained_steps} st" if r.trained_steps else
-              f"{r.steps} st" if r.steps else (f"{r.epochs} ep" if r.epochs else "-"))
+    # What it trained (a sweep's budget, a preflight's mini-run, the full run); never the spec's plan.
+    length = f"{r.trained_steps} st" if r.trained else "no"
     val = _fmt(r.val_loss) + ("*" if r.val_scope == MINI_SCOPE and r.val_loss is not None else "")
+    status = f"superseded by {r.superseded_by[:8]}" if r.superseded_by else r.status
     return [_fmt(r.rank), r.run_id[:8], _fmt(r.name)[:32], _fmt(r.dataset_version), _fmt(r.model_id), _fmt(r.r),
             _fmt(r.alpha), _fmt(r.dropout), _fmt(r.lr), batch, length, _fmt(r.final_train_loss), val,
-            _fmt(r.verdict), r.status]
+            _fmt(r.verdict), status]
 
 
 def format_table(groups: list[RunGroup], experiment: str) -> str:
@@ -239,4 +275,7 @@ def format_table(groups: list[RunGroup], experiment: str) -> str:
         out += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     if any(r.val_scope == MINI_SCOPE and r.val_loss is not None for g in groups for r in g.runs):
         out += ["", "* a preflight's loss on the mini-run's one validation batch: shown, never ranked"]
+    if any(r.superseded_by for g in groups for r in g.runs):
+        out += ["superseded: an earlier preflight or full run of the same spec and data; the newer run is "
+                "listed above it (compare any of them with --compare and the ids shown)"]
     return "\n".join(out) + "\n"

@@ -31,11 +31,18 @@ HOST_TAG, PID_TAG = "tunegate.host", "tunegate.pid"
 
 
 class TrackingSession(BaseModel):
-    """Where a flow run logs: the store, the experiment and its parent run."""
+    """Where a flow run logs: the store, the experiment and its parent run (and the parent's name)."""
 
     uri: str
     experiment: str
     parent_run_id: str
+    name: str = ""
+
+
+# What each flow is called in a run's name: `preflight quickstart`, `full run quickstart`, `sweep ...`.
+KIND_NAMES = {"preflight": "preflight", "full-run": "full run", "sweep": "sweep"}
+# Runs whose identity is their attempt: each preflight and each full run is a new run.
+ONE_RUN_PER_ATTEMPT = {"preflight", "full run"}
 
 
 # Orchestrator states in which a flow run may still write to its runs.
@@ -44,11 +51,15 @@ LIVE_STATES = {"SCHEDULED", "PENDING", "RUNNING", "PAUSED", "CANCELLING"}
 
 def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
                  flow_run_state: Callable[[str], str | None],
-                 validation_digest: str | None = None, train_digest: str | None = None) -> TrackingSession:
+                 validation_digest: str | None = None, train_digest: str | None = None,
+                 variant: str | None = None) -> TrackingSession:
     """Create the store once, end runs that crashed flow runs left RUNNING, open the parent.
 
     `flow_run_state(id)` returns the orchestrator's state name of a flow run, or None if unknown.
-    The parent is named for what it is: `sweep examples/sweep`, `preflight quickstart`.
+    The parent is named for what it did: `preflight quickstart`, `full run quickstart`, `sweep
+    support-v1` (`... 3 candidates` once closed). A preflight's or full run's parent is its flow
+    run's; a sweep's is the sweep's (its spec, data and `variant`, the strategy asked for), so a
+    rerun continues it.
     """
     uri = resolve_tracking_uri(spec, spec_path)
     ensure_store(uri)
@@ -56,9 +67,31 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     experiment = spec.tracking.experiment
     reconcile_stale_runs(client, experiment, liveness(client, experiment, flow_run_id, flow_run_state))
     tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+    key = sweep_key(spec_path, validation_digest, train_digest, variant) if kind == "sweep" else None
+    name = parent_name(kind, spec, spec_path)
     parent = start_parent(client, experiment, flow_run_id, tags, validation_digest=validation_digest,
-                          run_name=f"{kind} {Path(spec_path).stem}", train_digest=train_digest)
-    return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent)
+                          run_name=name, train_digest=train_digest, key=key)
+    return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent, name=name)
+
+
+def parent_name(kind: str, spec: Spec, spec_path: str | Path) -> str:
+    """`preflight quickstart`; a sweep spec called `sweep.yaml` is named for its data instead of
+    `sweep sweep` (its data version, else its folder)."""
+    stem = Path(spec_path).stem
+    if stem.lower() == kind.lower():
+        stem = spec.data.version or Path(spec_path).resolve().parent.name
+    return f"{KIND_NAMES.get(kind, kind)} {stem}"
+
+
+def sweep_key(spec_path: str | Path, validation_digest: str | None, train_digest: str | None,
+              variant: str | None) -> str:
+    """The same sweep: the spec's bytes, its data, the strategy asked for (not where the project is)."""
+    import hashlib
+
+    from tunegate.spec.digest import spec_digest
+
+    parts = [spec_digest(spec_path), validation_digest or "", train_digest or "", variant or ""]
+    return "sweep:" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
 def log_report(session: TrackingSession, report: GateReport, spec: Spec, **measured: Any) -> CandidateLogResult:
@@ -71,7 +104,9 @@ def log_report(session: TrackingSession, report: GateReport, spec: Spec, **measu
         # A preflight's only validation loss: logged, but marked, so it is never ranked beside a
         # candidate scored on the whole validation set.
         fields.update(val_loss=fields["mini_run_eval_loss"], val_scope="mini-run eval batch")
-    record = record_from_report(report, spec, **fields)
+    # Each preflight and full run is a run of its own (a Prefect retry of this one keeps its parent).
+    attempt = session.parent_run_id if fields.get("kind") in ONE_RUN_PER_ATTEMPT else ""
+    record = record_from_report(report, spec, attempt=attempt, **fields)
     return log_candidate(open_client(session.uri), session.parent_run_id, record)
 
 
@@ -100,13 +135,14 @@ def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | N
     Prefect runs a task at least once: a sweep rerun after a crash finds here what it need not redo.
     """
     from tunegate.tracking import find_candidate_run, is_complete
-    from tunegate.tracking.runs import FAILING_CODES, FAILURE_REASON, VERDICT
+    from tunegate.tracking.runs import FAILING_CODES, FAILURE_REASON, VERDICT, adopt
 
     client = open_client(session.uri)
     experiment_id = client.get_run(session.parent_run_id).info.experiment_id
     run = find_candidate_run(client, experiment_id, cid)
     if run is None or not is_complete(run):
         return None
+    adopt(client, run, session.parent_run_id)  # this sweep reuses it: it ranks and charts it too
     tags, metrics = run.data.tags, run.data.metrics
     codes = [c for c in tags.get(FAILING_CODES, "").split(",") if c]
     return {"run_id": run.info.run_id, "approved": tags.get(VERDICT) == "approved",
@@ -114,13 +150,17 @@ def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | N
             "val_loss": metrics.get("val/loss"), "final_train_loss": metrics.get("train/final_loss")}
 
 
-def close_session(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None) -> str | None:
+def close_session(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None,
+                  candidates: int | None = None) -> str | None:
     """End the parent (FAILED with the reason, if any) and tag its best run; return that run id.
 
     A sweep's best candidate spec is attached to the parent as `best_spec.yaml`, ready for
-    `tunegate preflight` and `tunegate launch`.
+    `tunegate preflight` and `tunegate launch`; its name ends with the `candidates` it considered.
     """
     client = open_client(session.uri)
+    if candidates is not None and session.name:
+        client.update_run(session.parent_run_id, name=f"{session.name} {candidates} "
+                                                      f"candidate{'' if candidates == 1 else 's'}")
     if best_spec:
         import shutil
         import tempfile

@@ -44,11 +44,17 @@ ALLOW_INSECURE_ENV = "TUNEGATE_ALLOW_INSECURE_TRACKING"
 DEFAULT_DB = "mlflow.db"
 ARTIFACTS_DIR = "mlartifacts"
 # MLflow 3 types an experiment by this tag: GenAI (traces, evaluations) or model training (runs,
-# charts). MLflow's APIs and tools read it; the 3.17 UI takes its layout from its own "GenAI /
-# Model training" switch (the `workflowType=machine_learning` URL parameter, remembered in the
-# browser), so `tunegate runs` prints links that set it.
+# charts). MLflow's APIs and the UIs before 3.17 read it. The 3.17 UI does not: with its "GenAI /
+# Model training" switch on (always, in 3.17: server/js's `shouldEnableWorkflowBasedNavigation`), an
+# experiment's kind is the switch's, i.e. the `workflowType` URL parameter, else the browser's
+# last choice (localStorage `mlflow.workflowType_v1`), else GenAI. So a fresh browser reaching the
+# experiment from MLflow's home page opens it as GenAI, whatever the tag says. tunegate's links set
+# the parameter, and the experiment's description (which the UI shows in both layouts, and in the
+# experiments list) carries the link that opens its runs as model training.
 KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = {KIND_TAG: "custom_model_development"}
+NOTE_TAG = "mlflow.note.content"
+TRAINING_PAGE = "#/experiments/{id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
 # A fresh store's migrations take ~2 s here; a minute covers a slow disk with room to spare.
 LOCK_TIMEOUT_S = 120
 
@@ -127,10 +133,10 @@ def ensure_store(uri: str) -> None:
 
 
 def _open_server_store(uri: str) -> None:
-    """A server (or database) store: it must answer now, and as an MLflow store (StageError if not)."""
+    """A server (or database) store: it must answer now, and as an MLflow store (ServiceUnavailable if not)."""
     from mlflow.exceptions import MlflowException
 
-    from tunegate.errors import StageError
+    from tunegate.errors import ServiceUnavailable
     from tunegate.tracking.reachable import check_reachable
     from tunegate.tracking.redaction import Redactor, uri_password, uri_without_password
 
@@ -145,7 +151,7 @@ def _open_server_store(uri: str) -> None:
         raise MissingDependency(exc.name, "postgres") from None
     except MlflowException as exc:
         why = Redactor([uri_password(uri) or ""]).text(str(exc.message).splitlines()[0][:300])
-        raise StageError(f"the tracking store {uri_without_password(uri)} answered, but not as an MLflow "
+        raise ServiceUnavailable(f"the tracking store {uri_without_password(uri)} answered, but not as an MLflow "
                          f"store: {why}; check tracking.mlflow_uri") from None
 
 
@@ -165,6 +171,17 @@ def _init_sqlite(uri: str, path: Path) -> None:
         _upgrade_if_old(uri, path)
     # The first open verifies the schema and adds MLflow's default experiment (one transaction).
     open_client(uri).search_experiments(max_results=1)
+    _reroot_artifacts(path)
+
+
+def _reroot_artifacts(path: Path) -> None:
+    """A store copied or moved with its project writes its artifacts in its new folder (artifact_root)."""
+    import logging
+
+    from tunegate.tracking.artifact_root import reroot
+
+    for line in reroot(path):
+        logging.getLogger(__name__).warning("the MLflow store %s was copied or moved: artifacts of %s", path, line)
 
 
 def _schema_state(path: Path) -> str:
@@ -263,12 +280,16 @@ def ensure_experiment(client: MlflowClient, name: str, uri: str) -> str:
     """
     from mlflow.exceptions import MlflowException
 
+    from tunegate.tracking.artifact_root import ROOT_TAG, ROOT_TAG_VALUE
+
     found = client.get_experiment_by_name(name)
     if found is None:
         path = sqlite_path(uri)
         location = (path.parent / ARTIFACTS_DIR).resolve().as_uri() if path else None
+        # Tagged as tunegate's layout: a copy of the project re-roots it (tracking.artifact_root).
+        tags = {**EXPERIMENT_KIND, **({ROOT_TAG: ROOT_TAG_VALUE} if location else {})}
         try:
-            return client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_KIND)
+            found = client.get_experiment(client.create_experiment(name, artifact_location=location, tags=tags))
         except MlflowException as exc:  # another process created it between our two calls
             found = client.get_experiment_by_name(name)
             if found is None:
@@ -277,6 +298,16 @@ def ensure_experiment(client: MlflowClient, name: str, uri: str) -> str:
         raise UsageError(f"MLflow experiment '{name}' is deleted; restore it "
                          f"(`mlflow experiments restore --experiment-id {found.experiment_id}`) "
                          "or set tracking.experiment to another name")
-    if KIND_TAG not in found.tags:  # made before tunegate set it; a kind the user chose is kept
-        client.set_experiment_tag(found.experiment_id, KIND_TAG, EXPERIMENT_KIND[KIND_TAG])
+    wanted = {**EXPERIMENT_KIND, NOTE_TAG: layout_note(found.experiment_id)}
+    for key, value in wanted.items():
+        if key not in found.tags:  # made before tunegate set it; a kind or note the user chose is kept
+            client.set_experiment_tag(found.experiment_id, key, value)
     return found.experiment_id
+
+
+def layout_note(experiment_id: str) -> str:
+    """The experiment's description: what it holds, and the link that opens its runs as model training."""
+    page = TRAINING_PAGE.format(id=experiment_id)
+    return ("Preflights, sweeps and full runs tracked by tunegate. They are model-training runs: "
+            f"[open them in the Model training layout]({page}), or choose **Model training** in the "
+            "GenAI / Model training switch at the top left (MLflow remembers it in this browser).")
