@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
@@ -39,8 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_gpu_flags(p)
     p.add_argument("--data-format", choices=formats.CHOICES,
                    help="the records' format (overrides data.format; default auto: each file's first record decides)")
-    p.add_argument("--train", metavar="PATH", help="training JSONL (overrides data.train)")
-    p.add_argument("--validation", metavar="PATH", help="validation JSONL (overrides data.validation)")
+    p.add_argument("--train", metavar="PATH", action="append",
+                   help="training file (overrides data.train); given more than once, the files are read in "
+                        "order as one split")
+    p.add_argument("--validation", metavar="PATH", action="append",
+                   help="validation file (overrides data.validation); may be given more than once, as --train")
     p.add_argument("--json", action="store_true", help="write the report as one JSON document to stdout")
     p.add_argument("--mini-run", action="store_true",
                    help="also run the mini-run (stage 4): real LoRA steps on a sample, with health checks; "
@@ -55,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tunegate.gate import check
+    from tunegate.gate import check, given_split
 
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         from tunegate.gate import DEFAULT_CAP
         from tunegate.spec.check import parse_spec
 
-        given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+        given = {role: given_split(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
         spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind, data=given, hardware=hardware)
     report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
                    advisor=args.advise, max_findings=args.max_findings, data_format=args.data_format)
