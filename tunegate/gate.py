@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tunegate import progress, stages
+from tunegate.errors import UsageError
 from tunegate.facts import GateFacts
 from tunegate.report import LAUNCH, GateReport, StageResult
 from tunegate.spec.check import ParsedSpec, in_config_words, parse_spec
@@ -127,6 +128,8 @@ def _trainer_facts(parsed: ParsedSpec | None) -> dict[str, Any]:
 def given_split(value: str | Path | Sequence[str | Path]) -> Path | list[Path]:
     """A split given to `check`: one path as a path (as a config's override has always been), several as a list."""
     files = split_files(value)
+    if not files:
+        raise UsageError("an empty list of data files: give at least one file for the split")
     return files[0] if len(files) == 1 else files
 
 
