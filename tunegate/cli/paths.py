@@ -22,10 +22,11 @@ def require_files(spec: Any, *keys: str) -> None:
     """Raise UsageError for the first spec path among `keys` (dotted) that is not a readable file."""
     for key in keys:
         section, name = key.split(".")
-        path = getattr(getattr(spec, section), name)
-        problem = refusal(path)
-        if problem:
-            raise UsageError(f"{key}: {problem}. Relative paths in a spec resolve against the spec's folder.")
+        value = getattr(getattr(spec, section), name)
+        for path in value if isinstance(value, list) else [value]:  # a split may be several files
+            problem = refusal(path)
+            if problem:
+                raise UsageError(f"{key}: {problem}. Relative paths in a spec resolve against the spec's folder.")
 
 
 def require_file(path: str | Path, what: str) -> None:

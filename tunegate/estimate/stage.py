@@ -74,7 +74,7 @@ def run_stage(ctx: GateContext) -> StageResult:
                 "(--train FILE --validation FILE).", file=file, key="estimate.dataset_tokens")
     if est.tokens.source == "characters":
         out.add("TG409", "info", f"training tokens estimated from characters: {est.tokens.tokens:,} "
-                f"(characters / 4) in {spec.data.train.name}",
+                f"(characters / 4) in {spec.data.names('train')}",
                 "Set estimate.dataset_tokens, or run the mini-run's token audit, for an exact count.",
                 file=file, key="estimate.dataset_tokens")
     stats = {"summary": _summary_line(est), **summary}
@@ -269,7 +269,7 @@ def _batch_findings(out: FindingCollector, est: Estimate, spec: Spec, facts: Gat
            "of the records)")
     out.add("TG416", "warning", f"the global batch of {setup.global_batch} sequences (training.micro_batch_size "
             f"{setup.micro_batch_size} x grad_accum_steps {setup.grad_accum_steps}{gpus}) is larger than the "
-            f"{records} records of {spec.data.train.name}: each epoch is 1 optimizer step over all of them, so "
+            f"{records} records of {spec.data.names('train')}: each epoch is 1 optimizer step over all of them, so "
             f"{epochs:g} epoch(s) train {math.ceil(epochs)} step(s) in all",
             f"{fix} so that a step holds at most the {records} records, or add records.", file=file,
             key="training.grad_accum_steps")

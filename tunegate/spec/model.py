@@ -10,10 +10,12 @@ the GPU catalog or several fields together live in `tunegate.spec.rules`.
 
 import os
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationInfo, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, PlainValidator, Strict, TypeAdapter, ValidationError,
+                      ValidationInfo, field_validator, model_validator)
+from pydantic_core import PydanticCustomError
 
 from tunegate import formats
 from tunegate.report import new_dict, new_list  # factories pydantic reads cheaply (see there)
@@ -82,14 +84,53 @@ class ModelSpec(Section):
 DataFormat = Literal[formats.CHOICES]  # type: ignore[valid-type]
 
 
+def split_files(value: Path | str | Sequence[Path | str]) -> list[Path]:
+    """A split's files in reading order: data.train or data.validation (one path, or a list of them)."""
+    return [Path(p) for p in value] if isinstance(value, (list, tuple)) else [Path(value)]
+
+
+def _one_file(value: Any, where: str = "") -> Path:
+    """`value` validated as a FilePath; its error as pydantic's own, at the split's key (`where`: which list item)."""
+    try:
+        return _FILE.validate_python(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise PydanticCustomError(error["type"], where + error["msg"]) from None
+
+
+def _files(value: Any) -> Path | list[Path]:
+    """One file as it always was, or a non-empty list of files: validated here rather than as a union,
+    whose errors would name both of its types at a key no spec has."""
+    if not isinstance(value, list):
+        return _one_file(value)
+    if not value:
+        raise PydanticCustomError("too_short", "a list of files must name at least one file")
+    return [_one_file(item, f"file {number} of the list: ") for number, item in enumerate(value, 1)]
+
+
+_FILE = TypeAdapter(FilePath)
+# One file, or several read in order as one split (a mixture of datasets, a dataset's shards).
+DataFiles = Annotated[Path | list[Path], PlainValidator(
+    _files, json_schema_input_type=FilePath | Annotated[list[FilePath], Field(min_length=1)])]
+
+
 class DataSpec(Section):
-    train: FilePath = Field(description="Training set: .jsonl, .jsonl.gz, a .json array or .parquet.")
-    validation: FilePath = Field(description="Validation set, same kinds; must be a different file, "
-                                         "frozen across every candidate run.")
+    train: DataFiles = Field(description="Training set: .jsonl, .jsonl.gz, a .json array or .parquet; or a list "
+                                         "of such files, read in order as one set (a mixture of datasets, shards).")
+    validation: DataFiles = Field(description="Validation set, same kinds; must be a different file, "
+                                              "frozen across every candidate run.")
     version: str | None = Field(None, description="Your label for this dataset version, logged with every run.")
     format: DataFormat = Field(
         "auto", description=f"Record format: {formats.described()}, "
                             "or auto (each file's first record decides; a file mixing formats is an error).")
+
+    def files(self, role: str) -> list[Path]:
+        """The files of split `role` (train or validation), in the order every reader reads them."""
+        return split_files(getattr(self, role))
+
+    def names(self, role: str) -> str:
+        """The split's file names as messages show them: `train.jsonl`, or `a.jsonl + b.jsonl`."""
+        return " + ".join(path.name for path in self.files(role))
 
 
 class LoraSpec(Section):
@@ -297,8 +338,10 @@ class Spec(Section):
                 return (base / p).resolve()
             except (RuntimeError, OSError, ValueError):  # a symlink loop, a NUL byte: TG240 names it
                 return Path(os.path.abspath(base / p))
-        data = self.data.model_copy(update={"train": res(self.data.train),
-                                            "validation": res(self.data.validation)})
+        def each(value: Path | list[Path]) -> Path | list[Path]:
+            return [res(p) for p in value] if isinstance(value, list) else res(value)
+        data = self.data.model_copy(update={"train": each(self.data.train),
+                                            "validation": each(self.data.validation)})
         full = self.full_run.model_copy(update={"output_dir": res(self.full_run.output_dir)})
         local = checkpoint.beside_spec(self.model.id, base)
         model = self.model if local is None else self.model.model_copy(update={"id": str(local)})

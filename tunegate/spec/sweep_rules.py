@@ -140,10 +140,11 @@ def _fixed_keys(spec: Spec, overrides: dict[str, Any], places: dict[str, str], l
                       f"Set {key} in the spec's own {section} section, or run a separate sweep for each value.")
         validation = _validation_of(key, value)
         if validation is not None and _resolved(path, validation) != _resolved(path, spec.data.validation):
+            named = " + ".join(Path(str(v)).name for v in _listed(validation))
             yield _at(loc, where, "TG176", "warning", places[key],
-                      f"a sweep candidate sets data.validation to {Path(str(validation)).name}: the sweep will "
+                      f"a sweep candidate sets data.validation to {named}: the sweep will "
                       f"reject it (TG391), every candidate is scored on the frozen validation set "
-                      f"({spec.data.validation.name})",
+                      f"({spec.data.names('validation')})",
                       "Do not override data.validation in a sweep: scores on other validation data cannot be "
                       "compared. To compare validation sets, run one sweep per set.")
 
@@ -156,7 +157,16 @@ def _validation_of(key: str, value: Any) -> Any:
     return None
 
 
-def _resolved(spec_path: Path, value: Any) -> Path | None:
+def _resolved(spec_path: Path, value: Any) -> list[Path | None]:
+    """The files a data.validation value names (one path, or a list), resolved against the spec's folder."""
+    return [_resolved_one(spec_path, v) for v in _listed(value)]
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _resolved_one(spec_path: Path, value: Any) -> Path | None:
     try:
         p = Path(str(value))
         return (p if p.is_absolute() else spec_path.resolve().parent / p).resolve()

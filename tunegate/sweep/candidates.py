@@ -95,6 +95,8 @@ def _short_value(value: Any) -> str:
         return f"{value:g}"
     if isinstance(value, str) and ("/" in value or value.endswith((".jsonl", ".gz"))):
         return Path(value).name.split(".")[0]  # data/leaky_train.jsonl -> leaky_train
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):  # a split of several files
+        return "+".join(_short_value(v) for v in value)[:40]
     return str(value)[:40]
 
 
@@ -105,6 +107,13 @@ def candidate_digest(base_spec: ParsedSpec, overrides: Overrides) -> str:
     data = {k: v for k, v in apply_overrides(base_spec.raw or {}, overrides).items() if k != "sweep"}
     options = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
     return hashlib.sha256(orjson.dumps(data, option=options, default=str)).hexdigest()
+
+
+def _beside(base: Path, value: Any) -> Any:
+    """A path the base spec names, absolute (against the base spec's folder): the candidate's file lives elsewhere."""
+    if not isinstance(value, str) or Path(value).is_absolute():
+        return value
+    return str((base / value).resolve())
 
 
 def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
@@ -122,8 +131,10 @@ def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
     base = spec_path.parent
     for section, key in (("data", "train"), ("data", "validation"), ("full_run", "output_dir")):
         value = data.get(section, {}).get(key)
-        if value is not None and not Path(value).is_absolute():
-            data[section][key] = str((base / value).resolve())
+        if isinstance(value, list):  # a split of several files: each resolved
+            data[section][key] = [_beside(base, v) for v in value]
+        elif value is not None:
+            data[section][key] = _beside(base, value)
     model = data.get("model")
     local = checkpoint.beside_spec(model["id"], base) if isinstance(model, dict) and isinstance(model.get("id"), str) else None
     if local is not None:  # the candidate's file lives elsewhere: keep naming the base spec's local model
