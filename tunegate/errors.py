@@ -6,6 +6,8 @@
     │   ├── YamlSyntaxError       the spec is not YAML, or past the loader's bounds (TG106, TG131, TG132)
     │   ├── SpaceError            a sweep's search space cannot be used as given
     │   ├── LaunchConfigError     the launcher's environment is incomplete (NNODES > 1, no MASTER_ADDR)
+    │   ├── OutputError           an output cannot be written: a full disk, a read-only folder, stdout gone bad
+    │   ├── ServiceUnavailable    a server the command needs does not answer (an MLflow tracking server)
     │   └── MissingDependency     an optional extra is not installed; the message has the install line
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
@@ -68,6 +70,16 @@ class SpaceError(UsageError):
 
 class LaunchConfigError(UsageError):
     """The launcher's environment is incomplete: the command line it needs cannot be built."""
+
+
+class OutputError(UsageError):
+    """A file or stream the command writes cannot be written (a full disk, a read-only folder): the
+    environment's problem, not a verdict and not a bug; the message names the output (exit code 2)."""
+
+
+class ServiceUnavailable(UsageError):
+    """A server the command needs (an MLflow tracking server, its database) does not answer, or not
+    as that service: the environment's problem, named with the URI and the fix (exit code 2)."""
 
 
 class IncomparableRunsError(TunegateError):

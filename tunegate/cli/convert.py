@@ -8,21 +8,19 @@ be converted faithfully, so any error stops the conversion (exit 1) with its pla
 every record is kept; ShareGPT's `from`/`value` become `role`/`content`, Alpaca's fields become a
 user and an assistant turn (LLaMA-Factory's rule), a TRL prompt's replies get `weight: 0`. The
 output is written to a temporary file and renamed into place, then its content digest is compared
-with the input's (both in chat form): they must be equal, or the output is removed. The input is
-never overwritten (exit 2), nor an existing output without --force.
+with the input's (both in chat form): they must be equal, or the output is removed. The input, a
+folder or a device is never overwritten (exit 2), nor an existing output without --force; a
+symbolic link is written through (tunegate.output.destination).
 """
 from __future__ import annotations
 
 import argparse
 import gzip
-import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from tunegate.cli.streams import say
-from tunegate.errors import TunegateError, UsageError
+from tunegate.errors import TunegateError
 from tunegate.pathguard import shown
 
 
@@ -45,40 +43,31 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.dataset import validate_dataset
     from tunegate.render import finding_lines, use_colour
 
-    _refuse_unsafe(args.input, args.output, args.force)
+    target = _refuse_unsafe(args.input, args.output, args.force)
     checked = validate_dataset({"input": args.input}, cap=10, fmt=args.source)
     errors = [f for f in checked.findings if f.severity == "error"]
     if errors:
         for f in errors:
             sys.stderr.write("\n".join(finding_lines(f, use_colour(sys.stderr))) + "\n")
         total = sum(n for code, n in checked.totals_by_code.items() if any(f.code == code for f in errors))
-        say(f"tunegate: not converted: {args.input} has {total} error(s) (first ones above); fix them first")
+        say(f"tunegate: not converted: {shown(args.input)} has {total} error(s) (first ones above); fix them first")
         return 1
     fmt = checked.stats["input"]["format"] or "messages"
-    written = _write(args.input, args.output, args.source)
-    _verify(args.input, args.output)
+    written = _write(args.input, target, args.source)
+    _verify(args.input, target)
     if fmt == "prompt_completion":
         sys.stderr.write("note: plain-text prompt/completion records become a user and an assistant turn, which "
                          "trainers render through the chat template (TRL trains plain text without one)\n")
-    print(f"{written} records: {args.input} ({fmt}) -> {args.output} (messages)")
+    print(f"{written} records: {shown(args.input)} ({fmt}) -> {shown(args.output)} (messages)")
     return 0
 
 
-def _refuse_unsafe(source: Path, target: Path, force: bool) -> None:
-    try:
-        mode = os.lstat(target).st_mode
-    except OSError:
-        mode = None
-    # A folder, device, FIFO or socket is never replaced, --force or not: renaming the output over
-    # /dev/null (run as root) would put a plain file where every program writes its discards.
-    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
-        raise UsageError(f"OUT {shown(target)} is {kind}, not a file: give the path of the JSONL file to write")
-    if target.exists() or target.is_symlink():
-        if source.exists() and (target.resolve() == source.resolve() or os.path.samefile(source, target)):
-            raise UsageError(f"refusing to overwrite the input {source}: give another OUT")
-        if not force:
-            raise UsageError(f"{target} exists; pass --force to replace it")
+def _refuse_unsafe(source: Path, target: Path, force: bool) -> Path:
+    """The file to write (tunegate.output.destination: never the input, a folder or a device; an
+    existing file only with --force)."""
+    from tunegate.output.destination import destination
+
+    return destination(target, [source], force, what="OUT")
 
 
 def _write(source: Path, target: Path, fmt: str) -> int:
@@ -86,23 +75,17 @@ def _write(source: Path, target: Path, fmt: str) -> int:
 
     from tunegate.dataset.fingerprint import json_default
     from tunegate.dataset.records import iter_canonical
+    from tunegate.output.destination import written_aside
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     count = 0
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.name.endswith(".gz") else raw
-            for _, _, record in iter_canonical(source, fmt, strict=True):
-                # A number a double cannot hold is read as a Decimal: written back digit for digit.
-                out.write(orjson.dumps(record, default=json_default) + b"\n")
-                count += 1
-            if out is not raw:
-                out.close()
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with written_aside(target) as raw:
+        out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.name.endswith(".gz") else raw
+        for _, _, record in iter_canonical(source, fmt, strict=True):
+            # A number a double cannot hold is read as a Decimal: written back digit for digit.
+            out.write(orjson.dumps(record, default=json_default) + b"\n")
+            count += 1
+        if out is not raw:
+            out.close()
     return count
 
 

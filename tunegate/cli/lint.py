@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from tunegate.cli.check import _positive
-from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
+from tunegate.cli.emit import add_report_flags, chosen_format, emit_report, refuse_unsafe_outputs
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate.report import GateReport, StageResult
 
@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.pathguard import shown
 
     chosen_format(args)
+    refuse_unsafe_outputs(args)
     require_spec(args, args.spec, "add --spec SPEC")
     # Each file is its own "role", so stats and duplicate detection stay per file; the role is the
     # name as it can be printed (a file name need not be UTF-8, nor free of newlines).
