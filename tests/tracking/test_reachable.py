@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.support.paths import ROOT
-from tunegate.errors import EXIT_INTERNAL, StageError
+from tunegate.errors import EXIT_USAGE, ServiceUnavailable
 from tunegate.tracking.reachable import check_reachable
 from tunegate.tracking.redaction import MASK
 from tunegate.tracking.store import ensure_store
@@ -24,9 +24,9 @@ def _unused_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_down_server_is_a_stage_error_naming_the_uri_and_how_to_start_it():
+def test_a_down_server_is_unavailable_naming_the_uri_and_how_to_start_it():
     port = _unused_port()
-    with pytest.raises(StageError) as caught:
+    with pytest.raises(ServiceUnavailable) as caught:
         check_reachable(f"http://127.0.0.1:{port}")
     message = str(caught.value)
     assert f"http://127.0.0.1:{port}" in message and "does not answer" in message
@@ -35,13 +35,13 @@ def test_a_down_server_is_a_stage_error_naming_the_uri_and_how_to_start_it():
 
 def test_the_store_is_not_opened_on_a_down_server(tmp_path):
     # MLflow's own client would retry for minutes, then raise MlflowException
-    with pytest.raises(StageError, match="does not answer"):
+    with pytest.raises(ServiceUnavailable, match="does not answer"):
         ensure_store(f"http://127.0.0.1:{_unused_port()}")
 
 
 def test_a_down_database_is_named_without_its_password():
     uri = f"postgresql://team:{PASSWORD}@127.0.0.1:{_unused_port()}/mlflow"
-    with pytest.raises(StageError) as caught:
+    with pytest.raises(ServiceUnavailable) as caught:
         check_reachable(uri)
     assert PASSWORD not in str(caught.value) and f"team:{MASK}@127.0.0.1" in str(caught.value)
 
@@ -58,11 +58,11 @@ def test_a_store_without_a_network_host_is_not_probed(uri):
     check_reachable(uri)
 
 
-def test_tunegate_runs_on_a_down_server_exits_3_with_the_uri_and_no_traceback():
+def test_tunegate_runs_on_a_down_server_exits_2_with_the_uri_and_no_traceback():
     uri = f"http://127.0.0.1:{_unused_port()}"
     proc = subprocess.run([sys.executable, "-m", "tunegate", "runs", "--tracking-uri", uri], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == EXIT_INTERNAL, proc.stderr
+    assert proc.returncode == EXIT_USAGE, proc.stderr
     assert uri in proc.stderr and "does not answer" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
 

@@ -26,13 +26,14 @@ def run(args: argparse.Namespace) -> int:
 
     ending = skip_teardown_at_exit()  # first: its atexit handler must run last
     from tunegate.cli.flow_runner import run_flow  # first: it sets Prefect defaults
-    from tunegate.cli.paths import require_file, require_files
+    from tunegate.cli.paths import require_file, require_files, require_flow_inputs
     from tunegate.fullrun import approved_report
     from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.spec.check import parse_spec
 
     parsed = parse_spec(args.spec)
     require_files(parsed.require(), "data.train", "data.validation")
+    require_flow_inputs(parsed)
     if args.report:
         require_file(args.report, "--report")
     approved_report(parsed, args.report)  # refuse before any flow or process starts

@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
-from tunegate.errors import StageError
+from tunegate.errors import ServiceUnavailable
 from tunegate.tracking.redaction import uri_without_password
 
 CONNECT_TIMEOUT_S = 10
@@ -18,7 +18,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "postgresql": 5432, "mysql": 3306, "m
 
 
 def check_reachable(uri: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """Raise StageError unless the host and port of `uri` accept a TCP connection.
+    """Raise ServiceUnavailable (exit 2: the environment's problem, not a bug) unless the host and port of `uri` accept a TCP connection.
 
     URIs without a network host (a SQLite file, `file:`, `databricks`) are not probed.
     """
@@ -29,14 +29,14 @@ def check_reachable(uri: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
     try:
         port = parts.port or DEFAULT_PORTS[scheme]
     except ValueError:  # a port that is not a number
-        raise StageError(f"the tracking URI {uri_without_password(uri)} has no usable port; "
+        raise ServiceUnavailable(f"the tracking URI {uri_without_password(uri)} has no usable port; "
                          "fix tracking.mlflow_uri in the spec") from None
     try:
         with socket.create_connection((parts.hostname, port), timeout=timeout_s):
             return
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-    raise StageError(
+    raise ServiceUnavailable(
         f"the MLflow tracking server {uri_without_password(uri)} does not answer ({reason}); "
         "nothing was tracked. Start it (e.g. `mlflow server --backend-store-uri postgresql://... "
         f"--host {parts.hostname} --port {port}`, see deployments/README.md), fix tracking.mlflow_uri "
