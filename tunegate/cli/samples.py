@@ -33,11 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tunegate.cli.paths import require_files
     from tunegate.errors import MissingDependency
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec
 
     spec = parse_spec(args.spec, kind=args.kind).require()
+    require_files(spec, f"data.{args.split}")  # a folder, FIFO or device: said now, not after the imports
     try:
         from tunegate.training.samples import render_samples
     except ImportError:

@@ -15,6 +15,7 @@ from tunegate.estimate.readings import METHOD_NAMES, OPTIMISTIC_MFU, Reading, su
 from tunegate.estimate.run import Estimate, estimate_run, resolve_architecture, resolve_gpu
 from tunegate.estimate.setup import setup_from_spec
 from tunegate.facts import GateFacts
+from tunegate.pathguard import shown
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.checkpoint import Stored
 from tunegate.spec.model_classes import asked_for, attention_support
@@ -64,7 +65,7 @@ def run_stage(ctx: GateContext) -> StageResult:
         _other_reading_finding(out, other, file)
     if est.tokens.source == "characters":
         out.add("TG409", "info", f"training tokens estimated from characters: {est.tokens.tokens:,} "
-                f"(characters / 4) in {spec.data.train.name}",
+                f"(characters / 4) in {shown(spec.data.train.name)}",
                 "Set estimate.dataset_tokens, or run the mini-run's token audit, for an exact count.",
                 file=file, key="estimate.dataset_tokens")
     stats = {"summary": _summary_line(est), **summary}
