@@ -117,12 +117,12 @@ def _mounts() -> dict[int, str]:
     return mounts
 
 
-def answers_in_time(read: Callable[[], object], deadline_s: float = READ_DEADLINE_S) -> bool:
-    """Whether `read()` returns (or raises) within `deadline_s`; a read that has not stays blocked in a
-    daemon thread, which dies with the process."""
+def answers_in_time(read: Callable[[], object], deadline_s: float | None = None) -> bool:
+    """Whether `read()` returns (or raises) within `deadline_s` (default READ_DEADLINE_S); a read that has
+    not stays blocked in a daemon thread, which dies with the process."""
     thread = threading.Thread(target=_quietly, args=(read,), name="tunegate-first-read", daemon=True)
     thread.start()
-    thread.join(deadline_s)
+    thread.join(READ_DEADLINE_S if deadline_s is None else deadline_s)
     return not thread.is_alive()
 
 

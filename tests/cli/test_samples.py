@@ -45,3 +45,15 @@ def test_what_truncation_cuts_is_shown(tiny_cache, tmp_path, capsys):
     assert main(["samples", axolotl_config(tmp_path, 48), "-n", "3"]) == 0
     out = capsys.readouterr().out
     assert "/ max_seq_len 48" in out and "truncation cut" in out and "⟦" in out
+
+
+def test_the_data_file_name_is_shown_escaped(tiny_cache, tmp_path, capsys):
+    config = axolotl_config(tmp_path, 2048)
+    data = tmp_path / "e\x1b[31mred.jsonl"
+    data.write_bytes((CONFIGS / "data" / "sharegpt_train.jsonl").read_bytes())
+    body = open(config).read()
+    escaped = str(data).replace("\x1b", "\\e")  # YAML writes ESC as "\e" in a double-quoted string
+    (tmp_path / "cfg.yml").write_text(body.replace(str(CONFIGS / "data" / "sharegpt_train.jsonl"), f'"{escaped}"'))
+    assert main(["samples", config, "-n", "1", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[31m" not in out and "e\\x1b[31mred.jsonl" in out

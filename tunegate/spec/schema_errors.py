@@ -54,6 +54,9 @@ def add_validation_error(out: FindingCollector, err: dict[str, Any], located: Lo
     if code == NOT_FINITE or (isinstance(value, float) and not math.isfinite(value)):
         code = NOT_FINITE
         msg = f"{key} must be a finite number, got {_shown(value)}"
+    elif code == WRONG_TYPE and _past_floats(value):  # 10**4000 where a float belongs: a range, not a type
+        code = OUT_OF_RANGE
+        msg = f"{key}: input should be a number a float can hold (below 1.8e308), got {_shown(value)}"
     else:
         msg = f"{key}: {err['msg'].lower()}, got {_shown(value)}"
     hint = _strict_hint(err["type"], key, value) or _fix(loc, key)
@@ -61,6 +64,16 @@ def add_validation_error(out: FindingCollector, err: dict[str, Any], located: Lo
 
 
 _NUMBER_TYPES = {"int_type", "float_type", "int_from_float"}
+
+
+def _past_floats(value: Any) -> bool:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
 
 
 def _shown(value: Any) -> str:
