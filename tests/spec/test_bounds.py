@@ -15,6 +15,7 @@ from tunegate.spec.model import json_schema
 
 
 def short(value) -> str:
+    """A test id for `value`: 10**4000 is named by its size."""
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) < 16 else f"{text[:4]}..({len(text)} chars)"
 
@@ -57,7 +58,7 @@ def test_the_json_schema_shows_each_upper_bound():
     ("axolotl/lora-1b.yml", "lora_r", HUGE), ("axolotl/lora-1b.yml", "num_epochs", 1e300),
     ("trl/sft.yaml", "per_device_train_batch_size", 2 ** 63), ("trl/sft.yaml", "warmup_steps", 10 ** 30),
     ("trl/sft.yaml", "max_length", HUGE), ("trl/sft.yaml", "gradient_accumulation_steps", 10 ** 30),
-])
+], ids=lambda v: v if isinstance(v, str) else short(v))
 def test_an_imported_config_holds_the_same_bounds(config, key, value, tmp_path):
     data = yaml.safe_load((DATA / "configs" / config).read_text())
     data[key] = value
@@ -85,3 +86,19 @@ def test_no_command_crashes_or_hangs_on_a_number(command, key, value, tmp_path, 
     code = main([command, str(spec_with(tmp_path, key, value))])
     output = capsys.readouterr()
     assert code == 1 and "internal error" not in output.err and time.monotonic() - start < 10, output.err
+
+
+LARGEST = {"training.micro_batch_size": bounds.MAX_BATCH, "training.grad_accum_steps": bounds.MAX_BATCH,
+           "training.max_seq_len": 1, "hardware.count": bounds.MAX_GPUS, "estimate.dataset_tokens": bounds.MAX_TOKENS,
+           "lora.r": bounds.MAX_RANK, "training.epochs": bounds.MAX_EPOCHS}
+SLOWEST_GPU = {"hardware.custom.memory_gib": bounds.MIN_GPU_MEMORY_GIB, "hardware.custom.bf16_tflops": bounds.MIN_TFLOPS,
+               "hardware.custom.fp32_tflops": bounds.MIN_TFLOPS, "hardware.custom.bandwidth_gbs": bounds.MIN_BANDWIDTH_GBS}
+
+
+@pytest.mark.parametrize("values", [LARGEST, {**LARGEST, **SLOWEST_GPU}, {**LARGEST, "training.max_seq_len": bounds.MAX_SEQ_LEN},
+                                    {"hardware.custom.bf16_tflops": 1e-300}],
+                         ids=["largest run", "on the slowest GPU", "longest sequences", "a GFLOP/s short"])
+def test_the_extremes_a_spec_allows_are_estimated_and_advised_without_a_crash(values, tmp_path):
+    from tests.support.fuzz import number_input
+
+    number_input(values, tmp_path)  # the spec stage, the static gate and the advisor's rules, no exception

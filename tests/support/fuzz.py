@@ -74,6 +74,10 @@ def lenient_input(data: bytes, folder: Path, name: str = "fuzz.jsonl") -> None:
             pass
 
 
+_FLOWS_TRAIN = (DATA / "flows" / "train.jsonl").read_bytes()
+_FLOWS_VALIDATION = (DATA / "flows" / "validation.jsonl").read_bytes()
+
+
 def numeric_keys() -> list[str]:
     """Every dotted key of the spec that holds a number (read from the model, so a new field is fuzzed too)."""
     from pydantic import BaseModel
@@ -100,26 +104,41 @@ def numeric_keys() -> list[str]:
     return walk(Spec, "")
 
 
-def number_input(key: str, value: Any, folder: Path) -> None:
-    """The spec stage answers a number under `key` with findings (never an exception of Python's own)."""
-    spec_input(number_spec(key, value), folder)
+def number_input(values: dict[str, Any], folder: Path) -> None:
+    """The spec stage answers numbers under any keys ({dotted key: value}) with findings (never an exception
+    of Python's own), and a spec it accepts goes through the static gate and the advisor's rules (the
+    stages that compute with them)."""
+    from tunegate.gate import check
+    from tunegate.spec.check import parse_spec
+
+    spec_input(number_spec(values), folder)
+    parsed = parse_spec(folder / "fuzz.yaml")
+    if parsed.valid:
+        (folder / "t.jsonl").write_bytes(_FLOWS_TRAIN)  # data that passes, so the estimate and advisor run
+        (folder / "v.jsonl").write_bytes(_FLOWS_VALIDATION)
+        try:
+            check(parsed, advisor=True)
+        except TunegateError:
+            pass
 
 
-def number_spec(key: str, value: Any) -> bytes:
-    """The flows' good spec with `value` at the dotted `key`, as YAML bytes (a custom GPU for hardware.custom)."""
+def number_spec(values: dict[str, Any]) -> bytes:
+    """The flows' good spec with each value at its dotted key, as YAML bytes (a custom GPU for hardware.custom)."""
     data = yaml.safe_load((DATA / "flows" / "good.yaml").read_text())
     data["data"] = {"train": "t.jsonl", "validation": "v.jsonl"}
-    if key.startswith("hardware.custom."):
+    data["advisor"] = {"api_key_env": "TUNEGATE_FUZZ_NO_SUCH_KEY"}  # the rules only: no network
+    if any(key.startswith("hardware.custom.") for key in values):
         data["hardware"] = {"gpu": "mine", "custom": {"memory_gib": 80, "fp32_tflops": 20, "bandwidth_gbs": 2000}}
-    if key.startswith("sweep.space."):
+    if any(key.startswith("sweep.space.") for key in values):
         data["sweep"] = {"strategy": "nomad", "space": {}}
-    node = data
-    *parents, last = key.split(".")
-    for part in parents:
-        if not isinstance(node.get(part), dict):
-            node[part] = {}
-        node = node[part]
-    node[last] = value
+    for key, value in values.items():
+        node = data
+        *parents, last = key.split(".")
+        for part in parents:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node = node[part]
+        node[last] = value
     return yaml.safe_dump(data, width=1 << 20).encode()
 
 

@@ -151,13 +151,15 @@ class TrainingSpec(Section):
 
 
 class CustomGPU(Section):
-    memory_gib: Positive = Field(le=b.MAX_GPU_MEMORY_GIB, description="Memory the device reports to CUDA/ROCm, in GiB.")
-    bf16_tflops: Positive | None = Field(None, le=b.MAX_TFLOPS,
+    memory_gib: Positive = Field(ge=b.MIN_GPU_MEMORY_GIB, le=b.MAX_GPU_MEMORY_GIB,
+                                 description="Memory the device reports to CUDA/ROCm, in GiB.")
+    bf16_tflops: Positive | None = Field(None, ge=b.MIN_TFLOPS, le=b.MAX_TFLOPS,
                                          description="Dense bf16 tensor TFLOP/s; unset: no bf16.")
-    fp16_tflops: Positive | None = Field(None, le=b.MAX_TFLOPS,
+    fp16_tflops: Positive | None = Field(None, ge=b.MIN_TFLOPS, le=b.MAX_TFLOPS,
                                          description="Dense fp16 tensor TFLOP/s (default: bf16's).")
-    fp32_tflops: Positive = Field(le=b.MAX_TFLOPS, description="Plain FP32 TFLOP/s (not TF32).")
-    bandwidth_gbs: Positive = Field(le=b.MAX_BANDWIDTH_GBS, description="Memory bandwidth, GB/s.")
+    fp32_tflops: Positive = Field(ge=b.MIN_TFLOPS, le=b.MAX_TFLOPS, description="Plain FP32 TFLOP/s (not TF32).")
+    bandwidth_gbs: Positive = Field(ge=b.MIN_BANDWIDTH_GBS, le=b.MAX_BANDWIDTH_GBS,
+                                    description="Memory bandwidth, GB/s.")
     flash_attention: bool = Field(False, description="Whether FlashAttention-2 runs on it.")
 
 
@@ -165,18 +167,19 @@ class HardwareSpec(Section):
     gpu: str = Field("A100-80GB", description="GPU model from the catalog (`tunegate gpus`), or the "
                                               "name of the `custom` one.")
     count: PositiveInt = Field(1, le=b.MAX_GPUS, description="GPUs in the full run.")
-    hourly_usd: Positive | None = Field(None, le=b.MAX_HOURLY_USD,
+    hourly_usd: Positive | None = Field(None, ge=b.MIN_HOURLY_USD, le=b.MAX_HOURLY_USD,
                                         description="Price of one GPU hour, for the cost estimate.")
     custom: CustomGPU | None = Field(None, description="A GPU the catalog lacks: its memory, dense "
                                                        "TFLOP/s per dtype and bandwidth.")
 
 
 class EstimateSpec(Section):
-    wall_clock_hours: Positive | None = Field(None, le=b.MAX_HOURS,
+    wall_clock_hours: Positive | None = Field(None, ge=b.MIN_HOURS, le=b.MAX_HOURS,
                                               description="Your own estimate of the full run's hours.")
     advised_hours: Positive | None = Field(
-        None, le=b.MAX_HOURS, description="Hours someone else projected for the run (an LLM advisor, a colleague); "
-                          "checked against the GPUs' peak like wall_clock_hours.")
+        None, ge=b.MIN_HOURS, le=b.MAX_HOURS,
+        description="Hours someone else projected for the run (an LLM advisor, a colleague); "
+                    "checked against the GPUs' peak like wall_clock_hours.")
     dataset_tokens: PositiveInt | None = Field(
         None, le=b.MAX_TOKENS, description="Tokens in the full training set, when the files here are a sample of it.")
 
