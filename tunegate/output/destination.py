@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -139,7 +138,7 @@ def written_aside(target: Path) -> Iterator[BinaryIO]:
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o666
         # A short name of our own: the target's name may already be as long as the folder allows.
-        tmp = target.with_name(f".tunegate-{secrets.token_hex(6)}.tmp")
+        tmp = target.with_name(f".tunegate-{os.urandom(6).hex()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, mode)
     except (OSError, ValueError) as exc:
         raise OutputError(f"cannot write {shown(target)}: {getattr(exc, 'strerror', None) or exc}") from None
