@@ -41,7 +41,7 @@ def test_a_relative_sqlite_uri_keeps_its_query_and_unquotes_its_name(tmp_path):
     spec = spec.model_copy(update={"tracking": spec.tracking.model_copy(
         update={"mlflow_uri": "sqlite:///my%20runs.db?timeout=30"})})
     uri = resolve_tracking_uri(spec, tmp_path / "s.yaml")
-    assert uri.endswith("/my%20runs.db?timeout=30") and sqlite_path(uri) == tmp_path / "my runs.db"
+    assert uri.endswith("/my runs.db?timeout=30") and sqlite_path(uri) == tmp_path / "my runs.db"
 
 
 @pytest.mark.parametrize("name", ["a b", "pct%41", "nl\nx", "esc\x1b[31mred", "qm?x", "-dash"])
@@ -83,3 +83,13 @@ def test_preflight_refuses_a_spec_path_prefect_cannot_carry(tmp_path, capsys):
     spec.rename(odd)
     assert main(["preflight", str(odd)]) == 2
     assert "not UTF-8" in capsys.readouterr().err
+
+
+def test_a_fresh_store_is_migrated_in_a_folder_whose_name_looks_like_url_syntax(tmp_path, monkeypatch):
+    from tunegate.tracking.store import ensure_store, open_client
+
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "no-template-yet"))  # MLflow's own migrations run
+    store = tmp_path / "pct%41 q?x#y" / "mlflow.db"
+    ensure_store(sqlite_uri(store))
+    assert store.is_file() and open_client(sqlite_uri(store)).search_experiments()
+    assert not (tmp_path / "pctA q").exists()  # what `%41` and `?` would have named unquoted

@@ -19,11 +19,11 @@ point leaves no store (and a leftover the next creation removes) or a complete o
 older tunegate left half-migrated, holding no runs, is set aside (`mlflow.db.broken-<time>`) and
 rebuilt; one that holds runs is never touched beyond the backup-then-upgrade MLflow asks for.
 
-Why quoted: SQLAlchemy reads a `sqlite:///` URI as a URL, so a store whose path holds `%41`, `?`
-or `#` would open another file (`%41` is `A`, the rest of the name after `?` its query).
-`sqlite_uri` percent-quotes the path and `sqlite_path` unquotes it, as SQLAlchemy does: a folder
-name with spaces, quotes, backslashes, `%`, tabs, newlines, U+2028, a leading dash or escape
-sequences names the same file in every URI built here. A tracking URI is checked before use
+Why quoted: SQLAlchemy reads a `sqlite:///` URI as a URL, so a store whose path holds `%41` or `?`
+would open another file (`%41` is `A`, the rest of the name after `?` its query). `sqlite_uri`
+quotes those two and `sqlite_path` unquotes as SQLAlchemy does: a folder name with spaces, quotes,
+backslashes, `%`, `#`, tabs, newlines, U+2028, a leading dash or escape sequences names the same
+file in every URI built here. A tracking URI is checked before use
 (`check_tracking_uri`): a folder, a `file:` store (MLflow 3 refuses to write one), an unknown
 scheme or a control character is a usage error naming tracking.mlflow_uri, not MLflow's exception.
 
@@ -143,17 +143,19 @@ def _is_loopback(host: str) -> bool:
 
 
 def sqlite_uri(path: Path) -> str:
-    """`sqlite:///` + an absolute path (four slashes in total on POSIX), percent-quoted as a URL's path
-    (SQLAlchemy unquotes it): `%`, `?`, `#`, spaces and control characters stay part of the name."""
+    """`sqlite:///` + an absolute path (four slashes in total on POSIX), with the two characters SQLAlchemy
+    reads as URL syntax in it quoted: `%` (it unquotes `%41` to `A`) and `?` (a query starts there). Every
+    other character is written as it is: MLflow makes the store's folder from the URI's text unquoted,
+    so a fully quoted `a%20b` would leave an empty folder of that name beside the store."""
     name = os.fsencode(path.resolve())
     try:
-        name.decode("utf-8")
+        text = name.decode("utf-8")
     except UnicodeDecodeError:  # SQLAlchemy decodes a URL's %XX as UTF-8: no URI reaches this file
         from tunegate.pathguard import shown
 
         raise UsageError(f"the MLflow store {shown(path)} has a name that is not UTF-8, which no SQLite URI can "
                          "reach; set tracking.mlflow_uri to a store elsewhere (or rename the folder)") from None
-    return _SQLITE + quote(name, safe="/")
+    return _SQLITE + text.replace("%", "%25").replace("?", "%3F")
 
 
 def sqlite_path(uri: str) -> Path | None:
@@ -200,7 +202,7 @@ def _writable_store(path: Path) -> None:
     folder that exists or can be made (UsageError naming it otherwise)."""
     from tunegate.pathguard import shown
 
-    check_store(_SQLITE + quote(os.fsencode(path), safe="/"))
+    check_store(sqlite_uri(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
