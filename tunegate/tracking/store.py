@@ -19,13 +19,11 @@ point leaves no store (and a leftover the next creation removes) or a complete o
 older tunegate left half-migrated, holding no runs, is set aside (`mlflow.db.broken-<time>`) and
 rebuilt; one that holds runs is never touched beyond the backup-then-upgrade MLflow asks for.
 
-Why quoted: SQLAlchemy reads a `sqlite:///` URI as a URL, so a store whose path holds `%41` or `?`
-would open another file (`%41` is `A`, the rest of the name after `?` its query). `sqlite_uri`
-quotes those two and `sqlite_path` unquotes as SQLAlchemy does: a folder name with spaces, quotes,
-backslashes, `%`, `#`, tabs, newlines, U+2028, a leading dash or escape sequences names the same
-file in every URI built here. A tracking URI is checked before use
-(`check_tracking_uri`): a folder, a `file:` store (MLflow 3 refuses to write one), an unknown
-scheme or a control character is a usage error naming tracking.mlflow_uri, not MLflow's exception.
+Why quoted: SQLAlchemy reads a `sqlite:///` URI as a URL (`%41` is `A`, a query starts at `?`);
+the URIs are built and read in tunegate.tracking.sqlite_uris, for any byte a folder name holds.
+A tracking URI is checked before use (`check_tracking_uri`): a folder, a `file:` store (MLflow 3
+refuses to write one), an unknown scheme or a control character is a usage error naming
+tracking.mlflow_uri, not MLflow's exception.
 
 MLflow is imported inside the functions: the static stages must not pay for it.
 """
@@ -41,6 +39,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
 from tunegate.errors import ServiceUnavailable, UsageError
+from tunegate.tracking.sqlite_uris import SQLITE as _SQLITE
+from tunegate.tracking.sqlite_uris import sqlite_path, sqlite_uri
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -62,7 +62,6 @@ LOCK_TIMEOUT_S = 120
 # The stores MLflow 3 tracks runs in (a `+driver` suffix allowed on the databases): a SQLite file, a
 # tracking server, a database server, Databricks. A `file:` folder store it no longer writes.
 STORE_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "databricks-uc")
-_SQLITE = "sqlite:///"
 
 
 def resolve_tracking_uri(spec: Spec | None, spec_path: str | Path | None,
@@ -140,29 +139,6 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def sqlite_uri(path: Path) -> str:
-    """`sqlite:///` + an absolute path (four slashes in total on POSIX), with the two characters SQLAlchemy
-    reads as URL syntax in it quoted: `%` (it unquotes `%41` to `A`) and `?` (a query starts there). Every
-    other character is written as it is: MLflow makes the store's folder from the URI's text unquoted,
-    so a fully quoted `a%20b` would leave an empty folder of that name beside the store."""
-    name = os.fsencode(path.resolve())
-    try:
-        text = name.decode("utf-8")
-    except UnicodeDecodeError:  # SQLAlchemy decodes a URL's %XX as UTF-8: no URI reaches this file
-        from tunegate.pathguard import shown
-
-        raise UsageError(f"the MLflow store {shown(path)} has a name that is not UTF-8, which no SQLite URI can "
-                         "reach; set tracking.mlflow_uri to a store elsewhere (or rename the folder)") from None
-    return _SQLITE + text.replace("%", "%25").replace("?", "%3F")
-
-
-def sqlite_path(uri: str) -> Path | None:
-    """The database file of a `sqlite:///` URI, or None for any other store (unquoted as SQLAlchemy does)."""
-    if not uri.startswith(_SQLITE):
-        return None
-    return Path(unquote(uri[len(_SQLITE):].split("?", 1)[0], encoding="utf-8", errors="surrogateescape"))
 
 
 def ensure_store(uri: str) -> None:

@@ -56,7 +56,7 @@ def _migrate(target: Path) -> None:
     import sqlalchemy
     from mlflow.store.db.utils import _initialize_tables
 
-    from tunegate.tracking.store import sqlite_uri
+    from tunegate.tracking.sqlite_uris import sqlite_uri
 
     engine = sqlalchemy.create_engine(sqlite_uri(target))  # quoted: `%41` or `?` in a folder name is no URL syntax
     try:
