@@ -19,6 +19,7 @@ from tests.support.fuzz import numeric_keys
 from tests.support.hostile import BAD_URIS, NUMBERS, PATHS, spec_with
 
 HANG_S = 30
+RECORD = b'{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}\n'
 
 
 def fuzz(examples: int) -> settings:
@@ -89,7 +90,7 @@ def test_any_file_name_never_crashes_the_commands_that_read_files(command, name)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / (os.fsdecode(name) if isinstance(name, bytes) else name.replace("/", "_"))
         try:
-            path.write_bytes(b'{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}\n')
+            path.write_bytes(RECORD)
         except (OSError, ValueError):  # a name the file system refuses: the command is given it anyway
             pass
         extra = [str(Path(folder) / "out.jsonl")] if command == ["convert"] else []

@@ -91,11 +91,13 @@ def test_no_command_crashes_or_hangs_on_a_number(command, key, value, tmp_path, 
 LARGEST = {"training.micro_batch_size": bounds.MAX_BATCH, "training.grad_accum_steps": bounds.MAX_BATCH,
            "training.max_seq_len": 1, "hardware.count": bounds.MAX_GPUS, "estimate.dataset_tokens": bounds.MAX_TOKENS,
            "lora.r": bounds.MAX_RANK, "training.epochs": bounds.MAX_EPOCHS}
-SLOWEST_GPU = {"hardware.custom.memory_gib": bounds.MIN_GPU_MEMORY_GIB, "hardware.custom.bf16_tflops": bounds.MIN_TFLOPS,
-               "hardware.custom.fp32_tflops": bounds.MIN_TFLOPS, "hardware.custom.bandwidth_gbs": bounds.MIN_BANDWIDTH_GBS}
+SLOWEST_GPU = {"hardware.custom.memory_gib": bounds.MIN_GPU_MEMORY_GIB,
+               "hardware.custom.bf16_tflops": bounds.MIN_TFLOPS, "hardware.custom.fp32_tflops": bounds.MIN_TFLOPS,
+               "hardware.custom.bandwidth_gbs": bounds.MIN_BANDWIDTH_GBS}
 
 
-@pytest.mark.parametrize("values", [LARGEST, {**LARGEST, **SLOWEST_GPU}, {**LARGEST, "training.max_seq_len": bounds.MAX_SEQ_LEN},
+@pytest.mark.parametrize("values", [LARGEST, {**LARGEST, **SLOWEST_GPU},
+                                    {**LARGEST, "training.max_seq_len": bounds.MAX_SEQ_LEN},
                                     {"hardware.custom.bf16_tflops": 1e-300}],
                          ids=["largest run", "on the slowest GPU", "longest sequences", "a GFLOP/s short"])
 def test_the_extremes_a_spec_allows_are_estimated_and_advised_without_a_crash(values, tmp_path):

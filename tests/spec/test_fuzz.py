@@ -12,7 +12,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.fuzz import CONFIG_SEEDS, SPEC_SEEDS, config_input, number_input, numeric_keys, path_input, spec_input
+from tests.support.fuzz import (CONFIG_SEEDS, SPEC_SEEDS, config_input, number_input, numeric_keys, path_input,
+                                spec_input)
 from tests.support.hostile import NUMBERS, PATHS
 from tests.support.mutate import YAML_HAZARDS, mutate
 

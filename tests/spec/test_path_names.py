@@ -15,7 +15,8 @@ CONFIGS = DATA / "configs"
 
 
 @pytest.mark.parametrize(("name", "problem"), [("a\0b.jsonl", "nul byte"), ("x" * 300 + ".jsonl", "over the 255"),
-                                               ("/" + "d/" * 2100, "over the 4096")], ids=["nul", "long name", "long path"])
+                                               ("/" + "d/" * 2100, "over the 4096")],
+                         ids=["nul", "long name", "long path"])
 def test_a_path_no_file_system_holds_is_tg102_at_its_key(name, problem, tmp_path):
     for key in ("data.train", "data.validation", "full_run.output_dir"):
         parsed = parse_spec(spec_with(tmp_path, key, name))
