@@ -77,7 +77,7 @@ HOSTILE_NUMBERS = st.one_of(st.sampled_from([v for _, v in NUMBERS]), st.integer
                             st.sampled_from([5e-324, 1e-320, -1e-310, 1e308, 2 ** 63, -(2 ** 63), 0, -1]))
 
 
-@fuzz(150)
+@fuzz(80)
 @given(st.dictionaries(st.sampled_from(numeric_keys()), HOSTILE_NUMBERS, min_size=1, max_size=3))
 def test_any_numbers_under_any_keys_are_findings(values):
     with tempfile.TemporaryDirectory() as folder:

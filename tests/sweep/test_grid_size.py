@@ -52,5 +52,5 @@ def test_a_grid_within_the_bound_proposes_only_its_first_max_evals_points(tmp_pa
 
 def test_a_long_axis_of_repeats_is_checked_in_linear_time(tmp_path):
     start = time.monotonic()
-    parsed = parse_spec(grid_spec(tmp_path, {"lora.r": [8] * 20_000}))
+    parsed = parse_spec(grid_spec(tmp_path, {"lora.r": [8] * 10_000}))  # 5*10^7 comparisons before
     assert "TG174" in {f.code for f in parsed.result.findings} and time.monotonic() - start < 5
