@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import math
 import random
 import shutil
 import signal
@@ -41,6 +42,7 @@ from tests.support.fuzz import (  # noqa: E402
     JSONL_SEEDS,
     SPEC_SEEDS,
     config_input,
+    key_range,
     lenient_input,
     number_input,
     numeric_keys,
@@ -77,9 +79,12 @@ NAME_PIECES = ["\0", "\n", "\r", "\t", "\x1b[31m", "\u2028", "*", "?", "[", "**"
 LIMITS = [v for k, v in vars(bounds).items() if k.startswith("MAX_") and isinstance(v, int)]
 
 
-def number_value(rng: random.Random) -> object:
-    """A value around the seed corpus: its own numbers, the spec's limits, huge or tiny ints, any float,
-    subnormals."""
+def number_value(rng: random.Random, key: str) -> object:
+    """A value for `key`: mostly one the spec accepts there (at its bounds, or spread over its
+    range on a log scale), so the estimate and the advisor compute with it; else one around the seed
+    corpus: its own numbers, the spec's limits, huge or tiny ints, any float, subnormals."""
+    if rng.random() < 0.7:
+        return in_range(rng, *key_range(key))
     pick = rng.random()
     if pick < 0.15:
         return rng.choice(NUMBERS)[1]
@@ -90,6 +95,18 @@ def number_value(rng: random.Random) -> object:
     if pick < 0.8:
         return rng.choice((1, -1)) * rng.random() * 10.0 ** rng.randint(-330, 308)
     return rng.choice([5e-324, 1e-320, 2 ** 63, 2 ** 64 - 1, 0, -0.0, float("inf"), float("nan"), True, "1e400"])
+
+
+def in_range(rng: random.Random, low: float, high: float, whole: bool) -> object:
+    pick = rng.random()
+    if pick < 0.4:
+        value = rng.choice((low, high, low + (1 if whole else 1e-12 * max(1.0, low)), high - (1 if whole else 0)))
+    else:  # log-uniform between the bounds (uniform when they straddle 0)
+        floor = max(low, 1e-300 if not whole else 1)
+        ceiling = max(high, floor)
+        value = 10 ** rng.uniform(math.log10(floor), math.log10(ceiling)) if floor > 0 else rng.uniform(low, high)
+    value = min(max(value, low), high)
+    return max(int(value), int(low) + (low == 0)) if whole else value
 
 
 def path_name(rng: random.Random) -> str:
@@ -108,7 +125,8 @@ def inputs(name: str, rng: random.Random) -> tuple[object, ...]:
     if name in ("strict", "lenient"):
         return make_input(rng, JSONL_SEEDS, JSON_HAZARDS, may_gzip=True)
     if name == "number":  # one to four keys at once: the limits meet in products (tokens x steps x GPUs)
-        return ({rng.choice(KEYS): number_value(rng) for _ in range(rng.randint(1, 4))},)
+        keys = [rng.choice(KEYS) for _ in range(rng.randint(1, 4))]
+        return ({key: number_value(rng, key) for key in keys},)
     if name == "config":
         data = mutate(rng, rng.choice(CONFIG_SEEDS), YAML_HAZARDS + NUMBER_HAZARDS)
         return data, rng.choice([None, "axolotl", "trl"])

@@ -104,6 +104,39 @@ def numeric_keys() -> list[str]:
     return walk(Spec, "")
 
 
+def key_range(key: str) -> tuple[float, float, bool]:
+    """(lowest, highest, whole numbers?) a spec accepts at the dotted numeric `key`, from the model's bounds."""
+    from pydantic import BaseModel
+
+    from tunegate.spec.model import Spec
+
+    model: Any = Spec
+    *sections, name = key.split(".")
+    for section in sections:
+        model = next(k for k in _kinds(model.model_fields[section].annotation)
+                     if isinstance(k, type) and issubclass(k, BaseModel))
+    field = model.model_fields[name]
+    found = [*field.metadata, *_constraints(field.annotation)]
+    lows = [v for c in found for v in (getattr(c, "ge", None), getattr(c, "gt", None)) if v is not None]
+    highs = [v for c in found for v in (getattr(c, "le", None), getattr(c, "lt", None)) if v is not None]
+    return float(max(lows, default=0)), float(min(highs, default=1e6)), int in _kinds(field.annotation)
+
+
+def _kinds(ann: Any) -> list[Any]:
+    if typing.get_origin(ann) is typing.Annotated:
+        return _kinds(typing.get_args(ann)[0])
+    args = typing.get_args(ann)
+    return [k for a in args for k in _kinds(a)] if args else [ann]
+
+
+def _constraints(ann: Any) -> list[Any]:
+    """The constraint objects (Gt, Le, ...) inside an Annotated type, an Optional one included."""
+    if typing.get_origin(ann) is typing.Annotated:
+        inner = typing.get_args(ann)[1:]
+        return [m for info in inner for m in getattr(info, "metadata", [])] + _constraints(typing.get_args(ann)[0])
+    return [c for a in typing.get_args(ann) for c in _constraints(a)]
+
+
 def number_input(values: dict[str, Any], folder: Path) -> None:
     """The spec stage answers numbers under any keys ({dotted key: value}) with findings (never an exception
     of Python's own), and a spec it accepts goes through the static gate and the advisor's rules (the
