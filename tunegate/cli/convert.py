@@ -10,7 +10,7 @@ user and an assistant turn (LLaMA-Factory's rule), a TRL prompt's replies get `w
 output is written to a temporary file and renamed into place, then its content digest is compared
 with the input's (both in chat form): they must be equal, or the output is removed. The input, a
 folder or a device is never overwritten (exit 2), nor an existing output without --force; a
-symbolic link is written through (tunegate.output.destination). The conversion itself is
+symbolic link is written through (tunegate.destination). The conversion itself is
 `tunegate.dataset.convert`; this module parses the flags and says what happened.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Write a report where CI and people read it: stdout in the chosen format, an HTML page, GitHub's UI.
 
     tunegate check spec.yaml --output-format sarif > tunegate.sarif
-    tunegate check spec.yaml --html report.html          # never over an input (tunegate.output.destination)
+    tunegate check spec.yaml --html report.html          # never over an input (tunegate.destination)
     GITHUB_ACTIONS=true tunegate check spec.yaml     # the text report, plus an annotation per finding
 
 Under GitHub Actions (GITHUB_ACTIONS=true) the text form is followed by workflow commands, so each
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tunegate.cli.streams import say
 from tunegate.errors import UsageError
-from tunegate.output.destination import destination, write_file
+from tunegate.destination import destination, write_file
 from tunegate.output.formats import FORMATS, render_as
 from tunegate.output.safe import encodable, json_without_legacy_commands
 from tunegate.pathguard import shown
@@ -98,7 +98,7 @@ def refuse_unsafe_outputs(args: argparse.Namespace) -> None:
 
 def write_html(report: GateReport, path: str | Path, version: str, inputs: list[str | None] | None = None,
                force: bool = False) -> None:
-    """The report as an HTML page at `path`, written aside and renamed (tunegate.output.destination)."""
+    """The report as an HTML page at `path`, written aside and renamed (tunegate.destination)."""
     from tunegate.output.html import PAGE_MARKER, html_page
 
     write_file(path, encodable(html_page(report, version)).encode("utf-8"), inputs or [], force, PAGE_MARKER,

@@ -136,7 +136,7 @@ def _internal_error(args: argparse.Namespace, exc: BaseException) -> int:
 
 def _write_failed(exc: OSError) -> int:
     """A write the place written to refused (a full disk): named, exit 2. Every file tunegate writes
-    names itself (tunegate.output.destination, an OSError's filename), so one without a name is stdout."""
+    names itself (tunegate.destination, an OSError's filename), so one without a name is stdout."""
     from tunegate.pathguard import shown
 
     where = shown(exc.filename) if exc.filename else "stdout"

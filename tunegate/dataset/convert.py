@@ -6,7 +6,7 @@
 Every key of every record is kept (`tunegate.formats.to_messages`). The output is written to a
 temporary file and renamed into place, then its content digest is compared with the input's
 (both in chat form): they must be equal, or the output is removed. This is the one place convert
-writes, through `tunegate.output.destination`: the input, a folder, a FIFO, a device or a kernel
+writes, through `tunegate.destination`: the input, a folder, a FIFO, a device or a kernel
 file is never overwritten, `force` or not, nor an existing output without `force`; a symbolic link
 is written through, a dangling one or a loop refused; a write error (a full disk) is an OutputError
 naming OUT. Check the input first (the dataset stage): a record with a defect cannot be converted
@@ -22,7 +22,7 @@ import orjson
 from tunegate.dataset.fingerprint import fingerprint_file, json_default
 from tunegate.dataset.records import iter_canonical
 from tunegate.errors import TunegateError
-from tunegate.output.destination import destination, written_aside
+from tunegate.destination import destination, written_aside
 from tunegate.pathguard import shown
 
 

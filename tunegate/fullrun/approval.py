@@ -24,8 +24,8 @@ def report_path(spec_path: Path) -> Path:
 
 def save_report(report: GateReport, spec_path: Path) -> Path:
     """Write the report aside and rename it into place (a reader never sees half a file; a folder or a
-    FIFO in its place is a usage error, tunegate.output.destination); return its path."""
-    from tunegate.output.destination import write_file
+    FIFO in its place is a usage error, tunegate.destination); return its path."""
+    from tunegate.destination import write_file
 
     return write_file(report_path(spec_path), report.model_dump_json(indent=2).encode("utf-8"), [spec_path],
                       force=True, what="the preflight report")

@@ -18,7 +18,7 @@ from tunegate.output.safe import xml_legal
 from tunegate.report import GateReport
 
 # In the page's head: how `--html` recognises a page it wrote, which it may replace without --force
-# (tunegate.output.destination); any other file at that path is the user's.
+# (tunegate.destination); any other file at that path is the user's.
 PAGE_MARKER = b'<meta name="generator" content="tunegate'
 CAPTIONS = {
     "memory_breakdown.png": "Memory per GPU as the estimate predicts it, against the GPU's usable memory.",

@@ -5,8 +5,10 @@
     with written_aside(target) as out:     # a temporary file beside target, renamed onto it at the end
         out.write(b"...")
 
-Every file a command writes goes through here (`check --html`, `lint --html`, `convert` OUT). The
-rules, each a usage error naming the path (exit 2) before anything is written:
+Every file a command writes goes through here (`check --html`, `lint --html`, the preflight's approval
+report, `convert` OUT through tunegate.dataset.convert); a kernel file beside the path guard, so any
+wing may write through it. The rules, each a usage error naming the path (exit 2) before anything is
+written:
 - a symbolic link is written through, as `>` would (a report may live behind a link); a dangling
   link or a loop is refused: there is no file to replace;
 - a folder, FIFO (the write would block), device or socket is never written, nor a file of the

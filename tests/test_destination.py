@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import DATA
+from tunegate.destination import destination, write_file, written_aside
 from tunegate.errors import OutputError, UsageError
-from tunegate.output.destination import destination, write_file, written_aside
 
 HANG_S = 20
 
