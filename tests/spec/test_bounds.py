@@ -40,7 +40,8 @@ def test_a_huge_value_is_quoted_by_its_size(tmp_path):
 def test_the_bounds_a_real_run_uses_still_pass(tmp_path):
     for key, value in [("training.max_seq_len", 1 << 20), ("hardware.count", 16_384), ("gate.overlap.num_perm", 256),
                        ("training.micro_batch_size", 512), ("estimate.dataset_tokens", 15 * 10 ** 12),
-                       ("training.adam_epsilon", 1e-12), ("training.seed", 2 ** 32 - 1)]:
+                       ("training.adam_epsilon", 1e-12), ("training.seed", 2 ** 32 - 1), ("model.params", 405),
+                       ("model.params", 0.000135)]:
         parsed = parse_spec(spec_with(tmp_path, key, value))
         assert ("TG103", key) not in codes(parsed), (key, parsed.result.findings)
 
@@ -51,6 +52,7 @@ def test_the_json_schema_shows_each_upper_bound():
     assert props["OverlapSpec"]["properties"]["num_perm"]["maximum"] == bounds.MAX_PERMUTATIONS
     assert props["TrainingSpec"]["properties"]["max_seq_len"]["maximum"] == bounds.MAX_SEQ_LEN
     assert props["HardwareSpec"]["properties"]["count"]["maximum"] == bounds.MAX_GPUS
+    assert props["ModelSpec"]["properties"]["num_layers"]["anyOf"][0]["maximum"] == bounds.MAX_LAYERS
 
 
 @pytest.mark.parametrize(("config", "key", "value"), [

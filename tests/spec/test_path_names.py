@@ -24,6 +24,15 @@ def test_a_path_no_file_system_holds_is_tg102_at_its_key(name, problem, tmp_path
         assert finding.code == "TG102" and problem in finding.message.lower()
 
 
+@pytest.mark.parametrize(("name", "problem"), [("a\0b.jsonl", "nul byte"), ("x" * 300 + ".jsonl", "over the 255")],
+                         ids=["nul", "long name"])
+def test_each_file_of_a_split_given_as_a_list_is_checked_so(name, problem, tmp_path):
+    for key in ("data.train", "data.validation"):
+        parsed = parse_spec(spec_with(tmp_path, key, ["train.jsonl", name]))
+        (finding,) = [f for f in parsed.result.findings if f.key == key]
+        assert finding.code == "TG102" and "file 2 of the list" in finding.message and problem in finding.message.lower()
+
+
 def test_ordinary_odd_names_are_paths(tmp_path):
     for name in ("a b.jsonl", "e\x1b[31m.jsonl", "-rf", "pct%41.jsonl", "/abs/*.jsonl", "u\u2028.jsonl"):
         assert path_problem(name) is None

@@ -25,6 +25,8 @@ NUMBERS: list[tuple[str, Any]] = [
     ("training.micro_batch_size", 1_000_000_000), ("hardware.custom.bf16_tflops", 1e-320),
     ("hardware.custom.bandwidth_gbs", 1e-320), ("estimate.wall_clock_hours", 1e-320), ("training.epochs", 1e300),
     ("training.seed", -1), ("training.seed", 2 ** 64), ("sweep.max_evals", HUGE), ("training.adam_epsilon", 5e-324),
+    ("model.params", HUGE), ("model.params", 1e6), ("model.params", 1e-320), ("model.hidden_size", 2 ** 63),
+    ("model.num_layers", 10 ** 30),
 ]
 # Names a data path may hold: a NUL, a component past 255 bytes, glob patterns, escapes, line breaks.
 PATHS = ["a\0b.jsonl", "x" * 300 + ".jsonl", "a/" + "y" * 300 + "/z.jsonl", "/" * 5000, "/abs/*.jsonl", "**",

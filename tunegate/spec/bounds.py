@@ -47,6 +47,12 @@ MAX_GPU_MEMORY_GIB, MIN_GPU_MEMORY_GIB = 100_000, 0.1
 MAX_TFLOPS, MIN_TFLOPS = 1_000_000, 0.001
 MAX_BANDWIDTH_GBS, MIN_BANDWIDTH_GBS = 10_000_000, 0.1
 MAX_HOURLY_USD, MIN_HOURLY_USD = 100_000, 1e-6
+# A model given by its size (model.params, in billions; model.hidden_size, model.num_layers): from a
+# thousand parameters (a test model) to 100 trillion, ~50x the largest published; hidden sizes and
+# depths far past any model (the widest have ~25k, the deepest a few hundred layers).
+MAX_PARAMS_B, MIN_PARAMS_B = 100_000, 1e-6
+MAX_HIDDEN_SIZE = 1 << 18
+MAX_LAYERS = 10_000
 # The advisor's requests.
 MAX_TIMEOUT_S = 86_400
 MAX_RETRIES = 100

@@ -66,13 +66,16 @@ class ModelSpec(Section):
     pad_token: str | None = Field(None, description="Token to pad with (axolotl's special_tokens.pad_token); "
                                                     "default: the tokenizer's own, else unk, else EOS.")
     params: Positive | None = Field(
-        None, description="The model's size in billions of parameters (8 for Llama-3.1-8B): lets the estimate run "
-                          "when no config.json can be read (offline, a gated repo), from a Llama-like shape of that "
-                          "size with a wider memory band (TG419). A readable config.json is always used instead.")
+        None, ge=b.MIN_PARAMS_B, le=b.MAX_PARAMS_B,
+        description="The model's size in billions of parameters (8 for Llama-3.1-8B): lets the estimate run when no "
+                    "config.json can be read (offline, a gated repo), from a Llama-like shape of that size with a "
+                    "wider memory band (TG419). A readable config.json is always used instead.")
     hidden_size: PositiveInt | None = Field(
-        None, description="With model.params: the model's hidden size, when known (default: from the size).")
+        None, le=b.MAX_HIDDEN_SIZE,
+        description="With model.params: the model's hidden size, when known (default: from the size).")
     num_layers: PositiveInt | None = Field(
-        None, description="With model.params: the model's decoder layers, when known (default: from the size).")
+        None, le=b.MAX_LAYERS,
+        description="With model.params: the model's decoder layers, when known (default: from the size).")
 
     @field_validator("hidden_size", "num_layers")
     @classmethod
