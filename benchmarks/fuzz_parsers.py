@@ -1,13 +1,13 @@
 """Fuzz each reader with 100,000 inputs: the spec YAML loader, the strict JSONL reader, the lenient
-reader, a number under every spec key, axolotl and TRL configs, and data files of any name.
+reader, a number under every spec key, axolotl, TRL and LLaMA-Factory configs, and data files of any name.
 
     python benchmarks/fuzz_parsers.py                   # 100,000 inputs per reader (nightly tier)
     python benchmarks/fuzz_parsers.py --inputs 5000     # a quick look
     python benchmarks/fuzz_parsers.py --only path       # one reader
 
 Inputs: mutations of the committed seeds (examples/*.yaml and tests/data/spec for the spec; the
-good dataset corpus for JSONL; tests/data/configs for the configs, each read as detected, as
-axolotl and as TRL) with parser-breaking hazards spliced in, one in five random bytes, and for the
+good dataset corpus for JSONL; tests/data/configs for the configs, each read as detected and as
+each dialect of tunegate.spec.importers.registry) with parser-breaking hazards spliced in, one in five random bytes, and for the
 readers one in five gzipped (and cut short at random). Numbers: a key of the spec model with a
 value drawn around the seed corpus of issue 36 (tests/support/hostile.py): 10**4000, 2**63,
 subnormals, negatives. Paths: a data file named from that corpus's hazards (NUL, 300-byte names,
@@ -53,6 +53,7 @@ from tests.support.fuzz import (  # noqa: E402
 from tests.support.hostile import NUMBERS, PATHS  # noqa: E402
 from tests.support.mutate import JSON_HAZARDS, YAML_HAZARDS, mutate  # noqa: E402
 from tunegate.spec import bounds  # noqa: E402
+from tunegate.spec.importers.registry import DIALECTS  # noqa: E402
 
 OUT = HERE / "out" / "fuzz"
 
@@ -129,7 +130,7 @@ def inputs(name: str, rng: random.Random) -> tuple[object, ...]:
         return ({key: number_value(rng, key) for key in keys},)
     if name == "config":
         data = mutate(rng, rng.choice(CONFIG_SEEDS), YAML_HAZARDS + NUMBER_HAZARDS)
-        return data, rng.choice([None, "axolotl", "trl"])
+        return data, rng.choice([None, *DIALECTS])
     return (path_name(rng),)
 
 

@@ -16,6 +16,7 @@ from tests.support.fuzz import (CONFIG_SEEDS, SPEC_SEEDS, config_input, number_i
                                 spec_input)
 from tests.support.hostile import NUMBERS, PATHS
 from tests.support.mutate import YAML_HAZARDS, mutate
+from tunegate.spec.importers.registry import DIALECTS
 
 
 def fuzz(examples: int) -> settings:
@@ -85,7 +86,7 @@ def test_any_numbers_under_any_keys_are_findings(values):
 
 
 @fuzz(150)
-@given(st.sampled_from(CONFIG_SEEDS), st.randoms(use_true_random=False), st.sampled_from([None, "axolotl", "trl"]))
+@given(st.sampled_from(CONFIG_SEEDS), st.randoms(use_true_random=False), st.sampled_from([None, *DIALECTS]))
 def test_mutated_configs_in_any_dialect_never_raise(seed, rng, kind):
     with tempfile.TemporaryDirectory() as folder:
         config_input(mutate(rng, seed, YAML_HAZARDS), Path(folder), kind)

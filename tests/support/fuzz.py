@@ -198,21 +198,23 @@ def config_input(data: bytes, folder: Path, kind: str | None = None, name: str =
 
 
 def path_input(name: str, folder: Path) -> None:
-    """A data file of any name (a NUL, 300 bytes, a glob, escapes, /proc/kmsg...): the spec stage, the
-    dataset stage and the lenient reader answer with findings or tunegate's own errors, never hang."""
+    """A data file of any name (a NUL, 300 bytes, a glob, escapes, /proc/kmsg...), alone or as one file of a
+    split given as a list: the spec stage, the dataset stage and the lenient reader answer with findings or
+    tunegate's own errors, never hang."""
     from tunegate.dataset import validate_dataset
     from tunegate.dataset.fingerprint import fingerprint_file
     from tunegate.gate import check
     from tunegate.spec.check import parse_spec
 
     made = _data_file(folder, name)
-    text = yaml.safe_dump({"data": {"train": name, "validation": "v.jsonl"}}, allow_unicode=True, width=1 << 20)
     (folder / "v.jsonl").write_bytes(JSONL_SEEDS[0])
-    (folder / "paths.yaml").write_text(text, encoding="utf-8", errors="surrogateescape")
-    try:
-        check(parse_spec(folder / "paths.yaml"))
-    except TunegateError:
-        pass
+    for train in (name, ["v.jsonl", name]):  # alone, and as the second file of a split given as a list
+        text = yaml.safe_dump({"data": {"train": train, "validation": "v.jsonl"}}, allow_unicode=True, width=1 << 20)
+        (folder / "paths.yaml").write_text(text, encoding="utf-8", errors="surrogateescape")
+        try:
+            check(parse_spec(folder / "paths.yaml"))
+        except TunegateError:
+            pass
     target = made or Path(name)
     for read in (lambda: validate_dataset({"train": target}, cap=5), lambda: fingerprint_file(target)):
         try:
