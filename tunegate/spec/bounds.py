@@ -49,7 +49,8 @@ MAX_BANDWIDTH_GBS, MIN_BANDWIDTH_GBS = 10_000_000, 0.1
 MAX_HOURLY_USD, MIN_HOURLY_USD = 100_000, 1e-6
 # A model given by its size (model.params, in billions; model.hidden_size, model.num_layers): from a
 # thousand parameters (a test model) to 100 trillion, ~50x the largest published; hidden sizes and
-# depths far past any model (the widest have ~25k, the deepest a few hundred layers).
+# depths far past any model (the widest have ~25k, the deepest a few hundred layers). The estimate's
+# shape from a size (tunegate.estimate.sized) holds to the same limits.
 MAX_PARAMS_B, MIN_PARAMS_B = 100_000, 1e-6
 MAX_HIDDEN_SIZE = 1 << 18
 MAX_LAYERS = 10_000
