@@ -63,6 +63,20 @@ def test_html_onto_the_training_data_is_refused_even_with_force(spec, capsys):
     assert train.read_bytes() == before and not list(spec.parent.glob(".tunegate-*"))
 
 
+def test_html_onto_any_file_of_a_split_given_in_several_files_is_refused_even_with_force(spec, capsys):
+    first, second = spec.with_name("train.jsonl"), spec.with_name("more.jsonl")
+    shutil.copy(first, second)
+    before = second.read_bytes()
+    given = ["--train", str(first), "--train", str(second), "--validation", str(spec.with_name("validation.jsonl"))]
+    code, output = run(["check", *given, "--html", str(second), "--force"], capsys)  # named on the command line
+    assert code == 2 and "refusing to overwrite the input" in output, output
+    listed = spec.with_name("listed.yaml")
+    listed.write_text(spec.read_text().replace("train: train.jsonl", "train: [train.jsonl, more.jsonl]"))
+    code, output = run(["check", str(listed), "--html", str(second), "--force"], capsys)  # read through the spec
+    assert code == 2 and "refusing to overwrite the input" in output, output
+    assert second.read_bytes() == before
+
+
 @pytest.mark.parametrize("command", ["check", "lint"])
 def test_html_onto_a_fifo_is_refused_at_once(command, spec, capsys):
     os.mkfifo(spec.with_name("fifo"))

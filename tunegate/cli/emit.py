@@ -74,16 +74,22 @@ def emit_report(report: GateReport, args: argparse.Namespace, text: Callable[[],
         _job_summary(report)
     html = getattr(args, "html", None)
     if html:
-        read = [fp.get("file") for fp in report.fingerprints.values() if isinstance(fp, dict)]
+        # every file each split was read from: one ("file"), or several in order ("files")
+        read = [f for fp in report.fingerprints.values() if isinstance(fp, dict)
+                for f in (fp.get("files") or [fp.get("file")])]
         write_html(report, html, __version__, [*command_inputs(args), *read], getattr(args, "force", False))
         if not getattr(args, "quiet", False):
             say(f"tunegate: report page written to {shown(html)}")
 
 
 def command_inputs(args: argparse.Namespace) -> list[str]:
-    """Every file the command line names to read: the spec or config, --train, --validation, lint's files."""
-    named = [getattr(args, name, None) for name in ("spec", "train", "validation")]
-    return [str(p) for p in [*named, *(getattr(args, "files", None) or [])] if p]
+    """Every file the command line names to read: the spec or config, --train, --validation (each given
+    once or more: a split of several files), lint's files."""
+    named: list[object] = [getattr(args, "spec", None), *(getattr(args, "files", None) or [])]
+    for role in ("train", "validation"):
+        given = getattr(args, role, None)
+        named += given if isinstance(given, list) else [given]
+    return [str(p) for p in named if p]
 
 
 def refuse_unsafe_outputs(args: argparse.Namespace) -> None:
