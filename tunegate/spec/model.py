@@ -308,7 +308,9 @@ class SweepSpec(Section):
 class FullRunSpec(Section):
     output_dir: FilePath = Field(Path("runs/full"), description="Where checkpoints and the adapter go.")
     launcher: Literal["accelerate", "torchrun", "python"] = Field("accelerate", description="Process launcher.")
-    num_processes: PositiveInt | None = Field(None, description="Processes per node; default hardware.count.")
+    num_processes: PositiveInt | None = Field(None, description="Processes per node; default hardware.count. "
+                                                            "Without CUDA only this launches several: CPU "
+                                                            "processes in data parallel over gloo (torchrun).")
     save_steps: PositiveInt = Field(500, description="Optimizer steps between checkpoints.")
 
 
