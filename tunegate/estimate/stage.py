@@ -59,6 +59,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     _memory_findings(out, est, spec, file, base)
     _trainer_findings(out, est, spec, file, own=ctx.trainer == LAUNCH)
     _context_findings(out, est, spec, file)
+    _base_config_finding(out, est, spec, file)
     _attention_findings(out, est, spec, file)
     _target_findings(out, est, spec, file)
     _batch_findings(out, est, spec, ctx.facts, file)
@@ -191,6 +192,18 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 "Install transformers (pip install 'tunegate[train]') so the model is counted on its meta-device "
                 "model; a model_type only the repo's own code builds (trust_remote_code) is beyond what tunegate "
                 "can check.", file=file, key="model.id")
+
+
+def _base_config_finding(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG427: the config.json of a chat-tuned release could not be had, so its base's shipped one was read."""
+    if not est.config_source.startswith("shipped-base:"):
+        return
+    base = est.config_source.removeprefix("shipped-base:").removesuffix(".json").replace("--", "/")
+    out.add("TG427", "info", f"no config.json for '{spec.model.id}' here (offline, not in the Hugging Face cache): "
+            f"estimated with its base model's, '{base}' (shipped with tunegate), as a chat-tuned release keeps its "
+            "base's architecture", "Nothing to fix for the estimate. For its own config (the mini-run and the run "
+            f"load it anyway): `hf download {spec.model.id} config.json` where the Hub is reachable.",
+            file=file, key="model.id")
 
 
 def _context_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:

@@ -329,7 +329,9 @@ class FullRunSpec(Section):
     output_dir: FilePath = Field(Path("runs/full"), description="Where checkpoints and the adapter go.")
     launcher: Literal["accelerate", "torchrun", "python"] = Field("accelerate", description="Process launcher.")
     num_processes: PositiveInt | None = Field(None, le=b.MAX_PROCESSES,
-                                              description="Processes per node; default hardware.count.")
+                                              description="Processes per node; default hardware.count. "
+                                                          "Without CUDA only this launches several: CPU "
+                                                          "processes in data parallel over gloo (torchrun).")
     save_steps: PositiveInt = Field(500, le=b.MAX_STEPS, description="Optimizer steps between checkpoints.")
 
 
