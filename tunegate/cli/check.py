@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
+from tunegate.cli.emit import add_report_flags, chosen_format, emit_report, refuse_unsafe_outputs
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate import formats
 from tunegate.cli.gpu_flags import add_gpu_flags, gpu_flags
@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
     chosen_format(args)  # two formats for stdout is a usage error before any stage runs
+    refuse_unsafe_outputs(args)  # and so is --html over an input, a FIFO or a file tunegate did not write
     _emit_usage(args)
     spec, hardware = args.spec, gpu_flags(args)
     if spec is not None and (args.kind is not None or hardware):

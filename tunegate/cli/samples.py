@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.extras import require
+    from tunegate.cli.paths import require_files
     from tunegate.gate import given_split
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if given:  # a tunegate spec's data.* give way too, as `check --train/--validation` reads them
         resolved = {k: [p.resolve() for p in v] if isinstance(v, list) else v.resolve() for k, v in given.items()}
         spec = spec.model_copy(update={"data": spec.data.model_copy(update=resolved)})
+    require_files(spec, f"data.{args.split}")  # a folder, FIFO or device: said now, not after the imports
     require("transformers", "tokenizers", why="tunegate samples renders records with the model's tokenizer")
     from tunegate.training.samples import render_samples
 

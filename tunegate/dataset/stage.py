@@ -181,7 +181,7 @@ def _repeat_hook(role: str, observers: Sequence[Any], shift: int = 0) -> Callabl
 def _size(path: Path) -> int:
     try:
         return os.path.getsize(path)
-    except OSError:
+    except (OSError, ValueError):  # unreadable, or a NUL in the name: the read's guard names it (TG240)
         return 0
 
 

@@ -23,13 +23,12 @@ def report_path(spec_path: Path) -> Path:
 
 
 def save_report(report: GateReport, spec_path: Path) -> Path:
-    """Write the report atomically (a reader never sees half a file); return its path."""
-    path = report_path(spec_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write the report aside and rename it into place (a reader never sees half a file; a folder or a
+    FIFO in its place is a usage error, tunegate.destination); return its path."""
+    from tunegate.destination import write_file
+
+    return write_file(report_path(spec_path), report.model_dump_json(indent=2).encode("utf-8"), [spec_path],
+                      force=True, what="the preflight report")
 
 
 def load_report(path: Path) -> GateReport:

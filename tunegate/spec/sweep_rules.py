@@ -12,7 +12,9 @@ key no candidate may change (`sweep.*`, `tracking.*`: TG171) and an empty grid a
 errors of the sweep spec; a value the candidate's spec stage refuses (`lora.r: -4`, bf16 on a V100,
 another validation set) is a warning that the sweep will reject that candidate (TG176), which it
 still evaluates and logs with its reason. A NOMAD space that cannot start from this spec (TG175) is
-found here too. Candidates are checked without the `sweep` section: a candidate is one spec, not a
+found here too. A grid is counted, never expanded: past MAX_GRID_POINTS combinations it is an
+error (TG177), whatever sweep.max_evals says, as nine axes of ten values (10^9 points) once
+filled 12 GB expanding. Candidates are checked without the `sweep` section: a candidate is one spec, not a
 sweep (its written file has none).
 """
 from __future__ import annotations
@@ -35,6 +37,10 @@ from tunegate.spec.yaml_loader import Located
 # Candidates checked per spec: 0.35 ms each on the 2-core machine, so at most ~0.1 s; a list or
 # grid longer than this is checked in its first MAX_CHECKED (the sweep gates every one anyway).
 MAX_CHECKED = 256
+# Points a grid may have (the product of its axes' lengths): 100x the most evaluations a sweep may
+# run (sweep.max_evals <= 10,000), so a grid cut by max_evals is still a warning (TG173), and far
+# below the 10^9 points whose expansion exhausted memory.
+MAX_GRID_POINTS = 1_000_000
 # Sections a candidate cannot change: the sweep's own settings and where its runs are logged are
 # the base spec's (`tunegate.flows.sweep` reads them from it), so an override would be ignored.
 FIXED_SECTIONS = ("sweep", "tracking")
@@ -115,18 +121,34 @@ def _proposals(spec: Spec) -> Iterator[tuple[str, dict[str, Any], dict[str, str]
             yield f"the grid point {_shown(overrides)}", overrides, places
 
 
+def grid_points(grid: dict[str, list[Any]]) -> int:
+    """How many points the grid has, counted from its axes' lengths (nothing is expanded)."""
+    return math.prod(len(values) for values in grid.values()) if grid else 0
+
+
 def _grid_axes(grid: dict[str, list[Any]], loc: Located, where: str) -> Iterator[Finding]:
+    points = grid_points(grid)
+    if points > MAX_GRID_POINTS:
+        sizes = " x ".join(f"{len(v):,}" for v in grid.values())
+        key = "sweep.grid" if "sweep.grid" in loc.places else "sweep"
+        yield _at(loc, where, "TG177", "error", key,
+                  f"sweep.grid has {points:,} points ({sizes}), over the {MAX_GRID_POINTS:,} a sweep may list",
+                  "List fewer values per axis (a sweep evaluates at most sweep.max_evals of them), or use "
+                  "strategy: nomad to search a large space.")
     for key, values in grid.items():
         if not values:
             yield _at(loc, where, "TG172", "error", f"sweep.grid.{key}",
                       f"sweep.grid.{key} has no values, so the grid has no candidate at all",
                       f"List the values to try (sweep.grid.{key}: [8, 16]) or remove the key to keep the "
                       "spec's own value.")
+        seen: set[str] = set()
         for j, value in enumerate(values):
-            if value in values[:j]:
+            same = json.dumps(value, sort_keys=True, default=str)
+            if same in seen:
                 yield _at(loc, where, "TG174", "warning", f"sweep.grid.{key}.{j}",
                           f"sweep.grid.{key} lists {value!r} twice; each grid point with it is evaluated once",
                           "Remove the repeated value.")
+            seen.add(same)
 
 
 def _fixed_keys(spec: Spec, overrides: dict[str, Any], places: dict[str, str], loc: Located, where: str,

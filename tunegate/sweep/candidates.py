@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,16 @@ def propose(spec: Spec, strategy: str | None = None) -> list[Overrides]:
     if strategy == "grid":
         keys = list(sweep.grid)
         # product() of no axes is one empty combination: an empty grid must propose nothing, not {}.
-        candidates = [dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())] if keys else []
+        # Lazy: only the first max_evals distinct points are ever made (a grid may have 10^6, TG177).
+        candidates = (dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())) if keys \
+            else iter(())
     else:
-        candidates = [dict(c) for c in sweep.candidates]
-    if not candidates:
+        candidates = (dict(c) for c in sweep.candidates)
+    chosen = list(itertools.islice(_distinct(candidates), sweep.max_evals))
+    if not chosen:
         raise UsageError(f"sweep.strategy is '{strategy}' but the spec lists no candidates "
                          f"(set sweep.{'grid' if strategy == 'grid' else 'candidates'}){_other_strategy(sweep, strategy)}")
-    return _distinct(candidates)[: sweep.max_evals]
+    return chosen
 
 
 def _other_strategy(sweep: Any, strategy: str) -> str:
@@ -47,16 +51,14 @@ def _other_strategy(sweep: Any, strategy: str) -> str:
     return ""
 
 
-def _distinct(candidates: list[Overrides]) -> list[Overrides]:
+def _distinct(candidates: Iterable[Overrides]) -> Iterator[Overrides]:
     """Each candidate once, in order: a repeated one would train twice for the same answer (TG174)."""
     seen: set[str] = set()
-    out = []
     for c in candidates:
         key = orjson.dumps(c, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str).decode()
         if key not in seen:
             seen.add(key)
-            out.append(c)
-    return out
+            yield c
 
 
 def candidate_key(overrides: Overrides) -> str:

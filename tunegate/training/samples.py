@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tunegate.errors import UsageError
+from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import IGNORE, EncodedChat
@@ -83,7 +84,7 @@ def render_samples(spec: Spec, split: str = "train", n: int = 5, seed: int = 0, 
     names = [path.name for path in files] if len(files) > 1 else None
     if as_json:
         return json.dumps(samples_json(picked, tokenizer, max_seq_len, names), indent=2, ensure_ascii=False) + "\n"
-    head = (f"{len(picked)} of {stats['records']} records of {' + '.join(map(str, files))} (tokens p50 "
+    head = (f"{len(picked)} of {stats['records']} records of {' + '.join(map(shown, files))} (tokens p50 "
             f"{stats['tokens_p50']}, max {stats['tokens_max']}; {stats['over_max_seq_len']} over max_seq_len "
             f"{max_seq_len})\n")
     return head + "".join(sample_text(sample, tokenizer, max_seq_len, colour, names) for sample in picked)

@@ -215,3 +215,25 @@ def test_the_data_folder_is_the_working_directorys_first_as_llamafactory_reads_i
     shutil.copytree(LF_DATA, elsewhere / "data")
     monkeypatch.chdir(elsewhere)
     assert ("TG154", "eval_dataset") in found(config(layout))  # its dataset_info.json has no "heldout"
+
+
+LONG = "x" * 300  # a component past the 255 bytes every file system allows (issue 36)
+
+
+@pytest.mark.parametrize(("changes", "code", "key"), [
+    ({"dataset_dir": LONG}, "TG145", "dataset_dir"),
+    ({"val_size": 10 ** 4000, "eval_dataset": None}, "TG102", "val_size"),  # no float holds it
+], ids=["long dataset_dir", "huge val_size"])
+def test_a_key_no_file_system_or_float_holds_is_a_finding_never_an_exception(layout, changes, code, key):
+    assert (code, key) in found(config(layout, **changes))
+
+
+def test_a_long_deepspeed_name_is_a_name_never_an_exception(layout):
+    # read as a name, as for a file that is not there: ZeRO-2 (which tunegate launch does not run, TG160)
+    assert found(config(layout, deepspeed=LONG)) == [("TG160", "deepspeed")]
+
+
+@pytest.mark.parametrize("file_name", ["a\0b.json", LONG + ".json"], ids=["nul", "long"])
+def test_an_entrys_file_name_no_file_system_holds_is_tg145_at_it(layout, file_name):
+    entry(layout, "bad", file_name=file_name)
+    assert ("TG145", "bad.file_name") in found(config(layout, dataset="bad"))

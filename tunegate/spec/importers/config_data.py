@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tunegate.pathguard import shown
 from tunegate.report import Finding
 from tunegate.spec.importers.config_map import ConfigMap
-from tunegate.spec.importers.data_source import hub_cache, resolve
+from tunegate.spec.importers.data_source import hub_cache, resolve, unusable
 
 NOT_CACHED = "TG142"  # a Hub dataset that is not in the local cache (a dialect asks, to say it once)
 _NOT_FROZEN = ": not a frozen validation file, so scores of different runs are not comparable"
@@ -89,6 +90,11 @@ def source_files(cmap: ConfigMap, role: str, source: Source, from_disk: bool = F
     if not isinstance(ref, str) or not ref:
         unusable_data(cmap, key, f"{key} is {ref!r}, not a dataset path or id", "Give the path of the local data "
                       "file (or folder), or a Hub dataset id that is in the local cache.")
+        return None
+    problem = unusable(ref)
+    if problem:  # a NUL byte, a name too long: no file system holds it
+        unusable_data(cmap, key, f"{key} {shown(ref)!r} is not a usable path: {problem}",
+                      "Give the path of the local data file (or folder), or a Hub dataset id.")
         return None
     found = resolve(ref, cmap.base, split, from_disk=from_disk)
     if found.files:

@@ -13,15 +13,24 @@ concatenate them (shard names sorted, as datasets sorts the files a pattern matc
 Offline, a Hub dataset can only be read when a previous `load_dataset` or `hf download` left its
 files in the Hugging Face Hub cache ($HF_HUB_CACHE, $HF_HOME/hub, or ~/.cache/huggingface/hub);
 its raw data files (JSONL, JSON, parquet, CSV) are read from the newest snapshot there.
+
+A config's reference and split are the user's text: a NUL byte, a name longer than a file system
+allows, a split that is no split name (`/abs/*`, which pathlib's glob refuses with
+NotImplementedError) or a folder that cannot be listed is a `problem` naming it, never an exception.
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tunegate.pathguard import shown
+from tunegate.spec.path_names import path_problem
+
+_GIVE_A_PATH = "Give the path of the local data file (or folder), or a Hub dataset id."
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # The extensions `load_dataset` reads a folder's split files by (datasets' _EXTENSION_TO_MODULE), as tunegate reads them
 _EXTS = (".jsonl", ".jsonl.gz", ".ndjson", ".json", ".json.gz", ".parquet", ".csv", ".csv.gz", ".tsv", ".tsv.gz",
@@ -50,6 +59,25 @@ def resolve(ref: str, base: Path, split: str = "train", from_disk: bool = False)
     file (`load_dataset` and `load_from_disk` both read it so); one `Dataset.save_to_disk` wrote is read as
     `load_from_disk` reads it when `from_disk` (axolotl tries that first for a folder), and is refused as
     `load_dataset` refuses it otherwise."""
+    problem = path_problem(ref)
+    if problem:
+        return Resolved(problem=f"{shown(ref)!r} is not a usable path: {problem}", fix=_GIVE_A_PATH)
+    if "/" in split or "\0" in split or split in ("", ".", ".."):  # a path, not a name (`/abs`: glob refuses it)
+        return Resolved(problem=f"the split {shown(split)!r} is no split name",
+                        fix="Name the split (train, validation, test), not a path or a pattern.")
+    try:
+        return _resolve(ref, base, split, from_disk)
+    except (OSError, RuntimeError, ValueError) as exc:  # a loop, a folder that cannot be listed
+        return Resolved(problem=f"{shown(ref)!r} cannot be read: {getattr(exc, 'strerror', None) or exc}",
+                        fix=_GIVE_A_PATH)
+
+
+def unusable(ref: str) -> str | None:
+    """Why the reference `ref` cannot be a path at all (a NUL byte, a name too long), or None."""
+    return path_problem(ref)
+
+
+def _resolve(ref: str, base: Path, split: str, from_disk: bool) -> Resolved:
     for candidate in (Path(ref),) if Path(ref).is_absolute() else (base / ref, Path.cwd() / ref):
         if candidate.is_file():
             return Resolved((candidate.resolve(),))
@@ -105,7 +133,8 @@ def _in_folder(folder: Path, split: str) -> Resolved:
         for name in (f"{split}{ext}", f"data/{split}{ext}"):
             if (folder / name).is_file():
                 return Resolved((folder / name,))
-    shards = tuple(sorted(p for ext in _EXTS for p in folder.rglob(f"{split}-*{ext}")))
+    # The split is the user's text: its `*`, `?` and `[` are characters of a name, not a pattern.
+    shards = tuple(sorted(p for ext in _EXTS for p in folder.rglob(f"{glob.escape(split)}-*{ext}")))
     if shards:
         return Resolved(shards)
     files = tuple(sorted(p for ext in _EXTS for p in folder.glob(f"*{ext}")))

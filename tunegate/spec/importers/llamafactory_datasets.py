@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.errors import YamlSyntaxError
+from tunegate.pathguard import shown
 from tunegate.spec.importers.config_data import (
     Source,
     map_data_file,
@@ -33,6 +34,7 @@ from tunegate.spec.importers.config_data import (
 from tunegate.spec.importers.config_keys import refused_by_tool, required, text, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.importers.llamafactory_layouts import entry_format
+from tunegate.spec.path_names import path_problem
 from tunegate.spec.yaml_loader import Located, load
 
 INFO = "dataset_info.json"  # LLaMA-Factory's DATA_CONFIG
@@ -147,7 +149,10 @@ def _names(cmap: ConfigMap, key: str) -> list[str] | None:
 def _share(cmap: ConfigMap) -> float:
     value = cmap.get("val_size", 0.0)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past any float (10**4000): no share, no record count
+            pass
     wrong_type(cmap, "val_size", value, "a share below 1 or a record count", "Set val_size: 0 and name a frozen "
                "validation set in eval_dataset.")
     return 0.0
@@ -165,9 +170,13 @@ def _registry(cmap: ConfigMap) -> Registry | None:
                       f"Hub repo {name[7:]!r}: tunegate reads a local one only", f"Download the repo's {INFO} "
                       "and its files, and set dataset_dir to that folder.")
         return None
+    if problem := path_problem(name):  # a NUL byte, a name too long: no folder is called so
+        unusable_data(cmap, "dataset_dir", f"dataset_dir {shown(name)!r} is not a usable path: {problem}",
+                      f"Set dataset_dir to the folder that holds {INFO}.")
+        return None
     tried = [Path(name)] if Path(name).is_absolute() else \
         [Path.cwd() / name, *(up / name for up in (cmap.base, *cmap.base.parents[:2]))]
-    found = next((p for p in tried if (p / INFO).is_file()), None)
+    found = next((p for p in tried if _is_file(p / INFO)), None)
     if found is None:
         refused_by_tool(cmap, "dataset_dir" if cmap.has("dataset_dir") else "dataset", f"no {INFO} in dataset_dir "
                         f"{name!r} (looked in {', '.join(str(p) for p in dict.fromkeys(tried))}): LLaMA-Factory "
@@ -243,13 +252,22 @@ def _source(cmap: ConfigMap, folder: Path, name: str, attrs: dict[str, Any]) -> 
         unusable_data(cmap, name, f"{name} has no file_name (nor a hub URL): LLaMA-Factory cannot load it",
                       f"Give it \"file_name\": the data file in {folder}.")
         return None
+    if problem := path_problem(file_name):
+        unusable_data(cmap, f"{name}.file_name", f"{name}.file_name {shown(file_name)!r} is not a usable path: "
+                      f"{problem}", f"Give it \"file_name\": the data file in {folder}.")
+        return None
     return _local(cmap, folder / file_name, f"{name}.file_name")
 
 
 def _local(cmap: ConfigMap, path: Path, key: str) -> list[str] | None:
     """The files LLaMA-Factory reads at `path`: the file itself, or every file of a folder, as one dataset
     (read here in name order; LLaMA-Factory takes the folder's listing order)."""
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    try:
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    except OSError as exc:  # a folder that cannot be listed, a path past the system's length
+        unusable_data(cmap, key, f"{shown(path)} cannot be read: {exc.strerror or exc}",
+                      "Register a file (or folder) that can be read.")
+        return None
     if not files:
         refused_by_tool(cmap, key, f"{path} holds no file: LLaMA-Factory loads no data from it",
                         "Put the dataset's files in the folder, or register a file.")
@@ -272,6 +290,14 @@ def _local(cmap: ConfigMap, path: Path, key: str) -> list[str] | None:
                         "Keep files of one type in the folder (move the others out).")
         return None
     return [str(p) for p in files]
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; False where it cannot be looked at (a name past the system's length)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _shown(path: Path) -> str:

@@ -199,8 +199,9 @@ def _schedule(cmap: ConfigMap) -> None:
         warmup, ratio = 0, warmup
     # transformers casts warmup_steps to int; anything but a finite number goes on as written, for the
     # spec's TG102 (or TG107) at warmup_steps
-    cmap.set("training.warmup_steps", int(warmup) if _real(warmup) and math.isfinite(warmup) else warmup,
-             "warmup_steps")
+    # (an int is finite however large: the spec's bound says so at warmup_steps, float() would overflow)
+    whole = _real(warmup) and (isinstance(warmup, int) or math.isfinite(warmup))
+    cmap.set("training.warmup_steps", int(warmup) if whole else warmup, "warmup_steps")
     cmap.set("training.warmup_ratio", ratio, "warmup_ratio" if cmap.has("warmup_ratio") else "warmup_steps")
 
 
