@@ -5,6 +5,7 @@ belongs with and made available to every test here.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,11 @@ from tests.support.minirun import tiny_cache
 from tests.support.paths import DATA, ROOT
 from tests.support.tracking import client, store_template, store_uri
 from tests.support.trainer import encoded
+
+# Every flow command a test runs gets a Prefect API of its own, gone with the command: the user's
+# shared local API (tunegate.local_api.shared) would outlive each test's Prefect home by its idle
+# time. tests/local_api sets its own.
+os.environ["TUNEGATE_LOCAL_API_IDLE_S"] = "0"
 
 __all__ = ["chromium", "client", "data_dir", "encoded", "prefect_api", "root", "store_template", "store_uri",
            "tiny_cache", "workdir"]
