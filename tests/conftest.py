@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.browser import chromium
 from tests.support.flows import prefect_api, workdir
+from tests.support.local_api import local_api_home
 from tests.support.minirun import tiny_cache
 from tests.support.paths import DATA, ROOT
 from tests.support.tracking import client, store_template, store_uri
@@ -22,7 +23,7 @@ from tests.support.trainer import encoded
 # time. tests/local_api sets its own.
 os.environ["TUNEGATE_LOCAL_API_IDLE_S"] = "0"
 
-__all__ = ["chromium", "client", "data_dir", "encoded", "prefect_api", "root", "store_template", "store_uri",
+__all__ = ["chromium", "client", "data_dir", "encoded", "local_api_home", "prefect_api", "root", "store_template", "store_uri",
            "tiny_cache", "workdir"]
 
 

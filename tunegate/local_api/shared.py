@@ -130,6 +130,28 @@ def stop_server(place: Place, record: Record, grace_s: float = 10) -> bool:
     return True
 
 
+def running(place: Place) -> Record | None:
+    """The place's server, when its record names one that runs."""
+    record = place.read()
+    return record if record is not None and is_server(record.pid) else None
+
+
+def stop_unused(place: Place) -> tuple[Record | None, bool]:
+    """Stop the place's server unless a command uses it: (its record or None when none runs,
+    whether it was stopped). Commands that come meanwhile wait, then start another."""
+    record = running(place)
+    if record is None:
+        return None, False
+    place.folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(place.users_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        if not _alone(fd):
+            return record, False
+        return record, stop_server(place, record)
+    finally:
+        os.close(fd)
+
+
 def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
     reserved = reserved_port()
     port = reserved.getsockname()[1]
