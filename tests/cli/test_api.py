@@ -33,7 +33,7 @@ def test_api_stop_leaves_a_server_in_use_and_stops_it_once_unused(local_api_home
     pid, url = finish(start_command(command_env(local_api_home), ready=False))
     code, shown = tunegate_api(local_api_home)
     assert code == 0 and shown["state"] == "running" and (shown["pid"], shown["url"]) == (int(pid), url)
-    held = Place(local_api_home / "tunegate").use()  # a command using it: the lock a flow command holds
+    held = Place(local_api_home / "tunegate").use(record(local_api_home)["key"])  # as a flow command using it
     try:
         assert tunegate_api(local_api_home, "stop")[1]["state"] == "in use"
         assert psutil.pid_exists(int(pid))

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from tunegate.local_api.state import SERVER_IDLE, SERVER_PLACE, Place
+from tunegate.local_api.state import SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -33,8 +33,8 @@ class ExitWhenIdle:
     """ASGI middleware: counts requests and websockets in flight, and stops the server once it has
     been idle for `idle_s` with no user holding the place's users lock."""
 
-    def __init__(self, app: App, idle_s: float, place: Place) -> None:
-        self.app, self.idle_s, self.place = app, idle_s, place
+    def __init__(self, app: App, idle_s: float, place: Place, key: str) -> None:
+        self.app, self.idle_s, self.place, self.key = app, idle_s, place, key
         self.active = 0
         self.last = time.monotonic()
         self._watcher: asyncio.Task | None = None
@@ -60,7 +60,7 @@ class ExitWhenIdle:
             await asyncio.sleep(every_s)
             if self.active or time.monotonic() - self.last < self.idle_s:
                 continue
-            if not _unused(self.place.users_file):
+            if not _unused(self.place.open_users(self.key)):
                 self.last = time.monotonic()  # a command holds it: its idle time starts when it ends
                 continue
             self.place.forget(os.getpid())
@@ -69,10 +69,9 @@ class ExitWhenIdle:
             return
 
 
-def _unused(users_file: Path) -> bool:
-    """Take the users lock exclusively when no command holds it, and keep it until this process
-    ends (a command coming meanwhile waits, then finds the server gone)."""
-    fd = os.open(users_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+def _unused(fd: int) -> bool:
+    """Take the users lock (`fd`) exclusively when no command holds it, and keep it until this
+    process ends (a command coming meanwhile waits, then finds the server gone)."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -87,10 +86,9 @@ _HELD: list[int] = []  # the users lock, once taken: held until the process ends
 
 def exit_when_idle(app: App) -> App:
     """`app` wrapped to stop when idle, when the environment makes this server a shared one."""
-    idle_s = os.environ.get(SERVER_IDLE)
-    place = os.environ.get(SERVER_PLACE)
-    if not idle_s or not place:
+    idle_s, place, key = (os.environ.get(name) for name in (SERVER_IDLE, SERVER_PLACE, SERVER_KEY))
+    if not idle_s or not place or not key:
         return app
     with contextlib.suppress(ValueError):
-        return ExitWhenIdle(app, float(idle_s), Place(Path(place)))
+        return ExitWhenIdle(app, float(idle_s), Place(Path(place)), key)
     return app

@@ -25,7 +25,8 @@ import subprocess
 import time
 
 from tunegate.local_api.child import TIMEOUT, healthy, reserved_port, server_command, server_env, wait_until_healthy
-from tunegate.local_api.state import SERVER_IDLE, SERVER_PLACE, Place, Record, age_s, is_server, server_key
+from tunegate.local_api.state import (SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place, Record, age_s, is_server,
+                                      server_key)
 
 IDLE = "TUNEGATE_LOCAL_API_IDLE_S"
 DEFAULT_IDLE_S = 600.0
@@ -104,7 +105,7 @@ def attach(idle_s: float) -> SharedApi:
     place = Place.of_environment()
     key = server_key()
     with place.choosing():
-        users_fd = place.use()
+        users_fd = place.use(key)
         record = place.read()
         if record is not None and record.key == key and is_server(record.pid):
             if healthy(record.url) or age_s(record) < float(os.environ.get(TIMEOUT) or 120):
@@ -142,8 +143,7 @@ def stop_unused(place: Place) -> tuple[Record | None, bool]:
     record = running(place)
     if record is None:
         return None, False
-    place.folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(place.users_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = place.open_users(record.key)
     try:
         if not _alone(fd):
             return record, False
@@ -157,7 +157,7 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
     port = reserved.getsockname()[1]
     logger.info(f"Starting the shared local API on http://127.0.0.1:{port} (Prefect's API for every tunegate "
                 f"command on this Prefect home; it stops {idle_s:g} s after the last)")
-    env = server_env(**{SERVER_IDLE: repr(idle_s), SERVER_PLACE: str(place.folder)})
+    env = server_env(**{SERVER_IDLE: repr(idle_s), SERVER_PLACE: str(place.folder), SERVER_KEY: key})
     # Only the server's errors land there (uvicorn at level error); the last server's are kept
     # until the file passes 1 MB.
     with open(place.log_file, "ab" if _size(place.log_file) < 2**20 else "wb") as log:

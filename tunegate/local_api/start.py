@@ -22,6 +22,7 @@ again without it.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 
@@ -31,6 +32,7 @@ from tunegate.local_api.shared import SharedApi, attach, idle_seconds
 EPHEMERAL = "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"
 _FALSE = {"0", "false", "no", "off"}
 _STARTED: list[LocalApi | SharedApi] = []  # the local APIs this process started or attached to
+logger = logging.getLogger(__name__)
 
 
 def serving() -> bool:
@@ -50,11 +52,21 @@ def start_local_api() -> LocalApi | SharedApi | None:
         return None
     if importlib.util.find_spec("prefect") is None:
         return None
-    idle_s = idle_seconds()
-    api = attach(idle_s) if idle_s > 0 else LocalApi()
+    api = _shared_or_own(idle_seconds())
     os.environ[API_URL] = api.url
     _STARTED.append(api)
     return api
+
+
+def _shared_or_own(idle_s: float) -> LocalApi | SharedApi:
+    """The shared API; the command's own when the idle time is 0 or the Prefect home cannot hold
+    the shared one's record and locks (read-only, not a folder): Prefect then says what it says."""
+    if idle_s > 0:
+        try:
+            return attach(idle_s)
+        except OSError as exc:
+            logger.warning(f"no shared local API ({type(exc).__name__}: {exc}); this command starts its own")
+    return LocalApi()
 
 
 def adopt_or_stop(api: LocalApi | SharedApi | None) -> LocalApi | SharedApi | None:

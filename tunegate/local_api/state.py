@@ -4,9 +4,10 @@ Prefect home, `$PREFECT_HOME/tunegate/` (`~/.prefect/tunegate/` by default), hol
     local-api.json    the server now in use: pid, port, key, started (a record, written atomically)
     local-api.lock    held exclusively while a command finds or starts the server: two racing
                       commands start one
-    local-api.users   held shared by every command that uses the server, for the command's whole
-                      life (the kernel drops it when the process ends, however it ends); the
-                      server exits only once it can hold it exclusively (tunegate.local_api.idle)
+    local-api-KEY.users  held shared by every command that uses the server of that key, for the
+                      command's whole life (the kernel drops it when the process ends, however it
+                      ends); the server exits only once it can hold it exclusively
+                      (tunegate.local_api.idle)
     local-api.log     the server's own output (uvicorn at level error)
 
 The key names what the server was started with: tunegate's and Prefect's versions, the Python
@@ -30,9 +31,10 @@ from pathlib import Path
 
 API_URL = "PREFECT_API_URL"
 APP = b"tunegate.local_api.app:create_app"  # in the server's command line: tells it from a reused pid
-# What a shared server reads (tunegate.local_api.idle): its idle time and its place's folder.
+# What a shared server reads (tunegate.local_api.idle): its idle time, its place's folder, its key.
 SERVER_IDLE = "TUNEGATE__LOCAL_API_IDLE_S"
 SERVER_PLACE = "TUNEGATE__LOCAL_API_PLACE"
+SERVER_KEY = "TUNEGATE__LOCAL_API_KEY"
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,10 @@ class Place:
     def record_file(self) -> Path:
         return self.folder / "local-api.json"
 
-    @property
-    def users_file(self) -> Path:
-        return self.folder / "local-api.users"
+    def users_file(self, key: str) -> Path:
+        """The users lock of the servers started with `key` (a server replaced by one of another key
+        stops once its own commands end, whoever uses the new one)."""
+        return self.folder / f"local-api-{key}.users"
 
     @property
     def log_file(self) -> Path:
@@ -82,14 +85,19 @@ class Place:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield  # closing the file drops the lock
 
-    def use(self) -> int:
-        """Mark this process as a user of the server (a shared lock on local-api.users, held until
-        the descriptor returned is closed or the process ends); waits while a server that found
-        itself unused is stopping."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.users_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    def use(self, key: str) -> int:
+        """Mark this process as a user of the server of `key` (a shared lock on its users file,
+        held until the descriptor returned is closed or the process ends); waits while a server
+        that found itself unused is stopping."""
+        fd = self.open_users(key)
         fcntl.flock(fd, fcntl.LOCK_SH)
         return fd
+
+    def open_users(self, key: str) -> int:
+        """A descriptor of the users file of `key` (never removed: a command holding the lock of a
+        removed file would not be seen by the next server)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return os.open(self.users_file(key), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     def read(self) -> Record | None:
         """The record, or None when there is none or it cannot be read (a torn or foreign file)."""
