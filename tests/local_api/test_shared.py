@@ -58,6 +58,17 @@ def test_a_record_naming_another_process_is_not_taken_for_the_server(local_api_h
     assert psutil.pid_exists(os.getpid())  # the process the record named is left alone
 
 
+def test_a_server_that_stays_silent_past_its_start_up_with_no_user_is_replaced(local_api_home):
+    env = command_env(local_api_home, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="1")
+    pid, _ = finish(start_command(env, ready=False))
+    hung = psutil.Process(int(pid))
+    hung.suspend()  # SIGSTOP: alive, its port bound (or not yet), answering nothing
+    time.sleep(1.5)
+    new_pid, _ = finish(start_command(env, ready=False))
+    assert new_pid != pid and record(local_api_home)["pid"] == int(new_pid)
+    hung.wait(timeout=30)  # stopped by the command that replaced it
+
+
 def test_a_configured_prefect_api_url_is_used_untouched(local_api_home):
     url = "http://127.0.0.1:9/api"
     assert finish(start_command(command_env(local_api_home, PREFECT_API_URL=url))) == ["none", url]

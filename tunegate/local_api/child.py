@@ -125,9 +125,9 @@ def reserved_port() -> socket.socket:
     return sock
 
 
-def healthy(url: str) -> bool:
+def healthy(url: str, timeout: float = 2) -> bool:
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as response:
             return response.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False

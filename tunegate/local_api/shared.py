@@ -108,9 +108,12 @@ def attach(idle_s: float) -> SharedApi:
         users_fd = place.use(key)
         record = place.read()
         if record is not None and record.key == key and is_server(record.pid):
-            if healthy(record.url) or age_s(record) < float(os.environ.get(TIMEOUT) or 120):
+            starting = age_s(record) < float(os.environ.get(TIMEOUT) or 120)
+            # A server busy with other commands may answer slowly: only one nobody else uses and
+            # that stays silent is taken for hung.
+            if starting or healthy(record.url, timeout=10) or not _only_user(users_fd):
                 return SharedApi(place, record, users_fd)
-            stop_server(place, record)  # alive but not answering past its start-up: hung
+            stop_server(place, record)  # alive, unused, not answering past its start-up: hung
         return _start(place, key, idle_s, users_fd)
 
 
@@ -122,6 +125,7 @@ def stop_server(place: Place, record: Record, grace_s: float = 10) -> bool:
         return False
     logger.info(f"Stopping the shared local API on {record.url} (pid {record.pid})")
     os.kill(record.pid, signal.SIGTERM)
+    os.kill(record.pid, signal.SIGCONT)  # a stopped process (SIGSTOP, a debugger's) ends too
     deadline = time.monotonic() + grace_s
     while is_server(record.pid):
         if time.monotonic() > deadline:
@@ -169,6 +173,14 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
     api = SharedApi(place, record, users_fd, proc)
     api._reserved = reserved
     return api
+
+
+def _only_user(users_fd: int) -> bool:
+    """Whether this command is the server's only user; it stays one either way (a lock that
+    failed to turn exclusive is no longer held: flock converts by dropping first)."""
+    alone = _alone(users_fd)
+    fcntl.flock(users_fd, fcntl.LOCK_SH)
+    return alone
 
 
 def _alone(users_fd: int) -> bool:
