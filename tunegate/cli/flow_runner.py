@@ -76,8 +76,8 @@ def _no_heartbeats(own_api: bool) -> Iterator[None]:
     unless the user set their frequency.
 
     Heartbeats (every 180 s by default) let a server that outlives a flow run mark it Crashed once
-    they stop; the local API runs Prefect's ephemeral services, with no proactive triggers to
-    notice, and one of the command's own outlives nothing. They cost every flow run's end up to
+    they stop, through an automation; the local API is Prefect's ephemeral one, where no
+    automation is set up to notice, and one of the command's own outlives nothing. They cost every flow run's end up to
     1 s: Prefect joins the heartbeat thread, which sleeps in 1 s steps (issue 15 measured 0.54 +
     0.20 s of a sweep's end).
     """

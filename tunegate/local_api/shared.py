@@ -12,8 +12,9 @@ server already up costs it one health check. The server is detached (its own ses
 parent-death signal, its output in the place's log): it outlives the command by design and no
 signal meant for the command's terminal reaches it. What stops it is tunegate.local_api.idle,
 inside the server: no request for the idle time and no command holding the users lock. A server
-killed outright leaves its record behind; the next command sees the pid gone (or the port not
-answering) and starts another. Files and locks: tunegate.local_api.state.
+killed outright leaves its record behind; the next command sees the pid gone and starts another,
+as it does for a server silent past its start-up time that no other command uses (hung). Files
+and locks: tunegate.local_api.state.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import fcntl
 import logging
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -37,9 +39,10 @@ class SharedApi:
     """This command's use of the shared local API: the users lock it holds, the server's record,
     and the child when this command started it."""
 
-    def __init__(self, place: Place, record: Record, users_fd: int, proc: subprocess.Popen | None = None) -> None:
+    def __init__(self, place: Place, record: Record, users_fd: int, proc: subprocess.Popen | None = None,
+                 reserved: socket.socket | None = None) -> None:
         self.place, self.record, self._users_fd, self.proc = place, record, users_fd, proc
-        self._reserved = None  # the port, held until a server this command started answers
+        self._reserved = reserved  # the port, held until a server this command started answers
 
     @property
     def url(self) -> str:
@@ -170,9 +173,7 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
                                 stdout=log, stderr=log, start_new_session=True)
     record = Record(proc.pid, port, key, time.time())
     place.write(record)
-    api = SharedApi(place, record, users_fd, proc)
-    api._reserved = reserved
-    return api
+    return SharedApi(place, record, users_fd, proc, reserved)
 
 
 def _only_user(users_fd: int) -> bool:
