@@ -5,18 +5,25 @@ belongs with and made available to every test here.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.support.browser import chromium
 from tests.support.flows import prefect_api, workdir
+from tests.support.local_api import local_api_home
 from tests.support.minirun import tiny_cache
 from tests.support.paths import DATA, ROOT
 from tests.support.tracking import client, store_template, store_uri
 from tests.support.trainer import encoded
 
-__all__ = ["chromium", "client", "data_dir", "encoded", "prefect_api", "root", "store_template", "store_uri",
+# Every flow command a test runs gets a Prefect API of its own, gone with the command: the user's
+# shared local API (tunegate.local_api.shared) would outlive each test's Prefect home by its idle
+# time. tests/local_api sets its own.
+os.environ["TUNEGATE_LOCAL_API_IDLE_S"] = "0"
+
+__all__ = ["chromium", "client", "data_dir", "encoded", "local_api_home", "prefect_api", "root", "store_template", "store_uri",
            "tiny_cache", "workdir"]
 
 

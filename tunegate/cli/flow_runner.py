@@ -1,17 +1,20 @@
-"""Run a Prefect flow from the CLI (ephemeral API, no server needed) and read back its data.
+"""Run a Prefect flow from the CLI (a local API, no server needed) and read back its data.
 
 Import this module BEFORE anything that imports prefect: Prefect reads its settings from the
 environment once, at import, so the defaults below only take effect if they are set first.
 
-No process outlives the command. Prefect's ephemeral API is a uvicorn child that Prefect stops
-from an atexit hook, which a SIGKILL (or an unhandled SIGTERM) never runs, so it used to stay
-behind as an orphan after every kill. The commands start it themselves before they import
-Prefect (`tunegate.local_api`); where they could not (Prefect already imported, as in a library
-caller), it is started here by the main thread before the flow. Either way with a parent-death
-signal (Linux `PR_SET_PDEATHSIG`): the kernel sends it SIGTERM when the CLI dies, however it
-dies. A SIGTERM of the CLI itself becomes `Terminated` (`tunegate.cli.main`): the flow unwinds
-as for Ctrl-C (Prefect marks it Crashed), this module ends the process's MLflow runs KILLED,
-Prefect's exit hooks stop the server, and the command exits 143.
+Which API: a server the user configured; else the user's shared local API, one per Prefect home,
+that the commands find or start before they import Prefect (`tunegate.local_api`) and that stops
+by itself `TUNEGATE_LOCAL_API_IDLE_S` (600) s after the last command using it: it outlives the
+command by design, and only by that. No other process outlives the command. With
+`TUNEGATE_LOCAL_API_IDLE_S=0`, or where the command could not start it first (Prefect already
+imported, as in a library caller, or a Ray or Dask sweep), the API is a uvicorn child of the
+command's own, started here by the main thread before the flow, with a parent-death signal
+(Linux `PR_SET_PDEATHSIG`): the kernel sends it SIGTERM when the CLI dies, however it dies
+(Prefect's own exit hook, which a SIGKILL never runs, used to leave it behind as an orphan). A
+SIGTERM of the CLI itself becomes `Terminated` (`tunegate.cli.main`): the flow unwinds as for
+Ctrl-C (Prefect marks it Crashed), this module ends the process's MLflow runs KILLED, Prefect's
+exit hooks stop a server of the command's own, and the command exits 143.
 """
 from __future__ import annotations
 
@@ -69,13 +72,14 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
 
 @contextlib.contextmanager
 def _no_heartbeats(own_api: bool) -> Iterator[None]:
-    """No flow-run heartbeats to an API that lives only as long as this command, unless the user
-    set their frequency.
+    """No flow-run heartbeats to tunegate's local API (the command's own or the shared one),
+    unless the user set their frequency.
 
     Heartbeats (every 180 s by default) let a server that outlives a flow run mark it Crashed once
-    they stop; an API that dies with the command outlives nothing, and its ephemeral services run
-    no proactive triggers to notice. They cost every flow run's end up to 1 s: Prefect joins the
-    heartbeat thread, which sleeps in 1 s steps (issue 15 measured 0.54 + 0.20 s of a sweep's end).
+    they stop, through an automation; the local API is Prefect's ephemeral one, where no
+    automation is set up to notice, and one of the command's own outlives nothing. They cost every flow run's end up to
+    1 s: Prefect joins the heartbeat thread, which sleeps in 1 s steps (issue 15 measured 0.54 +
+    0.20 s of a sweep's end).
     """
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, get_current_settings, temporary_settings
 

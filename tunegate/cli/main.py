@@ -36,7 +36,7 @@ WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO}
 # Subcommand modules under tunegate.cli, in the order `--help` lists them.
 COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
             "advise", "runs", "schema",
-            "gpus"]
+            "gpus", "api"]
 
 
 

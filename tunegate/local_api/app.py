@@ -30,10 +30,13 @@ AGAIN_AFTER_S = (0.02, 0.05, 0.1, 0.2, 0.4)
 
 
 def create_app() -> App:
-    """Prefect's API app, as its own ephemeral server builds it (the environment says how)."""
+    """Prefect's API app, as its own ephemeral server builds it (the environment says how); a
+    shared server's also stops itself once idle (tunegate.local_api.idle)."""
     from prefect.server.api.server import create_app as prefect_app
 
-    return RunAgainWhenBusy(prefect_app())
+    from tunegate.local_api.idle import exit_when_idle
+
+    return exit_when_idle(RunAgainWhenBusy(prefect_app()))
 
 
 class RunAgainWhenBusy:

@@ -1,31 +1,19 @@
-"""Prefect's local API for a command that runs a flow (`tunegate sweep`, `preflight`, `launch`),
-started before this process imports Prefect at all.
+"""The uvicorn child serving Prefect's API for tunegate (tunegate.local_api.app), and a command's
+own one: `LocalApi`, started by a command and gone with it, when no shared API is wanted
+(`TUNEGATE_LOCAL_API_IDLE_S=0`; tunegate.local_api.shared is the default).
 
-    api = start_local_api()     # the command's first step: uvicorn starts, PREFECT_API_URL names it
-    ...                         # everything else meanwhile (imports, the data gate's start)
-    api.wait_ready()            # just before the flow's first call to the API
+    api = LocalApi()            # uvicorn starts on a free port of 127.0.0.1
+    api.wait_ready()            # its health check answers
+    api.stop()                  # terminate, 5 s, kill (also at exit)
 
-Without a configured server Prefect starts an ephemeral API itself (`SubprocessASGIServer`): a
-uvicorn child serving `prefect.server.api.server:create_app` on Prefect's home, started only
-once the flow needs it and only after this process has imported Prefect's server module (4.4 CPU
-s on the 2-core machine, for nothing but the class that starts the child; issue 15). Here the same
-child, with the same command and environment Prefect gives it, starts as soon as the command
-knows it will run a flow, and `PREFECT_API_URL` is set to it before Prefect is imported, so
-Prefect uses it as any configured server and never imports its server module here. The child
-serves Prefect's app through `tunegate.local_api.app`, which runs a request the SQLite store
-refused for a write conflict again at once rather than after the client's 2 s backoff.
-
-Only when Prefect would start an ephemeral API itself: no `PREFECT_API_URL` in the environment
-and ephemeral mode not switched off there. A URL (or ephemeral mode off) set in a Prefect profile
-or `prefect.toml` is only known once Prefect's settings are read; `adopt_or_stop` checks that,
-and there a configured server wins: this child is stopped and Prefect's settings are read again
-without it. The child gets SIGTERM when the thread that started it (the main thread) dies, and
-is stopped at exit like Prefect's own (terminate, 5 s, kill).
+The child is the one Prefect's ephemeral mode would start (`SubprocessASGIServer`: the same
+command and environment), started before this process imports Prefect (tunegate.local_api.start).
+A command's own child gets SIGTERM when the thread that started it (the main thread) dies,
+however it dies, and is stopped at exit like Prefect's own.
 """
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import logging
 import os
 import signal
@@ -35,20 +23,18 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from tunegate.processes import on_parent_death
 
 API_URL = "PREFECT_API_URL"
-EPHEMERAL = "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"
 TIMEOUT = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
 # What Prefect's SubprocessASGIServer adds to the child's environment (prefect 3.9: no UI, the
 # ephemeral app's services, the app built once).
 SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
-_FALSE = {"0", "false", "no", "off"}
 TUNEGATE_DIR = Path(__file__).resolve().parents[2]  # the folder holding the tunegate package
-_STARTED: list[LocalApi] = []  # what start_local_api started in this process
-logger = logging.getLogger("tunegate.local_api")  # the log file, as Prefect's own start and stop lines
+logger = logging.getLogger(__name__)  # to the log file, as Prefect's own start and stop lines
 
 
 class LocalApi:
@@ -57,7 +43,7 @@ class LocalApi:
     def __init__(self) -> None:
         # The port stays bound here (SO_REUSEADDR, not listening: uvicorn's own bind still succeeds)
         # until the API answers, so no other process is handed it meanwhile.
-        self._reserved = _reserved_port()
+        self._reserved = reserved_port()
         self.port = self._reserved.getsockname()[1]
         self.proc: subprocess.Popen | None = None
         self._start()
@@ -67,31 +53,26 @@ class LocalApi:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api"
 
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None
+
     def _start(self) -> None:
-        cmd = [sys.executable, "-m", "uvicorn", "--app-dir", str(TUNEGATE_DIR), "--factory",
-               "tunegate.local_api.app:create_app", "--host", "127.0.0.1", "--port", str(self.port),
-               "--log-level", "error", "--lifespan", "on"]
-        env = {**os.environ, **SERVER_ENV}
-        env.pop(API_URL, None)
         logger.info(f"Starting temporary server on http://127.0.0.1:{self.port} (Prefect's local API, "
                     "started by tunegate before Prefect is imported)")
         # SIGTERM when this process dies, however it dies (elsewhere than Linux the atexit stop is all)
-        self.proc = subprocess.Popen(cmd, env=env, preexec_fn=on_parent_death(signal.SIGTERM))
+        self.proc = subprocess.Popen(server_command(self.port), env=server_env(),
+                                     preexec_fn=on_parent_death(signal.SIGTERM))
 
     def wait_ready(self) -> None:
         """Block until the API answers its health check; RuntimeError when it cannot start (as
         Prefect's own start: the command reports it as an internal error, exit 3)."""
-        limit = float(os.environ.get(TIMEOUT) or 120)
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            code = self.proc.poll() if self.proc is not None else 1
-            if code is not None:
-                raise RuntimeError(f"Prefect's local API exited with code {code} while starting")
-            if _healthy(self.url):
-                self._reserved.close()
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"Prefect's local API did not answer within {limit:g} s")
+        wait_until_healthy(self.url, lambda: self.proc.poll() if self.proc is not None else 1)
+        self._reserved.close()
 
     def stop(self) -> None:
         """Terminate the child (as Prefect stops its ephemeral server) and reap it."""
@@ -108,60 +89,45 @@ class LocalApi:
             proc.wait()
 
 
-def serving() -> bool:
-    """Whether the API this process talks to (PREFECT_API_URL) is a local API it started and runs."""
-    return any(api.proc is not None and os.environ.get(API_URL) == api.url for api in _STARTED)
+def server_command(port: int) -> list[str]:
+    """The uvicorn command serving Prefect's API through tunegate's app on 127.0.0.1:`port`."""
+    return [sys.executable, "-m", "uvicorn", "--app-dir", str(TUNEGATE_DIR), "--factory",
+            "tunegate.local_api.app:create_app", "--host", "127.0.0.1", "--port", str(port),
+            "--log-level", "error", "--lifespan", "on"]
 
 
-def start_local_api() -> LocalApi | None:
-    """Start Prefect's local API now and point PREFECT_API_URL at it, when Prefect would start an
-    ephemeral one itself; None when the environment names a server, ephemeral mode is off there,
-    Prefect is not installed, or Prefect is already imported (its settings are read)."""
-    if os.environ.get(API_URL) or os.environ.get(EPHEMERAL, "true").strip().lower() in _FALSE:
-        return None
-    if "prefect" in sys.modules:
-        return None
-    if importlib.util.find_spec("prefect") is None:
-        return None
-    api = LocalApi()
-    os.environ[API_URL] = api.url
-    _STARTED.append(api)
-    return api
+def server_env(**extra: str) -> dict[str, str]:
+    """The child's environment: this process's, as Prefect gives its ephemeral server, plus `extra`."""
+    env = {**os.environ, **SERVER_ENV, **extra}
+    env.pop(API_URL, None)
+    return env
 
 
-def adopt_or_stop(api: LocalApi | None) -> LocalApi | None:
-    """After Prefect is imported: keep the local API unless Prefect's other settings sources (a
-    profile, prefect.toml, .env) name a server or switch ephemeral mode off; then stop it and
-    rebuild Prefect's root settings without it. Returns the API kept, or None."""
-    if api is None:
-        return None
-    from prefect.settings import Settings
-
-    ours = os.environ.pop(API_URL)
-    try:
-        elsewhere = Settings()
-    finally:
-        os.environ[API_URL] = ours
-    if not elsewhere.api.url and elsewhere.server.ephemeral.enabled:
-        return api
-    os.environ.pop(API_URL)
-    api.stop()
-    import prefect.context
-
-    prefect.context.GLOBAL_SETTINGS_CONTEXT = prefect.context.root_settings_context()
-    return None
+def wait_until_healthy(url: str, exit_code: Callable[[], int | None]) -> None:
+    """Poll `url`'s health check until it answers; RuntimeError when `exit_code()` says the server
+    ended, or past the start-up limit (Prefect's own setting, 120 s by default here)."""
+    limit = float(os.environ.get(TIMEOUT) or 120)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        code = exit_code()
+        if code is not None:
+            raise RuntimeError(f"Prefect's local API exited with code {code} while starting")
+        if healthy(url):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"Prefect's local API did not answer within {limit:g} s")
 
 
-def _reserved_port() -> socket.socket:
+def reserved_port() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     return sock
 
 
-def _healthy(url: str) -> bool:
+def healthy(url: str, timeout: float = 2) -> bool:
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as response:
             return response.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False

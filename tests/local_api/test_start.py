@@ -1,4 +1,4 @@
-"""Prefect's local API a flow command starts before Prefect is imported (tunegate.local_api.child).
+"""Which Prefect API a flow command uses, decided before Prefect is imported (tunegate.local_api.start).
 
 The sweep's own runs (tests/cli/test_sweep_experience.py, tests/cli/test_signals.py) use it end
 to end; here, in fresh processes, what decides whether it is used: a server configured anywhere
@@ -11,17 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.support.paths import ROOT
 
 PROBE = ("import os\n"
-         "from tunegate.local_api.child import adopt_or_stop, start_local_api\n"
+         "from tunegate.local_api import adopt_or_stop, start_local_api\n"
          "api = start_local_api()\n"
-         "started = api is not None and api.proc.pid\n"
+         "started = api is not None and api.pid\n"
          "api = adopt_or_stop(api)\n"
          "from prefect.settings import PREFECT_API_URL\n"
-         "print(bool(started), api is not None, PREFECT_API_URL.value(), os.environ.get('PREFECT_API_URL'))\n")
+         "print(bool(started), api is not None, PREFECT_API_URL.value(), os.environ.get('PREFECT_API_URL'), started)\n")
 
 
 def _probe(home: Path, **env: str) -> list[str]:
@@ -35,18 +36,20 @@ def _probe(home: Path, **env: str) -> list[str]:
 def test_a_server_named_in_the_prefect_profile_wins_over_the_local_api(tmp_path):
     (tmp_path / "profiles.toml").write_text('active = "team"\n[profiles.team]\n'
                                             'PREFECT_API_URL = "http://127.0.0.1:9/api"\n', encoding="utf-8")
-    started, kept, url, env = _probe(tmp_path)
-    assert started == "True" and kept == "False"  # started speculatively, then stopped
+    started, kept, url, env, pid = _probe(tmp_path, TUNEGATE_LOCAL_API_IDLE_S="600")
+    assert started == "True" and kept == "False"  # the shared API, started speculatively, then stopped
     assert url == "http://127.0.0.1:9/api" and env == "None"
+    assert not psutil.pid_exists(int(pid)) or psutil.Process(int(pid)).status() == psutil.STATUS_ZOMBIE
+    assert not (tmp_path / "tunegate" / "local-api.json").exists()  # nothing left for the next command
 
 
 @pytest.mark.nightly  # a fresh process importing Prefect (~2 s); the one above runs in `make test`
 def test_a_server_in_the_environment_starts_no_local_api(tmp_path):
-    started, kept, url, _ = _probe(tmp_path, PREFECT_API_URL="http://127.0.0.1:9/api")
+    started, kept, url, *_ = _probe(tmp_path, PREFECT_API_URL="http://127.0.0.1:9/api")
     assert started == "False" and kept == "False" and url == "http://127.0.0.1:9/api"
 
 
 @pytest.mark.nightly  # every `tunegate sweep` of tests/cli runs through it in `make test`
 def test_without_a_configured_server_prefect_uses_the_local_api(tmp_path):
-    started, kept, url, env = _probe(tmp_path)
+    started, kept, url, env, _ = _probe(tmp_path)  # TUNEGATE_LOCAL_API_IDLE_S=0 (tests/conftest.py)
     assert started == "True" and kept == "True" and url == env and url.startswith("http://127.0.0.1:")

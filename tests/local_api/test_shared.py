@@ -1,0 +1,89 @@
+"""The user's shared local API (tunegate.local_api.shared): one server per Prefect local_api_home, found or
+started by each flow command, gone by itself once idle.
+
+Each command here is a fresh process doing what `tunegate sweep`/`preflight`/`launch` do first
+(`start_local_api()`, then `wait_ready()`), on a Prefect home of the test's own; the servers are
+real uvicorn processes serving Prefect's API. Whatever a test leaves running is stopped after it.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+
+from tests.support.local_api import COMMAND, command_env, finish, record, servers_of, start_command
+from tests.support.paths import ROOT
+
+def test_two_commands_racing_start_one_server_and_a_later_one_reuses_it(local_api_home):
+    env = command_env(local_api_home)
+    first, second = start_command(env), start_command(env)
+    (pid_a, url_a), (pid_b, url_b) = finish(first), finish(second)
+    assert pid_a == pid_b and url_a == url_b
+    assert [p.pid for p in servers_of(local_api_home)] == [int(pid_a)]
+    began = time.monotonic()
+    assert finish(start_command(env)) == [pid_a, url_a]  # the same server, already up
+    assert time.monotonic() - began < 15  # no server start-up: one health check (and Python's start)
+    assert record(local_api_home)["pid"] == int(pid_a)
+
+
+def test_the_server_stops_by_itself_once_idle_and_forgets_its_record(local_api_home):
+    pid, _ = finish(start_command(command_env(local_api_home, idle_s="1")))
+    server = psutil.Process(int(pid))
+    server.wait(timeout=60)  # 1 s idle, checked every 0.25 s, then uvicorn's graceful shutdown
+    assert record(local_api_home) is None and servers_of(local_api_home) == []
+
+
+def test_a_record_whose_server_is_gone_is_replaced(local_api_home):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (local_api_home / "tunegate").mkdir(parents=True)
+    (local_api_home / "tunegate" / "local-api.json").write_text(json.dumps(
+        {"pid": dead.pid, "port": 9, "key": "any", "started": time.time()}))
+    pid, _ = finish(start_command(command_env(local_api_home), ready=False))
+    assert int(pid) != dead.pid and record(local_api_home)["pid"] == int(pid)
+    assert [p.pid for p in servers_of(local_api_home)] == [int(pid)]
+
+
+def test_a_record_naming_another_process_is_not_taken_for_the_server(local_api_home):
+    (local_api_home / "tunegate").mkdir(parents=True)
+    (local_api_home / "tunegate" / "local-api.json").write_text(json.dumps(
+        {"pid": os.getpid(), "port": 9, "key": "any", "started": time.time()}))
+    pid, _ = finish(start_command(command_env(local_api_home), ready=False))
+    assert int(pid) != os.getpid() and record(local_api_home)["pid"] == int(pid)
+    assert psutil.pid_exists(os.getpid())  # the process the record named is left alone
+
+
+def test_a_server_that_stays_silent_past_its_start_up_with_no_user_is_replaced(local_api_home):
+    env = command_env(local_api_home, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="1")
+    pid, _ = finish(start_command(env, ready=False))
+    hung = psutil.Process(int(pid))
+    hung.suspend()  # SIGSTOP: alive, its port bound (or not yet), answering nothing
+    time.sleep(1.5)
+    new_pid, _ = finish(start_command(env, ready=False))
+    assert new_pid != pid and record(local_api_home)["pid"] == int(new_pid)
+    hung.wait(timeout=30)  # stopped by the command that replaced it
+
+
+def test_a_configured_prefect_api_url_is_used_untouched(local_api_home):
+    url = "http://127.0.0.1:9/api"
+    assert finish(start_command(command_env(local_api_home, PREFECT_API_URL=url))) == ["none", url]
+    assert record(local_api_home) is None and servers_of(local_api_home) == []
+
+
+def test_an_idle_time_of_zero_gives_the_command_a_server_that_dies_with_it(local_api_home):
+    pid, _ = finish(start_command(command_env(local_api_home, idle_s="0"), ready=False))
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(int(pid)).wait(timeout=30)  # SIGTERM at the command's end
+    assert record(local_api_home) is None and servers_of(local_api_home) == []
+
+
+def test_an_idle_time_that_is_not_a_number_is_refused(local_api_home):
+    done = subprocess.run([sys.executable, "-c", COMMAND], cwd=ROOT, env=command_env(local_api_home, idle_s="ten"),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "TUNEGATE_LOCAL_API_IDLE_S='ten'" in done.stderr
+    assert servers_of(local_api_home) == []
