@@ -66,6 +66,15 @@ def test_a_check_rejected_at_the_data_stage_imports_neither_numpy_nor_the_traini
     assert not packages(modules_after(code)) & {"numpy", *TRAINING_AND_ORCHESTRATION}
 
 
+def test_a_check_of_bare_data_files_reads_no_spec():
+    # Neither the YAML reader nor the spec's models: the overlap stage's defaults are one section.
+    code = ("from tunegate.cli.main import main\n"
+            "assert main(['check', '--train', 'examples/data/train.jsonl',"
+            " '--validation', 'examples/data/validation.jsonl']) == 0")
+    loaded = modules_after(code)
+    assert not loaded & {"tunegate.spec.check", "tunegate.spec.model", "tunegate.spec.yaml_loader", "yaml"}
+
+
 def test_a_near_pass_fed_both_splits_sketches_them_only_when_its_answer_is_asked_for():
     # The validation file's last record (line 20) is a near copy of the flows train file's first.
     code = ("import sys\n"

@@ -3,9 +3,11 @@
     parsed = parse_spec("examples/quickstart.yaml")   # ParsedSpec: path, digest, result, spec
     spec = load_spec("examples/quickstart.yaml")       # a Spec, or a UsageError listing the errors
 
-The schema is `model.py`; pydantic's errors as findings `schema_errors.py`; cross-field rules
-`rules.py`; the YAML reader `yaml_loader.py`; the GPU catalog `gpus.py`; a sweep's search space
-`search_space.py`. Other tools' configs (axolotl, TRL) are read by the importers in `importers/`.
+The schema is `model.py` (its sections' strict base `section.py`; `gate.overlap`, which a check
+of bare data files needs without the rest, `overlap_settings.py`); pydantic's errors as findings
+`schema_errors.py`; cross-field rules `rules.py`; the YAML reader `yaml_loader.py`; the GPU catalog
+`gpus.py`; a sweep's search space `search_space.py`; a split's files `path_names.py`. Other tools'
+configs (axolotl, TRL) are read by the importers in `importers/`.
 """
 from __future__ import annotations
 
