@@ -7,10 +7,11 @@ row (tunegate.overlap.minhash) estimates the Jaccard similarity of two records' 
 LSH bands (tunegate.overlap.lsh) find the candidate pairs above the threshold without comparing
 every pair. The smaller split is indexed first and the other streamed past it in batches, so
 memory grows with the smaller split only (num_perm 4-byte values a record) and no text is held
-beyond one batch. `NearPass` does the work record by record: the overlap observer feeds it during
-the dataset stage's single read, and `find_near_duplicates` feeds it from the files when that read
-is not at hand. Each split's last batch waits until the pass's answer is asked for, so a read that
-the gate rejects at the dataset stage, as most small files are, never imports numpy.
+beyond a batch of each split. `NearPass` does the work record by record: the overlap observer
+feeds it during the dataset stage's single read, and `find_near_duplicates` feeds it from the
+files when that read is not at hand. Each split's last batch waits until the pass's answer is
+asked for, so a read that the gate rejects at the dataset stage, as most small files are, never
+imports numpy.
 """
 from __future__ import annotations
 
