@@ -2,7 +2,7 @@
 
     python benchmarks/check_cli.py                          # 50, 200, 400 MB; RSS at 1 GB; 3 rounds
     python benchmarks/check_cli.py --mb 20 --rounds 1 --rss-mb 0    # a quick look
-    python benchmarks/check_cli.py --quickstart             # the small spec: approval and rejection
+    python benchmarks/check_cli.py --quickstart             # the small spec: approval, rejections
     python benchmarks/check_cli.py --short 1000000          # 1M short records (~100 MB: per-record costs)
     python benchmarks/check_cli.py --against /tmp/old       # also old-check, old-no-near: another checkout's
                                                             # tunegate (e.g. `git archive main | tar -x -C /tmp/old`)
@@ -330,14 +330,18 @@ def long_line(gigabytes: float) -> None:
 
 
 def quickstart(rounds: int) -> None:
-    """The small spec through the CLI: approval and a rejection, median wall of `rounds` runs each."""
-    approve = [*TUNEGATE, "check", "examples/quickstart.yaml"]
-    reject = [*TUNEGATE, "check", "examples/broken.yaml"]
-    names = ["approve", "reject"] + (["old-approve", "old-reject"] if AGAINST else [])  # --against: paired
+    """The small spec through the CLI: approval, a rejection at the spec and one at the data stage
+    (a bare train file that breaks the chat contract, beside the quickstart's validation file),
+    median wall of `rounds` runs each."""
+    small = {"approve": [*TUNEGATE, "check", "examples/quickstart.yaml"],
+             "reject": [*TUNEGATE, "check", "examples/broken.yaml"],
+             "reject-data": [*TUNEGATE, "check", "--train", "tests/data/dataset/bad/last_from_user.jsonl",
+                             "--validation", "examples/data/validation.jsonl"]}
+    names = [*small, *(f"old-{name}" for name in small if AGAINST)]  # --against: paired
     times: dict[str, list[dict]] = {name: [] for name in names}
     for _ in range(rounds):
         for name in names:
-            command = approve if name.endswith("approve") else reject
+            command = small[name.removeprefix("old-")]
             times[name].append(measure(command, OUT / f"{name}.out", workdir(name)))
     for name, runs in times.items():
         walls = sorted(r["wall"] for r in runs)
@@ -361,7 +365,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are shown")
     ap.add_argument("--rss-mb", type=float, default=1000, help="also peak RSS at this train size (0: skip)")
     ap.add_argument("--only", default="baseline,check,no-near,start-up", help="which commands to time")
-    ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and rejection")
+    ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and the two rejections")
     ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
     ap.add_argument("--short", type=int, default=0, help="time only a file of this many short records")
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-check, old-no-near")

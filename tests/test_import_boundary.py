@@ -1,23 +1,12 @@
 """The static gate must run before the training stack is installed: it imports none of it."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.imports import modules_after
 from tunegate.native import compiled
 
 HEAVY = ["torch", "transformers", "peft", "prefect", "mlflow"]
-
-
-def modules_after(code: str) -> set[str]:
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, check=True)
-    return set(json.loads(run.stdout.splitlines()[-1]))
 
 
 def test_static_modules_import_no_training_or_orchestration_stack():

@@ -15,15 +15,17 @@ from __future__ import annotations
 import importlib
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tunegate import progress, stages
 from tunegate.errors import UsageError
 from tunegate.facts import GateFacts
 from tunegate.report import LAUNCH, GateReport, StageResult
-from tunegate.spec.check import ParsedSpec, in_config_words, parse_spec
-from tunegate.spec.model import split_files
+from tunegate.spec.path_names import split_files
 from tunegate.stage import GateContext
+
+if TYPE_CHECKING:  # the spec's reader and models load when a spec is read: bare data files need neither
+    from tunegate.spec.check import ParsedSpec
 
 DEFAULT_CAP = 20  # findings kept per code when neither the caller nor the spec says
 DataFiles = str | Path | Sequence[str | Path] | None  # a split given to `check`: a file, or its files in order
@@ -45,7 +47,7 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: DataFiles = Non
     """
     given = {role: given_split(p) for role, p in (("train", train), ("validation", validation)) if p is not None}
     # A config's own datasets give way to the files given here (TG157), as a spec's data.* do.
-    parsed = parse_spec(spec, cap=max_findings or DEFAULT_CAP, data=given) if isinstance(spec, (str, Path)) else spec
+    parsed = _parsed(spec, max_findings or DEFAULT_CAP, given) if isinstance(spec, (str, Path)) else spec
     results = [parsed.result if parsed is not None else
                StageResult.skipped("spec", "no spec given: hyperparameters were not checked")]
     valid = parsed.spec if parsed is not None else None
@@ -101,10 +103,18 @@ def _run_stages(ctx: GateContext, names: list[str], spec_failed: bool) -> list[S
     return results
 
 
+def _parsed(path: str | Path, cap: int, given: dict[str, Path | list[Path]]) -> ParsedSpec:
+    from tunegate.spec.check import parse_spec
+
+    return parse_spec(path, cap=cap, data=given)
+
+
 def _named_as_written(result: StageResult, parsed: ParsedSpec) -> StageResult:
     """A later stage's findings about an imported config's keys at the original key, line and column."""
     if not result.findings:
         return result
+    from tunegate.spec.check import in_config_words
+
     return result.model_copy(update={"findings": [in_config_words(f, parsed) for f in result.findings]})
 
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tunegate.facts import GateFacts
 from tunegate.report import LAUNCH, StageResult
-from tunegate.spec.model import Spec, split_files
+from tunegate.spec.path_names import split_files
+
+if TYPE_CHECKING:  # a type only: a check of bare data files loads no spec model
+    from tunegate.spec.model import Spec
 
 
 @runtime_checkable

@@ -9,6 +9,21 @@ wherever a reasoning model put it); `targets.py` the trainer the advice is for a
 `verify.py` re-checks every suggestion; `claims.py` holds the LLM's words against our figures;
 `advice.py` the models.
 """
-from tunegate.advisor.stage import advise
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = {"advise": "tunegate.advisor.stage"}
 
 __all__ = ["advise"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

@@ -7,7 +7,21 @@ mini-run token audit's length histogram, the losses a run logged. A chart whose 
 in the report is left out, never drawn from a guess. matplotlib comes with the `orchestrate` and
 `report` extras; without it there are no charts and `charts_available()` says so.
 """
-from tunegate.charts.canvas import charts_available
-from tunegate.charts.of_report import report_charts
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = {"charts_available": "tunegate.charts.canvas", "report_charts": "tunegate.charts.of_report"}
 
 __all__ = ["charts_available", "report_charts"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

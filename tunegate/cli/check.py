@@ -141,7 +141,7 @@ def _require_extras(args: argparse.Namespace, spec: Any) -> Any:
     valid = spec.spec if spec is not None else None
     if args.mini_run and valid is not None:  # a rejected spec never reaches the mini-run
         require(*TRAINING, why="--mini-run trains a few LoRA steps")
-    from tunegate.spec.model import split_files
+    from tunegate.spec.path_names import split_files
 
     given = {role: split_files(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
     spec_files = {role: valid.data.files(role) for role in ("train", "validation")} if valid is not None else {}

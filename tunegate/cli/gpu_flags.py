@@ -47,11 +47,11 @@ def add_config_flags(p: argparse.ArgumentParser) -> None:
 def gpu_flags(args: argparse.Namespace) -> dict[str, Any] | None:
     """The hardware `--gpu`/`--gpus` set ({"gpu": ..., "count": ...}), or None; UsageError for a GPU
     name the catalog does not know or cannot tell apart."""
-    from tunegate.spec import gpus
-
     name, count = getattr(args, "gpu", None), getattr(args, "gpus", None)
     if name is None and count is None:
         return None
+    from tunegate.spec import gpus  # the catalog, only for a flag that names a GPU
+
     hardware: dict[str, Any] = {}
     if name is not None:
         choices = gpus.ambiguous(name)

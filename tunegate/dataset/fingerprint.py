@@ -36,7 +36,7 @@ from tunegate.dataset.handoff import hand_over, handoff_folder, taken
 from tunegate.dataset.split import iter_split
 from tunegate.errors import UnreadableRecord
 from tunegate.pathguard import shown
-from tunegate.spec.model import split_files
+from tunegate.spec.path_names import split_files
 
 ALGORITHM = "sha256-canonical-jsonl"
 

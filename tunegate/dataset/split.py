@@ -4,7 +4,7 @@
         number, index = file_number(key), index_in_file(key)  # which file, which record of it
 
 data.train and data.validation are one file or several (a mixture of datasets, a dataset's
-shards, `tunegate.spec.model.split_files`), read as axolotl, TRL, LLaMA-Factory and
+shards, `tunegate.spec.path_names.split_files`), read as axolotl, TRL, LLaMA-Factory and
 `load_dataset` read them: concatenated, in order. Across a split a record is named by one
 integer, its key: its index in its own file, plus the file's number shifted past any index. The
 first file's keys are its indexes, so a split of one file is seen (hashed, matched, reported)
@@ -18,7 +18,7 @@ from typing import Any
 
 from tunegate.dataset.records import iter_canonical
 from tunegate.pathguard import shown
-from tunegate.spec.model import split_files
+from tunegate.spec.path_names import split_files
 
 # 2^40 (~1.1e12) records per file, more than any file holds; an int64 key still has room for 2^23 files.
 FILE_SHIFT = 40

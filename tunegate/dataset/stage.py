@@ -35,7 +35,7 @@ from tunegate.dataset.split import record_key
 from tunegate.dataset.stats import SplitStats
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
-from tunegate.spec.model import split_files
+from tunegate.spec.path_names import split_files
 from tunegate.stage import GateContext, RecordObserver
 
 STAGE = "dataset"

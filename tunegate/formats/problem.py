@@ -7,9 +7,10 @@ rule has the same code in every format (TG204 "the last turn is not the model's"
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tunegate.report import Severity
+if TYPE_CHECKING:  # a type only: reading records needs neither the report's models nor pydantic
+    from tunegate.report import Severity
 
 Path = tuple[Any, ...]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from tunegate.errors import ApprovalError
 from tunegate.report import REQUIRED_GATES, GateReport
 from tunegate.spec.check import ParsedSpec
-from tunegate.spec.model import split_files
+from tunegate.spec.path_names import split_files
 
 DataFiles = Path | list[Path]  # a split: one file, or several read in order
 

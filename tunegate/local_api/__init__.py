@@ -13,6 +13,21 @@ its own end in `idle.py`; `child.py`: the uvicorn child, and a command's own API
 time is 0; `app.py`: what it serves, Prefect's API with a request SQLite refused for a write
 conflict run again at once.
 """
-from tunegate.local_api.start import adopt_or_stop, serving, start_local_api
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = dict.fromkeys(["adopt_or_stop", "serving", "start_local_api"], "tunegate.local_api.start")
 
 __all__ = ["adopt_or_stop", "serving", "start_local_api"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

@@ -7,9 +7,11 @@ row (tunegate.overlap.minhash) estimates the Jaccard similarity of two records' 
 LSH bands (tunegate.overlap.lsh) find the candidate pairs above the threshold without comparing
 every pair. The smaller split is indexed first and the other streamed past it in batches, so
 memory grows with the smaller split only (num_perm 4-byte values a record) and no text is held
-beyond one batch. `NearPass` does the work record by record: the overlap observer feeds it during
-the dataset stage's single read, and `find_near_duplicates` feeds it from the files when that read
-is not at hand.
+beyond a batch of each split. `NearPass` does the work record by record: the overlap observer
+feeds it during the dataset stage's single read, and `find_near_duplicates` feeds it from the
+files when that read is not at hand. Each split's last batch waits until the pass's answer is
+asked for, so a read that the gate rejects at the dataset stage, as most small files are, never
+imports numpy.
 """
 from __future__ import annotations
 
@@ -57,7 +59,6 @@ class NearPass:
 
     def __init__(self, index_role: str, settings: NearSettings):
         self.index_role, self.settings = index_role, settings
-        _prepare(settings)
         self.usable = True
         self.seconds = 0.0
         self._texts: list[bytes] = []
@@ -65,6 +66,8 @@ class NearPass:
         self._size = 0
         self._index_parts: list[tuple[Any, list[tuple[int, int, bytes]]]] = []
         self._index: Any = None  # the BandIndex once the index split is complete
+        # The index split's last batch (texts, places), from its end until the index is first used.
+        self._held: tuple[list[bytes], list[tuple[int, int, bytes]]] | None = None
         self._index_places: list[tuple[int, int, bytes]] = []
         self._best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
         self.candidates = 0
@@ -75,7 +78,7 @@ class NearPass:
     def add(self, role: str, line: int, index: int, exact: bytes, text: bytes) -> None:
         if not self.usable:
             return
-        if role != self.index_role and self._index is None:
+        if role != self.index_role and self._index is None and self._held is None:
             if self._shared is None:
                 self.usable = False  # the split to stream came first: its records would have to be kept
                 self._texts, self._places = [], []
@@ -91,10 +94,9 @@ class NearPass:
     def finish(self, role: str) -> None:
         if not self.usable:
             return
-        self._flush(role)
         self._done.add(role)
-        if role == self.index_role:
-            self._build_index()
+        if role == self.index_role:  # its last batch is sketched when the index is first used
+            self._held, self._texts, self._places, self._size = (self._texts, self._places), [], [], 0
         elif self._shared is not None:
             drop_index(self._shared)
 
@@ -103,11 +105,13 @@ class NearPass:
     def part(self, role: str) -> NearPass:
         """A fresh pass for one part of `role`'s file; a part of the streamed split reads the index
         from a folder this pass writes once (worker processes share it through the page cache)."""
+        _prepare(self.settings)  # here, before the workers fork
         fresh = NearPass(self.index_role, self.settings)
         if role != self.index_role:
-            if self._index is None or not self.usable:
+            if self.index_role not in self._done or not self.usable:
                 fresh.usable = False
             else:
+                self._index_ready()
                 if self._shared is None:
                     self._shared = share_index(self._index, self._index_places)
                     weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
@@ -148,6 +152,10 @@ class NearPass:
         return self.usable and len(self._done) == 2
 
     def result(self) -> NearResult:
+        if self.usable:  # the batches still waiting
+            self._index_ready()
+            if self._role is not None:
+                self._flush(self._role)
         pairs = [NearPair(val, train, round(sim, 4), n) for sim, val, train, n in
                  (self._best[k] for k in sorted(self._best))]
         return NearResult(pairs, self.index_role, self.candidates, self.seconds)
@@ -155,18 +163,36 @@ class NearPass:
     def _flush(self, role: str) -> None:
         if not self._texts:
             return
+        if role != self.index_role:
+            self._index_ready()
+        texts, places = self._texts, self._places
+        self._texts, self._places, self._size = [], [], 0
+        self._sketch(texts, places, role)
+
+    def _sketch(self, texts: list[bytes], places: list[tuple[int, int, bytes]], role: str) -> None:
+        """MinHash rows of one batch: kept for the index, or matched against it."""
+        _prepare(self.settings)  # numpy and the tables, once per process
         from tunegate.overlap.minhash import signatures
 
         start = time.perf_counter()
         s = self.settings
-        rows = signatures(self._texts, s.shingle_size, s.num_perm)
-        places = [p for p, has in zip(self._places, rows.has.tolist()) if has]
+        rows = signatures(texts, s.shingle_size, s.num_perm)
+        places = [p for p, has in zip(places, rows.has.tolist()) if has]
         if role == self.index_role:
             self._index_parts.append((rows.matrix[rows.has], places))
         else:
             self._match(rows.matrix[rows.has], places, role)
-        self._texts, self._places, self._size = [], [], 0
         self.seconds += time.perf_counter() - start
+
+    def _index_ready(self) -> None:
+        """Sketch the index split's held last batch and build the index, on its first use."""
+        if self._held is None:
+            return
+        texts, places = self._held
+        self._held = None
+        if texts:
+            self._sketch(texts, places, self.index_role)
+        self._build_index()
 
     def _build_index(self) -> None:
         from tunegate.overlap.lsh import BandIndex, band_layout
@@ -207,9 +233,10 @@ class NearPass:
 
 
 def _prepare(settings: NearSettings) -> None:
-    """Import numpy and the MinHash code, and work out the band layout and the densify table, in
-    the process that makes the pass: worker processes forked later find them done, where each
-    did them again at its first part (~0.1 CPU s: numpy's import, 25 ms of band layout)."""
+    """Import numpy and the MinHash code, and work out the band layout and the densify table (each
+    once per process), also in the process that parts the pass before its workers fork: they find
+    them done, where each did them again at its first part (~0.1 CPU s: numpy's import, 25 ms of
+    band layout)."""
     from tunegate.overlap import minhash
     from tunegate.overlap.lsh import band_layout
 

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tunegate import progress
 from tunegate.dataset.fingerprint import FingerprintObserver
@@ -21,8 +21,10 @@ from tunegate.errors import TunegateError
 from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes, cross_duplicates, prompt_leaks, repeats
 from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
 from tunegate.report import FindingCollector, StageResult
-from tunegate.spec.model import OverlapSpec
 from tunegate.stage import GateContext
+
+if TYPE_CHECKING:  # a type: the section's model loads where a check without a spec needs its defaults
+    from tunegate.spec.overlap_settings import OverlapSpec
 
 STAGE = "overlap"
 ROLES = ("train", "validation")
@@ -37,7 +39,11 @@ def prepare(ctx: GateContext) -> None:
 
 
 def _settings(ctx: GateContext) -> OverlapSpec:
-    return ctx.spec.gate.overlap if ctx.spec is not None else OverlapSpec()
+    if ctx.spec is not None:
+        return ctx.spec.gate.overlap
+    from tunegate.spec.overlap_settings import OverlapSpec
+
+    return OverlapSpec()
 
 
 def _near_pass_for(files: Mapping[str, list[Path]], settings: OverlapSpec) -> NearPass | None:

@@ -13,6 +13,21 @@ document), and a CI log or a pipe never gets carriage returns. A step shows only
 run for `DELAY_S` (a fast `tunegate check` prints its report and nothing else) and disappears
 when it ends. Off, a step costs one attribute check: the data stages call it in their loops.
 """
-from tunegate.progress.board import DELAY_S, Step, disable, enable, enabled, note, step
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = dict.fromkeys(["DELAY_S", "Step", "disable", "enable", "enabled", "note", "step"], "tunegate.progress.board")
 
 __all__ = ["DELAY_S", "Step", "disable", "enable", "enabled", "note", "step"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

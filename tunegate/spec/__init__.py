@@ -3,11 +3,28 @@
     parsed = parse_spec("examples/quickstart.yaml")   # ParsedSpec: path, digest, result, spec
     spec = load_spec("examples/quickstart.yaml")       # a Spec, or a UsageError listing the errors
 
-The schema is `model.py`; pydantic's errors as findings `schema_errors.py`; cross-field rules
-`rules.py`; the YAML reader `yaml_loader.py`; the GPU catalog `gpus.py`; a sweep's search space
-`search_space.py`. Other tools' configs (axolotl, TRL) are read by the importers in `importers/`.
+The schema is `model.py` (its sections' strict base `section.py`; `gate.overlap`, which a check
+of bare data files needs without the rest, `overlap_settings.py`); pydantic's errors as findings
+`schema_errors.py`; cross-field rules `rules.py`; the YAML reader `yaml_loader.py`; the GPU catalog
+`gpus.py`; a sweep's search space `search_space.py`; a split's files `path_names.py`. Other tools'
+configs (axolotl, TRL) are read by the importers in `importers/`.
 """
-from tunegate.spec.check import ParsedSpec, load_spec, parse_spec, read_spec
-from tunegate.spec.model import Spec, json_schema
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = {**dict.fromkeys(["ParsedSpec", "load_spec", "parse_spec", "read_spec"], "tunegate.spec.check"),
+         **dict.fromkeys(["Spec", "json_schema"], "tunegate.spec.model")}
 
 __all__ = ["ParsedSpec", "Spec", "json_schema", "load_spec", "parse_spec", "read_spec"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

@@ -10,10 +10,10 @@ the GPU catalog or several fields together live in `tunegate.spec.rules`.
 
 import os
 from pathlib import Path
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, Strict, TypeAdapter,
+from pydantic import (AfterValidator, BaseModel, Field, PlainValidator, Strict, TypeAdapter,
                       ValidationError, ValidationInfo, field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
@@ -22,8 +22,10 @@ from tunegate.report import new_dict, new_list  # factories pydantic reads cheap
 from tunegate.spec import bounds as b
 from tunegate.spec import checkpoint
 from tunegate.spec.bounds import Positive, PositiveInt, Real
+from tunegate.spec.overlap_settings import OverlapSpec
 from tunegate.spec.search_space import NomadSpace
-from tunegate.spec.path_names import usable_path
+from tunegate.spec.section import Section
+from tunegate.spec.path_names import split_files, usable_path
 
 # A path is written as a string in YAML: the one coercion strict mode must still allow. A NUL byte
 # or a component longer than any file system allows is refused at its key (tunegate.spec.path_names).
@@ -40,13 +42,6 @@ def defaults(section: type[BaseModel]) -> Callable[[], BaseModel]:
         return section()
 
     return build
-
-
-class Section(BaseModel):
-    # forbid: a typo'd key must be an error, not a silently ignored setting;
-    # allow_inf_nan=False: pydantic accepts NaN/Inf for floats unless told otherwise;
-    # strict: `r: true` is not rank 1 and `alpha: "32"` is not 32 (an int still counts as a float).
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True, strict=True)
 
 
 class ModelSpec(Section):
@@ -87,11 +82,6 @@ class ModelSpec(Section):
 
 # The choices are the registry's: a new format module is a new choice (tunegate.formats.registry).
 DataFormat = Literal[formats.CHOICES]  # type: ignore[valid-type]
-
-
-def split_files(value: Path | str | Sequence[Path | str]) -> list[Path]:
-    """A split's files in reading order: data.train or data.validation (one path, or a list of them)."""
-    return [Path(p) for p in value] if isinstance(value, (list, tuple)) else [Path(value)]
 
 
 def _one_file(value: Any, where: str = "") -> Path:
@@ -263,18 +253,6 @@ class MiniRunSpec(Section):
     sample_size: PositiveInt = Field(8, le=b.MAX_SAMPLE, description="Training records the mini-run uses.")
     steps: PositiveInt = Field(4, le=b.MAX_SAMPLE, description="Optimizer steps of the mini-run.")
     device: Literal["auto", "cuda", "mps", "cpu"] = Field("auto", description="Device; auto tries cuda, mps, cpu.")
-
-
-class OverlapSpec(Section):
-    near_duplicates: bool = Field(True, description="Run the MinHash near-duplicate pass.")
-    threshold: Real = Field(0.8, gt=0, le=1, description="Jaccard similarity above which records are near duplicates.")
-    shingle_size: PositiveInt = Field(5, le=b.MAX_SHINGLE, description="Words per shingle for MinHash.")
-    num_perm: PositiveInt = Field(128, le=b.MAX_PERMUTATIONS, description="MinHash permutations.")
-    near_duplicate_severity: Literal["error", "warning"] = Field("warning", description="Severity of near duplicates.")
-    prompt_leakage_severity: Literal["error", "warning"] = Field("warning", description="Severity of prompt leakage.")
-    max_contaminated_share: Real = Field(
-        0.05, ge=0, le=1, description="Share of validation records with a near duplicate or their prompt in train "
-                                      "above which the overlap stage rejects, whatever the severities (TG308).")
 
 
 class GateSpec(Section):

@@ -5,11 +5,13 @@
 
 Python raises ValueError ("embedded null byte") or OSError (ENAMETOOLONG) from deep inside
 `resolve`, `stat` or `open` for such a path; asked here first, each is a finding at its key.
-No heavy import here: the spec stage imports this module.
+`split_files(value)` is a split's files in reading order. No heavy import here: the spec stage
+imports this module, and so does a check of bare data files, which reads no spec.
 """
 from __future__ import annotations
 
-from pathlib import PurePath
+from collections.abc import Sequence
+from pathlib import Path, PurePath
 
 from pydantic_core import PydanticCustomError
 
@@ -43,3 +45,8 @@ def usable_path(path: PurePath) -> PurePath:
     if problem:
         raise PydanticCustomError("path_unusable", "not a usable path: {problem}", {"problem": problem})
     return path
+
+
+def split_files(value: Path | str | Sequence[Path | str]) -> list[Path]:
+    """A split's files in reading order: data.train or data.validation (one path, or a list of them)."""
+    return [Path(p) for p in value] if isinstance(value, (list, tuple)) else [Path(value)]

@@ -6,7 +6,21 @@
 `candidates.py` proposes and writes candidate specs; `evaluate.py` gates, trains and scores one;
 `summary.py` tabulates; `nomad_*.py` let NOMAD (PyNomadBBO) propose the candidates instead.
 """
-from tunegate.sweep.candidates import propose
-from tunegate.sweep.evaluate import evaluate_candidate
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = {"propose": "tunegate.sweep.candidates", "evaluate_candidate": "tunegate.sweep.evaluate"}
 
 __all__ = ["evaluate_candidate", "propose"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

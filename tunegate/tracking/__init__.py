@@ -26,27 +26,24 @@ did), `runs_table` (grouping and ranking by data), `runs_listing` (what `tunegat
 """
 from __future__ import annotations
 
-from tunegate.errors import IncomparableRunsError
-from tunegate.tracking.candidate_log import CandidateLogResult, log_candidate
-from tunegate.tracking.reconcile import ReconcileResult, reconcile_stale_runs
-from tunegate.tracking.record import (
-                                       PARAM_ALLOWLIST,
-                                       CandidateRecord,
-                                       DatasetRef,
-                                       StepMetrics,
-                                       candidate_id,
-                                       params_from_spec,
-                                       record_from_report,
-)
-from tunegate.tracking.runs import CandidateRun, find_candidate_run, is_complete, open_candidate_run, start_parent
-from tunegate.tracking.runs_table import RunRow, candidate_rows, compare_runs, finish_parent, group_by_validation
-from tunegate.tracking.store import (
-                                       check_tracking_uri,
-                                       ensure_experiment,
-                                       ensure_store,
-                                       open_client,
-                                       resolve_tracking_uri,
-)
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = {
+    "IncomparableRunsError": "tunegate.errors",
+    **dict.fromkeys(["CandidateLogResult", "log_candidate"], "tunegate.tracking.candidate_log"),
+    **dict.fromkeys(["ReconcileResult", "reconcile_stale_runs"], "tunegate.tracking.reconcile"),
+    **dict.fromkeys(["PARAM_ALLOWLIST", "CandidateRecord", "DatasetRef", "StepMetrics", "candidate_id",
+                     "params_from_spec", "record_from_report"], "tunegate.tracking.record"),
+    **dict.fromkeys(["CandidateRun", "find_candidate_run", "is_complete", "open_candidate_run", "start_parent"],
+                    "tunegate.tracking.runs"),
+    **dict.fromkeys(["RunRow", "candidate_rows", "compare_runs", "finish_parent", "group_by_validation"],
+                    "tunegate.tracking.runs_table"),
+    **dict.fromkeys(["check_tracking_uri", "ensure_experiment", "ensure_store", "open_client", "resolve_tracking_uri"],
+                    "tunegate.tracking.store"),
+}
 
 __all__ = [
     "CandidateLogResult", "CandidateRecord", "CandidateRun", "DatasetRef", "IncomparableRunsError",
@@ -56,3 +53,11 @@ __all__ = [
     "params_from_spec", "reconcile_stale_runs", "record_from_report", "resolve_tracking_uri",
     "start_parent",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

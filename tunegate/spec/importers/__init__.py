@@ -14,8 +14,24 @@ would do differently), `config_data.py` and `data_source.py` (the dataset files)
 A new dialect is one module here plus its row in `registry.DIALECTS`: detection, `--from`,
 `ParsedSpec.kind` and `translate` read the registry.
 """
-from tunegate.spec.importers.mapping import import_config, name_original, original_key, translate, translate_words
-from tunegate.spec.importers.registry import KINDS, detect_kind, dialect
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each name's module, imported on first use (PEP 562): importing one module of the wing
+# loads that module alone, not the wing's front door and all it imports.
+_HOME = {**dict.fromkeys(["import_config", "name_original", "original_key", "translate", "translate_words"],
+                        "tunegate.spec.importers.mapping"),
+         **dict.fromkeys(["KINDS", "detect_kind", "dialect"], "tunegate.spec.importers.registry")}
 
 __all__ = ["KINDS", "detect_kind", "dialect", "import_config", "name_original", "original_key", "translate",
            "translate_words"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value  # once loaded, a plain module attribute
+    return value

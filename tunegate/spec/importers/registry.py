@@ -14,8 +14,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from tunegate.spec.model import Spec
-
 if TYPE_CHECKING:
     from tunegate.spec.importers.config_map import Dialect
 
@@ -35,6 +33,8 @@ def dialect(name: str) -> Dialect:
 
 def detect_kind(data: Any) -> str:
     """The tool a config is written for: the one whose marker keys it has most of, else tunegate."""
+    from tunegate.spec.model import Spec  # here: `--from`'s choices (KINDS) need no model
+
     if not isinstance(data, dict) or set(data) & set(Spec.model_fields):
         return "tunegate"
     hits = {name: len(set(data) & dialect(name).markers) for name in DIALECTS}

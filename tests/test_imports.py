@@ -1,0 +1,92 @@
+"""Importing a module loads that module and what it uses, never its wing's whole front door; a check
+loads what its path needs (the training and orchestration stacks never, numpy only for the
+near-duplicate pass). Behaviour, not timing: each test counts what a fresh interpreter loaded."""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tests.support.imports import modules_after, packages
+from tests.support.paths import ROOT
+
+WINGS = sorted(p.parent.name for p in (ROOT / "tunegate").glob("*/__init__.py"))
+# Wings whose package is more than a door: formats' package is the format registry (its light,
+# stdlib-only format modules), native's decides whether the compiled loops are used.
+WHOLE = {"tunegate.formats", "tunegate.native"}
+TRAINING_AND_ORCHESTRATION = {"torch", "transformers", "peft", "prefect", "mlflow"}
+
+
+def ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m == "tunegate" or m.startswith("tunegate.")}
+
+
+def test_loading_every_wing_package_imports_none_of_their_modules():
+    loaded = ours(modules_after("import " + ", ".join(f"tunegate.{w}" for w in WINGS)))
+    beyond = {m for m in loaded - {"tunegate", *(f"tunegate.{w}" for w in WINGS)}
+              if not m.startswith(tuple(f"{w}." for w in WHOLE))}
+    assert beyond == set()
+
+
+def test_importing_the_record_reader_loads_a_couple_dozen_tunegate_modules_and_no_pydantic():
+    # The reader, its containers and the format registry; it was 64 modules when each wing's
+    # package imported its front door (the dataset stage, and through it the spec and the report).
+    loaded = modules_after("import tunegate.dataset.records")
+    assert len(ours(loaded)) <= 25, sorted(ours(loaded))
+    assert "pydantic" not in packages(loaded)
+
+
+def test_importing_the_gpu_catalog_loads_it_alone():
+    assert ours(modules_after("import tunegate.spec.gpus")) == {"tunegate", "tunegate.spec", "tunegate.spec.gpus"}
+
+
+@pytest.mark.parametrize("wing", ["advisor", "charts", "dataset", "estimate", "overlap", "processes", "progress",
+                                  "spec"])
+def test_each_name_a_wing_package_offers_is_the_one_its_module_defines(wing):
+    # The other lazy wings (fullrun, local_api, minirun, sweep, tracking) load torch, Prefect or MLflow
+    # behind their doors; their doors are the same four lines.
+    package = importlib.import_module(f"tunegate.{wing}")
+    for name in package.__all__:
+        assert getattr(package, name) is getattr(importlib.import_module(package._HOME[name]), name)
+
+
+def test_a_name_no_wing_package_offers_is_an_attribute_error():
+    import tunegate.dataset
+
+    with pytest.raises(AttributeError, match="no attribute 'validate'"):
+        tunegate.dataset.validate  # noqa: B018
+
+
+def test_a_check_rejected_at_the_data_stage_imports_neither_numpy_nor_the_training_stack():
+    # The near-duplicate pass holds a small split's records until its answer is asked for, and
+    # after a rejection at the data stage the gate never asks.
+    code = ("from tunegate.cli.main import main\n"
+            "assert main(['check', '--train', 'tests/data/dataset/bad/last_from_user.jsonl',"
+            " '--validation', 'examples/data/validation.jsonl']) == 1")
+    assert not packages(modules_after(code)) & {"numpy", *TRAINING_AND_ORCHESTRATION}
+
+
+def test_a_check_of_bare_data_files_reads_no_spec():
+    # Neither the YAML reader nor the spec's models: the overlap stage's defaults are one section.
+    code = ("from tunegate.cli.main import main\n"
+            "assert main(['check', '--train', 'examples/data/train.jsonl',"
+            " '--validation', 'examples/data/validation.jsonl']) == 0")
+    loaded = modules_after(code)
+    assert not loaded & {"tunegate.spec.check", "tunegate.spec.model", "tunegate.spec.yaml_loader", "yaml"}
+
+
+def test_a_near_pass_fed_both_splits_sketches_them_only_when_its_answer_is_asked_for():
+    # The validation file's last record (line 20) is a near copy of the flows train file's first.
+    code = ("import sys\n"
+            "from tunegate.overlap.near import NearPass, NearSettings, feed\n"
+            "from tunegate.dataset.split import iter_split\n"
+            "near = NearPass('validation', NearSettings(threshold=0.8, shingle_size=5, num_perm=128))\n"
+            "for role, path in (('validation', 'tests/data/overlap/validation_one_near_copy.jsonl'),"
+            " ('train', 'tests/data/flows/train.jsonl')):\n"
+            "    for line, index, record in iter_split([path]):\n"
+            "        feed(near, role, line, index, record)\n"
+            "    near.finish(role)\n"
+            "assert near.complete and 'numpy' not in sys.modules\n"
+            "assert [(p.validation, p.train) for p in near.result().pairs] == [((20, 19), (1, 0))]\n"
+            "assert 'numpy' in sys.modules")
+    modules_after(code)  # its asserts are the test: a failed one fails the run
