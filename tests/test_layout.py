@@ -31,6 +31,7 @@ RANKS = {
     "minirun": 7, "advisor": 7,
     "gate": 8, "": 8.5,  # "": the package's own __init__ (`from tunegate import check`)
     "output": 8.7, "events": 8.7,  # events: the Prefect events tunegate emits, the review form
+    "pruning": 8.8,  # a sweep's pruning rules and the board its candidates report to (the trainer reads them)
     "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
 }
 KERNEL = {"errors", "pathguard", "file_kinds", "stages", "facts", "report", "render", "stage", "gate"}

@@ -13,6 +13,7 @@ from prefect.states import Completed, Failed
 
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
+from tunegate.sweep.budget import sweep_budget
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.start_ahead import start_trainers_ahead, stop_trainers_left, trainers_stopped_after
@@ -35,11 +36,12 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
     Dask or Ray: `tunegate.tasks.task_runners`)."""
     settings = parsed.require().sweep
     tally = CandidateTally(settings.max_evals)  # the terminal's "candidates done/total, last verdict"
+    budget = sweep_budget(parsed.require(), parsed.path, session.parent_run_id if session else "untracked")
 
     def evaluate_many(batch: list[dict]) -> list[CandidateOutcome]:
         with candidate_resources(parsed.require()):  # one GPU each, when the spec wants one
             futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
-                                                  unmapped(settings.train_steps), unmapped(settings.max_parallel))
+                                                  unmapped(budget), unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
     with tally, trainers_stopped_after():  # what no candidate took is stopped

@@ -33,6 +33,8 @@ APPROVED = "tunegate.approved_for_full_run"
 NOT_RUN = "tunegate.gates_not_run"
 CAVEATS = "tunegate.caveats"
 FAILING_CODES = "tunegate.failing_codes"
+PRUNED_AT = "tunegate.pruned_at_step"  # a candidate its sweep's pruning rule stopped: the step, and
+STEPS_SAVED = "tunegate.steps_saved"  # the steps of its budget that were not trained
 FAILURE_REASON = "tunegate.failure_reason"
 KILLED_REASON = "tunegate.killed_reason"
 BEST_RUN = "tunegate.best_run"
@@ -181,10 +183,12 @@ def is_complete(run: Run) -> bool:
     """Whether a candidate's run was fully logged and ended: a flow can skip evaluating it again.
 
     A run whose verdict is `error` (tunegate failed to evaluate the candidate) is never complete:
-    a rerun evaluates the candidate again, into the same run.
+    a rerun evaluates the candidate again, into the same run. A pruned candidate's run ends KILLED
+    (stopped early, by the sweep's rule) and is complete.
     """
-    return (run.data.tags.get(COMPLETE) == "true" and run.info.status in ("FINISHED", "FAILED")
-            and run.data.tags.get(VERDICT) != "error")
+    tags = run.data.tags
+    ended = run.info.status in ("FINISHED", "FAILED") or (run.info.status == "KILLED" and tags.get(VERDICT) == "pruned")
+    return tags.get(COMPLETE) == "true" and ended and tags.get(VERDICT) != "error"
 
 
 def _reopen(client: MlflowClient, run: Run, parent_run_id: str, flow_run_id: str) -> None:

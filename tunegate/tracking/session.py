@@ -135,7 +135,9 @@ def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | N
     Prefect runs a task at least once: a sweep rerun after a crash finds here what it need not redo.
     """
     from tunegate.tracking import find_candidate_run, is_complete
-    from tunegate.tracking.runs import FAILING_CODES, FAILURE_REASON, VERDICT, adopt
+    from tunegate.tracking.runs import (FAILING_CODES, FAILURE_REASON, KILLED_REASON, PRUNED_AT, STEPS_SAVED,
+                                        VERDICT, adopt)
+    from tunegate.tracking.warning_tags import WARNINGS, parse_warnings_tag
 
     client = open_client(session.uri)
     experiment_id = client.get_run(session.parent_run_id).info.experiment_id
@@ -145,9 +147,13 @@ def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | N
     adopt(client, run, session.parent_run_id)  # this sweep reuses it: it ranks and charts it too
     tags, metrics = run.data.tags, run.data.metrics
     codes = [c for c in tags.get(FAILING_CODES, "").split(",") if c]
-    return {"run_id": run.info.run_id, "approved": tags.get(VERDICT) == "approved",
-            "reason": tags.get(FAILURE_REASON, ""), "codes": codes,
-            "val_loss": metrics.get("val/loss"), "final_train_loss": metrics.get("train/final_loss")}
+    pruned = tags.get(PRUNED_AT)
+    return {"run_id": run.info.run_id, "approved": tags.get(VERDICT) in ("approved", "pruned"),
+            "reason": tags.get(FAILURE_REASON) or tags.get(KILLED_REASON, ""), "codes": codes,
+            "val_loss": metrics.get("val/loss"), "final_train_loss": metrics.get("train/final_loss"),
+            "pruned_at_step": int(pruned) if pruned and pruned.isdigit() else None,
+            "steps_saved": int(tags[STEPS_SAVED]) if tags.get(STEPS_SAVED, "").isdigit() else None,
+            "warnings": parse_warnings_tag(tags.get(WARNINGS))}
 
 
 def close_session(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None,
