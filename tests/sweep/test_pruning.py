@@ -2,7 +2,8 @@
 with ASHA; a pruned candidate is recorded as pruned, with its step and the steps it saved, and the
 candidate that ends best without pruning is never the one pruned.
 
-tests/data/flows/prune.yaml tries three learning rates, middle, worst, best (curves that never cross).
+tests/data/flows/prune.yaml tries three learning rates, middle, worst, best (curves that never cross),
+at a max_seq_len that cuts 22 records: the warnings travel with each verdict (the table, MLflow).
 """
 from __future__ import annotations
 
@@ -95,12 +96,24 @@ def test_the_sweep_table_says_pruned_with_the_step_and_the_steps_saved(median):
     assert "pruned: 1 candidate(s), 4 training step(s) saved" in text
 
 
+def test_each_candidates_warnings_travel_with_its_verdict_truncation_first(median):
+    from tunegate.sweep.summary import SweepSummary
+
+    assert [list(o["warnings"].items())[:2] for o in median["outcomes"]] == [[("TG511", 22), ("TG512", 22)]] * 3
+    row = SweepSummary.model_validate({k: v for k, v in median.items() if k != "folder"}).text().splitlines()[3]
+    assert row.split()[1:2] == ["approved"] and "TG511 x22, TG512 x22" in row
+    run = _runs(median["folder"])["lr3e-3"]
+    assert run.data.tags["tunegate.warnings"].startswith("TG511 x22, TG512 x22")
+    assert run.data.metrics["gate/warnings"] == sum(median["outcomes"][2]["warnings"].values())
+
+
 def test_a_rerun_reuses_the_pruned_candidate_as_pruned(median):
     from tunegate.flows.sweep import sweep as sweep_flow
 
     again = sweep_flow(str(median["folder"] / "prune.yaml"), return_state=True).result()
     assert all(o["reused"] for o in again["outcomes"])
     assert [o["pruned_at_step"] for o in again["outcomes"]] == [None, 2, None]
+    assert [o["warnings"] for o in again["outcomes"]] == [o["warnings"] for o in median["outcomes"]]
     assert _lr(again["best"]) == 3e-3
 
 

@@ -40,7 +40,10 @@ def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | N
 
 @task(name="log-candidate", retries=1)
 def log_candidate_task(session: TrackingSession, report: GateReport, parsed: ParsedSpec, **measured: Any) -> str:
-    """Log one candidate (params, metrics, datasets, report, verdict) as a child run; return its id."""
+    """Log one candidate (params, metrics, datasets, report, verdict, warnings) as a child run; return its id."""
+    from tunegate.sweep.warning_counts import warning_counts
+
+    measured.setdefault("warnings", warning_counts(report))  # beside the verdict, truncation first
     return log_report(session, report, parsed.require(), **measured).run_id
 
 
