@@ -22,7 +22,8 @@ from tunegate.tasks.gate_tasks import advisor_task, mini_run_task, parse_spec_ta
 from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task
 from tunegate.tasks.run_tasks import tag_flow_run_task
-from tunegate.tasks.tracking_tasks import close_tracking_task, log_candidate_task, open_tracking_task
+from tunegate.tasks.tracking_tasks import (claim_experiment_task, close_tracking_task, log_candidate_task,
+                                           open_tracking_task)
 
 
 @flow(name="preflight", flow_run_name=flow_run_namer("preflight"), log_prints=True)
@@ -32,6 +33,7 @@ def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
     parsed = parse_spec_task(spec_path)
     tag_flow_run_task(parsed)
     report = static_gate_task(parsed)
+    claim_experiment_task(parsed, report)  # one validation set per experiment: refused before the mini-run
     if report.gates_passed and mini_run:
         report = GateReport.merge([report, _mini_run(parsed, report.facts, mini_run_deployment)])
     if report.gates_passed and advisor:

@@ -8,7 +8,7 @@ from prefect.runtime import flow_run
 
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
-from tunegate.tracking.session import TrackingSession, close_session, log_report, open_session
+from tunegate.tracking.session import TrackingSession, claim_experiment, close_session, log_report, open_session
 
 
 def flow_run_state(flow_run_id: str) -> str | None:
@@ -36,6 +36,14 @@ def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | N
     """Make the MLflow store ready, reconcile crashed runs, open this flow run's parent run."""
     return open_session(parsed.require(), parsed.path, current_flow_run_id(), kind, flow_run_state,
                         validation_digest, train_digest, variant)
+
+
+@task(name="claim-experiment")
+def claim_experiment_task(parsed: ParsedSpec, report: GateReport) -> None:
+    """Refuse, before the mini-run, a spec whose validation data is not the one its experiment holds."""
+    digest = (report.fingerprints.get("validation") or {}).get("digest")
+    if parsed.spec is not None and digest:
+        claim_experiment(parsed.spec, parsed.path, digest)
 
 
 @task(name="log-candidate", retries=1)

@@ -77,7 +77,7 @@ def _quote(value: str) -> str:
 
 
 @contextmanager
-def _store_lock(client: MlflowClient) -> Iterator[None]:
+def store_lock(client: MlflowClient) -> Iterator[None]:
     """Serialise find-or-create on a SQLite store across processes; a server store relies on
     `_dedupe` after creating instead (there is no shared file to lock)."""
     path = sqlite_path(client.tracking_uri)
@@ -108,7 +108,7 @@ def start_parent(client: MlflowClient, experiment: str, flow_run_id: str,
     if train_digest:
         wanted[TRAIN_DIGEST] = train_digest
     filter_string = f"tags.`{KIND}` = 'parent' and tags.`{RUN_KEY}` = {_quote(key)}"
-    with _store_lock(client):
+    with store_lock(client):
         found = search_all(client, [experiment_id], filter_string)
         if not found:
             run = client.create_run(experiment_id, tags=wanted, run_name=run_name or f"flow-{flow_run_id[:12]}")
@@ -163,7 +163,7 @@ def open_candidate_run(client: MlflowClient, parent_run_id: str, cid: str,
     parent = client.get_run(parent_run_id)
     experiment_id = parent.info.experiment_id
     flow_run_id = parent.data.tags.get(FLOW_RUN_ID, "")
-    with _store_lock(client):
+    with store_lock(client):
         found = find_candidate_run(client, experiment_id, cid)
         if found is None:
             tags = {PARENT_TAG: parent_run_id, KIND: "candidate", CANDIDATE_ID: cid, FLOW_RUN_ID: flow_run_id}

@@ -65,6 +65,8 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     ensure_store(uri)
     client = open_client(uri)
     experiment = spec.tracking.experiment
+    if validation_digest:  # one validation set per experiment: another is refused (tracking.experiment_data)
+        _claim(client, spec, uri, validation_digest)
     reconcile_stale_runs(client, experiment, liveness(client, experiment, flow_run_id, flow_run_state))
     tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
     key = sweep_key(spec_path, validation_digest, train_digest, variant) if kind == "sweep" else None
@@ -72,6 +74,28 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     parent = start_parent(client, experiment, flow_run_id, tags, validation_digest=validation_digest,
                           run_name=name, train_digest=train_digest, key=key)
     return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent, name=name)
+
+
+def claim_experiment(spec: Spec, spec_path: str | Path, validation_digest: str) -> None:
+    """Make the store ready and claim the spec's experiment for this validation digest, before a flow
+    spends anything on a run the experiment would refuse (a preflight's mini-run).
+
+    Raises:
+        UsageError: the experiment holds runs on another validation set (both digests named).
+    """
+    uri = resolve_tracking_uri(spec, spec_path)
+    ensure_store(uri)
+    _claim(open_client(uri), spec, uri, validation_digest)
+
+
+def _claim(client: Any, spec: Spec, uri: str, digest: str) -> None:
+    from tunegate.tracking import ensure_experiment
+    from tunegate.tracking.experiment_data import claim_validation
+
+    experiment = spec.tracking.experiment
+    # the split's file names: `names` where a split may be several files, else the one file's name
+    shown = spec.data.names("validation") if hasattr(spec.data, "names") else spec.data.validation.name
+    claim_validation(client, ensure_experiment(client, experiment, uri), experiment, digest, shown)
 
 
 def parent_name(kind: str, spec: Spec, spec_path: str | Path) -> str:
