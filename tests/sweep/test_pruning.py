@@ -117,6 +117,7 @@ def test_a_rerun_reuses_the_pruned_candidate_as_pruned(median):
     assert _lr(again["best"]) == 3e-3
 
 
+@pytest.mark.nightly  # a third sweep (~12 s quiet, 20 s under load); make test covers pruning with the median
 def test_asha_stops_the_worst_candidate_at_the_first_rung_and_keeps_the_reference_best(
         reference, prefect_api, tiny_cache, tmp_path):
     swept = _swept(tmp_path / "flows", prune="asha", prune_eta=3)

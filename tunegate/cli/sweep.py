@@ -1,6 +1,7 @@
 """`tunegate sweep SPEC`: gate and score every candidate of the spec's sweep.
 
     tunegate sweep examples/sweep.yaml
+    tunegate sweep examples/sweep.yaml --launch-best     # then preflight the winner and train it to the end
 """
 from __future__ import annotations
 
@@ -18,11 +19,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("spec", help="the spec YAML with a `sweep` section")
     p.add_argument("--strategy", choices=["list", "grid", "nomad"],
                    help="override sweep.strategy (nomad: NOMAD proposes candidates over sweep.space)")
+    p.add_argument("--launch-best", action="store_true",
+                   help="then write the winner's spec beside SPEC (SPEC-best.yaml), preflight it and train it to "
+                        "the end with the gated full run; exit 1 unless that full run completes")
+    p.add_argument("--full-run-deployment", metavar="NAME",
+                   help="with --launch-best: run the full run as a flow run of this deployment (full-run/full-run, "
+                        "on the gpu pool; needs PREFECT_API_URL) instead of here")
     p.add_argument("--json", action="store_true", help="write the summary as JSON")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.full_run_deployment and not args.launch_best:
+        from tunegate.errors import UsageError
+
+        raise UsageError("--full-run-deployment says where --launch-best's full run runs: add --launch-best")
     from tunegate.cli.fast_exit import skip_teardown_at_exit
 
     ending = skip_teardown_at_exit()  # first: its atexit handler must run last
@@ -61,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     # sys.stdout ("(raylet) A worker died ..." once broke the --json of a sweep whose worker was killed)
     warn_store_outside(parsed.spec, args.spec)
     with contextlib.redirect_stdout(sys.stderr):
-        completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy)
+        completed, data = run_flow(sweep, spec_path=args.spec, strategy=args.strategy, launch_best=args.launch_best,
+                                   full_run_deployment=args.full_run_deployment)
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     elif "outcomes" in data:

@@ -28,7 +28,7 @@ from tunegate.tasks.tracking_tasks import (claim_experiment_task, close_tracking
 
 @flow(name="preflight", flow_run_name=flow_run_namer("preflight"), log_prints=True)
 def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
-              mini_run_deployment: str | None = None):
+              mini_run_deployment: str | None = None, emit_event: bool = True):
     """Gate one spec: static stages, mini-run, advisor; track it in MLflow; fail if rejected."""
     parsed = parse_spec_task(spec_path)
     tag_flow_run_task(parsed)
@@ -43,7 +43,8 @@ def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
         log_candidate_task(session, report, parsed, name=f"preflight {Path(spec_path).stem}", kind="preflight")
         close_tracking_task(session, "" if report.gates_passed else "gate rejected the spec")
     report_file = publish_report_task(report, spec_path)
-    emit_preflight_event_task(report, spec_path, report_file)  # an approval starts the full-run trigger
+    if emit_event:  # an approval starts the full-run trigger (a sweep's --launch-best starts its own)
+        emit_preflight_event_task(report, spec_path, report_file)
     data = report.model_dump(mode="json")
     if not report.gates_passed:
         return Failed(message=f"gate {verdict_text(report)}", data=data)

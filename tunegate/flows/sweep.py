@@ -11,14 +11,16 @@ from typing import Literal
 from prefect import flow, unmapped
 from prefect.states import Completed, Failed
 
+from tunegate.flows.launch_best import launch_best
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.budget import sweep_budget
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.start_ahead import start_trainers_ahead, stop_trainers_left, trainers_stopped_after
-from tunegate.sweep.summary import summarise
+from tunegate.sweep.summary import SweepSummary, summarise
 from tunegate.sweep.tally import CandidateTally
+from tunegate.sweep.winner import Launch
 from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
 from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task, publish_sweep_task
@@ -54,8 +56,10 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
 
 
 @flow(name="sweep", flow_run_name=flow_run_namer("sweep"), log_prints=True)
-def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
-    """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
+def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None, launch_best: bool = False,
+          full_run_deployment: str | None = None):
+    """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set; with
+    `launch_best`, preflight the winner's own spec and train it to the end (on `full_run_deployment`)."""
     parsed = parse_spec_task(spec_path)
     start_trainers_ahead(parsed, strategy)  # their imports while the data gate runs (`tunegate sweep` did already)
     tag_flow_run_task(parsed)
@@ -73,10 +77,21 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None,
                                candidates=len(outcomes))
     summary.best_run_id = best
+    if launch_best:
+        summary.launch = _launched(parsed, summary, full_run_deployment)
     publish_sweep_task(summary, spec_path, charts)
     print(summary.text())
     if not any(o.approved for o in outcomes):
         what = "could not be evaluated" if all(o.errored for o in outcomes) else "was rejected or errored"
         return Failed(message=f"every candidate {what}", data=summary.model_dump(mode="json"))
+    if summary.launch is not None and not summary.launch.completed:
+        return Failed(message=f"--launch-best: {summary.launch.message}", data=summary.model_dump(mode="json"))
     return Completed(message=f"{summary.approved} of {len(outcomes)} candidates approved",
                      data=summary.model_dump(mode="json"))
+
+
+def _launched(parsed: ParsedSpec, summary: SweepSummary, full_run_deployment: str | None) -> Launch:
+    """The winner launched (tunegate.flows.launch_best), or why there is none to launch."""
+    if summary.best is None:
+        return Launch(message="no candidate was approved and trained its whole budget: nothing to launch")
+    return launch_best(parsed, summary.best, full_run_deployment)

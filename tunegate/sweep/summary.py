@@ -6,6 +6,7 @@ import json
 from pydantic import BaseModel
 
 from tunegate.sweep.evaluate import CandidateOutcome
+from tunegate.sweep.winner import Launch
 from tunegate.tracking.warning_tags import warnings_tag
 
 
@@ -20,7 +21,7 @@ class SweepSummary(BaseModel):
     train_digest: str | None = None  # the base's training data: the best is chosen among runs on it
     pruned: int = 0  # approved candidates the sweep's pruning rule stopped early (sweep.prune)
     steps_saved: int = 0  # training steps the pruned candidates did not spend
-    launch: dict | None = None  # --launch-best: the winner's spec, its preflight and its full run
+    launch: Launch | None = None  # --launch-best: the winner's spec, its preflight and its full run
 
     def text(self) -> str:
         lines = [f"{'#':>2}  {'verdict':<8} {'val loss':>9} {'train loss':>10}  {'warnings':<20}  candidate"]
@@ -38,7 +39,7 @@ class SweepSummary(BaseModel):
             lines.append(f"best: {json.dumps(self.best.overrides)} (val loss {self.best.val_loss:.4f}, "
                          f"spec {self.best.spec_path})")
         if self.launch:
-            lines.append(f"launched: {self.launch.get('message', '')}")
+            lines.append(f"launch-best: {self.launch.message}")
         return "\n".join(lines)
 
 
