@@ -173,7 +173,9 @@ def test_the_tests_mirror_the_wings():
 
 
 def test_only_the_cli_reaches_the_flows():
-    reaching = sorted({wing(m) for m, targets in GRAPH.items() for t in targets if wing(t) == "flows"})
+    # A flow may run another as its subflow (the sweep's launch-best runs preflight and full-run).
+    reaching = sorted({wing(m) for m, targets in GRAPH.items() for t in targets
+                       if wing(t) == "flows" and wing(m) != "flows"})
     assert reaching in ([], ["cli"])
 
 

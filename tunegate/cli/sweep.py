@@ -9,6 +9,11 @@ import argparse
 import contextlib
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tunegate.local_api import LocalApi
+    from tunegate.spec.check import ParsedSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
     # imported (tunegate.local_api); then the fork server (elsewhere the standby trainers),
     # whose imports overlap the API's start-up; once this thread has imported what it needs
     # itself, the flow's later imports in a thread of their own.
-    api = start_local_api() if parsed.require().sweep.task_runner == "threads" else None
+    on_deployments = parsed.require().sweep.candidates_on == "deployment"  # they need a server: no local API
+    api = start_local_api() if parsed.require().sweep.task_runner == "threads" and not on_deployments else None
     start_trainers_ahead(parsed, args.strategy)  # the fork server: the first mini-run waits for its imports
     api = adopt_or_stop(api)
+    _require_server(parsed, api)
     if api is None:
         _import_local_api()
 
@@ -87,6 +94,25 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(terminal(GateReport.model_validate(data), sys.stdout))
     ending.append(0 if completed else 1)
     return ending[0]
+
+
+def _require_server(parsed: ParsedSpec, api: LocalApi | None) -> None:
+    """Deployment candidates need a Prefect server where `prefect deploy` registered sweep.deployment and
+    a worker serves its pool: Prefect's local API has neither. Raises UsageError saying so, before the
+    flow starts (no local API was started for such a sweep)."""
+    sweep = parsed.require().sweep
+    if sweep.candidates_on != "deployment":
+        return
+    from prefect.settings import PREFECT_API_URL
+
+    if api is None and PREFECT_API_URL.value():
+        return
+    from tunegate.errors import UsageError
+
+    raise UsageError(f"sweep.candidates_on: deployment runs each candidate as a flow run of {sweep.deployment} on its "
+                     "work pool, which needs a Prefect server: start one, `prefect deploy --all` and a worker for the "
+                     "pool (deployments/README.md), then export PREFECT_API_URL=http://HOST:4200/api; or set "
+                     "candidates_on: task_runner")
 
 
 def _import_local_api() -> None:

@@ -25,7 +25,7 @@ from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
 from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task, publish_sweep_task
 from tunegate.tasks.run_tasks import tag_flow_run_task
-from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
+from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task, run_candidate_deployment_task
 from tunegate.tasks.task_runners import candidate_resources, task_runner
 from tunegate.tasks.tracking_tasks import chart_candidates_task, close_tracking_task, open_tracking_task
 from tunegate.tracking.session import TrackingSession
@@ -35,15 +35,18 @@ from tunegate.tracking.session import TrackingSession
 def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSession | None,
                      strategy: str | None = None) -> list[CandidateOutcome]:
     """Evaluate the candidates, `sweep.max_parallel` at a time, on the sweep's task runner (threads,
-    Dask or Ray: `tunegate.tasks.task_runners`)."""
+    Dask or Ray: `tunegate.tasks.task_runners`), or each as a flow run of `sweep.deployment`."""
     settings = parsed.require().sweep
     tally = CandidateTally(settings.max_evals)  # the terminal's "candidates done/total, last verdict"
     budget = sweep_budget(parsed.require(), parsed.path, session.parent_run_id if session else "untracked")
 
+    # Each candidate here, on the task runner, or as a flow run of sweep.deployment on its work pool.
+    evaluate = run_candidate_deployment_task if settings.candidates_on == "deployment" else evaluate_candidate_task
+
     def evaluate_many(batch: list[dict]) -> list[CandidateOutcome]:
         with candidate_resources(parsed.require()):  # one GPU each, when the spec wants one
-            futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
-                                                  unmapped(budget), unmapped(settings.max_parallel))
+            futures = evaluate.map(unmapped(parsed), batch, unmapped(base), unmapped(session), unmapped(budget),
+                                   unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
     with tally, trainers_stopped_after():  # what no candidate took is stopped

@@ -82,7 +82,7 @@ def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateRe
     except Exception as exc:  # noqa: BLE001  (a bug of ours must not end the sweep or judge the candidate)
         if os.environ.get("TUNEGATE_DEBUG"):
             raise
-        return _errored(base_spec, overrides, session, f"{type(exc).__name__}: {exc}")
+        return errored_outcome(base_spec, overrides, session, f"{type(exc).__name__}: {exc}")
 
 
 def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, session: TrackingSession | None,
@@ -150,8 +150,8 @@ def fold_training(result: Any, outcome: CandidateOutcome) -> dict[str, Any]:
     return measured
 
 
-def _errored(base_spec: ParsedSpec, overrides: Overrides, session: TrackingSession | None,
-             error: str) -> CandidateOutcome:
+def errored_outcome(base_spec: ParsedSpec, overrides: Overrides, session: TrackingSession | None,
+                    error: str) -> CandidateOutcome:
     """The outcome of a candidate tunegate failed to evaluate, logged (if it can be) as an error."""
     reason = f"tunegate error while evaluating the candidate (not a verdict on it): {error}"[:2000]
     outcome = CandidateOutcome(overrides=overrides, spec_path="", approved=False, errored=True, reason=reason)
