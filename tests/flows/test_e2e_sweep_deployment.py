@@ -4,7 +4,9 @@ pool; the sweep itself is `tunegate sweep` pointed at that server (PREFECT_API_U
 
 good.yaml's two candidates: {lora.r: 4, lora.alpha: 8} approved and trained, {learning_rate: 1e4}
 rejected by its mini-run, each gated, trained and logged in a `sweep-candidate` flow run the worker
-started, its outcome read back from Prefect's result storage.
+started, its outcome read back from Prefect's result storage. Then the same sweep again with
+`--launch-best --full-run-deployment full-run/full-run`: its candidates reused, the winner's spec
+preflighted here and trained to the end by a `full-run` flow run on the gpu worker.
 """
 from __future__ import annotations
 
@@ -80,3 +82,25 @@ def test_the_candidates_are_logged_under_the_sweeps_parent(swept):
     children = client.search_runs([exp], f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'")
     assert {c.info.run_name: c.info.status for c in children} == {"r4-a8": "FINISHED", "lr1e4": "FAILED"}
     assert parent.data.tags["tunegate.best_run"] == swept["summary"]["outcomes"][0]["run_id"]
+
+
+@pytest.fixture(scope="module")
+def launched(stack, swept):
+    folder = swept["folder"]
+    out, err = folder.parent / "launch-out", folder.parent / "launch-err"
+    code = run_cli(["sweep", str(folder / "good.yaml"), "--json", "--launch-best", "--full-run-deployment",
+                    "full-run/full-run"], stack.env, out, err, timeout=600)
+    (dep,) = [d for d in stack.api("POST", "/deployments/filter", {}) if d["name"] == "full-run"]
+    runs = stack.api("POST", "/flow_runs/filter", {"flow_runs": {"deployment_id": {"any_": [dep["id"]]}}})
+    return {"code": code, "err": err.read_text(), "summary": json.loads(out.read_text() or "{}"), "runs": runs}
+
+
+def test_the_winner_is_trained_to_the_end_by_the_full_run_deployment_on_the_gpu_pool(stack, swept, launched):
+    assert launched["code"] == 0, launched["err"][-3000:] + stack.diagnostics()
+    assert all(o["reused"] for o in launched["summary"]["outcomes"])
+    launch = launched["summary"]["launch"]
+    assert launch["completed"] and launch["full_run"] == "Completed"
+    (run,) = launched["runs"]
+    assert run["state_type"] == "COMPLETED" and run["work_pool_name"] == "gpu"
+    assert run["parameters"]["spec_path"] == str(swept["folder"] / "good-best.yaml")
+    assert (swept["folder"] / "out" / "full" / "adapter" / "COMPLETE").is_file()
