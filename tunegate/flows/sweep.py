@@ -1,6 +1,7 @@
 """The sweep flow: data stages once, then every candidate gated before its short training budget.
 
     tunegate sweep examples/sweep.yaml
+    tunegate sweep examples/sweep.yaml --launch-best       # then preflight the winner and train it to the end
     prefect deployment run sweep/nightly-sweep
 """
 from __future__ import annotations
