@@ -2,6 +2,7 @@
 
     python benchmarks/hostile_inputs.py                 # 10M `{}` lines, the committed bombs, laughs, a big spec
     python benchmarks/hostile_inputs.py --lines 1000000  # a quick look
+    python benchmarks/hostile_inputs.py --refusals       # issue 36's cases: each answered in seconds
 
 Each row times `python -m tunegate ...` end to end (a fresh process, imports included) and a
 baseline that does the naive thing with the same input in a fresh process:
@@ -15,6 +16,12 @@ baseline that does the naive thing with the same input in a fresh process:
   the source's loop over it.
 Prints seconds, the ratio tunegate/baseline and the exit code (1: rejected with a finding). Files go
 to benchmarks/out/hostile/ (gitignored).
+
+`--refusals` times instead the cases of issue 36 that hung or ended in an internal error, each in a
+fresh process with a 60 s limit (`hang` past it): /proc/kmsg as the spec and as data, --html onto
+a FIFO and onto the spec, stdout on /dev/full, lora.r 10**4000, num_perm 10**6, advise at micro
+batch 2**63, a grid of 10^9 points, samples on a folder. No baseline: the answer is the exit code
+(1 a finding, 2 a usage error) within a second or two.
 """
 from __future__ import annotations
 
@@ -70,10 +77,69 @@ def inputs(lines: int) -> list[tuple[str, list[str], list[str]]]:
     ]
 
 
+def refusals() -> list[tuple[str, list[str], str | None]]:
+    """(case, argv, file for stdout) of each issue 36 case, its files made under OUT."""
+    import os
+
+    import yaml
+
+    folder = OUT / "refusals"
+    folder.mkdir(parents=True, exist_ok=True)
+    flows = ROOT / "tests" / "data" / "flows"
+    for name in ("train.jsonl", "validation.jsonl"):
+        (folder / name).write_bytes((flows / name).read_bytes())
+    base = yaml.safe_load((flows / "good.yaml").read_text())
+    base.pop("sweep")
+
+    def spec(name: str, section: str, **values: object) -> str:
+        data = yaml.safe_load(yaml.safe_dump(base))
+        data.setdefault(section, {}).update(values)
+        (folder / name).write_text(yaml.safe_dump(data, width=1 << 20))
+        return str(folder / name)
+
+    grid = {f"training.{k}": list(range(1, 11)) for k in ("micro_batch_size", "grad_accum_steps", "max_steps",
+                                                            "seed", "warmup_steps", "max_seq_len")}
+    grid.update({key: list(range(1, 11)) for key in ("lora.r", "lora.alpha", "gate.max_findings_per_code")})
+    fifo = folder / "fifo.html"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    good = spec("good.yaml", "lora")
+    tg = [sys.executable, "-m", "tunegate"]
+    return [
+        ("/proc/kmsg as the spec", [*tg, "check", "/proc/kmsg"], None),
+        ("/proc/kmsg as data.train", [*tg, "estimate", spec("kmsg.yaml", "data", train="/proc/kmsg")], None),
+        ("--html onto a FIFO", [*tg, "check", good, "--html", str(fifo)], None),
+        ("--html onto the spec", [*tg, "check", good, "--html", good, "--force"], None),
+        ("stdout on /dev/full", [*tg, "check", good], "/dev/full"),
+        ("lora.r: 10**4000", [*tg, "estimate", spec("huge.yaml", "lora", r=10 ** 4000)], None),
+        ("num_perm: 10**6", [*tg, "check", spec("perm.yaml", "gate", overlap={"num_perm": 10 ** 6})], None),
+        ("advise, micro batch 2**63", [*tg, "advise", spec("mb.yaml", "training", micro_batch_size=2 ** 63)], None),
+        ("a grid of 10^9 points", [*tg, "sweep", spec("grid.yaml", "sweep", strategy="grid", grid=grid)], None),
+        ("samples on a folder", [*tg, "samples", spec("folder.yaml", "data", train=str(folder))], None),
+    ]
+
+
+def time_refusals() -> None:
+    print(f"{'case':34} {'seconds':>8} {'exit':>5}")
+    for name, argv, stdout in refusals():
+        start = time.perf_counter()
+        try:
+            with open(stdout or "/dev/null", "w") as out:
+                run = subprocess.run(argv, cwd=ROOT, stdout=out, stderr=subprocess.DEVNULL, timeout=60)
+            code: object = run.returncode
+        except subprocess.TimeoutExpired:
+            code = "hang"
+        print(f"{name:34} {time.perf_counter() - start:8.2f} {code!s:>5}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=10_000_000)
+    parser.add_argument("--refusals", action="store_true", help="time issue 36's cases instead")
     args = parser.parse_args()
+    if args.refusals:
+        time_refusals()
+        return
     print(f"{'input':34} {'tunegate s':>10} {'exit':>4} {'baseline s':>10} {'ratio':>6}")
     for name, ours, baseline in inputs(args.lines):
         ours_s, code = timed(ours)

@@ -81,7 +81,7 @@ def _read(files: dict[str, Path], observers: list) -> str:
     try:
         from tunegate.dataset import validate_dataset
     except ImportError:
-        from tunegate.dataset.records import feed_observers
+        from tunegate.dataset.split import feed_observers
 
         feed_observers(files, observers)
         return "tunegate.dataset.records"

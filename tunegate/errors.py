@@ -6,9 +6,10 @@
     │   ├── YamlSyntaxError       the spec is not YAML, or past the loader's bounds (TG106, TG131, TG132)
     │   ├── SpaceError            a sweep's search space cannot be used as given
     │   ├── LaunchConfigError     the launcher's environment is incomplete (NNODES > 1, no MASTER_ADDR)
+    │   ├── OutputError           an output cannot be written: a full disk, a read-only folder, stdout gone bad
     │   ├── MissingDependency     an optional extra is not installed; the message has the install line
     │   └── ServiceUnavailable    a service the command is set to use does not answer as one (a tracking
-    │       │                     server, the Prefect API): the message names it and the fix
+    │       │                     server or its database, the Prefect API): the message names it and the fix
     │       └── EventNotSent      --emit-event: no Prefect API took the event (the verdict stands)
     ├── IncomparableRunsError     runs scored on different data were asked to be ranked together
     ├── DataError                 a data file cannot be read where a whole, exact read is required
@@ -28,8 +29,9 @@
 Problems found in the user's files are never exceptions: they are `Finding`s in the report. The
 CLI is the single place that turns these into exit codes, reading `exit_code` from the class:
 0 approved or done, 1 rejected (the source's SystemExit(1)), 2 usage or environment (a missing
-extra, a service that does not answer: what the user can fix), 3 could not run (an exception not
-listed here is a bug of ours and also exits 3, as "internal error").
+extra, a service that does not answer, an output that cannot be written: what the user can fix),
+3 could not run (an exception not listed here is a bug of ours and also exits 3, as "internal
+error").
 """
 from __future__ import annotations
 
@@ -73,6 +75,11 @@ class LaunchConfigError(UsageError):
     """The launcher's environment is incomplete: the command line it needs cannot be built."""
 
 
+class OutputError(UsageError):
+    """A file or stream the command writes cannot be written (a full disk, a read-only folder): the
+    environment's problem, not a verdict and not a bug; the message names the output (exit code 2)."""
+
+
 class IncomparableRunsError(TunegateError):
     """Runs scored on different validation (or training) data were asked to be ranked together."""
 
@@ -87,8 +94,9 @@ class MissingDependency(UsageError):
 
 
 class ServiceUnavailable(UsageError):
-    """A service the command is set to use (a tracking server, the Prefect API) does not answer, or
-    not as that service: the environment, not the user's config and not a bug (exit code 2)."""
+    """A service the command is set to use (an MLflow tracking server or its database, the Prefect
+    API) does not answer, or not as that service: the environment, not the user's config and not a
+    bug; the message names the service's URI and the fix (exit code 2)."""
 
 
 class DataError(TunegateError):

@@ -13,32 +13,37 @@ about 0.4 s as a whole command (docs/benchmarks.md); each stage is imported only
 from __future__ import annotations
 
 import importlib
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from tunegate import progress, stages
+from tunegate.errors import UsageError
 from tunegate.facts import GateFacts
 from tunegate.report import LAUNCH, GateReport, StageResult
 from tunegate.spec.check import ParsedSpec, in_config_words, parse_spec
+from tunegate.spec.model import split_files
 from tunegate.stage import GateContext
 
 DEFAULT_CAP = 20  # findings kept per code when neither the caller nor the spec says
+DataFiles = str | Path | Sequence[str | Path] | None  # a split given to `check`: a file, or its files in order
 
 
-def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | None = None,
-          validation: str | Path | None = None, mini_run: bool = False, advisor: bool = False,
+def check(spec: ParsedSpec | str | Path | None = None, *, train: DataFiles = None,
+          validation: DataFiles = None, mini_run: bool = False, advisor: bool = False,
           max_findings: int | None = None, only: Collection[str] | None = None,
           facts: GateFacts | None = None, data_format: str | None = None) -> GateReport:
     """Run the gate on a spec (a path, or one already parsed) or on bare data files; return the report.
 
+    `train` and `validation` are a file each, or a list of files read in order as one split (as a
+    spec's data.train may be); they replace the spec's (or a config's) data for that split.
     `only` runs a subset of the stages after the spec (a Prefect flow runs each as its own task),
     and `facts` seeds what earlier runs learned (token counts, the estimate, mini-run speed).
     `data_format` overrides the spec's `data.format` (auto, messages, sharegpt, alpaca, prompt_completion).
     Raises UsageError when the spec cannot be read at all; every problem inside the files is a
     finding in the report.
     """
-    given = {role: Path(p) for role, p in (("train", train), ("validation", validation)) if p is not None}
+    given = {role: given_split(p) for role, p in (("train", train), ("validation", validation)) if p is not None}
     # A config's own datasets give way to the files given here (TG157), as a spec's data.* do.
     parsed = parse_spec(spec, cap=max_findings or DEFAULT_CAP, data=given) if isinstance(spec, (str, Path)) else spec
     results = [parsed.result if parsed is not None else
@@ -50,7 +55,7 @@ def check(spec: ParsedSpec | str | Path | None = None, *, train: str | Path | No
     if valid is not None and data_format:
         valid = valid.model_copy(update={"data": valid.data.model_copy(update={"format": data_format})})
     unavailable = {r: f for r, f in (parsed.unavailable if parsed is not None else {}).items() if r not in given}
-    files = {r: p for r, p in _data_files(valid, train, validation).items() if r not in unavailable}
+    files = {r: p for r, p in _data_files(valid, given).items() if r not in unavailable}
     ctx = GateContext(Path(parsed.path) if parsed else None, valid, files, cap,
                       mini_run=mini_run, advisor=advisor, facts=facts or GateFacts(),
                       data_format=data_format or "auto", unavailable=unavailable, **_trainer_facts(parsed))
@@ -120,13 +125,16 @@ def _trainer_facts(parsed: ParsedSpec | None) -> dict[str, Any]:
             "requirements": list(stats.get("requirements", []))}
 
 
-def _data_files(spec: Any, train: Any, validation: Any) -> dict[str, Path]:
-    files: dict[str, Path] = {}
-    if spec is not None:
-        files = {"train": spec.data.train, "validation": spec.data.validation}
-    if train is not None:
-        files["train"] = Path(train)
-    if validation is not None:
-        files["validation"] = Path(validation)
-    return files
+def given_split(value: str | Path | Sequence[str | Path]) -> Path | list[Path]:
+    """A split given to `check`: one path as a path (as a config's override has always been), several as a list."""
+    files = split_files(value)
+    if not files:
+        raise UsageError("an empty list of data files: give at least one file for the split")
+    return files[0] if len(files) == 1 else files
+
+
+def _data_files(spec: Any, given: dict[str, Path | list[Path]]) -> dict[str, list[Path]]:
+    """Each split's files: the spec's, replaced by those given to `check`."""
+    files = {"train": spec.data.files("train"), "validation": spec.data.files("validation")} if spec is not None else {}
+    return {**files, **{role: split_files(value) for role, value in given.items()}}
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from tunegate.facts import GateFacts
 from tunegate.report import LAUNCH, StageResult
-from tunegate.spec.model import Spec
+from tunegate.spec.model import Spec, split_files
 
 
 @runtime_checkable
@@ -29,16 +29,20 @@ class RecordObserver(Protocol):
     `observe` is called for each line holding a JSON object, valid against the contract or not,
     in file order: `line` is the 1-based physical line, `index` the 0-based record index (blank
     lines take no index; lines that are not JSON objects do, so indexes match the findings'
-    `record`). Records nested deeper than the dataset stage's MAX_DEPTH (64) are reported (TG224)
-    and withheld, so observers may serialise or recurse freely. `finish(role)` is called once per
-    role after its file has been read, also when the file could not be opened. Do not mutate
-    `record`. An observer may also define `exact_repeat(role, line)`: the dataset stage calls it
-    for every record it reported as a byte-identical repeat of an earlier one (TG210), so a later
-    stage need not report the same repeat again.
+    `record`). A split of several files is read as one stream, its files in order: `line` is the
+    line in the record's own file, and `index` the record's key in the split
+    (`tunegate.dataset.split.record_key`: the index itself in the first file, so a split of one
+    file is seen exactly as before). Records nested deeper than the dataset stage's MAX_DEPTH (64)
+    are reported (TG224) and withheld, so observers may serialise or recurse freely.
+    `finish(role)` is called once per role after all its files have been read, also when a file
+    could not be opened. Do not mutate `record`. An observer may also define
+    `exact_repeat(role, index)`: the dataset stage calls it with the key of every record it
+    reported as a byte-identical repeat of an earlier one (TG210), so a later stage need not
+    report the same repeat again.
 
     An observer that must see one role's file before the others (the near-duplicate pass indexes
     the smaller split first) says so with an attribute `read_first` naming that role; the dataset
-    stage then reads that file first, and still reports the files in their given order.
+    stage then reads that split first, and still reports the splits in their given order.
     """
 
     def observe(self, role: str, line: int, index: int, record: dict) -> None: ...
@@ -52,7 +56,7 @@ class GateContext:
 
     spec_path: Path | None
     spec: Spec | None
-    files: dict[str, Path]
+    files: dict[str, list[Path]]  # role -> the split's files, in reading order (one path is taken as a list of one)
     cap: int
     mini_run: bool = False
     advisor: bool = False
@@ -71,6 +75,9 @@ class GateContext:
     # Roles whose data cannot be had here (ParsedSpec.unavailable): not in `files`; the gate reports them
     # as the dataset stage's findings, and the estimate works without their token counts.
     unavailable: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.files = {role: split_files(value) for role, value in self.files.items()}
 
     @property
     def base_dir(self) -> Path | None:

@@ -105,3 +105,12 @@ def test_lint_without_files_is_a_usage_error():
 def test_lint_gzip_files():
     run = tunegate("lint", str(CORPUS / "good" / "compressed.jsonl.gz"), str(CORPUS / "bad" / "truncated.jsonl.gz"))
     assert run.returncode == 1 and "TG246" in run.stdout
+
+
+def test_train_given_twice_is_one_split_of_both_files_in_order():
+    halves = [str(DATA / "splits" / name) for name in ("train_first.jsonl", "train_second.jsonl")]
+    run = tunegate("check", "--train", halves[0], "--train", halves[1], "--validation", VAL, "--json")
+    report = json.loads(run.stdout)
+    [dataset] = [s for s in report["stages"] if s["name"] == "dataset"]
+    assert [f["file"] for f in dataset["stats"]["train"]["files"]] == halves
+    assert report["fingerprints"]["train"]["files"] == halves and report["fingerprints"]["train"]["records"] == 12

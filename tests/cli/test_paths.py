@@ -1,4 +1,5 @@
-"""Every command that takes a path, given a folder, /dev/zero, a FIFO, a symlink loop or a dangling link.
+"""Every command that takes a path, given a folder, /dev/zero, a FIFO, a symlink loop, a dangling link
+or a kernel file that blocks (/proc/kmsg).
 
 One guard (`tunegate.pathguard`) answers for all of them: a usage error naming the path and why
 (exit 2), or for the commands whose job is checking data files (`check`, `lint`) a TG240 finding
@@ -49,6 +50,8 @@ KINDS: dict[str, tuple[Callable[[Path], Path | str], str]] = {
     "symlink loop": (_loop, "Too many levels of symbolic links"),
     "dangling symlink": (_dangling, "does not exist"),
 }
+if os.path.exists("/proc/kmsg"):  # a "regular" file whose read waits for the next kernel message
+    KINDS["kernel file"] = (lambda tmp: "/proc/kmsg", "kernel's proc file system")
 
 
 class Hang(Exception):
@@ -111,7 +114,7 @@ def test_a_spec_path_that_is_not_a_file_is_a_usage_error(command, hostile, capsy
     assert_refused(code, output, path, reason, expected=2)
 
 
-@pytest.mark.parametrize("command", ["estimate", "advise", "preflight", "sweep", "launch"])
+@pytest.mark.parametrize("command", ["estimate", "advise", "preflight", "sweep", "launch", "samples"])
 def test_a_data_path_in_the_spec_that_is_not_a_file_is_refused_before_the_command_starts(
         command, hostile, good, capsys):
     path, reason = hostile

@@ -55,3 +55,15 @@ def test_samples_take_local_copies_of_a_configs_hub_dataset_as_check_does(tiny_c
                  "--validation", str(copies / "val.jsonl"), "-n", "2", "--split", "validation", "--json"]) == 0
     samples = json.loads(capsys.readouterr().out)["samples"]
     assert len(samples) == 2 and all(s["tokens"] > 0 for s in samples)
+
+
+def test_the_data_file_name_is_shown_escaped(tiny_cache, tmp_path, capsys):
+    config = axolotl_config(tmp_path, 2048)
+    data = tmp_path / "e\x1b[31mred.jsonl"
+    data.write_bytes((CONFIGS / "data" / "sharegpt_train.jsonl").read_bytes())
+    body = open(config).read()
+    escaped = str(data).replace("\x1b", "\\e")  # YAML writes ESC as "\e" in a double-quoted string
+    (tmp_path / "cfg.yml").write_text(body.replace(str(CONFIGS / "data" / "sharegpt_train.jsonl"), f'"{escaped}"'))
+    assert main(["samples", config, "-n", "1", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[31m" not in out and "e\\x1b[31mred.jsonl" in out

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.support.paths import DATA as TEST_DATA
 from tests.support.paths import ROOT
 from tunegate.dataset.fingerprint import FingerprintObserver, canonical_bytes, fingerprint_file
-from tunegate.dataset.records import feed_observers
+from tunegate.dataset.split import feed_observers
 from tunegate.errors import UnreadableRecord
 
 DATA = TEST_DATA / "overlap"

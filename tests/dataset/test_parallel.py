@@ -253,3 +253,23 @@ def test_a_file_below_the_alongside_size_is_read_here_even_beside_a_split_one(tm
     val.write_bytes(records[:len(records) // 4].rsplit(b"\n", 1)[0] + b"\n")
     assert _cut_files(monkeypatch, {"train": train, "validation": val}, len(records) * 4, len(records) // 2) == [
         train]
+
+
+def test_a_split_of_two_files_read_in_parts_gives_the_report_of_one_read(tmp_path):
+    first = mixed_file(tmp_path / "first.jsonl")
+    second = tmp_path / "second.jsonl"
+    second.write_bytes(b"".join(reversed(first.read_bytes().splitlines(keepends=True)[:-1])))  # repeats of the first
+    val = DATA / "overlap" / "validation.jsonl"
+    files = {"train": [first, second], "validation": val}
+    (one, one_prints, one_overlap), (parts, part_prints, part_overlap) = read_both_ways(files, 1000)
+    assert parts == one and part_prints == one_prints
+    a, b = one_overlap.split("train"), part_overlap.split("train")
+    assert (a.full, a.lines, a.indexes, a.seen) == (b.full, b.lines, b.indexes, b.seen)
+    assert [(s["file"], s["records"] > 0) for s in one["stats"]["train"]["files"]] == [
+        (str(first), True), (str(second), True)]
+    settings = OverlapSpec(threshold=0.5, shingle_size=2, num_perm=64)
+    judged = [find_overlap(files, o, settings).model_dump(exclude={"duration_s"}) for o in (one_overlap, part_overlap)]
+    for result in judged:
+        result["stats"].pop("timing_s")
+    assert judged[0] == judged[1]
+    assert any(f["file"] == str(second) for f in judged[0]["findings"] if f["code"] == "TG304")

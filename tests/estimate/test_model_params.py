@@ -63,13 +63,19 @@ def test_a_readable_config_wins_over_model_params():
     assert est.count == "config" and est.memory.total_params < 2e9
 
 
-@pytest.mark.parametrize(("model", "why"), [({"params": 0.01, "hidden_size": 4096}, "embeddings"),
-                                            ({"params": 1e300}, "beyond any model"),
-                                            ({"params": 5.0, "num_layers": 10**9}, "beyond any model")])
-def test_a_size_no_model_has_is_a_finding_not_a_crash(model, why):
-    result = run_stage(context(make_spec(model={"id": GATED, **model})))
+def test_a_size_no_model_has_is_a_finding_not_a_crash():
+    result = run_stage(context(make_spec(model={"id": GATED, "params": 0.01, "hidden_size": 4096})))
     (f,) = [f for f in result.findings if f.code == "TG405"]
-    assert f.key == "model.params" and why in f.message
+    assert f.key == "model.params" and "embeddings" in f.message
+
+
+@pytest.mark.parametrize(("model", "key"), [({"params": 1e300}, "params"),
+                                            ({"params": 5.0, "num_layers": 10**9}, "num_layers")])
+def test_a_size_beyond_any_model_is_refused_at_its_key_and_never_shaped(model, key):
+    with pytest.raises(ValidationError, match=f"model.{key}\n.*less than or equal"):
+        make_spec(model={"id": GATED, **model})  # the spec's bound (TG103 at the key, tunegate.spec.bounds)
+    with pytest.raises(ValueError, match="beyond any model"):  # and the estimate's own guard behind it
+        architecture_from_size(model["params"], num_layers=model.get("num_layers"))
 
 
 def test_a_shape_without_a_size_is_a_spec_error():

@@ -147,3 +147,11 @@ def test_accelerate_launch_runs_the_trainer_and_its_result_is_read(tiny_cache, t
     assert math.isfinite(result.final_train_loss) and math.isfinite(result.val_loss)
     assert is_complete(Path(result.adapter_dir))
     assert any(line.startswith("step 2/2 loss") for line in lines)  # the run's output was streamed
+
+
+def test_an_explicit_process_count_runs_on_the_cpu_over_gloo_with_torchrun():
+    lines: list[str] = []
+    spec = load_spec("good", **{"full_run.num_processes": 2})
+    cmd = launch_command(spec, SPEC, Path("out"), Path("out/r.json"), cuda=False, log=lines.append)
+    assert cmd[2] == "torch.distributed.run" and flag(cmd, "--nproc_per_node") == "2"
+    assert lines == ["2 processes on the CPU: launched with torchrun (gloo), as accelerate launch runs one on a CPU"]

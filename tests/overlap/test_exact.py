@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.paths import DATA as TEST_DATA
-from tunegate.dataset.records import feed_observers
+from tunegate.dataset.split import feed_observers
 from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes, cross_duplicates, repeats
 from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.stage import find_overlap

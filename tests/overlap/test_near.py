@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tests.support.paths import DATA as TEST_DATA
-from tunegate.dataset.records import feed_observers
+from tunegate.dataset.split import feed_observers
 from tunegate.overlap.exact import OverlapObserver
 from tunegate.overlap.near import find_near_duplicates, shingle_hashes
 from tunegate.overlap.stage import find_overlap

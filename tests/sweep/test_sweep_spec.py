@@ -128,14 +128,14 @@ def test_a_grid_under_the_default_list_strategy_is_pointed_out():
 def test_pruning_that_can_never_stop_a_candidate_is_a_warning_at_eval_every():
     parsed, found = _found("prune_never_stops.yaml")
     assert parsed.spec is not None
-    never = found[("TG177", "sweep.eval_every")]
+    never = found[("TG178", "sweep.eval_every")]
     assert (never.severity, never.line) == ("warning", 11)
     assert "eval_every 20 is not below sweep.train_steps 20" in never.message and "eval_every below" in never.hint
 
 
 def test_a_task_runner_deployment_candidates_leave_unused_is_a_warning():
     _, found = _found("prune_never_stops.yaml")
-    unused = found[("TG178", "sweep.task_runner")]
+    unused = found[("TG179", "sweep.task_runner")]
     assert unused.severity == "warning" and "sweep-candidate/sweep-candidate" in unused.message
 
 

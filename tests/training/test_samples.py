@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tests.support.minirun import load_spec
+from tests.support.paths import DATA
 from tunegate.errors import UsageError
 from tunegate.training.samples import render_samples
 
@@ -22,6 +23,16 @@ def test_the_json_has_one_entry_per_sample_with_its_segments(tiny_cache):
     assert doc["max_seq_len"] == load_spec("good").training.max_seq_len
     assert [s["why"] for s in doc["samples"]] == ["shortest", "median", "longest"]
     assert all(any(seg["trained"] for seg in s["segments"]) for s in doc["samples"])
+
+
+def test_the_samples_of_a_split_of_two_files_say_which_file_each_record_is_in(tiny_cache):
+    halves = [DATA / "splits" / "minirun_train_first.jsonl", DATA / "splits" / "minirun_train_second.jsonl"]
+    spec = load_spec("good", **{"data.train": halves})
+    text = render_samples(spec, n=3, seed=0)
+    assert f" records of {halves[0]} + {halves[1]} (tokens p50 " in text.splitlines()[0]
+    assert "(minirun_train_first.jsonl line 5, shortest)" in text
+    doc = json.loads(render_samples(spec, n=3, as_json=True))
+    assert [(s["file"], s["line"]) for s in doc["samples"]][0] == ("minirun_train_first.jsonl", 5)
 
 
 def test_a_tokenizer_without_chat_template_is_a_usage_error(tiny_cache, tmp_path):

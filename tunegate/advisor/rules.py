@@ -27,6 +27,7 @@ from tunegate.estimate.stage import fits_at_minimum
 from tunegate.estimate.throughput import ASSUMPTIONS, COMPILE_WARMUP_MINUTES
 from tunegate.facts import GateFacts
 from tunegate.spec import gpus
+from tunegate.spec.bounds import MAX_BATCH
 from tunegate.spec.model import Spec
 
 # Sequences at least this long are "long": the attention kernel's memory and speed matter.
@@ -93,6 +94,8 @@ def _smaller_batch(spec: Spec, ctx: _Ctx) -> tuple[Suggestion, float] | None:
     for b in range(t.micro_batch_size - 1, 0, -1):
         if per_gpu % b:
             continue  # keep the global batch exactly
+        if per_gpu // b > MAX_BATCH:
+            break  # a smaller micro batch needs more accumulation than a spec may hold (spec.bounds)
         new = apply_changes(spec, {"training.micro_batch_size": b, "training.grad_accum_steps": per_gpu // b})
         est = ctx.estimate(new)
         if est is not None and est.memory.verdict == "fits":
@@ -129,7 +132,7 @@ def _raise_batch(spec: Spec, est: Estimate, ctx: _Ctx) -> Suggestion | None:
     best = None
     for factor in (2, 4, 8):
         b, accum = t.micro_batch_size * factor, t.grad_accum_steps // factor
-        if accum < 1 or t.grad_accum_steps % factor:
+        if accum < 1 or t.grad_accum_steps % factor or b > MAX_BATCH:
             break
         new = apply_changes(spec, {"training.micro_batch_size": b, "training.grad_accum_steps": accum})
         after = ctx.estimate(new)

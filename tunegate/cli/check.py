@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
+from tunegate.cli.emit import add_report_flags, chosen_format, emit_report, refuse_unsafe_outputs
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate import formats
 from tunegate.cli.gpu_flags import add_gpu_flags, gpu_flags
@@ -40,8 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_gpu_flags(p)
     p.add_argument("--data-format", choices=formats.CHOICES,
                    help="the records' format (overrides data.format; default auto: each file's first record decides)")
-    p.add_argument("--train", metavar="PATH", help="training JSONL (overrides data.train)")
-    p.add_argument("--validation", metavar="PATH", help="validation JSONL (overrides data.validation)")
+    p.add_argument("--train", metavar="PATH", action="append",
+                   help="training file (overrides data.train); given more than once, the files are read in "
+                        "order as one split")
+    p.add_argument("--validation", metavar="PATH", action="append",
+                   help="validation file (overrides data.validation); may be given more than once, as --train")
     p.add_argument("--json", action="store_true", help="write the report as one JSON document to stdout")
     p.add_argument("--mini-run", action="store_true",
                    help="also run the mini-run (stage 4): real LoRA steps on a sample, with health checks; "
@@ -56,18 +59,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tunegate.gate import check
+    from tunegate.gate import check, given_split
 
     if args.spec is None and args.train is None and args.validation is None:
         raise UsageError("give a spec, or --train and/or --validation files to check")
     chosen_format(args)  # two formats for stdout is a usage error before any stage runs
+    refuse_unsafe_outputs(args)  # and so is --html over an input, a FIFO or a file tunegate did not write
     _emit_usage(args)
     spec, hardware = args.spec, gpu_flags(args)
     if spec is not None and (args.kind is not None or hardware):
         from tunegate.gate import DEFAULT_CAP
         from tunegate.spec.check import parse_spec
 
-        given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+        given = {role: given_split(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
         spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind, data=given, hardware=hardware)
     spec = _require_extras(args, spec)
     report = check(spec, train=args.train, validation=args.validation, mini_run=args.mini_run,
@@ -128,17 +132,20 @@ def _require_extras(args: argparse.Namespace, spec: Any) -> Any:
     if not args.mini_run and installed("pyarrow"):
         return spec
     if isinstance(spec, str):
-        from tunegate.gate import DEFAULT_CAP
+        from tunegate.gate import DEFAULT_CAP, given_split
         from tunegate.spec.check import parse_spec
 
-        given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+        given = {role: given_split(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
         spec = parse_spec(spec, cap=args.max_findings or DEFAULT_CAP, kind=args.kind, data=given,
                           hardware=gpu_flags(args))
     valid = spec.spec if spec is not None else None
     if args.mini_run and valid is not None:  # a rejected spec never reaches the mini-run
         require(*TRAINING, why="--mini-run trains a few LoRA steps")
-    paths = [valid.data.train, valid.data.validation] if valid is not None else []
-    require_readers([args.train or (paths[0] if paths else None), args.validation or (paths[1] if paths else None)])
+    from tunegate.spec.model import split_files
+
+    given = {role: split_files(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+    spec_files = {role: valid.data.files(role) for role in ("train", "validation")} if valid is not None else {}
+    require_readers(path for role in ("train", "validation") for path in given.get(role, spec_files.get(role, [])))
     return spec
 
 

@@ -8,8 +8,9 @@ be converted faithfully, so any error stops the conversion (exit 1) with its pla
 every record is kept; ShareGPT's `from`/`value` become `role`/`content`, Alpaca's fields become a
 user and an assistant turn (LLaMA-Factory's rule), a TRL prompt's replies get `weight: 0`. The
 output is written to a temporary file and renamed into place, then its content digest is compared
-with the input's (both in chat form): they must be equal, or the output is removed. The input is
-never overwritten (exit 2), nor an existing output without --force. The conversion itself is
+with the input's (both in chat form): they must be equal, or the output is removed. The input, a
+folder or a device is never overwritten (exit 2), nor an existing output without --force; a
+symbolic link is written through (tunegate.destination). The conversion itself is
 `tunegate.dataset.convert`; this module parses the flags and says what happened.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from tunegate import formats
 from tunegate.cli.streams import say
+from tunegate.pathguard import shown
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,12 +50,12 @@ def run(args: argparse.Namespace) -> int:
         for f in errors:
             sys.stderr.write("\n".join(finding_lines(f, use_colour(sys.stderr))) + "\n")
         total = sum(n for code, n in checked.totals_by_code.items() if any(f.code == code for f in errors))
-        say(f"tunegate: not converted: {args.input} has {total} error(s) (first ones above); fix them first")
+        say(f"tunegate: not converted: {shown(args.input)} has {total} error(s) (first ones above); fix them first")
         return 1
     fmt = checked.stats["input"]["format"] or formats.CHAT
     written = convert_file(args.input, args.output, args.source, force=args.force)
     note = formats.info(fmt).convert_note
     if note:
         sys.stderr.write(f"note: {note}\n")
-    print(f"{written} records: {args.input} ({fmt}) -> {args.output} ({formats.CHAT})")
+    print(f"{written} records: {shown(args.input)} ({fmt}) -> {shown(args.output)} ({formats.CHAT})")
     return 0

@@ -1,7 +1,7 @@
 """Write a report where CI and people read it: stdout in the chosen format, an HTML page, GitHub's UI.
 
     tunegate check spec.yaml --output-format sarif > tunegate.sarif
-    tunegate check spec.yaml --html report.html
+    tunegate check spec.yaml --html report.html          # never over an input (tunegate.destination)
     GITHUB_ACTIONS=true tunegate check spec.yaml     # the text report, plus an annotation per finding
 
 Under GitHub Actions (GITHUB_ACTIONS=true) the text form is followed by workflow commands, so each
@@ -18,8 +18,10 @@ from pathlib import Path
 
 from tunegate.cli.streams import say
 from tunegate.errors import UsageError
+from tunegate.destination import destination, write_file
 from tunegate.output.formats import FORMATS, render_as
-from tunegate.output.safe import json_without_legacy_commands
+from tunegate.output.safe import encodable, json_without_legacy_commands
+from tunegate.pathguard import shown
 from tunegate.report import GateReport
 
 _written = False  # whether this process has written its report to stdout (then nothing else may follow)
@@ -30,7 +32,11 @@ def add_report_flags(p: argparse.ArgumentParser, html: bool = True) -> None:
                    help=f"one of {', '.join(FORMATS)} (default text; --json is json): sarif for code scanning, "
                         "junit for CI test tabs, github for workflow-command annotations")
     if html:
-        p.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
+        p.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page "
+                                                      "(never over an input; another existing file needs --force)")
+        p.add_argument("--force", action="store_true",
+                       help="replace an existing file at --html PATH that is not a page tunegate wrote "
+                            "(never one of this run's inputs, a folder or a device)")
 
 
 def chosen_format(args: argparse.Namespace) -> str:
@@ -68,19 +74,41 @@ def emit_report(report: GateReport, args: argparse.Namespace, text: Callable[[],
         _job_summary(report)
     html = getattr(args, "html", None)
     if html:
-        write_html(report, Path(html), __version__)
+        # every file each split was read from: one ("file"), or several in order ("files")
+        read = [f for fp in report.fingerprints.values() if isinstance(fp, dict)
+                for f in (fp.get("files") or [fp.get("file")])]
+        write_html(report, html, __version__, [*command_inputs(args), *read], getattr(args, "force", False))
         if not getattr(args, "quiet", False):
-            say(f"tunegate: report page written to {html}")
+            say(f"tunegate: report page written to {shown(html)}")
 
 
-def write_html(report: GateReport, path: Path, version: str) -> None:
-    from tunegate.output.html import html_page
+def command_inputs(args: argparse.Namespace) -> list[str]:
+    """Every file the command line names to read: the spec or config, --train, --validation (each given
+    once or more: a split of several files), lint's files."""
+    named: list[object] = [getattr(args, "spec", None), *(getattr(args, "files", None) or [])]
+    for role in ("train", "validation"):
+        given = getattr(args, role, None)
+        named += given if isinstance(given, list) else [given]
+    return [str(p) for p in named if p]
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(html_page(report, version), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write the HTML report to {path}: {exc.strerror or exc}") from None
+
+def refuse_unsafe_outputs(args: argparse.Namespace) -> None:
+    """Before any stage runs: a usage error when --html names an input, a folder, a FIFO or a device,
+    or an existing file that is not a page tunegate wrote (without --force): nothing is run for nothing."""
+    html = getattr(args, "html", None)
+    if html:
+        from tunegate.output.html import PAGE_MARKER
+
+        destination(html, command_inputs(args), getattr(args, "force", False), PAGE_MARKER, "--html")
+
+
+def write_html(report: GateReport, path: str | Path, version: str, inputs: list[str | None] | None = None,
+               force: bool = False) -> None:
+    """The report as an HTML page at `path`, written aside and renamed (tunegate.destination)."""
+    from tunegate.output.html import PAGE_MARKER, html_page
+
+    write_file(path, encodable(html_page(report, version)).encode("utf-8"), inputs or [], force, PAGE_MARKER,
+               "--html")
 
 
 def _job_summary(report: GateReport) -> None:

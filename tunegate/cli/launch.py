@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     require(*ORCHESTRATION, why="tunegate launch runs the full run as a Prefect flow tracked in MLflow")
     require(*TRAINING, why="the full run trains the model")
     from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
-    from tunegate.cli.paths import require_file, require_files
+    from tunegate.cli.paths import require_file, require_files, require_flow_inputs
     from tunegate.fullrun import approved_report
     from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.spec.check import parse_spec
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     spec = parsed.require()  # an invalid spec is a usage error, as before
     refuse_what_the_trainer_cannot_run(parsed)
     require_files(spec, "data.train", "data.validation")
+    require_flow_inputs(parsed)
     if args.report:
         require_file(args.report, "--report")
     approved_report(parsed, args.report)  # refuse before any flow or process starts

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from tunegate.cli.check import _positive
-from tunegate.cli.emit import add_report_flags, chosen_format, emit_report
+from tunegate.cli.emit import add_report_flags, chosen_format, emit_report, refuse_unsafe_outputs
 from tunegate.cli.event_flag import add_emit_flag, emit_dataset_event, require_spec, skipped
 from tunegate.report import GateReport, StageResult
 
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.extras import require_readers
 
     chosen_format(args)
+    refuse_unsafe_outputs(args)
     require_spec(args, args.spec, "add --spec SPEC")
     require_readers(args.files)  # a parquet or Arrow file without pyarrow: the install line, exit 2
     # Each file is its own "role", so stats and duplicate detection stay per file; the role is the

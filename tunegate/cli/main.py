@@ -8,10 +8,13 @@ internal error (a bug in tunegate: please report it), 130 interrupted
 (Ctrl-C), 143 terminated (SIGTERM: the command stops as for Ctrl-C, its MLflow runs end KILLED and
 the Prefect server it started stops; see `tunegate.cli.flow_runner`), 141 the reader of its output
 went away (`tunegate gpus | head -1`: what a Unix tool ends with on SIGPIPE, without a message).
+An output that cannot be written (stdout on a full disk, `> /dev/full`; a read-only or full folder)
+is the environment's problem, not a bug: exit 2 with a line naming the output.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import signal
@@ -22,10 +25,13 @@ import traceback
 from tunegate.cli.logs import log_file
 from tunegate.cli.start_up import hold_collections, is_static, leave, started, static_settings
 from tunegate.cli.streams import add_output_flags, say, start_output
-from tunegate.errors import EXIT_INTERNAL, Terminated, TunegateError
+from tunegate.errors import EXIT_INTERNAL, EXIT_USAGE, Terminated, TunegateError
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+# Errors of the place written to, never of tunegate: a full disk or quota, a file past its size
+# limit, a read-only file system, an I/O error of the device.
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO}
 
 # Subcommand modules under tunegate.cli, in the order `--help` lists them.
 COMMANDS = ["check", "lint", "convert", "samples", "fingerprint", "preflight", "sweep", "launch", "estimate",
@@ -97,6 +103,10 @@ def _run(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("tunegate: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            return _internal_error(args, exc)
+        return _write_failed(exc)
     except Exception as exc:  # a bug in tunegate, never the user's data: keep it short, offer the trace
         from tunegate.cli.extras import missing_extra
 
@@ -104,19 +114,36 @@ def _run(argv: list[str]) -> int:
             say(f"tunegate: error: {missing}")
             _failure_document(args, missing.exit_code, str(missing))
             return missing.exit_code
-        if os.environ.get("TUNEGATE_DEBUG"):
-            traceback.print_exc()
-        say(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it "
-            f"(library log: {log_file()}).")
-        _failure_document(args, EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
-        return EXIT_INTERNAL
+        return _internal_error(args, exc)
     finally:
         from tunegate import progress
 
         progress.disable()  # erase a board still drawn, before the shell prompt returns
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _internal_error(args: argparse.Namespace, exc: BaseException) -> int:
+    """A bug in tunegate, never the user's data: said short, with the way to the trace (exit 3)."""
+    if os.environ.get("TUNEGATE_DEBUG"):
+        traceback.print_exc()
+    say(f"tunegate: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in tunegate; rerun with TUNEGATE_DEBUG=1 for the traceback and report it "
+        f"(library log: {log_file()}).")
+    _failure_document(args, EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+    return EXIT_INTERNAL
+
+
+def _write_failed(exc: OSError) -> int:
+    """A write the place written to refused (a full disk): named, exit 2. Every file tunegate writes
+    names itself (tunegate.destination, an OSError's filename), so one without a name is stdout."""
+    from tunegate.pathguard import shown
+
+    where = shown(exc.filename) if exc.filename else "stdout"
+    say(f"tunegate: error: cannot write {where}: {exc.strerror or exc}")
+    if where == "stdout":
+        _quiet_stdout()  # what is still buffered for it is dropped, not raised again at exit
+    return EXIT_USAGE
 
 
 def _failure_document(args: argparse.Namespace, code: int, message: str) -> None:

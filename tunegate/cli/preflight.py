@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_mini_run:
         require(*TRAINING, why="the preflight's mini-run; --no-mini-run skips it")
     from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
-    from tunegate.cli.paths import require_files
+    from tunegate.cli.paths import require_files, require_flow_inputs
     from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.processes.import_ahead import (CHART_MODULES, TRACKING_MODULES, TRAINING_MODULES,
                                                  import_ahead)
@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     parsed = parse_spec(args.spec)  # an unreadable spec is a usage error before any flow starts
     if parsed.spec is not None:  # and so is a data path that is not a file: never a hang in a flow
         require_files(parsed.spec, "data.train", "data.validation")
+    require_flow_inputs(parsed)
     api = adopt_or_stop(start_local_api())  # Prefect's API starts while the flow's modules import
     if api is not None:  # and, while this thread waits for it, what the flow will import later
         training = TRAINING_MODULES if parsed.spec is not None and not args.no_mini_run else ()

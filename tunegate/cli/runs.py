@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.extras import require
 
     require("mlflow", why="tunegate runs reads the MLflow store")
+    if args.spec:  # a folder, a FIFO or /proc/kmsg: said before MLflow's seconds of imports
+        from tunegate.cli.paths import require_file
+
+        require_file(args.spec, "--spec")
     from tunegate.tracking.runs_listing import list_runs
 
     sys.stdout.write(list_runs(args.spec, args.tracking_uri, args.experiment, args.compare, as_json=args.json))

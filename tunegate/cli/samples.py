@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pathlib import Path
-
 from tunegate.cli.check import _positive
 from tunegate.cli.gpu_flags import add_config_flags, gpu_flags
 
@@ -29,8 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", type=_positive, default=5, metavar="N", help="records to show (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random picks (default 0)")
     p.add_argument("--split", choices=["train", "validation"], default="train", help="which file (default train)")
-    p.add_argument("--train", metavar="PATH", help="training file (overrides data.train, or a config's datasets)")
-    p.add_argument("--validation", metavar="PATH", help="validation file (overrides data.validation)")
+    p.add_argument("--train", metavar="PATH", action="append",
+                   help="training file (overrides data.train, or a config's datasets); more than once: read in order")
+    p.add_argument("--validation", metavar="PATH", action="append",
+                   help="validation file (overrides data.validation); more than once: read in order")
     add_config_flags(p)
     p.add_argument("--json", action="store_true", help="write the samples as one JSON document")
     p.set_defaults(run=run)
@@ -38,13 +38,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.extras import require
+    from tunegate.cli.paths import require_files
+    from tunegate.gate import given_split
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec
 
-    given = {role: Path(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
+    given = {role: given_split(p) for role, p in (("train", args.train), ("validation", args.validation)) if p}
     spec = parse_spec(args.spec, kind=args.kind, data=given, hardware=gpu_flags(args)).require()
     if given:  # a tunegate spec's data.* give way too, as `check --train/--validation` reads them
-        spec = spec.model_copy(update={"data": spec.data.model_copy(update={k: p.resolve() for k, p in given.items()})})
+        resolved = {k: [p.resolve() for p in v] if isinstance(v, list) else v.resolve() for k, v in given.items()}
+        spec = spec.model_copy(update={"data": spec.data.model_copy(update=resolved)})
+    require_files(spec, f"data.{args.split}")  # a folder, FIFO or device: said now, not after the imports
     require("transformers", "tokenizers", why="tunegate samples renders records with the model's tokenizer")
     from tunegate.training.samples import render_samples
 

@@ -47,8 +47,15 @@ def wants_progress(args: argparse.Namespace, stream) -> bool:
 
 
 def say(text: str) -> None:
-    """Write `text` (an error, a note) to stderr, its lines kept, none a command to a CI runner."""
-    print(inert_lines(text), file=sys.stderr)
+    """Write `text` (an error, a note) to stderr, its lines kept, none a command to a CI runner.
+
+    A stderr that cannot be written (a full disk, a closed terminal) loses the line: the exit code
+    still says how the command ended, and a failure to complain must not become a crash.
+    """
+    try:
+        print(inert_lines(text), file=sys.stderr)
+    except (OSError, ValueError):
+        pass
 
 
 def note(args: argparse.Namespace, text: str) -> None:

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     require(*ORCHESTRATION, why="tunegate sweep runs a Prefect flow tracked in MLflow")
     require(*TRAINING, why="every candidate's mini-run and short training")
     from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
-    from tunegate.cli.paths import require_files
+    from tunegate.cli.paths import require_files, require_flow_inputs
     from tunegate.local_api import adopt_or_stop, start_local_api
     from tunegate.spec.check import parse_spec
     from tunegate.sweep.plan import check_sweep_plan
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     parsed = parse_spec(args.spec)
     check_sweep_plan(parsed, args.strategy)
     require_files(parsed.require(), "data.train", "data.validation")
+    require_flow_inputs(parsed)
     # The slow, certain work starts now (issue 15): Prefect's local API first, before Prefect is
     # imported (tunegate.local_api); then the fork server (elsewhere the standby trainers),
     # whose imports overlap the API's start-up; once this thread has imported what it needs

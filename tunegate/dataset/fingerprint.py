@@ -3,7 +3,9 @@
     tunegate fingerprint data/train.jsonl data/validation.jsonl
 
 The digest is SHA-256 over the canonical JSONL of the records: each record re-serialised with
-sorted keys and no insignificant whitespace, one per line, in file order. So it ignores blank
+sorted keys and no insignificant whitespace, one per line, in file order (a split of several
+files: its files' records in order, one stream, so a split of one file has its file's digest
+and the order of the files counts as the order of records does). So it ignores blank
 lines, line endings (CRLF/LF), JSON whitespace and key order, and changes with any character of
 content and with the order of records (order changes what a run sees, so it is a different data
 version). Records of any format are hashed in the chat form every stage reads
@@ -23,16 +25,18 @@ import base64
 import hashlib
 import json
 from decimal import Decimal
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from tunegate.dataset.handoff import hand_over, handoff_folder, taken
-from tunegate.dataset.records import iter_canonical
+from tunegate.dataset.split import iter_split
 from tunegate.errors import UnreadableRecord
 from tunegate.pathguard import shown
+from tunegate.spec.model import split_files
 
 ALGORITHM = "sha256-canonical-jsonl"
 
@@ -42,8 +46,19 @@ class Fingerprint(BaseModel):
 
     digest: str = Field(description="SHA-256 (hex) of the canonical JSONL of the records.")
     records: int = Field(description="Number of records hashed.")
-    file: str | None = Field(default=None, description="The file the records came from.")
+    file: str | None = Field(default=None, description="The file the records came from (a split of several "
+                                                       "files: its first).")
     algorithm: str = ALGORITHM
+    files: list[str] | None = Field(default=None, description="Every file of a split of several, in the order "
+                                                               "hashed (left out for one file).")
+
+    @model_serializer(mode="wrap")
+    def _files_only_when_several(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A one-file fingerprint is written as it always was: no `files` key."""
+        data = handler(self)
+        if self.files is None:
+            data.pop("files", None)
+        return data  # type: ignore[no-any-return]
 
 
 def canonical_bytes(record: dict[str, Any]) -> bytes:
@@ -103,8 +118,8 @@ class SplitDigest:
         self._hash.update(data)
         self.records += records
 
-    def result(self, file: str | None = None) -> Fingerprint:
-        return Fingerprint(digest=self._hash.hexdigest(), records=self.records, file=file)
+    def result(self, file: str | None = None, files: list[str] | None = None) -> Fingerprint:
+        return Fingerprint(digest=self._hash.hexdigest(), records=self.records, file=file, files=files)
 
 
 class FingerprintObserver:
@@ -114,9 +129,9 @@ class FingerprintObserver:
     reaches the report even when a later stage does not run.
     """
 
-    def __init__(self, sink: dict[str, Any], files: dict[str, Path] | None = None):
+    def __init__(self, sink: dict[str, Any], files: Mapping[str, Path | Sequence[Path]] | None = None):
         self.sink = sink
-        self.files = files or {}
+        self.files = {role: split_files(paths) for role, paths in (files or {}).items()}
         self._digests: dict[str, SplitDigest] = {}
         self._folder: str | None = None  # where workers leave their parts' canonical JSONL
 
@@ -144,8 +159,7 @@ class FingerprintObserver:
 
     def finish(self, role: str) -> None:
         digest = self._digests.pop(role, None) or SplitDigest()
-        file = self.files.get(role)
-        self.sink[role] = digest.result(shown(file) if file is not None else None).model_dump()
+        self.sink[role] = _result(digest, self.files.get(role) or []).model_dump()
 
 
 class CanonicalPart:
@@ -165,13 +179,20 @@ class CanonicalPart:
         return hand_over(self._data, self._folder), self._records
 
 
-def fingerprint_file(path: Path) -> Fingerprint:
-    """Stream a data file (JSONL, gzipped JSONL, a .json array, parquet, Arrow, CSV) and return its fingerprint.
+def fingerprint_file(path: Path | Sequence[Path]) -> Fingerprint:
+    """Stream a data file (JSONL, gzipped JSONL, a .json array, parquet, Arrow, CSV), or a split's files
+    in order, and return its fingerprint (the dataset stage's for that split).
 
-    Raises UsageError when the file cannot be opened and UnreadableRecord at the first line that
-    is not a JSON object: a digest of part of a file would silently stand for all of it.
+    Raises UsageError when a file cannot be opened and UnreadableRecord at the first line that
+    is not a JSON object: a digest of part of a split would silently stand for all of it.
     """
     digest = SplitDigest()
-    for _, _, record in iter_canonical(path, strict=True):
+    for _, _, record in iter_split(path, strict=True):
         digest.add(record)
-    return digest.result(shown(path))
+    return _result(digest, split_files(path))
+
+
+def _result(digest: SplitDigest, files: list[Path]) -> Fingerprint:
+    """The digest named by its file, or by its first file and every file for a split of several."""
+    first = shown(files[0]) if files else None
+    return digest.result(first, [shown(p) for p in files] if len(files) > 1 else None)

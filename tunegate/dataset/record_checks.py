@@ -44,7 +44,7 @@ class RecordChecks:
 
     `repeats` sees each record's key (a hash of its bytes): a `RepeatedRecords`, or for a part of a
     file read elsewhere, a log the whole file's `RepeatedRecords` replays in order. `on_repeat` is
-    told the line of every exact repeat reported here (TG210). `trains_all`: the spec's
+    told the index of every exact repeat reported here (TG210). `trains_all`: the spec's
     training.loss_on is `all`, so a conversation with every reply weighted 0 still trains (no TG265).
     """
 

@@ -23,7 +23,8 @@ the trainer) reads it here, so all of them see the same records at the same plac
   `.csv` (or `.csv.gz`) file row by row as `datasets` reads it, each at the line where the row
   starts (`tunegate.dataset.csv_rows`).
 Records of any format (`tunegate.formats`) are seen as chats through `iter_chats`, the one
-conversion every later stage shares.
+conversion every later stage shares. A split of several files is read here file by file, in order
+(`read_chats`, `message_chars`; the canonical records of a split: `tunegate.dataset.split`).
 Lines that are not one JSON object are skipped (the dataset stage has reported them) or, when
 `strict`, raise UnreadableRecord: a digest of half a file must never stand for all of it. Two
 things stop the read of a gzip stream in either mode, as they stop the dataset stage: inflating
@@ -283,19 +284,6 @@ def iter_canonical(path: Path, fmt: str = "auto", *,
         yield line, index, formats.canonical(record, file_format.of(record, line)[0])
 
 
-def feed_observers(files: dict[str, Path], observers: Sequence[Any], fmt: str = "auto") -> None:
-    """Read each split once and feed every record to the observers, as the dataset stage does.
-
-    For a stage whose dataset read ran in another step, and for benchmarks of the observers alone.
-    """
-    for role, path in files.items():
-        for line, index, record in iter_canonical(path, fmt):
-            for observer in observers:
-                observer.observe(role, line, index, record)
-        for observer in observers:
-            observer.finish(role)
-
-
 # -- the chat view of a record: its messages, each with text content --------------------------
 
 
@@ -309,22 +297,28 @@ class ChatRecord:
     plain: bool = False  # plain prompt + completion text, trained without a chat template (TRL)
     completion_only: bool = False  # a prompt-completion record: only the completion is ever trained
     tools: list[dict[str, Any]] | None = None  # the record's tool definitions, which the template renders
+    file: int = 0  # which of its split's files holds it (0-based; a split may be several files, read in order)
 
     def char_count(self) -> int:
         return sum(len(m["content"]) for m in self.messages)
 
+    def place(self, names: Sequence[str]) -> dict[str, Any]:
+        """Where a finding puts the record: its own file (`names`: the split's files as shown), line, index."""
+        return {"file": names[self.file], "line": self.line, "record": self.index}
+
 
 @dataclass(frozen=True)
 class RecordSample:
-    """The chat records read from one file: all of them, or a uniform sample when the file is large."""
+    """The chat records read from a split: all of them, or a uniform sample when the split is large."""
 
     records: list[ChatRecord]
-    total: int  # usable records in the whole file
+    total: int  # usable records in the whole split
     sampled: bool
 
 
-def iter_chats(path: Path, fmt: str = "auto") -> Iterator[ChatRecord]:
-    """The file's records, in any format, that hold a list of role-tagged messages, with text content."""
+def iter_chats(path: Path, fmt: str = "auto", file: int = 0) -> Iterator[ChatRecord]:
+    """The file's records, in any format, that hold a list of role-tagged messages, with text content;
+    `file` is the file's number in its split, which each record keeps."""
     file_format = formats.FileFormat(fmt)
     for line, index, record in iter_records(path):
         found = file_format.of(record, line)[0]
@@ -332,19 +326,28 @@ def iter_chats(path: Path, fmt: str = "auto") -> Iterator[ChatRecord]:
         messages = _messages(chat)
         if messages is not None:
             yield ChatRecord(line, index, messages, plain=formats.is_plain_text(record, found),
-                             completion_only=formats.completion_only(found), tools=_tools(chat.get("tools")))
+                             completion_only=formats.completion_only(found), tools=_tools(chat.get("tools")),
+                             file=file)
 
 
-def read_chats(path: Path, limit: int | None = None, seed: int = 0, fmt: str = "auto") -> RecordSample:
-    """The usable chat records of a file, keeping a uniform sample of `limit` of them.
+def split_chats(files: Path | Sequence[Path], fmt: str = "auto") -> Iterator[ChatRecord]:
+    """The chat records of a split's files (one path, or several), file after file, each knowing its file."""
+    for number, path in enumerate([files] if isinstance(files, (str, Path)) else files):
+        yield from iter_chats(Path(path), fmt, number)
 
-    Reservoir sampling keeps memory bounded by `limit` however large the file is, and the fixed
+
+def read_chats(files: Path | Sequence[Path], limit: int | None = None, seed: int = 0,
+               fmt: str = "auto") -> RecordSample:
+    """The usable chat records of a split (a file, or several read in order), keeping a uniform
+    sample of `limit` of them.
+
+    Reservoir sampling keeps memory bounded by `limit` however large the split is, and the fixed
     seed makes the sample (and so the report) the same on every run.
     """
     rng = random.Random(seed)
     kept: list[ChatRecord] = []
     total = 0
-    for record in iter_chats(path, fmt):
+    for record in split_chats(files, fmt):
         total += 1
         if limit is None or len(kept) < limit:
             kept.append(record)
@@ -352,16 +355,19 @@ def read_chats(path: Path, limit: int | None = None, seed: int = 0, fmt: str = "
         slot = rng.randrange(total)
         if slot < limit:
             kept[slot] = record
-    kept.sort(key=lambda r: r.index)
+    kept.sort(key=lambda r: (r.file, r.index))
     return RecordSample(kept, total, sampled=limit is not None and total > limit)
 
 
-def message_chars(path: Path, fmt: str = "auto") -> int:
-    """Characters of message content in a data file (0 when it cannot be read)."""
-    try:
-        return sum(record.char_count() for record in iter_chats(path, fmt))
-    except UsageError:
-        return 0
+def message_chars(files: Path | Sequence[Path], fmt: str = "auto") -> int:
+    """Characters of message content in a split's files (a file that cannot be read counts 0)."""
+    total = 0
+    for path in [files] if isinstance(files, (str, Path)) else files:
+        try:
+            total += sum(record.char_count() for record in iter_chats(Path(path), fmt))
+        except UsageError:
+            pass
+    return total
 
 
 def _messages(obj: dict[str, Any]) -> list[dict[str, Any]] | None:

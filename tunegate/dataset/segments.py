@@ -109,7 +109,7 @@ class RepeatedRecords:
 
     def __init__(self, out: FindingCollector, file: str, on_repeat: Callable[[int], Any] | None = None):
         self.out, self.file = out, file
-        self.on_repeat = on_repeat  # told the line of every exact repeat reported here
+        self.on_repeat = on_repeat  # told the index of every exact repeat reported here
         # hash of a record's bytes -> the line it first appeared on: one key per record, so the
         # compiled map where it is built (~32 bytes a record; a dict takes ~110)
         self.first_line: Any = compiled.FirstSeen() if compiled is not None else {}
@@ -132,7 +132,7 @@ class RepeatedRecords:
     def _repeat(self, first: int, line: int, index: int) -> None:
         self.duplicates += 1
         if self.on_repeat is not None:
-            self.on_repeat(line)
+            self.on_repeat(index)
         if self.out.full("TG210"):  # past the cap: count, do not explain (10M repeats show 20)
             self.out.count("TG210", "warning")
             return

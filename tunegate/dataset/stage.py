@@ -3,15 +3,19 @@
     from tunegate.dataset import validate_dataset
     result = validate_dataset({"train": Path("train.jsonl"), "validation": Path("val.jsonl")}, cap=20)
     result = validate_dataset({"train": Path("train.json")}, fmt="sharegpt")   # any format, any container
+    result = validate_dataset({"train": [Path("a.jsonl"), Path("b.parquet")]})  # a split of several files
 
 Records in any format (`tunegate.formats`: OpenAI chat, ShareGPT, Alpaca, TRL prompt-completion;
 `auto` fixes each file's format from its first record) are checked against that format's contract
 and handed to observers in chat form, the form every later stage reads.
 
 Each file is streamed once (constant memory apart from the exact-duplicate index, about 130 bytes
-per record); later stages that need every record (overlap, fingerprints) plug in as
-`RecordObserver`s (`tunegate.stage`) instead of reading the file again. Reading rules: `tunegate.dataset.jsonl_reader`;
-the contract: `tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dataset (TG2xx)".
+per record); a split of several files is read file after file as one stream of records, each
+found at its own file and line (byte-identical repeats, TG210, are found within a file; a record
+repeated in another file of the split is the overlap stage's TG304). Later stages that need every
+record (overlap, fingerprints) plug in as `RecordObserver`s (`tunegate.stage`) instead of reading
+the file again. Reading rules: `tunegate.dataset.jsonl_reader`; the contract:
+`tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dataset (TG2xx)".
 """
 from __future__ import annotations
 
@@ -27,9 +31,11 @@ from tunegate.dataset.jsonl_reader import JsonlReader
 from tunegate.dataset.parallel import Workers, worker_count
 from tunegate.dataset.record_checks import RecordChecks
 from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
+from tunegate.dataset.split import record_key
 from tunegate.dataset.stats import SplitStats
 from tunegate.facts import SplitContent
 from tunegate.report import FindingCollector, StageResult
+from tunegate.spec.model import split_files
 from tunegate.stage import GateContext, RecordObserver
 
 STAGE = "dataset"
@@ -59,83 +65,114 @@ def run_stage(ctx: GateContext) -> StageResult:
     return result
 
 
-def validate_dataset(files: Mapping[str, Path], cap: int = 20, observers: Sequence[RecordObserver] = (),
-                     fmt: str = "auto", workers: int | None = None, part_bytes: int | None = None,
-                     trains_all: bool = False) -> StageResult:
-    """Check each file (role -> path, e.g. {"train": ..., "validation": ...}) and return the stage result.
+def validate_dataset(files: Mapping[str, Path | Sequence[Path]], cap: int = 20,
+                     observers: Sequence[RecordObserver] = (), fmt: str = "auto", workers: int | None = None,
+                     part_bytes: int | None = None, trains_all: bool = False) -> StageResult:
+    """Check each split (role -> its file, or its files read in order, e.g. {"train": ..., "validation":
+    ...}) and return the stage result.
 
-    Never raises for any file content; every problem is a finding (at most `cap` kept per code,
-    all counted). Stats are keyed by role. `fmt` is the records' format, or "auto". A large plain
-    JSONL file is read in parts by `workers` processes (default: tunegate.dataset.parallel's count)
-    when every observer can ride along in parts; the result is the same as one read. `part_bytes`
-    fixes the part size (and reads in parts every file of at least 4 parts); by default parts are a
-    quarter of a file's share per worker, 1-8 MiB. `trains_all`: the spec trains every token of a
-    conversation (training.loss_on: all), so one whose every reply has weight 0 is no TG265.
+    Never raises for any file content; every problem is a finding at its own file and line (at
+    most `cap` kept per code, all counted). Stats are keyed by role (a split of several files adds
+    up its files' counts, each file's own under `files`). `fmt` is the records' format, or "auto"
+    (each file's first record decides). A large plain JSONL file is read in parts by `workers`
+    processes (default: tunegate.dataset.parallel's count) when every observer can ride along in
+    parts; the result is the same as one read. `part_bytes` fixes the part size (and reads in parts
+    every file of at least 4 parts); by default parts are a quarter of a file's share per worker,
+    1-8 MiB. `trains_all`: the spec trains every token of a conversation (training.loss_on: all),
+    so one whose every reply has weight 0 is no TG265.
     """
     start = time.perf_counter()
     if not files:
         return StageResult.skipped(STAGE, "no data files given")
+    splits = {role: split_files(paths) for role, paths in files.items()}
     first = {getattr(o, "read_first", None) for o in observers}
-    order = sorted(files, key=lambda role: role not in first)  # stable: the files' order otherwise
+    order = sorted(splits, key=lambda role: role not in first)  # stable: the files' order otherwise
     found = {role: FindingCollector(STAGE, cap) for role in order}
     with Workers(worker_count() if workers is None else workers) as pool:
-        plan = _plan_parts(files, observers, fmt, pool, part_bytes)
-        checked = {role: _check_file(role, Path(files[role]), found[role], observers, fmt, pool, part_bytes,
-                                     plan[role], trains_all) for role in order}
+        plan = _plan_parts(splits, observers, fmt, pool, part_bytes)
+        checked = {role: _check_split(role, splits[role], found[role], observers, fmt, pool, part_bytes,
+                                      plan[role], trains_all) for role in order}
     out = FindingCollector(STAGE, cap)
-    for role in files:  # reported in the files' order, as if read in it
+    for role in splits:  # reported in the files' order, as if read in it
         out.absorb(found[role])
-    return out.result(time.perf_counter() - start, {role: checked[role] for role in files})
+    return out.result(time.perf_counter() - start, {role: checked[role] for role in splits})
 
 
-def _plan_parts(files: Mapping[str, Path], observers: Sequence[RecordObserver], fmt: str, pool: Workers,
-                part_bytes: int | None) -> dict[str, formats.FileFormat | None]:
-    """Which files are read in parts: role -> the format their first record fixes, or None (one read here)."""
-    plan: dict[str, formats.FileFormat | None] = dict.fromkeys(files)
+Plan = list[formats.FileFormat | None]  # per file of a split: the format that lets it be read in parts, or None
+
+
+def _plan_parts(splits: Mapping[str, list[Path]], observers: Sequence[RecordObserver], fmt: str, pool: Workers,
+                part_bytes: int | None) -> dict[str, Plan]:
+    """Which files are read in parts: per role and file, the format their first record fixes, or None
+    (one read here)."""
+    plan: dict[str, Plan] = {role: [None] * len(paths) for role, paths in splits.items()}
     if pool.count <= 1:
         return plan
-    sizes = {role: _size(Path(path)) for role, path in files.items()}
+    sizes = {role: [_size(path) for path in paths] for role, paths in splits.items()}
     least = 4 * part_bytes if part_bytes else (SPLIT_FORKED if pool.forks else SPLIT_SPAWNED)
-    for role, path in files.items():
-        if sizes[role] >= least:
-            plan[role] = splittable(Path(path), observers, fmt)
-    if part_bytes is None and any(plan.values()):
-        for role, path in files.items():
-            if plan[role] is None and SPLIT_ALONGSIDE <= sizes[role] < least:
-                plan[role] = splittable(Path(path), observers, fmt)
+    for role, paths in splits.items():
+        for number, path in enumerate(paths):
+            if sizes[role][number] >= least:
+                plan[role][number] = splittable(path, observers, fmt)
+    if part_bytes is None and any(any(p) for p in plan.values()):
+        for role, paths in splits.items():
+            for number, path in enumerate(paths):
+                if plan[role][number] is None and SPLIT_ALONGSIDE <= sizes[role][number] < least:
+                    plan[role][number] = splittable(path, observers, fmt)
     return plan
+
+
+def _check_split(role: str, paths: list[Path], out: FindingCollector, observers: Sequence[RecordObserver],
+                 fmt: str, pool: Workers, part_bytes: int | None, plan: Plan,
+                 trains_all: bool = False) -> dict[str, Any]:
+    """Check a split's files in order, as one stream for the observers; its stats (summed over several files)."""
+    checked = [_check_file(role, path, out, observers, fmt, pool, part_bytes, plan[number], trains_all,
+                           record_key(number, 0)) for number, path in enumerate(paths)]
+    for observer in observers:
+        observer.finish(role)
+    if len(checked) == 1:
+        return checked[0][0]
+    return _summed(checked)
+
+
+def _summed(checked: list[tuple[dict[str, Any], SplitStats]]) -> dict[str, Any]:
+    """A split of several files: the counts added up, the distributions over every record, and each
+    file's own stats under `files`. `format` and `container` are the files' one value, or None."""
+    total = SplitStats()
+    for _, stats in checked:
+        total.absorb(stats)
+    each = [summary for summary, _ in checked]
+    sums = {key: sum(s[key] for s in each) for key in ("records", "blank_lines", "lines", "duplicates")}
+    shared = {key: each[0][key] if len({s[key] for s in each}) == 1 else None for key in ("format", "container")}
+    return {"files": each, **sums, **shared, **total.summary()}
 
 
 def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequence[RecordObserver], fmt: str,
                 pool: Workers, part_bytes: int | None, file_format: formats.FileFormat | None,
-                trains_all: bool = False) -> dict[str, Any]:
+                trains_all: bool = False, shift: int = 0) -> tuple[dict[str, Any], SplitStats]:
+    """One file's checks and stats; observers see its records at keys `shift` + index (its place in the split)."""
     size = _size(path)
     if file_format is not None:
         part = part_bytes or max(MIN_PART, min(PART_BYTES, size // (4 * pool.count)))
-        stats = _check_in_parts(role, path, out, observers, pool, part, file_format, fine_tail=not part_bytes,
-                                trains_all=trains_all)
-        for observer in observers:
-            observer.finish(role)
-        return stats
+        return _check_in_parts(role, path, out, observers, pool, part, file_format, fine_tail=not part_bytes,
+                               trains_all=trains_all, shift=shift)
     reader = JsonlReader(path, out)
-    check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers), trains_all=trains_all)
+    check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers, shift), trains_all=trains_all)
     observes = [o.observe for o in observers]
     with progress.step(f"reading {path.name}", total=size or None, unit="bytes", poll=reader.bytes_read):
         for line, index, raw, record in reader.records():
             seen = check(line, index, raw, record)
             if seen is not None:
                 for observe in observes:
-                    observe(role, line, index, seen)
-    for observer in observers:
-        observer.finish(role)
+                    observe(role, line, index + shift, seen)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
-            "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}
+            "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}, check.stats
 
 
-def _repeat_hook(role: str, observers: Sequence[Any]) -> Callable[[int], Any]:
-    """Tells every observer with `exact_repeat` the line of each exact repeat reported (TG210)."""
+def _repeat_hook(role: str, observers: Sequence[Any], shift: int = 0) -> Callable[[int], Any]:
+    """Tells every observer with `exact_repeat` the key of each exact repeat reported (TG210)."""
     hooks = [o.exact_repeat for o in observers if hasattr(o, "exact_repeat")]
-    return lambda line: [hook(role, line) for hook in hooks]
+    return lambda index: [hook(role, index + shift) for hook in hooks]
 
 
 # -- one file in parts, each read in a worker process, merged in file order ---------------------
@@ -144,7 +181,7 @@ def _repeat_hook(role: str, observers: Sequence[Any]) -> Callable[[int], Any]:
 def _size(path: Path) -> int:
     try:
         return os.path.getsize(path)
-    except OSError:
+    except (OSError, ValueError):  # unreadable, or a NUL in the name: the read's guard names it (TG240)
         return 0
 
 
@@ -168,11 +205,11 @@ def read_part(part: Part) -> PartResult:
 
 def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
                     part_bytes: int, file_format: formats.FileFormat, fine_tail: bool,
-                    trains_all: bool = False) -> dict[str, Any]:
+                    trains_all: bool = False, shift: int = 0) -> tuple[dict[str, Any], SplitStats]:
     templates = [o.part(role) for o in observers]
     spans = cut(path, part_bytes, tail=pool.count if fine_tail else 0, least=MIN_PART)
     parts = (Part(role, str(path), a, b, out.cap, templates, file_format, trains_all) for a, b in spans)
-    stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers))
+    stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers, shift))
     lines = records = blank = 0
     shown = progress.step(f"reading {path.name} in {len(spans)} parts", total=spans[-1][1] if spans else None,
                           unit="bytes")
@@ -182,7 +219,7 @@ def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Seq
             out.absorb(shifted(got, repeats, lines, records))
             stats.absorb(got.stats)
             for observer, payload in zip(observers, got.payloads):
-                observer.join(role, payload, lines, records)
+                observer.join(role, payload, lines, records + shift)
             if got.failure is not None:  # reading stopped there, as one read would have
                 JsonlReader(path, out).read_failed(lines + got.failure[0], got.failure[1])  # type: ignore[arg-type]
             lines, records, blank = lines + got.lines, records + got.records, blank + got.blank_lines
@@ -194,4 +231,4 @@ def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Seq
         whole._report_emptiness()
     return {"file": str(path), "records": records, "blank_lines": blank, "lines": lines, "gzip": False,
             "container": "jsonl", "duplicates": repeats.duplicates, "format": file_format.format,
-            **stats.summary()}
+            **stats.summary()}, stats

@@ -24,7 +24,9 @@ def find_config(model_id: str, revision: str | None = None,
     """The model's config dict and where it came from, or None when no source has it.
 
     On this disk first (beside the spec in `base`, as written, shipped: the spec stage's own lookup,
-    tunegate.spec.checkpoint), then the HF cache and the hub.
+    tunegate.spec.checkpoint), then the HF cache and the hub, then, for a chat-tuned release none of
+    them has (an offline laptop and `Meta-Llama-3-8B-Instruct`), the shipped config of its base
+    (`shipped-base:`), whose architecture it keeps.
 
     Raises:
         ValueError: a config file exists but is not valid JSON.
@@ -34,7 +36,10 @@ def find_config(model_id: str, revision: str | None = None,
         shipped = path.parent == checkpoint.SHIPPED
         return checkpoint.read_config(path), f"shipped:{path.name}" if shipped else str(path)
     fetched = _from_hub(model_id, revision)
-    return (fetched, f"hub:{model_id}") if fetched is not None else None
+    if fetched is not None:
+        return fetched, f"hub:{model_id}"
+    base_config = checkpoint.shipped_base_config(model_id)
+    return (checkpoint.read_config(base_config), f"shipped-base:{base_config.name}") if base_config else None
 
 
 def _from_hub(model_id: str, revision: str | None) -> dict[str, Any] | None:

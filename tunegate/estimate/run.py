@@ -180,13 +180,14 @@ def dataset_tokens(spec: Spec, facts: GateFacts, data_available: bool = True) ->
     if not data_available and "train" not in facts.content:
         return TokenCount(tokens=0, source="none")
     counted = facts.content.get("train")
-    chars = counted.content_chars if counted is not None else content_chars(spec.data.train)
+    chars = counted.content_chars if counted is not None else content_chars(spec.data.files("train"))
     return TokenCount(tokens=int(chars / CHARS_PER_TOKEN), source="characters",
                       records=counted.records if counted is not None else None)
 
 
-def content_chars(path: Path) -> int:
-    """Characters of message content in a data file, read with the dataset wing's one lenient reader.
+def content_chars(path: Path | list[Path]) -> int:
+    """Characters of message content in a data file (or a split's files), read with the dataset wing's
+    one lenient reader.
 
     Only for an estimate made without the dataset stage (`tunegate estimate`): in the gate the
     dataset stage has counted them already (`facts.content`).

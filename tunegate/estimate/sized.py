@@ -20,6 +20,7 @@ widened (`from_size`) and the estimate says so (TG419): a real config.json alway
 from __future__ import annotations
 
 from tunegate.estimate.architecture import Architecture, Linear
+from tunegate.spec import bounds
 
 HEAD_DIM = 128
 KV_HEADS = 8
@@ -27,8 +28,10 @@ MLP_RATIO = 3.5
 HIDDEN_PER_LAYER = 128
 VOCAB = 128_256
 # Beyond any model trained so far (the largest published dense and MoE models are a few trillion
-# parameters, hidden sizes up to ~25k, under 200 layers): a larger figure is a typo, not a model.
-MAX_BILLIONS, MAX_HIDDEN, MAX_LAYERS = 100_000.0, 131_072, 10_000
+# parameters, hidden sizes up to ~25k, under 200 layers): a larger figure is a typo, not a model. The
+# spec refuses it at its key (TG103, tunegate.spec.bounds, the one home of these limits); a caller
+# that passes one anyway gets the ValueError below (TG405), never a shape solved from it.
+MAX_BILLIONS, MAX_HIDDEN, MAX_LAYERS = float(bounds.MAX_PARAMS_B), bounds.MAX_HIDDEN_SIZE, bounds.MAX_LAYERS
 
 
 def architecture_from_size(billions: float, hidden_size: int | None = None,

@@ -59,6 +59,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     _memory_findings(out, est, spec, file, base)
     _trainer_findings(out, est, spec, file, own=ctx.trainer == LAUNCH)
     _context_findings(out, est, spec, file)
+    _base_config_finding(out, est, spec, file)
     _attention_findings(out, est, spec, file)
     _target_findings(out, est, spec, file)
     _batch_findings(out, est, spec, ctx.facts, file)
@@ -74,7 +75,7 @@ def run_stage(ctx: GateContext) -> StageResult:
                 "(--train FILE --validation FILE).", file=file, key="estimate.dataset_tokens")
     if est.tokens.source == "characters":
         out.add("TG409", "info", f"training tokens estimated from characters: {est.tokens.tokens:,} "
-                f"(characters / 4) in {spec.data.train.name}",
+                f"(characters / 4) in {spec.data.names('train')}",
                 "Set estimate.dataset_tokens, or run the mini-run's token audit, for an exact count.",
                 file=file, key="estimate.dataset_tokens")
     stats = {"summary": _summary_line(est), **summary}
@@ -193,6 +194,18 @@ def _trainer_findings(out: FindingCollector, est: Estimate, spec: Spec, file: st
                 "can check.", file=file, key="model.id")
 
 
+def _base_config_finding(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
+    """TG427: the config.json of a chat-tuned release could not be had, so its base's shipped one was read."""
+    if not est.config_source.startswith("shipped-base:"):
+        return
+    base = est.config_source.removeprefix("shipped-base:").removesuffix(".json").replace("--", "/")
+    out.add("TG427", "info", f"no config.json for '{spec.model.id}' here (offline, not in the Hugging Face cache): "
+            f"estimated with its base model's, '{base}' (shipped with tunegate), as a chat-tuned release keeps its "
+            "base's architecture", "Nothing to fix for the estimate. For its own config (the mini-run and the run "
+            f"load it anyway): `hf download {spec.model.id} config.json` where the Hub is reachable.",
+            file=file, key="model.id")
+
+
 def _context_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
     """TG414: max_seq_len past the positions the model has (learned ones) or was trained for (rotary)."""
     length, most = spec.training.max_seq_len, est.max_positions
@@ -269,7 +282,7 @@ def _batch_findings(out: FindingCollector, est: Estimate, spec: Spec, facts: Gat
            "of the records)")
     out.add("TG416", "warning", f"the global batch of {setup.global_batch} sequences (training.micro_batch_size "
             f"{setup.micro_batch_size} x grad_accum_steps {setup.grad_accum_steps}{gpus}) is larger than the "
-            f"{records} records of {spec.data.train.name}: each epoch is 1 optimizer step over all of them, so "
+            f"{records} records of {spec.data.names('train')}: each epoch is 1 optimizer step over all of them, so "
             f"{epochs:g} epoch(s) train {math.ceil(epochs)} step(s) in all",
             f"{fix} so that a step holds at most the {records} records, or add records.", file=file,
             key="training.grad_accum_steps")

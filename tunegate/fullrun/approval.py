@@ -11,6 +11,9 @@ from pathlib import Path
 from tunegate.errors import ApprovalError
 from tunegate.report import REQUIRED_GATES, GateReport
 from tunegate.spec.check import ParsedSpec
+from tunegate.spec.model import split_files
+
+DataFiles = Path | list[Path]  # a split: one file, or several read in order
 
 
 def report_path(spec_path: Path) -> Path:
@@ -20,13 +23,12 @@ def report_path(spec_path: Path) -> Path:
 
 
 def save_report(report: GateReport, spec_path: Path) -> Path:
-    """Write the report atomically (a reader never sees half a file); return its path."""
-    path = report_path(spec_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write the report aside and rename it into place (a reader never sees half a file; a folder or a
+    FIFO in its place is a usage error, tunegate.destination); return its path."""
+    from tunegate.destination import write_file
+
+    return write_file(report_path(spec_path), report.model_dump_json(indent=2).encode("utf-8"), [spec_path],
+                      force=True, what="the preflight report")
 
 
 def load_report(path: Path) -> GateReport:
@@ -38,8 +40,9 @@ def load_report(path: Path) -> GateReport:
         raise ApprovalError(f"{path} is not a tunegate report: {str(exc).splitlines()[0]}") from None
 
 
-def stale_reasons(report: GateReport, spec_path: Path, train: Path, validation: Path) -> list[str]:
-    """Every reason the report does not approve a full run of these exact files (empty: it does)."""
+def stale_reasons(report: GateReport, spec_path: Path, train: DataFiles, validation: DataFiles) -> list[str]:
+    """Every reason the report does not approve a full run of these exact files (empty: it does); each
+    split is a file, or several read in order."""
     from tunegate.dataset.fingerprint import fingerprint_file
     from tunegate.spec.digest import spec_digest
 
@@ -53,14 +56,16 @@ def stale_reasons(report: GateReport, spec_path: Path, train: Path, validation: 
     prints = report.fingerprints
     if prints.get("spec", {}).get("digest") != spec_digest(Path(spec_path)):
         reasons.append(f"{Path(spec_path).name} changed since it was approved")
-    for role, path in (("train", train), ("validation", validation)):
+    for role, files in (("train", split_files(train)), ("validation", split_files(validation))):
         approved = prints.get(role, {}).get("digest")
-        if approved is None or fingerprint_file(Path(path)).digest != approved:
-            reasons.append(f"the {role} data ({Path(path).name}) changed since it was approved")
+        if approved is None or fingerprint_file(files).digest != approved:
+            names = " + ".join(path.name for path in files)
+            reasons.append(f"the {role} data ({names}) changed since it was approved")
     return reasons
 
 
-def require_approval(spec_path: Path, train: Path, validation: Path, report_file: Path | None = None) -> GateReport:
+def require_approval(spec_path: Path, train: DataFiles, validation: DataFiles,
+                     report_file: Path | None = None) -> GateReport:
     """Return the approving report for these files, or raise ApprovalError listing every reason."""
     report = load_report(report_file or report_path(spec_path))
     reasons = stale_reasons(report, spec_path, train, validation)

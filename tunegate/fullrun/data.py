@@ -36,17 +36,19 @@ class TrainData:
 
 
 def load_splits(spec: Spec, tokenizer: Any, log: Callable[[str], None]) -> TrainData:
-    """Tokenise the whole training and validation files; log the audit's findings by code."""
+    """Tokenise the whole training and validation splits (each a file, or several read in order as one);
+    log the audit's findings by code."""
     out = FindingCollector(STAGE, cap=3)
     kept: dict[str, list[EncodedChat]] = {}
     dropped = 0
-    for role, path in (("train", spec.data.train), ("validation", spec.data.validation)):
-        _, audited = audit_split(path, shown_path(path), tokenizer, spec.training.max_seq_len, out,
+    for role in ("train", "validation"):
+        shown = [shown_path(path) for path in spec.data.files(role)]
+        _, audited = audit_split(spec.data.files(role), shown, tokenizer, spec.training.max_seq_len, out,
                                  limit=None, seed=spec.training.seed, fmt=spec.data.format,
                                  loss_on=spec.training.loss_on)
         kept[role] = [a.encoded for a in audited if a.usable and a.encoded is not None]
         dropped += len(audited) - len(kept[role])
-        log(f"{role}: {len(audited)} records read from {shown_path(path)}, {len(kept[role])} usable")
+        log(f"{role}: {len(audited)} records read from {' + '.join(shown)}, {len(kept[role])} usable")
     _log_findings(out, log)
     return TrainData(kept["train"], kept["validation"], dropped)
 

@@ -60,9 +60,11 @@ def has_cuda() -> bool:
 
 
 def num_processes(spec: Spec, nodes: int = 1, cuda: bool | None = None, log: Callable[[str], None] = print) -> int:
-    """Processes per node: full_run.num_processes, else hardware.count over the nodes; 1 without CUDA."""
+    """Processes per node: full_run.num_processes, else hardware.count over the nodes; without CUDA 1,
+    unless full_run.num_processes asks for more: CPU processes in data parallel over gloo (what the
+    multi-GPU path runs, on a machine without one: issue 31's DDP defects were reproduced so)."""
     wanted = spec.full_run.num_processes or max(1, spec.hardware.count // nodes)
-    if not (has_cuda() if cuda is None else cuda):
+    if not (has_cuda() if cuda is None else cuda) and not spec.full_run.num_processes:
         if wanted > 1:
             log(f"no CUDA on this machine: launching 1 process instead of {wanted} (one per GPU)")
         return 1
@@ -75,6 +77,7 @@ def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: P
     """The command line that runs `tunegate.fullrun.trainer` for this spec under `full_run.launcher`."""
     env = os.environ if env is None else env
     nodes = int(env.get("NNODES", "1"))
+    cuda = has_cuda() if cuda is None else cuda
     per_node = num_processes(spec, nodes, cuda, log)
     # absolute: the launched processes may start in another folder
     program = ["-m", "tunegate.fullrun.trainer", "--spec", str(Path(spec_path).absolute()),
@@ -82,6 +85,9 @@ def launch_command(spec: Spec, spec_path: Path, output_dir: Path, result_path: P
     program += ["--max-steps", str(max_steps)] if max_steps else []
     program += ["--resume"] if resume else []
     launcher = spec.full_run.launcher
+    if launcher == "accelerate" and per_node > 1 and not cuda:
+        log(f"{per_node} processes on the CPU: launched with torchrun (gloo), as accelerate launch runs one on a CPU")
+        launcher = "torchrun"
     if launcher == "python":
         return [sys.executable, *program]
     if launcher == "torchrun":

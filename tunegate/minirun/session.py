@@ -153,8 +153,8 @@ class MiniRun:
         max_len, seed = self.spec.training.max_seq_len, self.spec.training.seed
         audits, found = {}, {}
         for role in ("train", "validation"):
-            path = self.ctx.files[role]
-            audits[role], found[role] = audit_split(path, runtime.shown_path(path), self.tokenizer,
+            paths = self.ctx.files[role]  # one file, or several read in order as one split
+            audits[role], found[role] = audit_split(paths, self._shown(role), self.tokenizer,
                                                     max_len, self.out, seed=seed, fmt=self.spec.data.format,
                                                     loss_on=self.spec.training.loss_on)
         self.stats["tokenize_s"] = round(time.perf_counter() - start, 3)
@@ -170,6 +170,10 @@ class MiniRun:
                              "other trainers may not.", key="model.id")
         self._audited = found
         return found["train"], found["validation"]
+
+    def _shown(self, role: str) -> list[str]:
+        """The split's files as findings show them, one per file."""
+        return [runtime.shown_path(path) for path in self.ctx.files[role]]
 
     def _sample(self, train: list[AuditedRecord]) -> list[AuditedRecord]:
         cfg, micro = self.spec.gate.mini_run, self.spec.training.micro_batch_size
@@ -250,8 +254,7 @@ class MiniRun:
         over = sum(1 for found in self._audited.values() for a in found
                    if a.encoded is not None and len(a.encoded.input_ids) > limit)
         n, role, item = longest
-        place = {"file": runtime.shown_path(self.ctx.files[role]), "line": item.record.line,
-                 "record": item.record.index, "key": "training.max_seq_len"}
+        place = {**item.record.place(self._shown(role)), "key": "training.max_seq_len"}
         fix = (f"Set training.max_seq_len: {limit} (or less), or shorten the records; a model with more "
                "positions takes longer records.")
         if learned:
@@ -396,6 +399,6 @@ def pick_sample(usable: list[Any], size: int, micro: int, seed: int) -> list[Any
     shows at once), then a seeded random draw of the rest."""
     by_length = sorted(usable, key=lambda a: len(a.encoded.input_ids), reverse=True)
     longest, rest = by_length[:min(micro, size)], by_length[min(micro, size):]
-    rest = sorted(rest, key=lambda a: a.record.index)
+    rest = sorted(rest, key=lambda a: (a.record.file, a.record.index))
     random.Random(seed).shuffle(rest)
     return longest + rest[:max(0, size - len(longest))]

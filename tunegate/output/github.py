@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tunegate.output.places import file_of, repo_path
-from tunegate.output.safe import encodable
+from tunegate.output.safe import encodable, visible_controls
 from tunegate.render import verdict_text
 from tunegate.report import GateReport
 
@@ -20,8 +20,9 @@ COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    """A command's message, as `escapeData` writes it (a lone surrogate first made encodable)."""
-    return encodable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message, as `escapeData` writes it (a lone surrogate first made encodable, any other
+    control character shown as its escape: GitHub's log would colour the line at an ESC)."""
+    return visible_controls(encodable(text)).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

@@ -17,6 +17,9 @@ from tunegate.render import MARKS, by_severity, stage_summary, verdict_text
 from tunegate.output.safe import xml_legal
 from tunegate.report import GateReport
 
+# In the page's head: how `--html` recognises a page it wrote, which it may replace without --force
+# (tunegate.destination); any other file at that path is the user's.
+PAGE_MARKER = b'<meta name="generator" content="tunegate'
 CAPTIONS = {
     "memory_breakdown.png": "Memory per GPU as the estimate predicts it, against the GPU's usable memory.",
     "token_lengths.png": "Tokens per training record with the chat template applied (the mini-run's token "
@@ -44,6 +47,7 @@ def html_page(report: GateReport, version: str) -> str:
     verdict = _verdict_class(report)
     c = report.counts
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"{PAGE_MARKER.decode()} {escape(version)}\">"
              f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
              f"<title>{escape(title)}: {verdict.replace('-', ' ')}</title><style>{STYLE}</style></head><body>",
              f"<h1>{escape(title)}</h1>",

@@ -25,6 +25,7 @@ LEGACY_COMMAND = "##["
 _LINE_BREAK = re.compile("\r\n|\r|\n")
 # Controls other than tab: ESC could recolour a terminal, NEL or a form feed break a line elsewhere.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_NOT_BREAKS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _escape(char: str) -> str:
@@ -48,6 +49,12 @@ def encodable_tree(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [encodable_tree(v) for v in value]
     return value
+
+
+def visible_controls(text: str) -> str:
+    """`text` with every control character but tab, CR and LF (ESC, BEL, NEL, ...) as its visible escape:
+    a file name's `\x1b[31m` recolours no log that shows it."""
+    return _CONTROL_NOT_BREAKS.sub(lambda m: _escape(m.group()), text)
 
 
 def xml_legal(text: str) -> str:

@@ -24,7 +24,8 @@ _WIDTH = 16
 
 
 class SplitHashes:
-    """The hashes and places of one split's records, in file order, in flat arrays."""
+    """The hashes and places of one split's records, in reading order, in flat arrays: each record's
+    line in its own file and its key in the split (`tunegate.dataset.split.record_key`)."""
 
     def __init__(self) -> None:
         self.full = bytearray()
@@ -49,7 +50,7 @@ class SplitHashes:
         return full
 
     def extend(self, later: SplitHashes, lines: int, records: int) -> None:
-        """Append a later part of the same file, whose places count from `lines` and `records`."""
+        """Append a later part of the same file, whose places count from `lines` and `records` (a key)."""
         self.full += later.full
         self.prompt += later.prompt
         self.answer += later.answer
@@ -90,7 +91,7 @@ class OverlapObserver:
     def __init__(self, near: Any = None) -> None:
         self.splits: dict[str, SplitHashes] = {}
         self.finished: set[str] = set()  # roles whose file was read to the end
-        # Lines the dataset stage already reported as byte-identical repeats (TG210), per role.
+        # Keys of the records the dataset stage already reported as byte-identical repeats (TG210), per role.
         self.exact_repeats: dict[str, set[int]] = {}
         self.seconds = 0.0  # time spent hashing, the exact pass's share of the dataset read
         self.near = near
@@ -113,8 +114,8 @@ class OverlapObserver:
         if self.near is not None:  # its own clock: `near.seconds`
             self.near.add(role, line, index, full, norm.text)
 
-    def exact_repeat(self, role: str, line: int) -> None:
-        self.exact_repeats.setdefault(role, set()).add(line)
+    def exact_repeat(self, role: str, index: int) -> None:
+        self.exact_repeats.setdefault(role, set()).add(index)
 
     def finish(self, role: str) -> None:
         self.split(role)  # a file without records is still a split that was read
@@ -207,7 +208,7 @@ class Repeat(NamedTuple):
 def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[int] = frozenset()) -> list[Repeat]:
     """Groups of identical normalised records inside one split, in order of first appearance.
 
-    Copies on a line in `reported` (already reported as byte-identical repeats) are left out, and
+    Copies whose key is in `reported` (already reported as byte-identical repeats) are left out, and
     a group with no other copy with them. Sorted in numpy rather than through a dict of every
     record's hash: ~40 bytes a record for a moment instead of ~150 (a dict entry and a bytes object
     each), which set the peak at 1 GB.
@@ -221,8 +222,8 @@ def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[in
     origin = first[inverse.reshape(-1)]  # each record's first copy
     later = np.flatnonzero(origin != np.arange(len(keys)))
     if len(later) and reported:
-        lines = np.frombuffer(split.lines, dtype=np.int64)
-        later = later[~np.isin(lines[later], np.fromiter(reported, dtype=np.int64, count=len(reported)))]
+        placed = np.frombuffer(split.indexes, dtype=np.int64)
+        later = later[~np.isin(placed[later], np.fromiter(reported, dtype=np.int64, count=len(reported)))]
     if not len(later):
         return []
     by_origin = later[np.argsort(origin[later], kind="stable")]  # grouped, positions in file order

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tunegate import progress
-from tunegate.dataset.records import iter_canonical
+from tunegate.dataset.split import iter_split
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.shared_index import drop_index, load_index, share_index
@@ -30,7 +31,7 @@ BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bound
 class NearPair(NamedTuple):
     """A validation record's closest train record above the threshold."""
 
-    validation: tuple[int, int]  # (line, index)
+    validation: tuple[int, int]  # (line, key): the line in its own file, the record's key in its split
     train: tuple[int, int]
     similarity: float  # MinHash estimate of the Jaccard similarity of the shingle sets
     count: int  # train records above the threshold for this validation record
@@ -223,19 +224,20 @@ def feed(near: NearPass, role: str, line: int, index: int, record: Any) -> None:
         near.add(role, line, index, record_hashes(norm)[0], norm.text)
 
 
-def find_near_duplicates(files: dict[str, Path], index_role: str, *, threshold: float,
+def find_near_duplicates(files: Mapping[str, Path | Sequence[Path]], index_role: str, *, threshold: float,
                          shingle_size: int, num_perm: int) -> NearResult:
     """Pairs of train/validation records whose estimated Jaccard similarity is >= threshold.
 
-    `index_role` names the split to index (the smaller one). Exact normalised duplicates are left
-    out: the exact pass already reports them.
+    `files` gives each split's file, or its files read in order (places are then record keys,
+    `tunegate.dataset.split`). `index_role` names the split to index (the smaller one). Exact
+    normalised duplicates are left out: the exact pass already reports them.
     """
     start = time.perf_counter()
     near = NearPass(index_role, NearSettings(threshold, shingle_size, num_perm))
     query_role = "train" if index_role == "validation" else "validation"
     for role in (index_role, query_role):
         label = f"{'indexing' if role == index_role else 'querying'} {role}"
-        for line, index, record in iter_canonical(files[role]):  # any format, as the dataset stage hands it on
+        for line, index, record in iter_split(files[role]):  # any format, as the dataset stage hands it on
             feed(near, role, line, index, record)
             progress.note(label, advance=1)  # one attribute check when progress is off
         near.finish(role)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tunegate import progress
 from tunegate.dataset.fingerprint import FingerprintObserver
-from tunegate.dataset.records import feed_observers
+from tunegate.dataset.split import SplitNames, feed_observers
 from tunegate.errors import TunegateError
-from tunegate.overlap.exact import Match, OverlapObserver, SplitHashes, cross_duplicates, prompt_leaks, repeats
+from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes, cross_duplicates, prompt_leaks, repeats
 from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
-from tunegate.pathguard import shown
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.model import OverlapSpec
 from tunegate.stage import GateContext
@@ -40,11 +40,11 @@ def _settings(ctx: GateContext) -> OverlapSpec:
     return ctx.spec.gate.overlap if ctx.spec is not None else OverlapSpec()
 
 
-def _near_pass_for(files: dict[str, Path], settings: OverlapSpec) -> NearPass | None:
-    """The near-duplicate pass to feed during the read, indexing the smaller file; None when off."""
+def _near_pass_for(files: Mapping[str, list[Path]], settings: OverlapSpec) -> NearPass | None:
+    """The near-duplicate pass to feed during the read, indexing the smaller split; None when off."""
     if not settings.near_duplicates or settings.num_perm < 2:
         return None
-    sizes = {role: _size(files[role]) for role in ROLES}
+    sizes = {role: sum(_size(path) for path in files[role]) for role in ROLES}
     index_role = "validation" if sizes["validation"] <= sizes["train"] else "train"
     return NearPass(index_role, _near_settings(settings))
 
@@ -81,25 +81,29 @@ def run_stage(ctx: GateContext) -> StageResult:
     return result
 
 
-def find_overlap(files: dict[str, Path], observer: OverlapObserver, settings: OverlapSpec,
-                  cap: int = 20) -> StageResult:
-    """Judge the overlap of the train and validation splits the observer has hashed."""
+def find_overlap(files: Mapping[str, Path | Sequence[Path]], observer: OverlapObserver, settings: OverlapSpec,
+                 cap: int = 20) -> StageResult:
+    """Judge the overlap of the train and validation splits (each one file or several) the observer has hashed."""
     start = time.perf_counter()
     out = FindingCollector(STAGE, cap)
     train, val = observer.split("train"), observer.split("validation")
-    names = _names(files)
+    names = SplitNames({role: files[role] for role in ROLES})
     stats: dict[str, Any] = {role: {"records": len(s), "unreadable": s.skipped}
                              for role, s in (("train", train), ("validation", val))}
-    if _same_file(files["train"], files["validation"]):
-        out.add("TG306", "error", f"the validation file is the training file ({files['validation']})",
-                "Hold out a separate, frozen validation file.", file=str(files["validation"]))
+    shared = _shared_file(names.files["train"], names.files["validation"])
+    if shared is not None:
+        whose = "the training file" if len(names.files["train"]) == 1 else "one of the training files"
+        out.add("TG306", "error", f"the validation file is {whose} ({shared})",
+                "Hold out a separate, frozen validation file.", file=str(shared))
         return out.result(time.perf_counter() - start, _summarise(stats, "validation is train"))
     if val.seen == 0:
-        out.add("TG305", "error", f"the validation file {names['validation']} holds no records",
+        several = len(names.files["validation"]) > 1
+        out.add("TG305", "error", f"the validation file{'s' if several else ''} {names.split('validation')} "
+                f"hold{'' if several else 's'} no records",
                 "Fill it with held-out examples (commonly 5-10% of the data, never seen in training).",
-                file=str(files["validation"]))
+                file=names.file("validation"))
         return out.result(time.perf_counter() - start, _summarise(stats, "validation empty"))
-    stats.update(_exact_pass(out, files, names, train, val, settings, observer.exact_repeats.get("train", set())))
+    stats.update(_exact_pass(out, names, train, val, settings, observer.exact_repeats.get("train", set())))
     stats["timing_s"] = {"hashing": round(observer.seconds, 4), "exact": stats.pop("_exact_s")}
     if settings.near_duplicates and settings.num_perm < 2:
         out.add("TG307", "warning", f"gate.overlap.num_perm is {settings.num_perm}; MinHash LSH needs at least 2 "
@@ -107,16 +111,16 @@ def find_overlap(files: dict[str, Path], observer: OverlapObserver, settings: Ov
                 "(the default; more is more precise and slower).", key="gate.overlap.num_perm")
         stats["near_duplicates"] = None
     elif settings.near_duplicates:
-        stats.update(_near_pass(out, files, names, observer, settings))
+        stats.update(_near_pass(out, names, observer, settings))
         stats["timing_s"]["near"] = stats.pop("_near_s")
     else:
         stats["near_duplicates"] = None
-    _share_check(out, files, names, stats, val.seen, settings)
+    _share_check(out, names, stats, val.seen, settings)
     return out.result(time.perf_counter() - start, _summarise(stats, None))
 
 
-def _share_check(out: FindingCollector, files: dict[str, Path], names: dict[str, str], stats: dict[str, Any],
-                 total: int, settings: OverlapSpec) -> None:
+def _share_check(out: FindingCollector, names: SplitNames, stats: dict[str, Any], total: int,
+                 settings: OverlapSpec) -> None:
     """TG308: too many validation records have a near copy or their prompt in train (each alone warns)."""
     touched = stats.pop("_leaked") | stats.pop("_near", set())
     share = len(touched) / total if total else 0.0
@@ -124,20 +128,20 @@ def _share_check(out: FindingCollector, files: dict[str, Path], names: dict[str,
     if share <= settings.max_contaminated_share:
         return
     out.add("TG308", "error", f"{len(touched)} of {total} validation records ({share:.0%}) have a near duplicate "
-            f"or their prompt in {names['train']}, above gate.overlap.max_contaminated_share "
+            f"or their prompt in {names.split('train')}, above gate.overlap.max_contaminated_share "
             f"({settings.max_contaminated_share:.0%}): the validation score would partly measure recall of "
             "training data", "Remove those records from one split (TG302 and TG303 name each one), or raise "
-            "gate.overlap.max_contaminated_share if the overlap is intended.", file=str(files["validation"]))
+            "gate.overlap.max_contaminated_share if the overlap is intended.", file=names.file("validation"))
 
 
-def _exact_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, str], train: SplitHashes,
-                val: SplitHashes, settings: OverlapSpec, reported: set[int]) -> dict[str, Any]:
+def _exact_pass(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
+                settings: OverlapSpec, reported: set[int]) -> dict[str, Any]:
     start = time.perf_counter()
     dupes = cross_duplicates(train, val)
     for m in dupes:
         out.add("TG301", "error", f"validation record also in train (after normalising case, whitespace and "
                 f"Unicode forms): {_pair(names, train, val, m, '==')}{_more(m)}", _DEDUP,
-                **_place(files, val, m.at))
+                **_place(names, val, m.at))
     leaks = prompt_leaks(train, val)
     for m in leaks:
         out.add("TG302", settings.prompt_leakage_severity,
@@ -145,22 +149,21 @@ def _exact_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, 
                 f"{_pair(names, train, val, m, 'prompt ==')}{_more(m)}",
                 "Keep each prompt in one split: the model has seen this question with its own answer. "
                 "Move the record, or set gate.overlap.prompt_leakage_severity.",
-                **_place(files, val, m.at))
+                **_place(names, val, m.at))
     groups = repeats(train, reported=reported)  # byte-identical copies are the dataset stage's TG210
     for g in groups:
-        lines = ", ".join(str(train.lines[p]) for p in g.later) + (", ..." if g.count > len(g.later) else "")
-        out.add("TG304", "warning", f"record at {names['train']}:{train.lines[g.first]} is repeated {g.count} "
-                f"more time(s) in train (line {lines})",
+        out.add("TG304", "warning", f"record at {_at(names, 'train', train, g.first)} is repeated {g.count} "
+                f"more time(s) in train ({_later(names, train, g)})",
                 "Deduplicate train: each copy adds weight to this example in the loss.",
-                file=str(files["train"]), line=train.lines[g.later[0]], record=train.indexes[g.later[0]])
+                **names.place("train", train.indexes[g.later[0]], train.lines[g.later[0]]))
     return {"exact_duplicates": len(dupes), "prompt_leaks": len(leaks), "_leaked": {val.indexes[m.at] for m in leaks},
             "train_repeats": {"groups": len(groups), "records": sum(g.count for g in groups),
                               "byte_identical": len(reported)},
             "_exact_s": round(time.perf_counter() - start, 4)}
 
 
-def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, str],
-               observer: OverlapObserver, settings: OverlapSpec) -> dict[str, Any]:
+def _near_pass(out: FindingCollector, names: SplitNames, observer: OverlapObserver,
+               settings: OverlapSpec) -> dict[str, Any]:
     near = observer.near
     if near is not None and near.complete and near.settings == _near_settings(settings):
         found = near.result()  # fed during the dataset read: no second read
@@ -168,16 +171,16 @@ def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, s
         train, val = observer.split("train"), observer.split("validation")
         index_role = "validation" if len(val) <= len(train) else "train"
         with progress.step("near duplicates", total=len(train) + len(val), unit="records"):
-            found = find_near_duplicates(files, index_role, threshold=settings.threshold,
+            found = find_near_duplicates(names.files, index_role, threshold=settings.threshold,
                                          shingle_size=settings.shingle_size, num_perm=settings.num_perm)
     for p in found.pairs:
         more = f"; {p.count} train records in all" if p.count > 1 else ""
         out.add("TG303", settings.near_duplicate_severity,
                 f"validation record nearly duplicates a training record (estimated Jaccard {p.similarity:.2f} "
-                f">= {settings.threshold:g}): {names['train']}:{p.train[0]} ~ {names['validation']}:"
-                f"{p.validation[0]}{more}",
+                f">= {settings.threshold:g}): {names.at('train', p.train[1], p.train[0])} ~ "
+                f"{names.at('validation', p.validation[1], p.validation[0])}{more}",
                 "Remove or rewrite one of the two; set gate.overlap.threshold or gate.overlap.near_duplicates "
-                "to tune this check.", file=str(files["validation"]), line=p.validation[0], record=p.validation[1])
+                "to tune this check.", **names.place("validation", p.validation[1], p.validation[0]))
     return {"near_duplicates": len(found.pairs), "_near": {p.validation[1] for p in found.pairs},
             "near_duplicate_pass": {"indexed": found.indexed, "threshold": settings.threshold,
                                     "shingle_size": settings.shingle_size, "num_perm": settings.num_perm,
@@ -185,25 +188,34 @@ def _near_pass(out: FindingCollector, files: dict[str, Path], names: dict[str, s
             "_near_s": round(found.seconds, 4)}
 
 
-def _pair(names: dict[str, str], train: SplitHashes, val: SplitHashes, m: Match, sign: str) -> str:
-    return f"{names['train']}:{train.lines[m.other]} {sign} {names['validation']}:{val.lines[m.at]}"
+def _pair(names: SplitNames, train: SplitHashes, val: SplitHashes, m: Match, sign: str) -> str:
+    return f"{_at(names, 'train', train, m.other)} {sign} {_at(names, 'validation', val, m.at)}"
+
+
+def _at(names: SplitNames, role: str, split: SplitHashes, position: int) -> str:
+    """`file:line` of the split's record at `position`."""
+    return names.at(role, split.indexes[position], split.lines[position])
+
+
+def _later(names: SplitNames, train: SplitHashes, group: Repeat) -> str:
+    """Where a repeated record's later copies are: `line 4, 9` in one file, `a.jsonl:4, b.jsonl:2` across several."""
+    more = ", ..." if group.count > len(group.later) else ""
+    if len(names.files["train"]) == 1:
+        return "line " + ", ".join(str(train.lines[p]) for p in group.later) + more
+    return ", ".join(_at(names, "train", train, p) for p in group.later) + more
 
 
 def _more(m: Match) -> str:
     return f" ({m.count} copies in train)" if m.count > 1 else ""
 
 
-def _place(files: dict[str, Path], split: SplitHashes, position: int) -> dict[str, Any]:
-    return {"file": str(files["validation"]), "line": split.lines[position], "record": split.indexes[position]}
+def _place(names: SplitNames, split: SplitHashes, position: int) -> dict[str, Any]:
+    return names.place("validation", split.indexes[position], split.lines[position])
 
 
-def _names(files: dict[str, Path]) -> dict[str, str]:
-    """Short names for messages: the file names, or the full paths when the names are equal; as
-    printable UTF-8 (a name that is not UTF-8 would leave its message unwritable as JSON)."""
-    train, val = Path(files["train"]), Path(files["validation"])
-    if train.name == val.name:
-        return {"train": shown(train), "validation": shown(val)}
-    return {"train": shown(train.name), "validation": shown(val.name)}
+def _shared_file(train: list[Path], validation: list[Path]) -> Path | None:
+    """A validation file that is also a training file, if any."""
+    return next((v for v in validation if any(_same_file(t, v) for t in train)), None)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -76,13 +76,15 @@ class ParsedSpec(BaseModel):
 
 
 def parse_spec(path: str | Path, cap: int = 20, kind: str | None = None,
-               data: dict[str, Path] | None = None, hardware: dict[str, Any] | None = None) -> ParsedSpec:
+               data: dict[str, Path | list[Path]] | None = None,
+               hardware: dict[str, Any] | None = None) -> ParsedSpec:
     """Read and validate the spec at `path` once. Raises UsageError only when it cannot be read at all.
 
     `path` may also be another tool's config (axolotl, TRL, ...), detected from its keys or named by
     `kind` (one of `importers.KINDS`); it is mapped onto the spec (`tunegate.spec.importers`). `data`
-    ({"train": path, "validation": path}, `tunegate check --train/--validation`) replaces a config's
-    datasets for that role (TG157): its Hub ids need not be cached then. `hardware` ({"gpu": name,
+    ({"train": path, "validation": path}, `tunegate check --train/--validation`; a list of paths for a
+    split of several files) replaces a config's datasets for that role (TG157): its Hub ids need not
+    be cached then. `hardware` ({"gpu": name,
     "count": n}: `--gpu`, `--gpus`) replaces the file's hardware.gpu and hardware.count.
     """
     if kind is not None and kind not in importers.KINDS:
@@ -128,7 +130,7 @@ def read_spec(path: str | Path, cap: int = 20) -> tuple[StageResult, Spec | None
     return parsed.result, parsed.spec
 
 
-def _validate_text(path: Path, text: str, cap: int, kind: str | None = None, data: dict[str, Path] | None = None,
+def _validate_text(path: Path, text: str, cap: int, kind: str | None = None, data: dict[str, Any] | None = None,
                    hardware: dict[str, Any] | None = None) -> tuple[StageResult, Spec | None, Any, Any]:
     start = time.perf_counter()
     out = FindingCollector(STAGE, cap)
@@ -223,7 +225,7 @@ def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: Findi
         spec = spec.resolve_paths(path.resolve().parent)
         out.extend([f for f in check_rules(spec, located, where, path.resolve().parent) if f.key not in broken])
         errors = {(f.code, f.key) for f in out.kept if f.severity == "error"}
-        out.extend(sweep_findings(spec, located, where, path, errors, check_mapping))  # TG170-TG176: the sweep's candidates
+        out.extend(sweep_findings(spec, located, where, path, errors, check_mapping))  # TG170-TG179: the sweep's candidates
     return spec
 
 

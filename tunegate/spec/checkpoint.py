@@ -83,6 +83,25 @@ def beside_spec(model_id: str, base: Path) -> Path | None:
     return None
 
 
+# Name parts of a chat-tuned release whose architecture is its base model's (Llama-3.1-8B-Instruct,
+# Qwen2.5-7B-Instruct, Mistral-7B-Instruct-v0.3, gemma-2-9b-it): the same config but for its tokens.
+_CHAT_PARTS = {"instruct", "chat", "it"}
+
+
+def shipped_base_config(model_id: str) -> Path | None:
+    """The shipped config of the base model a chat-tuned id was made from (`Meta-Llama-3-8B-Instruct` ->
+    `Meta-Llama-3-8B`), or None: a fine-tune keeps its base's architecture, so its memory and speed
+    are the base's. A release date after the chat part (`-Instruct-2507`) goes with it."""
+    org, _, name = model_id.strip("/").rpartition("/")
+    parts = name.split("-")
+    kept = [p for i, p in enumerate(parts) if p.lower() not in _CHAT_PARTS
+            and not (p.isdigit() and len(p) == 4 and i and parts[i - 1].lower() in _CHAT_PARTS)]
+    if not org or kept == parts or not kept:
+        return None
+    path = shipped_config_path(f"{org}/{'-'.join(kept)}")
+    return path if path.is_file() else None
+
+
 def local_config_path(model_id: str, base: Path | None = None) -> Path | None:
     """model.id's config.json on this disk, or None: a folder or `.json` file beside the spec
     (`base`) first, then as written, then the configs tunegate ships. The path is as found, not

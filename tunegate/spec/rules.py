@@ -55,9 +55,10 @@ def _finding(code: str, severity: Severity, key: str, message: str, hint: str,
 
 def _rules(spec: Spec, loc: Located, file: str, base: Path | None) -> Iterator[Finding]:
     t, lora, hw = spec.training, spec.lora, spec.hardware
-    if _same_file(spec):
-        yield _finding("TG108", "error", "data.validation",
-                       f"data.validation is the same file as data.train ({spec.data.train.name})",
+    shared = _shared_file(spec)
+    if shared is not None:
+        whose = "the same file as data.train" if len(spec.data.files("train")) == 1 else "also a file of data.train"
+        yield _finding("TG108", "error", "data.validation", f"data.validation is {whose} ({shared.name})",
                        "Hold out a separate validation file; scores on training data say nothing "
                        "about generalisation.", loc, file)
     yield from _gpu_name_rules(spec, loc, file)
@@ -205,8 +206,12 @@ def _gpu_rules(spec: Spec, gpu: gpus.GPU, loc: Located, file: str) -> Iterator[F
                            "Use precision: bf16, or attention: sdpa.", loc, file)
 
 
-def _same_file(spec: Spec) -> bool:
-    train, val = spec.data.train, spec.data.validation
+def _shared_file(spec: Spec) -> Path | None:
+    """A training file that is also a validation file (each split may be several), if any."""
+    return next((t for t in spec.data.files("train") for v in spec.data.files("validation") if _same_file(t, v)), None)
+
+
+def _same_file(train: Path, val: Path) -> bool:
     try:
         return train.samefile(val)
     except OSError:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tunegate.report import FindingCollector
+from tunegate.spec.bounds import SUBNORMAL
 from tunegate.spec.model import Spec
 from tunegate.spec.yaml_loader import Located
 
@@ -26,7 +27,9 @@ _CODES = {
     "greater_than": OUT_OF_RANGE, "greater_than_equal": OUT_OF_RANGE,
     "less_than": OUT_OF_RANGE, "less_than_equal": OUT_OF_RANGE,
     "finite_number": NOT_FINITE,
+    SUBNORMAL: OUT_OF_RANGE,  # tunegate.spec.bounds: 1e-320 is as unusable as a negative count
 }
+_SHOWN_CHARS = 60  # a value quoted in a message: 10**4000 is said by its size, not its 4,001 digits
 
 
 def add_validation_error(out: FindingCollector, err: dict[str, Any], located: Located, where: str) -> None:
@@ -50,14 +53,36 @@ def add_validation_error(out: FindingCollector, err: dict[str, Any], located: Lo
         return
     if code == NOT_FINITE or (isinstance(value, float) and not math.isfinite(value)):
         code = NOT_FINITE
-        msg = f"{key} must be a finite number, got {value!r}"
+        msg = f"{key} must be a finite number, got {_shown(value)}"
+    elif code == WRONG_TYPE and _past_floats(value):  # 10**4000 where a float belongs: a range, not a type
+        code = OUT_OF_RANGE
+        msg = f"{key}: input should be a number a float can hold (below 1.8e308), got {_shown(value)}"
     else:
-        msg = f"{key}: {err['msg'].lower()}, got {value!r}"
+        msg = f"{key}: {err['msg'].lower()}, got {_shown(value)}"
     hint = _strict_hint(err["type"], key, value) or _fix(loc, key)
     out.add(code, "error", msg, hint, file=where, line=line, column=col, key=key)
 
 
 _NUMBER_TYPES = {"int_type", "float_type", "int_from_float"}
+
+
+def _past_floats(value: Any) -> bool:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
+def _shown(value: Any) -> str:
+    """`value` as the message quotes it: whole when short, else its start and its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        digits = len(str(abs(value))) if value.bit_length() < 14000 else int(value.bit_length() * math.log10(2)) + 1
+        return f"an integer of {digits:,} digits"
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}… ({len(text):,} characters)"
 
 
 def _strict_hint(kind: str, key: str, value: Any) -> str | None:

@@ -12,8 +12,10 @@ key no candidate may change (`sweep.*`, `tracking.*`: TG171) and an empty grid a
 errors of the sweep spec; a value the candidate's spec stage refuses (`lora.r: -4`, bf16 on a V100,
 another validation set) is a warning that the sweep will reject that candidate (TG176), which it
 still evaluates and logs with its reason. A NOMAD space that cannot start from this spec (TG175) is
-found here too, and so are a pruning rule that can never stop a candidate (TG177) and a task runner
-`candidates_on: deployment` leaves unused (TG178). Candidates are checked without the `sweep` section: a candidate is one spec, not a
+found here too, and so are a pruning rule that can never stop a candidate (TG178) and a task runner
+`candidates_on: deployment` leaves unused (TG179). A grid is counted, never expanded: past
+MAX_GRID_POINTS combinations it is an error (TG177), whatever sweep.max_evals says, as nine axes of
+ten values (10^9 points) once filled 12 GB expanding. Candidates are checked without the `sweep` section: a candidate is one spec, not a
 sweep (its written file has none).
 """
 from __future__ import annotations
@@ -36,6 +38,10 @@ from tunegate.spec.yaml_loader import Located
 # Candidates checked per spec: 0.35 ms each on the 2-core machine, so at most ~0.1 s; a list or
 # grid longer than this is checked in its first MAX_CHECKED (the sweep gates every one anyway).
 MAX_CHECKED = 256
+# Points a grid may have (the product of its axes' lengths): 100x the most evaluations a sweep may
+# run (sweep.max_evals <= 10,000), so a grid cut by max_evals is still a warning (TG173), and far
+# below the 10^9 points whose expansion exhausted memory.
+MAX_GRID_POINTS = 1_000_000
 # Sections a candidate cannot change: the sweep's own settings and where its runs are logged are
 # the base spec's (`tunegate.flows.sweep` reads them from it), so an override would be ignored.
 FIXED_SECTIONS = ("sweep", "tracking")
@@ -94,11 +100,11 @@ def _all(spec: Spec, loc: Located, where: str, path: Path, base: dict[str, Any],
 
 
 def _budget(spec: Spec, loc: Located, where: str) -> Iterator[Finding]:
-    """TG177: pruning that can never stop a candidate; TG178: a task runner candidates_on leaves unused."""
+    """TG178: pruning that can never stop a candidate; TG179: a task runner candidates_on leaves unused."""
     sweep = spec.sweep
     if sweep.prune != "none" and sweep.eval_every is not None and sweep.eval_every >= sweep.train_steps:
         key = "sweep.eval_every" if "sweep.eval_every" in loc.places else "sweep"
-        yield _at(loc, where, "TG177", "warning", key,
+        yield _at(loc, where, "TG178", "warning", key,
                   f"sweep.prune is {sweep.prune} but sweep.eval_every {sweep.eval_every} is not below "
                   f"sweep.train_steps {sweep.train_steps}: a candidate is evaluated only at the end of its budget, "
                   "so no candidate is ever stopped early",
@@ -106,7 +112,7 @@ def _budget(spec: Spec, loc: Located, where: str) -> Iterator[Finding]:
                   "leave it out: with pruning it defaults to a quarter of train_steps.")
     if sweep.candidates_on == "deployment" and sweep.task_runner != "threads":
         key = "sweep.task_runner" if "sweep.task_runner" in loc.places else "sweep"
-        yield _at(loc, where, "TG178", "warning", key,
+        yield _at(loc, where, "TG179", "warning", key,
                   f"sweep.candidates_on is deployment, so sweep.task_runner {sweep.task_runner} is not used: each "
                   f"candidate runs as a flow run of {sweep.deployment} on its work pool's workers",
                   "Remove sweep.task_runner (and sweep.address), or set candidates_on: task_runner to run the "
@@ -137,18 +143,34 @@ def _proposals(spec: Spec) -> Iterator[tuple[str, dict[str, Any], dict[str, str]
             yield f"the grid point {_shown(overrides)}", overrides, places
 
 
+def grid_points(grid: dict[str, list[Any]]) -> int:
+    """How many points the grid has, counted from its axes' lengths (nothing is expanded)."""
+    return math.prod(len(values) for values in grid.values()) if grid else 0
+
+
 def _grid_axes(grid: dict[str, list[Any]], loc: Located, where: str) -> Iterator[Finding]:
+    points = grid_points(grid)
+    if points > MAX_GRID_POINTS:
+        sizes = " x ".join(f"{len(v):,}" for v in grid.values())
+        key = "sweep.grid" if "sweep.grid" in loc.places else "sweep"
+        yield _at(loc, where, "TG177", "error", key,
+                  f"sweep.grid has {points:,} points ({sizes}), over the {MAX_GRID_POINTS:,} a sweep may list",
+                  "List fewer values per axis (a sweep evaluates at most sweep.max_evals of them), or use "
+                  "strategy: nomad to search a large space.")
     for key, values in grid.items():
         if not values:
             yield _at(loc, where, "TG172", "error", f"sweep.grid.{key}",
                       f"sweep.grid.{key} has no values, so the grid has no candidate at all",
                       f"List the values to try (sweep.grid.{key}: [8, 16]) or remove the key to keep the "
                       "spec's own value.")
+        seen: set[str] = set()
         for j, value in enumerate(values):
-            if value in values[:j]:
+            same = json.dumps(value, sort_keys=True, default=str)
+            if same in seen:
                 yield _at(loc, where, "TG174", "warning", f"sweep.grid.{key}.{j}",
                           f"sweep.grid.{key} lists {value!r} twice; each grid point with it is evaluated once",
                           "Remove the repeated value.")
+            seen.add(same)
 
 
 def _fixed_keys(spec: Spec, overrides: dict[str, Any], places: dict[str, str], loc: Located, where: str,
@@ -162,10 +184,11 @@ def _fixed_keys(spec: Spec, overrides: dict[str, Any], places: dict[str, str], l
                       f"Set {key} in the spec's own {section} section, or run a separate sweep for each value.")
         validation = _validation_of(key, value)
         if validation is not None and _resolved(path, validation) != _resolved(path, spec.data.validation):
+            named = " + ".join(Path(str(v)).name for v in _listed(validation))
             yield _at(loc, where, "TG176", "warning", places[key],
-                      f"a sweep candidate sets data.validation to {Path(str(validation)).name}: the sweep will "
+                      f"a sweep candidate sets data.validation to {named}: the sweep will "
                       f"reject it (TG391), every candidate is scored on the frozen validation set "
-                      f"({spec.data.validation.name})",
+                      f"({spec.data.names('validation')})",
                       "Do not override data.validation in a sweep: scores on other validation data cannot be "
                       "compared. To compare validation sets, run one sweep per set.")
 
@@ -178,7 +201,16 @@ def _validation_of(key: str, value: Any) -> Any:
     return None
 
 
-def _resolved(spec_path: Path, value: Any) -> Path | None:
+def _resolved(spec_path: Path, value: Any) -> list[Path | None]:
+    """The files a data.validation value names (one path, or a list), resolved against the spec's folder."""
+    return [_resolved_one(spec_path, v) for v in _listed(value)]
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _resolved_one(spec_path: Path, value: Any) -> Path | None:
     try:
         p = Path(str(value))
         return (p if p.is_absolute() else spec_path.resolve().parent / p).resolve()

@@ -33,8 +33,9 @@ def changed_data_inputs(spec: Spec, base: Spec) -> list[str]:
     """The DATA_INPUTS a candidate changes from the base spec (paths compared resolved)."""
     def value(s: Spec, dotted: str) -> Any:
         section, field = dotted.split(".")
-        v = getattr(getattr(s, section), field)
-        return v.resolve() if dotted.startswith("data.") else v
+        if section == "data":
+            return [path.resolve() for path in s.data.files(field)]
+        return getattr(getattr(s, section), field)
 
     return [key for key in DATA_INPUTS if value(spec, key) != value(base, key)]
 
@@ -87,22 +88,23 @@ def frozen_validation(spec: Spec, base: GateReport, own: GateReport | None) -> S
     from tunegate.dataset.fingerprint import fingerprint_file
 
     out = FindingCollector(FROZEN)
-    frozen = (base.fingerprints.get("validation") or {}).get("digest")
-    now = (own.fingerprints.get("validation") or {}).get("digest") if own else fingerprint_file(
-        spec.data.validation).digest
+    frozen_print = base.fingerprints.get("validation") or {}
+    frozen = frozen_print.get("digest")
+    files = spec.data.files("validation")
+    now = (own.fingerprints.get("validation") or {}).get("digest") if own else fingerprint_file(files).digest
     if frozen is None or now is None or now == frozen:
         return out.result(0.0, {"digest": (frozen or "")[:12], "summary": "the sweep's frozen validation set"})
-    base_file = (base.fingerprints.get("validation") or {}).get("file")
-    if base_file is None or spec.data.validation.resolve() == Path(base_file).resolve():
-        out.add("TG390", "error", f"the validation set {spec.data.validation.name} changed during the sweep "
+    base_files = frozen_print.get("files") or [frozen_print.get("file")]
+    if base_files == [None] or [p.resolve() for p in files] == [Path(f).resolve() for f in base_files]:
+        out.add("TG390", "error", f"the validation set {spec.data.names('validation')} changed during the sweep "
                 f"(digest {frozen[:12]} -> {now[:12]})",
                 "Restore the validation file and rerun the sweep: scores on different validation data "
-                "cannot be compared.", file=str(spec.data.validation))
+                "cannot be compared.", file=str(files[0]))
     else:
-        out.add("TG391", "error", f"this candidate is scored on another validation set ({spec.data.validation.name}, "
-                f"digest {now[:12]}) than the sweep's frozen one (digest {frozen[:12]})",
-                "Do not override data.validation in a sweep: every candidate must be scored on the same "
-                "frozen validation set, or its score is not comparable.", file=str(spec.data.validation),
+        out.add("TG391", "error", f"this candidate is scored on another validation set "
+                f"({spec.data.names('validation')}, digest {now[:12]}) than the sweep's frozen one (digest "
+                f"{frozen[:12]})", "Do not override data.validation in a sweep: every candidate must be scored on "
+                "the same frozen validation set, or its score is not comparable.", file=str(files[0]),
                 key="data.validation")
     return out.result(0.0, {"digest": now[:12]})
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,16 @@ def propose(spec: Spec, strategy: str | None = None) -> list[Overrides]:
     if strategy == "grid":
         keys = list(sweep.grid)
         # product() of no axes is one empty combination: an empty grid must propose nothing, not {}.
-        candidates = [dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())] if keys else []
+        # Lazy: only the first max_evals distinct points are ever made (a grid may have 10^6, TG177).
+        candidates = (dict(zip(keys, values)) for values in itertools.product(*sweep.grid.values())) if keys \
+            else iter(())
     else:
-        candidates = [dict(c) for c in sweep.candidates]
-    if not candidates:
+        candidates = (dict(c) for c in sweep.candidates)
+    chosen = list(itertools.islice(_distinct(candidates), sweep.max_evals))
+    if not chosen:
         raise UsageError(f"sweep.strategy is '{strategy}' but the spec lists no candidates "
                          f"(set sweep.{'grid' if strategy == 'grid' else 'candidates'}){_other_strategy(sweep, strategy)}")
-    return _distinct(candidates)[: sweep.max_evals]
+    return chosen
 
 
 def _other_strategy(sweep: Any, strategy: str) -> str:
@@ -47,16 +51,14 @@ def _other_strategy(sweep: Any, strategy: str) -> str:
     return ""
 
 
-def _distinct(candidates: list[Overrides]) -> list[Overrides]:
+def _distinct(candidates: Iterable[Overrides]) -> Iterator[Overrides]:
     """Each candidate once, in order: a repeated one would train twice for the same answer (TG174)."""
     seen: set[str] = set()
-    out = []
     for c in candidates:
         key = orjson.dumps(c, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str).decode()
         if key not in seen:
             seen.add(key)
-            out.append(c)
-    return out
+            yield c
 
 
 def candidate_key(overrides: Overrides) -> str:
@@ -95,6 +97,8 @@ def _short_value(value: Any) -> str:
         return f"{value:g}"
     if isinstance(value, str) and ("/" in value or value.endswith((".jsonl", ".gz"))):
         return Path(value).name.split(".")[0]  # data/leaky_train.jsonl -> leaky_train
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):  # a split of several files
+        return "+".join(_short_value(v) for v in value)[:40]
     return str(value)[:40]
 
 
@@ -105,6 +109,13 @@ def candidate_digest(base_spec: ParsedSpec, overrides: Overrides) -> str:
     data = {k: v for k, v in apply_overrides(base_spec.raw or {}, overrides).items() if k != "sweep"}
     options = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
     return hashlib.sha256(orjson.dumps(data, option=options, default=str)).hexdigest()
+
+
+def _beside(base: Path, value: Any) -> Any:
+    """A path the base spec names, absolute (against the base spec's folder): the candidate's file lives elsewhere."""
+    if not isinstance(value, str) or Path(value).is_absolute():
+        return value
+    return str((base / value).resolve())
 
 
 def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
@@ -122,8 +133,10 @@ def write_candidate_spec(base_spec: ParsedSpec, overrides: Overrides) -> Path:
     base = spec_path.parent
     for section, key in (("data", "train"), ("data", "validation"), ("full_run", "output_dir")):
         value = data.get(section, {}).get(key)
-        if value is not None and not Path(value).is_absolute():
-            data[section][key] = str((base / value).resolve())
+        if isinstance(value, list):  # a split of several files: each resolved
+            data[section][key] = [_beside(base, v) for v in value]
+        elif value is not None:
+            data[section][key] = _beside(base, value)
     model = data.get("model")
     local = checkpoint.beside_spec(model["id"], base) if isinstance(model, dict) and isinstance(model.get("id"), str) else None
     if local is not None:  # the candidate's file lives elsewhere: keep naming the base spec's local model

@@ -201,8 +201,7 @@ def _logged_before(session: TrackingSession | None, parsed: ParsedSpec, base: Ga
 def _own_fingerprints(spec: Spec) -> dict[str, Any]:
     from tunegate.dataset.fingerprint import fingerprint_file
 
-    return {role: fingerprint_file(path).model_dump()
-            for role, path in (("train", spec.data.train), ("validation", spec.data.validation))}
+    return {role: fingerprint_file(spec.data.files(role)).model_dump() for role in ("train", "validation")}
 
 
 def _train(spec: Spec, path: Path, budget: Budget, parallel: int):

@@ -46,7 +46,7 @@ def content_digest_key(context: TaskRunContext, parameters: dict[str, Any]) -> s
     digest = hashlib.sha256(b"tunegate-static-v2")
     digest.update(f"{code_digest()}\0{Path(parsed.path).resolve()}\0{parsed.digest}".encode())
     if parsed.spec is not None:
-        for path in (parsed.spec.data.train, parsed.spec.data.validation):
+        for path in parsed.spec.data.files("train") + parsed.spec.data.files("validation"):
             digest.update(f"{path}\0{_file_digest(path)}".encode())
     return f"static-gate-{digest.hexdigest()}"
 

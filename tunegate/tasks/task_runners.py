@@ -7,7 +7,7 @@
     ray      prefect-ray's RayTaskRunner (`tunegate.tasks.ray_runner`): on the cluster at
              `sweep.address`, or a local Ray of `max_parallel` CPUs and no dashboard.
 
-With `sweep.candidates_on: deployment` the runner is threads whatever `task_runner` says (TG178):
+With `sweep.candidates_on: deployment` the runner is threads whatever `task_runner` says (TG179):
 each thread starts one candidate's flow run of `sweep.deployment` and waits for it; the deployment's
 work pool (the gpu pool) is where the candidate runs.
 

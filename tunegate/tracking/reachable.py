@@ -18,7 +18,8 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "postgresql": 5432, "mysql": 3306, "m
 
 
 def check_reachable(uri: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """Raise ServiceUnavailable (exit 2) unless the host and port of `uri` accept a TCP connection.
+    """Raise ServiceUnavailable (exit 2: the environment's problem, not a bug) unless the host and port
+    of `uri` accept a TCP connection.
 
     URIs without a network host (a SQLite file, `file:`, `databricks`) are not probed.
     """

@@ -251,10 +251,11 @@ def _identity(params: dict[str, Scalar], fields: dict[str, Any], digests: dict[s
 
 def _datasets(report: GateReport, spec: Spec) -> list[DatasetRef]:
     refs = []
-    for role, path in (("train", spec.data.train), ("validation", spec.data.validation)):
+    for role in ("train", "validation"):
         fp = report.fingerprints.get(role)
+        path = " + ".join(str(p) for p in spec.data.files(role))  # a split of several files names each
         if isinstance(fp, dict) and fp.get("digest"):
-            refs.append(DatasetRef(role=role, path=str(path), digest=str(fp["digest"]),
+            refs.append(DatasetRef(role=role, path=path, digest=str(fp["digest"]),
                                    records=fp.get("records"), version=spec.data.version))
     return refs
 

@@ -102,5 +102,10 @@ def ui_hint(uri: str, found: Any) -> str:
         from tunegate.tracking.redaction import uri_without_password
 
         return f"\nopen in the MLflow UI: {uri_without_password(uri).rstrip('/')}/{page}\n"
-    return (f"\nopen in the MLflow UI: mlflow ui --backend-store-uri {uri} --port 5000\n"
+    import shlex
+
+    from tunegate.pathguard import shown
+
+    # A command to paste into a shell: a store in `my runs/` is one argument, and no escape reaches the terminal.
+    return (f"\nopen in the MLflow UI: mlflow ui --backend-store-uri {shown(shlex.quote(uri))} --port 5000\n"
             f"  then http://127.0.0.1:5000/{page}\n")

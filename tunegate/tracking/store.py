@@ -19,6 +19,12 @@ point leaves no store (and a leftover the next creation removes) or a complete o
 older tunegate left half-migrated, holding no runs, is set aside (`mlflow.db.broken-<time>`) and
 rebuilt; one that holds runs is never touched beyond the backup-then-upgrade MLflow asks for.
 
+Why quoted: SQLAlchemy reads a `sqlite:///` URI as a URL (`%41` is `A`, a query starts at `?`);
+the URIs are built and read in tunegate.tracking.sqlite_uris, for any byte a folder name holds.
+A tracking URI is checked before use (`check_tracking_uri`): a folder, a `file:` store (MLflow 3
+refuses to write one), an unknown scheme or a control character is a usage error naming
+tracking.mlflow_uri, not MLflow's exception.
+
 MLflow is imported inside the functions: the static stages must not pay for it.
 """
 from __future__ import annotations
@@ -30,9 +36,11 @@ import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
-from tunegate.errors import UsageError
+from tunegate.errors import ServiceUnavailable, UsageError
+from tunegate.tracking.sqlite_uris import SQLITE as _SQLITE
+from tunegate.tracking.sqlite_uris import sqlite_path, sqlite_uri
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -57,6 +65,9 @@ NOTE_TAG = "mlflow.note.content"
 TRAINING_PAGE = "#/experiments/{id}/runs?workflowType=machine_learning&compareRunsMode=CHART"
 # A fresh store's migrations take ~2 s here; a minute covers a slow disk with room to spare.
 LOCK_TIMEOUT_S = 120
+# The stores MLflow 3 tracks runs in (a `+driver` suffix allowed on the databases): a SQLite file, a
+# tracking server, a database server, Databricks. A `file:` folder store it no longer writes.
+STORE_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "databricks", "databricks-uc")
 
 
 def resolve_tracking_uri(spec: Spec | None, spec_path: str | Path | None,
@@ -73,16 +84,25 @@ def resolve_tracking_uri(spec: Spec | None, spec_path: str | Path | None,
     uri = spec.tracking.mlflow_uri if spec is not None else None
     if not uri:
         return sqlite_uri(base / DEFAULT_DB)
-    if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
-        return sqlite_uri(base / uri[len("sqlite:///"):])
     check_tracking_uri(uri, allow_insecure)
+    if uri.startswith(_SQLITE) and not uri.startswith(_SQLITE + "/"):
+        relative, sep, query = uri[len(_SQLITE):].partition("?")
+        return sqlite_uri(base / unquote(relative)) + sep + query
     return uri
 
 
 def check_tracking_uri(uri: str, allow_insecure: bool = False) -> None:
-    """Refuse `http://` to a host other than this machine: params and reports would cross the
-    network unencrypted to a server whose auth we cannot see. https and loopback are fine.
+    """Refuse a URI that names no MLflow store (see STORE_SCHEMES), and `http://` to a host other
+    than this machine: params and reports would cross the network unencrypted to a server whose
+    auth we cannot see. https and loopback are fine.
     """
+    problem = _not_a_store(uri)
+    if problem:
+        from tunegate.pathguard import shown
+
+        raise UsageError(f"the tracking URI '{shown(uri)}' {problem}. Use sqlite:///PATH/mlflow.db (a file), "
+                         "http(s)://HOST:PORT (an MLflow server) or postgresql://... (its database); "
+                         "fix tracking.mlflow_uri or --tracking-uri")
     parts = urlsplit(uri)
     if parts.scheme != "http" or _is_loopback(parts.hostname or ""):
         return
@@ -94,6 +114,30 @@ def check_tracking_uri(uri: str, allow_insecure: bool = False) -> None:
         f"or set {ALLOW_INSECURE_ENV}=1 if this network is trusted.")
 
 
+def _not_a_store(uri: str) -> str | None:
+    """Why `uri` names no tracking store MLflow 3 opens, or None."""
+    if "\0" in uri or (not uri.startswith(_SQLITE) and any(ord(c) < 0x20 or c == "\x7f" for c in uri)):
+        return "holds a control character (a NUL, a newline, an escape)"  # a file name may hold all but NUL
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError as exc:
+        return f"cannot be read as a URI ({exc})"
+    scheme = (parts.scheme or (uri if uri in ("databricks", "databricks-uc") else "")).lower().split("+", 1)[0]
+    if not scheme or len(scheme) == 1:  # a path (`/srv/mlruns`, `C:\\mlruns`): MLflow's file store
+        return ("is a path: MLflow 3 no longer writes a folder (file) store; for a file beside the spec "
+                "write sqlite:///mlflow.db")
+    if scheme == "file":
+        return "is a file: store, which MLflow 3 no longer writes"
+    if scheme not in STORE_SCHEMES:
+        return f"has the scheme {scheme!r}, which names no MLflow tracking store"
+    if scheme == "sqlite" and not uri.startswith(_SQLITE):
+        return "is not sqlite:/// followed by the database file's path"
+    if scheme in ("http", "https", "postgresql", "mysql", "mssql") and not parts.hostname:
+        return "names no host"
+    return None
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -101,18 +145,6 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def sqlite_uri(path: Path) -> str:
-    """`sqlite:///` + an absolute path (four slashes in total on POSIX)."""
-    return "sqlite:///" + str(path.resolve())
-
-
-def sqlite_path(uri: str) -> Path | None:
-    """The database file of a `sqlite:///` URI, or None for any other store."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    return Path(uri[len("sqlite:///"):].split("?", 1)[0])
 
 
 def ensure_store(uri: str) -> None:
@@ -127,16 +159,43 @@ def ensure_store(uri: str) -> None:
         return
     from filelock import FileLock
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _writable_store(path)
     with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
         _init_sqlite(uri, path)
+
+
+def check_store(uri: str) -> None:
+    """Before a flow starts: the store `uri` names can be used. A SQLite file that is a folder, a device
+    or a kernel file is a UsageError; a server that does not answer is ServiceUnavailable."""
+    path = sqlite_path(uri)
+    if path is None:
+        from tunegate.tracking.reachable import check_reachable
+
+        check_reachable(uri)
+        return
+    from tunegate.pathguard import refusal, shown
+
+    if os.path.lexists(path) and refusal(path):
+        raise UsageError(f"the MLflow store cannot be {shown(path)}: {refusal(path)}; fix tracking.mlflow_uri")
+
+
+def _writable_store(path: Path) -> None:
+    """A SQLite store can be created or opened at `path`: not a folder, a device or a kernel file, in a
+    folder that exists or can be made (UsageError naming it otherwise)."""
+    from tunegate.pathguard import shown
+
+    check_store(sqlite_uri(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot make the folder of the MLflow store {shown(path)}: {exc.strerror or exc}; "
+                         "fix tracking.mlflow_uri") from None
 
 
 def _open_server_store(uri: str) -> None:
     """A server (or database) store: it must answer now, and as an MLflow store (ServiceUnavailable if not)."""
     from mlflow.exceptions import MlflowException
 
-    from tunegate.errors import ServiceUnavailable
     from tunegate.tracking.reachable import check_reachable
     from tunegate.tracking.redaction import Redactor, uri_password, uri_without_password
 
@@ -193,7 +252,7 @@ def _schema_state(path: Path) -> str:
         return "absent"
     try:
         # Read-write, so SQLite rolls back the hot journal a killed writer left (read-only cannot).
-        with sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30) as db:
+        with sqlite3.connect(f"file:{quote(os.fsencode(path))}?mode=rw", uri=True, timeout=30) as db:
             tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             version = db.execute("SELECT version_num FROM alembic_version").fetchone() \
                 if "alembic_version" in tables else None

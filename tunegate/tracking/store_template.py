@@ -56,7 +56,9 @@ def _migrate(target: Path) -> None:
     import sqlalchemy
     from mlflow.store.db.utils import _initialize_tables
 
-    engine = sqlalchemy.create_engine("sqlite:///" + str(target.resolve()))
+    from tunegate.tracking.sqlite_uris import sqlite_uri
+
+    engine = sqlalchemy.create_engine(sqlite_uri(target))  # quoted: `%41` or `?` in a folder name is no URL syntax
     try:
         _initialize_tables(engine)
     finally:

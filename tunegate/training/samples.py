@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tunegate.errors import UsageError
+from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import IGNORE, EncodedChat
@@ -34,7 +35,7 @@ class Sample:
 def representative(audited: list[AuditedRecord], n: int = 5, seed: int = 0) -> list[Sample]:
     """The shortest, median and longest record by tokens, then a seeded random draw of the rest."""
     usable = sorted((a for a in audited if a.encoded is not None),
-                    key=lambda a: (a.encoded.full_length, a.record.index))
+                    key=lambda a: (a.encoded.full_length, a.record.file, a.record.index))
     if not usable or n <= 0:
         return []
     picks = [("shortest", usable[0]), ("median", usable[(len(usable) - 1) // 2]), ("longest", usable[-1])]
@@ -43,7 +44,7 @@ def representative(audited: list[AuditedRecord], n: int = 5, seed: int = 0) -> l
         if all(s.audited is not item for s in chosen):
             chosen.append(Sample(why, item))
     rest = [a for a in usable if all(s.audited is not a for s in chosen)]
-    rest.sort(key=lambda a: a.record.index)
+    rest.sort(key=lambda a: (a.record.file, a.record.index))
     for item in random.Random(seed).sample(rest, min(len(rest), n - len(chosen))):
         chosen.append(Sample("random", item))
     return chosen
@@ -71,7 +72,7 @@ def cut_text(tokenizer: Any, enc: EncodedChat, chars: int = 160) -> str:
 
 def render_samples(spec: Spec, split: str = "train", n: int = 5, seed: int = 0, as_json: bool = False,
                    colour: bool = False) -> str:
-    """`n` representative records of the spec's `split` file as text (or one JSON document).
+    """`n` representative records of the spec's `split` (its file, or files) as text (or one JSON document).
 
     Raises:
         UsageError: the spec's tokenizer cannot be loaded, has no chat template, or cannot pad.
@@ -79,12 +80,15 @@ def render_samples(spec: Spec, split: str = "train", n: int = 5, seed: int = 0, 
     tokenizer = _tokenizer(spec)
     picked, stats = pick_samples(spec, tokenizer, split, n, seed)
     max_seq_len = spec.training.max_seq_len
+    files = spec.data.files(split)
+    names = [path.name for path in files] if len(files) > 1 else None
     if as_json:
-        return json.dumps(samples_json(picked, tokenizer, max_seq_len), indent=2, ensure_ascii=False) + "\n"
-    head = (f"{len(picked)} of {stats['records']} records of {getattr(spec.data, split)} (tokens p50 "
+        return json.dumps(samples_json(picked, tokenizer, max_seq_len, names), indent=2, ensure_ascii=False) + "\n"
+    head = (f"{len(picked)} of {stats['records']} records of {' + '.join(map(shown, files))} (tokens p50 "
             f"{stats['tokens_p50']}, max {stats['tokens_max']}; {stats['over_max_seq_len']} over max_seq_len "
             f"{max_seq_len})\n")
-    return head + "".join(sample_text(sample, tokenizer, max_seq_len, colour) for sample in picked)
+    return head + "".join(sample_text(sample, tokenizer, max_seq_len, colour, names) for sample in picked)
+
 
 
 def _tokenizer(spec: Spec) -> Any:
@@ -100,17 +104,21 @@ def _tokenizer(spec: Spec) -> Any:
 
 
 def pick_samples(spec: Spec, tokenizer: Any, split: str, n: int, seed: int) -> tuple[list[Sample], dict[str, Any]]:
-    """The token audit of the split's file (its stats) and `n` representative records of it."""
-    path = getattr(spec.data, split)
-    stats, audited = audit_split(path, str(path), tokenizer, spec.training.max_seq_len, FindingCollector("samples"),
-                                 seed=seed, fmt=spec.data.format, loss_on=spec.training.loss_on)
+    """The token audit of the split's files (its stats) and `n` representative records of it."""
+    paths = spec.data.files(split)
+    stats, audited = audit_split(paths, [str(p) for p in paths], tokenizer, spec.training.max_seq_len,
+                                 FindingCollector("samples"), seed=seed, fmt=spec.data.format,
+                                 loss_on=spec.training.loss_on)
     return representative(audited, n, seed), stats
 
 
-def sample_text(sample: Sample, tokenizer: Any, max_seq_len: int, colour: bool) -> str:
-    """One record: a header with its counts, its text with trained tokens marked, and what truncation cut."""
+def sample_text(sample: Sample, tokenizer: Any, max_seq_len: int, colour: bool,
+                names: list[str] | None = None) -> str:
+    """One record: a header with its counts, its text with trained tokens marked, and what truncation cut.
+    `names`: the split's file names when it has several (the header then says the record's file)."""
     enc, rec = sample.audited.encoded, sample.audited.record
     where = f"line {rec.line}" if rec.line else f"row {rec.index}"
+    where = f"{names[rec.file]} {where}" if names else where
     head = (f"\n── record {rec.index} ({where}, {sample.why}): {enc.full_length} tokens / max_seq_len {max_seq_len}, "
             f"{enc.trainable_tokens} trained ──\n")
     body = "".join(f"\x1b[32m{text}\x1b[0m" if colour and trained else f"⟦{text}⟧" if trained else text
@@ -123,10 +131,13 @@ def sample_text(sample: Sample, tokenizer: Any, max_seq_len: int, colour: bool) 
     return head + body + tail + "\n"
 
 
-def samples_json(picked: list[Sample], tokenizer: Any, max_seq_len: int) -> dict[str, Any]:
-    """The picked records as `tunegate samples --json` writes them."""
+def samples_json(picked: list[Sample], tokenizer: Any, max_seq_len: int,
+                 names: list[str] | None = None) -> dict[str, Any]:
+    """The picked records as `tunegate samples --json` writes them (with each one's `file` when the split
+    has several, `names`)."""
     return {"max_seq_len": max_seq_len, "samples": [{
-        "why": s.why, "record": s.audited.record.index, "line": s.audited.record.line or None,
+        "why": s.why, **({"file": names[s.audited.record.file]} if names else {}),
+        "record": s.audited.record.index, "line": s.audited.record.line or None,
         "tokens": s.audited.encoded.full_length, "trained_tokens": s.audited.encoded.trainable_tokens,
         "segments": [{"text": t, "trained": tr} for t, tr in segments(tokenizer, s.audited.encoded)],
         "cut_tokens": len(s.audited.encoded.cut), "cut": cut_text(tokenizer, s.audited.encoded),

@@ -2,8 +2,10 @@
 Templates without tool support (Llama 2's, Mistral v0.1's, Gemma 2's) render no tools, and most render
 no `reasoning_content`, and say nothing.
 
-    check_tools(audited, tokenizer, out, "train.jsonl")       # TG543 per record, TG544 once per file
-    check_reasoning(audited, tokenizer, out, "train.jsonl")   # TG548 once per file
+    check_tools(audited, tokenizer, out, ["train.jsonl"])       # TG543 per record, TG544 once per split
+    check_reasoning(audited, tokenizer, out, ["train.jsonl"])   # TG548 once per split
+
+(`names`: the split's files as findings show them, one per file; each record is placed in its own.)
 
 A reply that only calls a tool then renders as an empty reply and its EOS: the full run would teach
 the model to stop where the data shows a call (TG543, an error). Tool definitions a template leaves
@@ -15,13 +17,14 @@ template drops it by design.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tunegate.report import FindingCollector
 from tunegate.training.chat_tokens import IGNORE
 
 
-def check_tools(audited: list[Any], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+def check_tools(audited: list[Any], tokenizer: Any, out: FindingCollector, names: Sequence[str]) -> None:
     unshown = []
     for item in audited:
         rec, enc = item.record, item.encoded
@@ -39,14 +42,13 @@ def check_tools(audited: list[Any], tokenizer: Any, out: FindingCollector, shown
                         f"message {index + 1}: it is trained as a reply without it, and the model learns to answer "
                         "where the data calls a tool", "Use the model's tool-use chat template (one that renders "
                         "tool_calls and the tool role), or write the call into the reply's content in the "
-                        "format the model is served with.", file=shown, line=rec.line, record=rec.index)
+                        "format the model is served with.", **rec.place(names))
         if schemas and not any(n in tokenizer.decode(list(enc.input_ids) + list(enc.cut)) for n in schemas):
             unshown.append(rec)
     if unshown:
         out.add("TG544", "warning", f"{len(unshown)} records define tools the chat template does not render: the "
                 "model never sees the tools it is taught to call", "Use the model's tool-use chat template (one "
-                "that renders `tools`), or write the definitions into the system prompt.",
-                file=shown, line=unshown[0].line, record=unshown[0].index)
+                "that renders `tools`), or write the definitions into the system prompt.", **unshown[0].place(names))
 
 
 def _call_names(message: dict[str, Any]) -> list[str]:
@@ -70,7 +72,7 @@ def _schema_name(tool: Any) -> str | None:
 REASONING_KEYS = ("reasoning_content", "thinking")
 
 
-def check_reasoning(audited: list[Any], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+def check_reasoning(audited: list[Any], tokenizer: Any, out: FindingCollector, names: Sequence[str]) -> None:
     """TG548 when final replies carry reasoning the chat template does not render (so it is never trained)."""
     dropped, total = [], len(audited)
     for item in audited:
@@ -87,4 +89,4 @@ def check_reasoning(audited: list[Any], tokenizer: Any, out: FindingCollector, s
                 "thinking) on their final reply that the chat template does not render: the model is trained on "
                 "the answers without it", "Use a chat template that renders the reasoning (Qwen3's, DeepSeek-R1's), "
                 "or write it into the reply's content as <think>...</think> if the model is served that way.",
-                file=shown, line=dropped[0].line, record=dropped[0].index)
+                **dropped[0].place(names))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,27 +45,30 @@ class AuditedRecord:
                 and self.record.char_count() > 0)
 
 
-def audit_split(path: Path, shown: str, tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                limit: int = AUDIT_LIMIT, seed: int = 0, fmt: str = "auto",
+def audit_split(path: Path | Sequence[Path], shown: str | Sequence[str], tokenizer: Any, max_seq_len: int,
+                out: FindingCollector, limit: int = AUDIT_LIMIT, seed: int = 0, fmt: str = "auto",
                 loss_on: str = "replies") -> tuple[dict[str, Any], list[AuditedRecord]]:
-    """Audit one split; add findings to `out` and return its stats and the audited records.
+    """Audit one split (a file, or several read in order); add findings to `out` and return its stats
+    and the audited records.
 
-    `loss_on` is training.loss_on: "all" trains every token of a conversation (never of a
-    prompt-completion record, whose prompt stays masked)."""
+    `shown` is how findings name the file (one name per file for several): each record's findings
+    name its own file. `loss_on` is training.loss_on: "all" trains every token of a conversation
+    (never of a prompt-completion record, whose prompt stays masked)."""
+    names = [shown] if isinstance(shown, str) else list(shown)
     sample = read_chats(path, limit=limit, seed=seed, fmt=fmt)
-    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, shown, loss_on == "all")
+    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, names, loss_on == "all")
     for item in audited:
-        _record_findings(item, max_seq_len, out, shown)
+        _record_findings(item, max_seq_len, out, names)
     if loss_on == "all":
-        _check_weights_kept(sample.records, out, shown)
-    _check_replies_end(audited, tokenizer, out, shown)
-    template_fields.check_tools(audited, tokenizer, out, shown)
-    template_fields.check_reasoning(audited, tokenizer, out, shown)
-    _check_bos_once(audited, tokenizer, out, shown)
+        _check_weights_kept(sample.records, out, names)
+    _check_replies_end(audited, tokenizer, out, names)
+    template_fields.check_tools(audited, tokenizer, out, names)
+    template_fields.check_reasoning(audited, tokenizer, out, names)
+    _check_bos_once(audited, tokenizer, out, names)
     if sample.sampled:
-        out.add("TG531", "info", f"{shown} has {sample.total} records; the token audit tokenised a uniform "
-                f"sample of {len(sample.records)}, so counts below are for the sample",
-                "Nothing to fix; findings name records of the sample only.", file=shown)
+        out.add("TG531", "info", f"{' + '.join(names)} has {sample.total} records; the token audit tokenised a "
+                f"uniform sample of {len(sample.records)}, so counts below are for the sample",
+                "Nothing to fix; findings name records of the sample only.", file=names[0])
     stats = _stats(audited, sample.total, sample.sampled, max_seq_len)
     return stats, audited
 
@@ -78,7 +82,7 @@ def _render_errors() -> tuple[type[BaseException], ...]:
 
 
 def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                shown: str, train_all: bool = False) -> list[AuditedRecord]:
+                names: Sequence[str], train_all: bool = False) -> list[AuditedRecord]:
     audited: list[AuditedRecord] = []
     for start in range(0, len(records), BATCH):
         chunk = [r for r in records[start:start + BATCH] if not r.plain]
@@ -87,16 +91,17 @@ def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out
             encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
                                                                   max_seq_len, every, [r.tools for r in chunk]))
         except _render_errors():
-            encoded = [_encode_one(tokenizer, r, max_seq_len, out, shown, e) for r, e in zip(chunk, every)]
+            encoded = [_encode_one(tokenizer, r, max_seq_len, out, names, e) for r, e in zip(chunk, every)]
         plain = [r for r in records[start:start + BATCH] if r.plain]
         pairs = [(r.messages[0]["content"], r.messages[1]["content"]) for r in plain]
-        done = dict(zip((r.index for r in chunk + plain), encoded + list(encode_plain(tokenizer, pairs, max_seq_len))))
-        audited.extend(AuditedRecord(r, done[r.index]) for r in records[start:start + BATCH])
+        done = dict(zip(((r.file, r.index) for r in chunk + plain),
+                        encoded + list(encode_plain(tokenizer, pairs, max_seq_len))))
+        audited.extend(AuditedRecord(r, done[r.file, r.index]) for r in records[start:start + BATCH])
     return audited
 
 
 def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: FindingCollector,
-                shown: str, train_all: bool = False) -> EncodedChat | None:
+                names: Sequence[str], train_all: bool = False) -> EncodedChat | None:
     from jinja2 import TemplateError
 
     try:
@@ -104,7 +109,7 @@ def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: Findi
     except _render_errors() as exc:
         said = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
         out.add("TG530", "error", f"the chat template cannot render this record: {said}", _render_fix(said),
-                file=shown, line=record.line, record=record.index)
+                **record.place(names))
         return None
 
 
@@ -120,9 +125,9 @@ def _render_fix(said: str) -> str:
     return ("Reorder or merge the messages the way the template expects, or use a template that accepts them.")
 
 
-def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollector, shown: str) -> None:
+def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollector, names: Sequence[str]) -> None:
     rec, enc = item.record, item.encoded
-    place = {"file": shown, "line": rec.line, "record": rec.index}
+    place = rec.place(names)
     if rec.char_count() == 0:
         out.add("TG502", "error", "every message of this record has zero characters of content",
                 "Remove the record or fill in its messages; an empty record trains on nothing.", **place)
@@ -149,7 +154,7 @@ def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollecto
                 "Raise training.max_seq_len or shorten the conversation before the last reply.", **place)
 
 
-def _check_weights_kept(records: list[ChatRecord], out: FindingCollector, shown: str) -> None:
+def _check_weights_kept(records: list[ChatRecord], out: FindingCollector, names: Sequence[str]) -> None:
     """TG542: loss_on all trains every token of a conversation, the replies a record weights 0 too."""
     weighted = [r for r in records if not r.plain and not r.completion_only
                 and any(m.get("weight") == 0 for m in r.messages)]
@@ -157,11 +162,11 @@ def _check_weights_kept(records: list[ChatRecord], out: FindingCollector, shown:
         out.add("TG542", "warning", f"{len(weighted)} of {len(records)} records have replies with weight: 0, but "
                 "training.loss_on: all trains every token, those replies too", "Use training.loss_on: replies "
                 "(axolotl: train_on_inputs: false) to honour the weights, or drop weight: 0 where the reply "
-                "should be trained.", file=shown, line=weighted[0].line, record=weighted[0].index,
-                key="training.loss_on")
+                "should be trained.", **weighted[0].place(names), key="training.loss_on")
 
 
-def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector,
+                       names: Sequence[str]) -> None:
     """TG539 when trained replies end with no EOS or end-of-turn token: the model never learns to stop.
 
     A reply's trained tokens end with what the template writes after it; a shipped template writes a
@@ -179,10 +184,10 @@ def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: Findin
             f"{_last_trained_text(tokenizer, bad[0].encoded)!r}: "
             "the chat template writes no end-of-turn token after replies, so the model never learns to stop",
             "End the assistant turn in the chat template with {{ eos_token }} (or the model's end-of-turn "
-            "token), as the model's own template does.", file=shown, line=first.line, record=first.index)
+            "token), as the model's own template does.", **first.place(names))
 
 
-def _check_bos_once(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, shown: str) -> None:
+def _check_bos_once(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, names: Sequence[str]) -> None:
     """TG541 when records start with two BOS tokens (a template writing bos_token beside a literal BOS):
     the model is trained on a start it never sees when served. Tokenising never adds one here."""
     bos = tokenizer.bos_token_id
@@ -192,7 +197,7 @@ def _check_bos_once(audited: list[AuditedRecord], tokenizer: Any, out: FindingCo
         out.add("TG541", "warning", f"{len(bad)} of {len(audited)} records start with the BOS token "
                 f"{tokenizer.bos_token!r} twice: the chat template writes it twice", "Write the BOS once in the "
                 "chat template ({{ bos_token }} or its literal text, not both); tunegate tokenises the rendered "
-                "text without adding another.", file=shown, line=first.line, record=first.index)
+                "text without adding another.", **first.place(names))
 
 
 def _stop_ids(tokenizer: Any) -> set[int]:

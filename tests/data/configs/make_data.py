@@ -11,7 +11,10 @@ prompt-completion, written by csv.writer (folders of CSV and TSV splits, as Hub 
 data/alpaca_saved/ (a DatasetDict: train and test), data/alpaca_saved_train/ (a Dataset) and
 data/alpaca_saved_shards/ (a Dataset in 2 shards): the same records as `save_to_disk` of Hugging Face
 `datasets` writes them, made with datasets 5.2.0, which the test environment does not install (written
-only where it is importable).
+only where it is importable). data/train_more.jsonl: the flows chats after the first 40 (a second
+training file, for configs that list two datasets); data/pc_parquet_shards/data/: the TRL
+prompt-completion chats as a Hub dataset holds a sharded split (train in 2 parquet shards of 20, test
+in 1), written by pyarrow.
 """
 from __future__ import annotations
 
@@ -42,7 +45,9 @@ def main() -> None:
     for name, records in (("train", train), ("test", val)):
         write(HERE / "data" / "trl_support" / f"{name}.jsonl", [
             {"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in records])
+    write(HERE / "data" / "train_more.jsonl", chats("train.jsonl", 85)[40:])
     csv_copies()
+    parquet_shards(train, val)
     saved_to_disk()
 
 
@@ -61,6 +66,19 @@ def csv_copies() -> None:
                 out.writerows([r["instruction"] + (f"\n{r['input']}" if r["input"] else "") + "\nAnswer:",
                                f" {r['output']}"] for r in records)
 
+
+
+def parquet_shards(train: list[dict], test: list[dict]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = HERE / "data" / "pc_parquet_shards" / "data"
+    folder.mkdir(parents=True, exist_ok=True)
+    shards = {"train-00000-of-00002": train[:20], "train-00001-of-00002": train[20:],
+              "test-00000-of-00001": test}
+    for name, records in shards.items():
+        rows = [{"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in records]
+        pq.write_table(pa.Table.from_pylist(rows), folder / f"{name}.parquet")
 
 
 def saved_to_disk() -> None:

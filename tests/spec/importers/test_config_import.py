@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -270,10 +271,17 @@ def test_an_axolotl_dataset_folder_from_save_to_disk_is_read_as_load_from_disk_r
     assert parsed.raw["data"]["validation"] == str(saved / "test" / "data-00000-of-00001.arrow")
 
 
-def test_a_save_to_disk_split_in_several_shards_is_refused_as_several_files(tmp_path):
-    result = parse_spec(_saved_config(tmp_path, "alpaca_saved_shards", "alpaca_saved")).result
-    [finding] = [f for f in result.findings if f.code == "TG146"]
-    assert finding.key == "datasets.0.path" and "2 shards" in finding.message
+def test_a_save_to_disk_split_in_several_shards_is_read_as_one_split_as_load_from_disk_reads_it(tmp_path):
+    parsed = parse_spec(_saved_config(tmp_path, "alpaca_saved_shards", "alpaca_saved"))
+    shards = CONFIGS / "data" / "alpaca_saved_shards"
+    assert parsed.raw["data"]["train"] == [str(shards / "data-00000-of-00002.arrow"),
+                                           str(shards / "data-00001-of-00002.arrow")]  # state.json's order
+    report = check(parsed)
+    assert [s.status for s in report.stages] == ["passed"] * 4, places(report)
+    stats = report.stage("dataset").stats["train"]
+    assert [(Path(s["file"]).name, s["records"]) for s in stats["files"]] == [
+        ("data-00000-of-00002.arrow", 8), ("data-00001-of-00002.arrow", 8)]
+    assert (stats["records"], stats["container"], stats["format"]) == (16, "arrow", "alpaca")
 
 
 def test_a_trl_dataset_name_saved_by_save_to_disk_is_refused_as_load_dataset_refuses_it(tmp_path):

@@ -6,11 +6,14 @@ so each config's `dataset_dir: data` resolves as it does in a checkout.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from tests.support.paths import DATA
 from tunegate.dataset import validate_dataset
+from tunegate.dataset.fingerprint import fingerprint_file
+from tunegate.gate import check
 from tunegate.spec.check import parse_spec
 from tunegate.spec.model import Spec
 
@@ -36,7 +39,8 @@ def import_findings(config, **kwargs):
 
 @pytest.fixture
 def concatenation(tmp_path):
-    """identity + alpaca_en_demo in one file, as LLaMA-Factory concatenates them (what TG146 asks for)."""
+    """identity + alpaca_en_demo written into one file, as LLaMA-Factory concatenates them, with the frozen
+    validation split the examples leave to val_size."""
     records = [r for name in ("identity", "alpaca_en_demo") for r in
                json.loads((LF / "data" / f"{name}.json").read_text(encoding="utf-8"))]
     path = tmp_path / "identity_alpaca_en_demo.json"
@@ -64,8 +68,23 @@ def test_the_published_sft_example_maps_llamafactory_defaults(concatenation):
 @pytest.mark.parametrize("config", PUBLISHED_SFT, ids=lambda p: p.name)
 def test_each_published_sft_example_gets_its_real_problems_at_its_keys(config):
     found = {(f.code, f.key) for f in import_findings(config)}
-    # two datasets where tunegate checks one file per split, no frozen validation set, its own template
-    assert found == {("TG146", "dataset"), ("TG143", None), ("TG156", "template"), ("TG140", None)}
+    # no frozen validation set, its own template; its two datasets are one training split
+    assert found == {("TG143", None), ("TG156", "template"), ("TG140", None)}
+
+
+def test_the_two_datasets_of_a_published_example_are_read_in_order_as_one_training_split(concatenation):
+    parsed = parse_spec(SFT)
+    assert parsed.raw["data"]["train"] == [str((LF / "data" / name).resolve())
+                                           for name in ("identity.json", "alpaca_en_demo.json")]
+    report = check(parsed)
+    dataset = report.stage("dataset")
+    assert dataset.stats["train"]["records"] == 6 + 8
+    # the placeholders of the identity records, each at its own line of identity.json
+    assert [(Path(f.file).name, f.line) for f in dataset.findings if f.code == "TG266"] == [
+        ("identity.json", line) for line in (5, 10, 15, 20, 25, 30)]
+    assert {f.code for f in dataset.findings} == {"TG143", "TG266"}
+    # one stream: the digest of the two files is that of their concatenation
+    assert report.fingerprints["train"]["digest"] == fingerprint_file(concatenation["train"]).digest
 
 
 @pytest.mark.parametrize("config", PUBLISHED_SFT, ids=lambda p: p.name)

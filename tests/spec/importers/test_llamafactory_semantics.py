@@ -111,6 +111,38 @@ def test_an_entrys_columns_and_tags_choose_the_format_that_reads_its_records_the
     assert parse_spec(config(layout, dataset=name, eval_dataset=name)).raw["data"]["format"] == fmt
 
 
+def test_several_names_are_one_split_of_their_files_in_order(layout):
+    report = check(config(layout, dataset="identity,alpaca_en_demo"))
+    assert report.stage("dataset").stats["train"]["records"] == 6 + 8
+    assert [f.file.rsplit("/", 1)[-1] for f in report.findings if f.code == "TG266"] == ["identity.json"] * 6
+
+
+def test_several_names_in_different_formats_are_refused_as_tunegate_reads_a_split_in_one(layout):
+    [finding] = [f for f in parse_spec(config(layout, dataset="alpaca_en_demo,glaive_toolcall_en_demo")).result
+                 .findings if f.code == "TG145"]
+    assert finding.key == "dataset" and "glaive_toolcall_en_demo is sharegpt but alpaca_en_demo is alpaca" \
+        in finding.message
+
+
+def test_a_file_name_folder_of_several_files_is_one_dataset_of_them_all(layout):
+    (layout / "data" / "both").mkdir()
+    for name in ("alpaca_en_demo.json", "identity.json"):
+        shutil.copy(layout / "data" / name, layout / "data" / "both" / name)
+    entry(layout, "both", file_name="both")
+    parsed = parse_spec(config(layout, dataset="both"))
+    assert [p.rsplit("/", 1)[-1] for p in parsed.raw["data"]["train"]] == ["alpaca_en_demo.json", "identity.json"]
+    assert check(parsed).stage("dataset").stats["train"]["records"] == 8 + 6
+
+
+def test_a_file_name_folder_of_files_of_two_types_is_refused_as_llamafactory_refuses_it(layout):
+    (layout / "data" / "mixed").mkdir()
+    shutil.copy(layout / "data" / "alpaca_en_demo.json", layout / "data" / "mixed" / "a.json")
+    (layout / "data" / "mixed" / "b.csv").write_text("instruction,input,output\nHi,,Hello\n")
+    entry(layout, "mixed", file_name="mixed")
+    [finding] = [f for f in parse_spec(config(layout, dataset="mixed")).result.findings if f.code == "TG154"]
+    assert finding.key == "mixed.file_name" and "File types should be identical." in finding.message
+
+
 def test_a_name_missing_from_dataset_info_is_refused_as_llamafactory_refuses_it(layout):
     [finding] = [f for f in parse_spec(config(layout, dataset="nope")).result.findings if f.code == "TG154"]
     assert finding.key == "dataset" and "Undefined dataset nope" in finding.message
@@ -130,7 +162,6 @@ def test_no_dataset_info_is_refused_with_where_it_was_looked_for(tmp_path):
     ({"eval_dataset": None, "val_size": 0.1}, ("TG141", "val_size")),
     ({"val_size": 0.1}, ("TG154", "val_size")),
     ({"eval_dataset": None}, ("TG143", None)),
-    ({"dataset": "identity,alpaca_en_demo"}, ("TG146", "dataset")),
 ])
 def test_a_config_without_one_frozen_file_per_split_is_refused(layout, changes, expected):
     assert expected in found(config(layout, **changes))
@@ -184,3 +215,25 @@ def test_the_data_folder_is_the_working_directorys_first_as_llamafactory_reads_i
     shutil.copytree(LF_DATA, elsewhere / "data")
     monkeypatch.chdir(elsewhere)
     assert ("TG154", "eval_dataset") in found(config(layout))  # its dataset_info.json has no "heldout"
+
+
+LONG = "x" * 300  # a component past the 255 bytes every file system allows (issue 36)
+
+
+@pytest.mark.parametrize(("changes", "code", "key"), [
+    ({"dataset_dir": LONG}, "TG145", "dataset_dir"),
+    ({"val_size": 10 ** 4000, "eval_dataset": None}, "TG102", "val_size"),  # no float holds it
+], ids=["long dataset_dir", "huge val_size"])
+def test_a_key_no_file_system_or_float_holds_is_a_finding_never_an_exception(layout, changes, code, key):
+    assert (code, key) in found(config(layout, **changes))
+
+
+def test_a_long_deepspeed_name_is_a_name_never_an_exception(layout):
+    # read as a name, as for a file that is not there: ZeRO-2 (which tunegate launch does not run, TG160)
+    assert found(config(layout, deepspeed=LONG)) == [("TG160", "deepspeed")]
+
+
+@pytest.mark.parametrize("file_name", ["a\0b.json", LONG + ".json"], ids=["nul", "long"])
+def test_an_entrys_file_name_no_file_system_holds_is_tg145_at_it(layout, file_name):
+    entry(layout, "bad", file_name=file_name)
+    assert ("TG145", "bad.file_name") in found(config(layout, dataset="bad"))

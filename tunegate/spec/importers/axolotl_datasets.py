@@ -4,6 +4,8 @@
       - path: data/chat.jsonl        # a local file or folder, or a Hub dataset id in the local cache
         type: chat_template          # OpenAI chat fields; field_messages: conversations + from/value: ShareGPT
         roles_to_train: [assistant]  # axolotl's default, what tunegate's run trains
+      - path: data/more_chat.jsonl   # several entries: one split, their files read in order (axolotl
+        type: chat_template          # concatenates them), all in one format
 
 Part of the axolotl dialect (`tunegate.spec.importers.axolotl_dialect`): an entry is read as
 axolotl's loaders read it (ds_type, data_files, split, a folder's split files), and an entry
@@ -12,10 +14,11 @@ tunegate would read another way is refused at its key (TG145).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from tunegate.errors import UsageError
 from tunegate.file_kinds import KINDS, kind_of
-from tunegate.spec.importers.config_data import map_data_file, several_files, unusable_data
+from tunegate.spec.importers.config_data import Source, map_data_file, set_data, source_files, unusable_data
 from tunegate.spec.importers.config_keys import refused_by_tool, text, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.importers.unhonoured import not_honoured, own_template
@@ -28,7 +31,8 @@ _REPLY_ROLES = {"assistant", "gpt"}
 
 
 def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
-    """Map the one entry of `datasets` / `test_datasets`; its format, or None when it cannot be used."""
+    """Map the entries of `datasets` / `test_datasets` onto data.<role> (several: their files concatenated in
+    order, as axolotl concatenates the datasets); their one format, or None when they cannot be used."""
     entries = cmap.get(key)
     if role in cmap.overrides:  # the file given on the command line, read in the entry's format
         first = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else None
@@ -38,23 +42,37 @@ def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
         map_data_file(cmap, role, first.get("path") if first else None, f"{key}.0.path" if first else key,
                       from_disk=True)
         return fmt
+    cmap.explained.add(f"data.{role}")
     if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
-        cmap.explained.add(f"data.{role}")
         what = "not set" if entries is None else repr(entries)
         unusable_data(cmap, key if cmap.has(key) else None, f"{key} is {what}: no {role} data",
                       f"List the {role} file: {key}: [{{path: data/{role}.jsonl, type: chat_template}}].")
         return None
-    if len(entries) > 1:
-        cmap.explained.add(f"data.{role}")
-        several_files(cmap, f"{key}.1", f"{key} lists {len(entries)} datasets; tunegate checks one file per split",
-                      "Concatenate them into one file (axolotl mixes them the same way) and list that.")
+    read = [_entry(cmap, role, entry, f"{key}.{n}") for n, entry in enumerate(entries)]
+    fmt = _one_format(cmap, key, [r.fmt for r in read if r is not None])
+    if fmt:
+        cmap.set("data.format", fmt, f"{key}.0.type")
+    if any(r is None or r.files is None for r in read):
         return None
-    entry, at = entries[0], f"{key}.0"
+    set_data(cmap, role, [path for r in read for path in r.files or []], f"{key}.0.path" if len(read) == 1 else key)
+    return fmt if fmt and all(r.usable for r in read if r is not None) else None
+
+
+class _Read(NamedTuple):
+    """One dataset entry as read: its format ("" when it names none tunegate reads), its files (None when
+    they cannot be had), whether axolotl reads them as tunegate does."""
+
+    fmt: str
+    files: list[Path] | None
+    usable: bool = True
+
+
+def _entry(cmap: ConfigMap, role: str, entry: dict, at: str) -> _Read | None:
+    """One dataset entry; None (said) when it names no split to read at all."""
     cmap.unchecked += [f"{at}.{k}" for k, v in entry.items() if k not in _ENTRY_KEYS and v not in (None, "", [], {})]
-    fmt = _entry_format(cmap, entry, at)
+    fmt = _entry_format(cmap, entry, at) or ""
     ref = entry.get("path")
     if entry.get("data_files") is not None and isinstance(ref, str) and _not_a_repo(cmap, ref):
-        cmap.explained.add(f"data.{role}")
         unusable_data(cmap, f"{at}.path", f"path {ref!r} with data_files: axolotl reads data_files as "
                       f"files of the Hub dataset repo {ref!r}, and {ref!r} is neither that nor a local file or folder",
                       "For a local file, give it as path (path: data/train.jsonl, ds_type: json) and drop "
@@ -65,24 +83,32 @@ def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
         ref = f"{ref}/{files}" if isinstance(files, str) else ref
     split = text(cmap, f"{at}.split", entry.get("split") or None, "train" if role == "train" else "test")
     if split is None:
-        cmap.explained.add(f"data.{role}")
         return None
-    if fmt is not None:
-        cmap.set("data.format", fmt, f"{at}.type")
-    if not map_data_file(cmap, role, ref, f"{at}.path", split, from_disk=True):
-        return None
-    if isinstance(ref, str) and not _loader_reads(cmap, entry, at, Path(cmap.data["data"][role]), ref):
-        cmap.explained.add(f"data.{role}")
-        return None
-    return fmt
+    found = source_files(cmap, role, Source(ref, f"{at}.path", split), from_disk=True)
+    usable = found is None or not isinstance(ref, str) or _loader_reads(cmap, entry, at, found, ref)
+    return _Read(fmt, found, usable)
 
 
-def _loader_reads(cmap: ConfigMap, entry: dict, at: str, path: Path, ref: str) -> bool:
+def _one_format(cmap: ConfigMap, key: str, formats: list[str]) -> str | None:
+    """The entries' one format ("" when none names one tunegate reads: TG145 said so); TG145 and None when two
+    entries differ, as tunegate reads a split in one format."""
+    named = [(n, fmt) for n, fmt in enumerate(formats) if fmt]
+    other = next(((n, fmt) for n, fmt in named if fmt != named[0][1]), None)
+    if other is None:
+        return named[0][1] if named else ""
+    unusable_data(cmap, f"{key}.{other[0]}.type", f"{key}.{other[0]} is {other[1]} but {key}.{named[0][0]} is "
+                  f"{named[0][1]}: tunegate reads a split in one format", "Give every dataset of the split the same "
+                  "type and fields (or convert one with `tunegate convert`).")
+    return None
+
+
+def _loader_reads(cmap: ConfigMap, entry: dict, at: str, files: list[Path], ref: str) -> bool:
     """A `ds_type` (newer axolotl: `dataset_type`) is the `load_dataset` builder axolotl reads the file with;
     one that is not what the file is fails there, so it is an error here (TG145), not a silent other read."""
     key = next((k for k in ("ds_type", "dataset_type") if entry.get(k) is not None), None)
-    if path not in (_absolute(cmap.base / ref), _absolute(Path(ref))):  # a folder's split file, or a Hub file:
-        return True  # load_from_disk or load_dataset(folder) reads it by its name
+    path = files[0]
+    if len(files) > 1 or path not in (_absolute(cmap.base / ref), _absolute(Path(ref))):  # a folder's split
+        return True  # files, or a Hub file: load_from_disk or load_dataset(folder) reads them by their names
     if path.name.lower().removesuffix(".gz").endswith(".tsv"):
         unusable_data(cmap, f"{at}.path", f"{path.name} is tab-separated, and axolotl reads no local .tsv "
                       "file as such: without ds_type it uses load_dataset('json'), and ds_type: csv splits on commas",

@@ -301,7 +301,7 @@ def _share(cmap: ConfigMap, key: str) -> float | None:
     value = cmap.get(key, 0)
     try:
         share = float(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
-    except ValueError:
+    except (ValueError, OverflowError):  # text that is no number, an integer past any float (10**4000)
         share = None
     if share is None or not math.isfinite(share):
         wrong_type(cmap, key, value, "a number (a share of the training data, or a record count)",

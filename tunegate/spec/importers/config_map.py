@@ -39,7 +39,7 @@ class ConfigMap:
     located: Located
     file: str
     base: Path  # the config's folder: relative data paths resolve here first
-    overrides: dict[str, Path] = field(default_factory=dict)  # role -> the file --train/--validation gave
+    overrides: dict[str, Path | list[Path]] = field(default_factory=dict)  # role -> what --train/--validation gave
     hardware: dict[str, Any] = field(default_factory=dict)  # --gpu/--gpus: the GPU a tool's "auto" setting meets
     data: dict[str, Any] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)

@@ -8,9 +8,11 @@ Part of the LLaMA-Factory dialect (`tunegate.spec.importers.llamafactory_dialect
 read as LLaMA-Factory's `get_dataset_list` and `_load_single_dataset` read it: `hf_hub_url`
 before `file_name` (a file, or a folder whose every file is the dataset), its `split`, and its
 `formatting`, `columns` and `tags`, which `llamafactory_layouts` maps onto the tunegate format that
-reads the same records the same way. Findings about an entry point into dataset_info.json, at
-the entry's own keys; the file is read from the working directory's `dataset_dir` as LLaMA-Factory
-reads it, else from the config's folder or the two above it (a checkout keeps examples/ beside data/).
+reads the same records the same way. Several names are one split, their files read in order, as
+`merge_dataset` concatenates them (mix_strategy: concat, the default), in one format. Findings
+about an entry point into dataset_info.json, at the entry's own keys; the file is read from the
+working directory's `dataset_dir` as LLaMA-Factory reads it, else from the config's folder or the
+two above it (a checkout keeps examples/ beside data/).
 """
 from __future__ import annotations
 
@@ -20,16 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.errors import YamlSyntaxError
+from tunegate.pathguard import shown
 from tunegate.spec.importers.config_data import (
+    Source,
     map_data_file,
+    map_data_files,
     no_validation,
     random_split,
-    several_files,
     unusable_data,
 )
 from tunegate.spec.importers.config_keys import refused_by_tool, required, text, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.importers.llamafactory_layouts import entry_format
+from tunegate.spec.path_names import path_problem
 from tunegate.spec.yaml_loader import Located, load
 
 INFO = "dataset_info.json"  # LLaMA-Factory's DATA_CONFIG
@@ -52,9 +57,10 @@ class Registry:
 class Entry:
     """One dataset name, resolved: what to read and the tunegate format that reads it (None: none does)."""
 
-    ref: str
+    refs: tuple[str, ...]  # a Hub id, a file, or a folder's every file
     split: str
     fmt: str | None
+    name: str = ""  # as `dataset` names it
 
 
 def map_datasets(cmap: ConfigMap, stage: str) -> None:
@@ -104,7 +110,8 @@ def _same_format(cmap: ConfigMap, train: Entry, evals: Entry) -> None:
 
 
 def _one_split(cmap: ConfigMap, role: str, key: str, names: list[str], entries: list[Entry]) -> bool:
-    """Map the one file of a split (its format too); TG146 for several names. Whether it was mapped."""
+    """Map a split's datasets (their format too): one name's file(s), or several names' files in order, as
+    LLaMA-Factory concatenates them. Whether it was mapped."""
     formats = {e.fmt for e in entries}
     if len(entries) == len(names) and len(formats) == 1 and None not in formats \
             and (role == "train" or "format" not in cmap.data.get("data", {})):  # the training set's, else this
@@ -113,13 +120,16 @@ def _one_split(cmap: ConfigMap, role: str, key: str, names: list[str], entries: 
         map_data_file(cmap, role, cmap.source.get(key), key if names else None)
         return True
     cmap.explained.add(f"data.{role}")
-    if len(names) > 1:
-        several_files(cmap, key, f"{key} names {len(names)} datasets ({', '.join(names)}); tunegate checks one "
-                      "file per split", "Concatenate them into one file (LLaMA-Factory concatenates them the same "
-                      "way, mix_strategy: concat), register it in dataset_info.json and name it; or check the "
-                      "concatenation with tunegate check CONFIG --train FILE --validation FILE.")
+    if len(formats - {None}) > 1:
+        named = [e for e in entries if e.fmt]
+        first, other = named[0], next(e for e in named if e.fmt != named[0].fmt)
+        unusable_data(cmap, key, f"{key}: {other.name} is {other.fmt} but {first.name} is {first.fmt}; tunegate "
+                      "reads a split in one format", "Register the datasets in one formatting (alpaca or "
+                      "sharegpt, with the same columns), or convert one (`tunegate convert`).")
         return False
-    return len(entries) == 1 and map_data_file(cmap, role, entries[0].ref, key, entries[0].split)
+    if not entries or len(entries) != len(names):
+        return False
+    return map_data_files(cmap, role, [Source(ref, key, e.split) for e in entries for ref in e.refs], key)
 
 
 def _names(cmap: ConfigMap, key: str) -> list[str] | None:
@@ -139,7 +149,10 @@ def _names(cmap: ConfigMap, key: str) -> list[str] | None:
 def _share(cmap: ConfigMap) -> float:
     value = cmap.get("val_size", 0.0)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past any float (10**4000): no share, no record count
+            pass
     wrong_type(cmap, "val_size", value, "a share below 1 or a record count", "Set val_size: 0 and name a frozen "
                "validation set in eval_dataset.")
     return 0.0
@@ -157,9 +170,13 @@ def _registry(cmap: ConfigMap) -> Registry | None:
                       f"Hub repo {name[7:]!r}: tunegate reads a local one only", f"Download the repo's {INFO} "
                       "and its files, and set dataset_dir to that folder.")
         return None
+    if problem := path_problem(name):  # a NUL byte, a name too long: no folder is called so
+        unusable_data(cmap, "dataset_dir", f"dataset_dir {shown(name)!r} is not a usable path: {problem}",
+                      f"Set dataset_dir to the folder that holds {INFO}.")
+        return None
     tried = [Path(name)] if Path(name).is_absolute() else \
         [Path.cwd() / name, *(up / name for up in (cmap.base, *cmap.base.parents[:2]))]
-    found = next((p for p in tried if (p / INFO).is_file()), None)
+    found = next((p for p in tried if _is_file(p / INFO)), None)
     if found is None:
         refused_by_tool(cmap, "dataset_dir" if cmap.has("dataset_dir") else "dataset", f"no {INFO} in dataset_dir "
                         f"{name!r} (looked in {', '.join(str(p) for p in dict.fromkeys(tried))}): LLaMA-Factory "
@@ -193,7 +210,7 @@ def _entry(cmap: ConfigMap, registry: Registry | None, name: str, key: str, stag
     if registry is None:
         return None
     if registry.folder is None:  # dataset_dir: ONLINE
-        return Entry(name, "train", "alpaca")
+        return Entry((name,), "train", "alpaca", name)
     attrs = registry.located.data.get(name)
     if attrs is None:
         refused_by_tool(cmap, key, f"dataset {name!r} is not in {registry.shown}: LLaMA-Factory stops (\"Undefined "
@@ -207,14 +224,14 @@ def _entry(cmap: ConfigMap, registry: Registry | None, name: str, key: str, stag
             return None
         cmap.unchecked += [f"{name}.{k} ({INFO})" for k, v in attrs.items() if k not in _ENTRY_KEYS
                            and v not in (None, "", [], {})]
-        ref = _source(cmap, registry.folder, name, attrs)
+        refs = _source(cmap, registry.folder, name, attrs)
         fmt = entry_format(cmap, name, attrs, stage)
     split = attrs.get("split") or "train"
-    return Entry(ref, split if isinstance(split, str) else "train", fmt) if ref is not None else None
+    return Entry(tuple(refs), split if isinstance(split, str) else "train", fmt, name) if refs is not None else None
 
 
-def _source(cmap: ConfigMap, folder: Path, name: str, attrs: dict[str, Any]) -> str | None:
-    """Where the entry's records are (a Hub id or a local file), as get_dataset_list chooses."""
+def _source(cmap: ConfigMap, folder: Path, name: str, attrs: dict[str, Any]) -> list[str] | None:
+    """Where the entry's records are (a Hub id, or local files), as get_dataset_list chooses."""
     hub = attrs.get("hf_hub_url")
     if isinstance(hub, str) and hub:
         if attrs.get("subset") or attrs.get("folder"):
@@ -222,7 +239,7 @@ def _source(cmap: ConfigMap, folder: Path, name: str, attrs: dict[str, Any]) -> 
                           f"or folder of the Hub dataset {hub!r}; tunegate reads a cached dataset's own split files "
                           "only", "Check a local copy: tunegate check CONFIG --train FILE --validation FILE.")
             return None
-        return hub
+        return [hub]
     for other, where in (("ms_hub_url", "the ModelScope hub"), ("om_hub_url", "the Modelers hub"),
                          ("script_url", "a dataset loading script"), ("cloud_file_name", "S3 or GCS storage")):
         if attrs.get(other):
@@ -235,16 +252,25 @@ def _source(cmap: ConfigMap, folder: Path, name: str, attrs: dict[str, Any]) -> 
         unusable_data(cmap, name, f"{name} has no file_name (nor a hub URL): LLaMA-Factory cannot load it",
                       f"Give it \"file_name\": the data file in {folder}.")
         return None
+    if problem := path_problem(file_name):
+        unusable_data(cmap, f"{name}.file_name", f"{name}.file_name {shown(file_name)!r} is not a usable path: "
+                      f"{problem}", f"Give it \"file_name\": the data file in {folder}.")
+        return None
     return _local(cmap, folder / file_name, f"{name}.file_name")
 
 
-def _local(cmap: ConfigMap, path: Path, key: str) -> str | None:
-    """The file LLaMA-Factory reads at `path`: the file itself, or a folder's one file (it reads them all)."""
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    if len(files) != 1:
-        several_files(cmap, key, f"{path} holds {len(files)} files, and LLaMA-Factory reads every file of a "
-                      "dataset folder as one dataset; tunegate checks one file per split",
-                      "Concatenate them into one file and register that file.")
+def _local(cmap: ConfigMap, path: Path, key: str) -> list[str] | None:
+    """The files LLaMA-Factory reads at `path`: the file itself, or every file of a folder, as one dataset
+    (read here in name order; LLaMA-Factory takes the folder's listing order)."""
+    try:
+        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    except OSError as exc:  # a folder that cannot be listed, a path past the system's length
+        unusable_data(cmap, key, f"{shown(path)} cannot be read: {exc.strerror or exc}",
+                      "Register a file (or folder) that can be read.")
+        return None
+    if not files:
+        refused_by_tool(cmap, key, f"{path} holds no file: LLaMA-Factory loads no data from it",
+                        "Put the dataset's files in the folder, or register a file.")
         return None
     suffix = files[0].suffix.lower().lstrip(".")
     if suffix == "txt":
@@ -257,7 +283,21 @@ def _local(cmap: ConfigMap, path: Path, key: str) -> str | None:
                         f"{', '.join('.' + s for s in _FILE_TYPES)} only (\"Allowed file types: ...\")",
                         "Save the data as .json or .jsonl (gunzip a .jsonl.gz first).")
         return None
-    return str(files[0])
+    other = next((p for p in files if _FILE_TYPES.get(p.suffix.lower().lstrip(".")) != _FILE_TYPES[suffix]), None)
+    if other is not None:
+        refused_by_tool(cmap, key, f"{path} holds {files[0].name} and {other.name}: LLaMA-Factory reads every file "
+                        "of a dataset folder with one loader and stops (\"File types should be identical.\")",
+                        "Keep files of one type in the folder (move the others out).")
+        return None
+    return [str(p) for p in files]
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; False where it cannot be looked at (a name past the system's length)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _shown(path: Path) -> str:

@@ -196,10 +196,10 @@ def _sharding(cmap: ConfigMap) -> None:
 def _zero_stage(cmap: ConfigMap, config: Any) -> int:
     """The ZeRO stage of a deepspeed config (a dict, or a JSON file resolved as the datasets are)."""
     if isinstance(config, str):
-        found = next((p for p in (Path.cwd() / config, cmap.base / config, *(up / config for up in
-                                                                                cmap.base.parents[:2]))
-                      if p.is_file()), None)
-        try:
+        try:  # a name past the system's length, a NUL byte: no such file, the name alone says the stage
+            found = next((p for p in (Path.cwd() / config, cmap.base / config, *(up / config for up in
+                                                                                    cmap.base.parents[:2]))
+                          if p.is_file()), None)
             config = json.loads(found.read_text(encoding="utf-8")) if found else config
         except (OSError, ValueError):
             pass

@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # loaded by import_config: a tunegate spec never needs the ma
 
 
 def import_config(kind: str, located: Located, file: str, base: Path,
-                  data: dict[str, Path] | None = None, hardware: dict | None = None) -> Mapped:
-    """Map a config of dialect `kind` onto a tunegate spec mapping; `data` (role -> file) replaces the
+                  data: dict[str, Path | list[Path]] | None = None, hardware: dict | None = None) -> Mapped:
+    """Map a config of dialect `kind` onto a tunegate spec mapping; `data` (role -> file or files) replaces the
     config's datasets for those roles (TG157); `hardware` (--gpu/--gpus) is the GPU the run meets."""
     from tunegate.spec.importers.config_map import ConfigMap, Mapped
     from tunegate.spec.importers.unhonoured import NOT_HONOURED, NOT_LORA

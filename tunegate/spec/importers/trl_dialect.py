@@ -17,10 +17,11 @@ import math
 from typing import Any
 
 from tunegate.spec.importers.config_data import (
+    Source,
     map_data_file,
+    map_data_files,
     no_validation,
     random_split,
-    several_files,
     unavailable,
     unusable_data,
 )
@@ -198,8 +199,9 @@ def _schedule(cmap: ConfigMap) -> None:
         warmup, ratio = 0, warmup
     # transformers casts warmup_steps to int; anything but a finite number goes on as written, for the
     # spec's TG102 (or TG107) at warmup_steps
-    cmap.set("training.warmup_steps", int(warmup) if _real(warmup) and math.isfinite(warmup) else warmup,
-             "warmup_steps")
+    # (an int is finite however large: the spec's bound says so at warmup_steps, float() would overflow)
+    whole = _real(warmup) and (isinstance(warmup, int) or math.isfinite(warmup))
+    cmap.set("training.warmup_steps", int(warmup) if whole else warmup, "warmup_steps")
     cmap.set("training.warmup_ratio", ratio, "warmup_ratio" if cmap.has("warmup_ratio") else "warmup_steps")
 
 
@@ -218,10 +220,8 @@ def _data(cmap: ConfigMap) -> None:
         _never_evaluated(cmap, cmap.get("dataset_test_split", "test"))  # a name only in a message
         _loss(cmap)
         return
-    if isinstance(mixture, list) and len(mixture) > 1 and "train" not in cmap.overrides:
-        cmap.explained |= {"data.train", "data.validation"}
-        several_files(cmap, "datasets.1", f"datasets lists {len(mixture)} datasets; tunegate checks one file per "
-                      "split", "Concatenate them into one file and give it as dataset_name.")
+    if isinstance(mixture, list) and len(mixture) > 1:  # every entry, concatenated in order into the train split
+        _mixture(cmap, mixture)
         return
     entry = mixture[0] if isinstance(mixture, list) and mixture and isinstance(mixture[0], dict) else None
     ref, key = (entry.get("path"), "datasets.0.path") if entry else (cmap.get("dataset_name"), "dataset_name")
@@ -231,7 +231,7 @@ def _data(cmap: ConfigMap) -> None:
                       "Set dataset_name to a local file or folder (or a Hub id in the local cache).")
         return
     if entry is not None:
-        _mixture(cmap, entry)
+        _mixture(cmap, [entry])
         return
     train_split = text(cmap, "dataset_train_split", cmap.get("dataset_train_split"), "train")
     test_split = text(cmap, "dataset_test_split", cmap.get("dataset_test_split"), "test")
@@ -258,18 +258,16 @@ def _never_evaluated(cmap: ConfigMap, test_split: str) -> None:
                   "(with eval_steps) to evaluate on the frozen validation split; tunegate's full run does.")
 
 
-def _mixture(cmap: ConfigMap, entry: dict) -> None:
-    """A `datasets` mixture: TRL loads each entry's `split` (train) and concatenates them into one train
-    split; its test split exists only as a random `test_split_size` share of it (trl/scripts/utils.py)."""
-    ref, key = entry.get("path"), "datasets.0.path"
-    files = entry.get("data_files")
-    if ref in ("json", "parquet", "csv") and files is not None:  # load_dataset's builder names: the files are the data
-        ref, key = (files if isinstance(files, str) else files[0] if isinstance(files, list) and len(files) == 1
-                    else None), "datasets.0.data_files"
+def _mixture(cmap: ConfigMap, entries: list[Any]) -> None:
+    """A `datasets` mixture: TRL loads each entry's `split` (train) and concatenates them, in order, into one
+    train split; its test split exists only as a random `test_split_size` share of it (trl/scripts/utils.py)."""
     cmap.used.update({"test_split_size", "dataset_test_split", "dataset_train_split", "eval_strategy"})
-    split = text(cmap, "datasets.0.split", entry.get("split") or None, "train")
-    if split is not None:
-        map_data_file(cmap, "train", ref, key, split)
+    sources = [_source(cmap, entry, at) for at, entry in enumerate(entries)]
+    readable = [source for source in sources if source is not None]
+    if len(readable) == len(entries):
+        map_data_files(cmap, "train", readable, "datasets" if len(readable) > 1 else readable[0].key)
+    else:
+        cmap.explained.add("data.train")
     cmap.explained.add("data.validation")
     size = cmap.get("test_split_size")
     if size is not None:
@@ -283,6 +281,21 @@ def _mixture(cmap: ConfigMap, entry: dict) -> None:
                       "Give dataset_name a folder with train and test split files (train.jsonl, test.jsonl), "
                       "frozen and held out from train.")
     _loss(cmap)
+
+
+def _source(cmap: ConfigMap, entry: Any, at: int) -> Source | None:
+    """One entry of a `datasets` mixture as the dataset reference TRL loads; a finding (and None) when none."""
+    if not isinstance(entry, dict):
+        unusable_data(cmap, f"datasets.{at}", f"datasets.{at} is {entry!r}, not a dataset entry",
+                      "Write it as a mapping: datasets: [{path: data/train.jsonl}].")
+        return None
+    ref, key = entry.get("path"), f"datasets.{at}.path"
+    files = entry.get("data_files")
+    if ref in ("json", "parquet", "csv") and files is not None:  # load_dataset's builder names: the files are the data
+        ref, key = (files if isinstance(files, str) else files[0] if isinstance(files, list) and len(files) == 1
+                    else None), f"datasets.{at}.data_files"
+    split = text(cmap, f"datasets.{at}.split", entry.get("split") or None, "train")
+    return Source(ref, key, split) if split is not None else None
 
 
 def _loss(cmap: ConfigMap) -> None:
