@@ -93,9 +93,8 @@ def _claim(client: Any, spec: Spec, uri: str, digest: str) -> None:
     from tunegate.tracking.experiment_data import claim_validation
 
     experiment = spec.tracking.experiment
-    # the split's file names: `names` where a split may be several files, else the one file's name
-    shown = spec.data.names("validation") if hasattr(spec.data, "names") else spec.data.validation.name
-    claim_validation(client, ensure_experiment(client, experiment, uri), experiment, digest, shown)
+    claim_validation(client, ensure_experiment(client, experiment, uri), experiment, digest,
+                     spec.data.names("validation"))
 
 
 def parent_name(kind: str, spec: Spec, spec_path: str | Path) -> str:
