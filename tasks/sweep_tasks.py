@@ -5,6 +5,6 @@
 A thin shim on purpose, as flows/ is over tunegate.flows: the tasks live inside the tunegate
 package, never in a top-level `tasks` package installed beside a user's own modules of that name.
 """
-from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
+from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task, run_candidate_deployment_task
 
-__all__ = ["evaluate_candidate_task", "propose_task"]
+__all__ = ["evaluate_candidate_task", "propose_task", "run_candidate_deployment_task"]

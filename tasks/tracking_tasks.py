@@ -7,9 +7,11 @@ package, never in a top-level `tasks` package installed beside a user's own modu
 """
 from tunegate.tasks.tracking_tasks import (
     chart_candidates_task,
+    claim_experiment_task,
     close_tracking_task,
     log_candidate_task,
     open_tracking_task,
 )
 
-__all__ = ["chart_candidates_task", "close_tracking_task", "log_candidate_task", "open_tracking_task"]
+__all__ = ["chart_candidates_task", "claim_experiment_task", "close_tracking_task", "log_candidate_task",
+           "open_tracking_task"]

@@ -22,7 +22,8 @@ DEPLOYMENTS: list[dict[str, Any]] = yaml.safe_load(PREFECT_YAML.read_text(encodi
 BY_NAME = {d["name"]: d for d in DEPLOYMENTS}
 NAMES = list(BY_NAME)
 # The flow each deployment runs: `prefect deployment run <flow>/<deployment>` relies on these names.
-FLOW_OF = {"preflight": "preflight", "nightly-sweep": "sweep", "mini-run": "mini-run", "full-run": "full-run"}
+FLOW_OF = {"preflight": "preflight", "nightly-sweep": "sweep", "mini-run": "mini-run", "full-run": "full-run",
+           "sweep-candidate": "sweep-candidate"}
 SPECS = sorted({p["spec_path"] for d in DEPLOYMENTS if "spec_path" in (p := d.get("parameters") or {})})
 SECRET_WORDS = ("key", "token", "secret", "password")
 
@@ -39,9 +40,10 @@ def _schema(name: str) -> dict[str, Any]:
     return parameter_schema(_flow(name)).model_dump_for_openapi()
 
 
-def test_prefect_yaml_declares_the_four_deployments_on_the_cpu_and_gpu_pools():
+def test_prefect_yaml_declares_the_five_deployments_on_the_cpu_and_gpu_pools():
     pools = {d["name"]: d["work_pool"]["name"] for d in DEPLOYMENTS}
-    assert pools == {"preflight": "cpu", "nightly-sweep": "cpu", "mini-run": "gpu", "full-run": "gpu"}
+    assert pools == {"preflight": "cpu", "nightly-sweep": "cpu", "mini-run": "gpu", "full-run": "gpu",
+                     "sweep-candidate": "gpu"}
     assert all(d["work_pool"]["work_queue_name"] == "default" for d in DEPLOYMENTS)
 
 
@@ -69,7 +71,7 @@ def test_every_required_flow_parameter_has_a_value_in_the_deployment(name):
 
 def test_gpu_deployments_run_one_at_a_time():
     gpu = {d["name"]: d.get("concurrency_limit") for d in DEPLOYMENTS if d["work_pool"]["name"] == "gpu"}
-    assert gpu == {"mini-run": 1, "full-run": 1}
+    assert gpu == {"mini-run": 1, "full-run": 1, "sweep-candidate": 1}
 
 
 def test_nightly_sweep_fires_once_a_day_at_two_utc_and_is_the_only_scheduled_deployment():

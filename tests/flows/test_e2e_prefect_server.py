@@ -91,7 +91,7 @@ def test_deploy_all_registers_every_deployment_of_prefect_yaml_with_its_pool_and
             {"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
     assert [s["schedule"]["cron"] for s in served["nightly-sweep"]["schedules"]] == ["0 2 * * *"]
     assert {n: (d["global_concurrency_limit"] or {}).get("limit") for n, d in served.items()} == {
-        "preflight": None, "nightly-sweep": None, "mini-run": 1, "full-run": 1}
+        "preflight": None, "nightly-sweep": None, "mini-run": 1, "full-run": 1, "sweep-candidate": 1}
 
 
 def test_the_worker_environment_imports_this_checkout_not_an_installed_copy(stack, tmp_path):

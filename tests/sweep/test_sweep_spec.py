@@ -123,3 +123,26 @@ def test_a_typo_under_a_space_variable_lists_the_keys_it_allows(tmp_path):
 def test_a_grid_under_the_default_list_strategy_is_pointed_out():
     with pytest.raises(UsageError, match="set sweep.strategy: grid"):
         check_sweep_plan(parse_spec(SWEEPS / "grid_without_strategy.yaml"), None)
+
+
+def test_pruning_that_can_never_stop_a_candidate_is_a_warning_at_eval_every():
+    parsed, found = _found("prune_never_stops.yaml")
+    assert parsed.spec is not None
+    never = found[("TG178", "sweep.eval_every")]
+    assert (never.severity, never.line) == ("warning", 11)
+    assert "eval_every 20 is not below sweep.train_steps 20" in never.message and "eval_every below" in never.hint
+
+
+def test_a_task_runner_deployment_candidates_leave_unused_is_a_warning():
+    _, found = _found("prune_never_stops.yaml")
+    unused = found[("TG179", "sweep.task_runner")]
+    assert unused.severity == "warning" and "sweep-candidate/sweep-candidate" in unused.message
+
+
+def test_pruning_defaults_to_none_and_a_quarter_of_the_budget_between_evaluations_when_set():
+    from tunegate.spec.model import SweepSpec
+    from tunegate.sweep.budget import eval_interval
+
+    assert SweepSpec().prune == "none" and eval_interval(SweepSpec()) is None
+    assert eval_interval(SweepSpec(prune="median", train_steps=18)) == 5
+    assert eval_interval(SweepSpec(prune="asha", train_steps=18, eval_every=3)) == 3

@@ -22,16 +22,18 @@ from tunegate.tasks.gate_tasks import advisor_task, mini_run_task, parse_spec_ta
 from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task
 from tunegate.tasks.run_tasks import tag_flow_run_task
-from tunegate.tasks.tracking_tasks import close_tracking_task, log_candidate_task, open_tracking_task
+from tunegate.tasks.tracking_tasks import (claim_experiment_task, close_tracking_task, log_candidate_task,
+                                           open_tracking_task)
 
 
 @flow(name="preflight", flow_run_name=flow_run_namer("preflight"), log_prints=True)
 def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
-              mini_run_deployment: str | None = None):
+              mini_run_deployment: str | None = None, emit_event: bool = True):
     """Gate one spec: static stages, mini-run, advisor; track it in MLflow; fail if rejected."""
     parsed = parse_spec_task(spec_path)
     tag_flow_run_task(parsed)
     report = static_gate_task(parsed)
+    claim_experiment_task(parsed, report)  # one validation set per experiment: refused before the mini-run
     if report.gates_passed and mini_run:
         report = GateReport.merge([report, _mini_run(parsed, report.facts, mini_run_deployment)])
     if report.gates_passed and advisor:
@@ -41,7 +43,8 @@ def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
         log_candidate_task(session, report, parsed, name=f"preflight {Path(spec_path).stem}", kind="preflight")
         close_tracking_task(session, "" if report.gates_passed else "gate rejected the spec")
     report_file = publish_report_task(report, spec_path)
-    emit_preflight_event_task(report, spec_path, report_file)  # an approval starts the full-run trigger
+    if emit_event:  # an approval starts the full-run trigger (a sweep's --launch-best starts its own)
+        emit_preflight_event_task(report, spec_path, report_file)
     data = report.model_dump(mode="json")
     if not report.gates_passed:
         return Failed(message=f"gate {verdict_text(report)}", data=data)

@@ -1,6 +1,7 @@
 """The sweep flow: data stages once, then every candidate gated before its short training budget.
 
     tunegate sweep examples/sweep.yaml
+    tunegate sweep examples/sweep.yaml --launch-best       # then preflight the winner and train it to the end
     prefect deployment run sweep/nightly-sweep
 """
 from __future__ import annotations
@@ -11,18 +12,21 @@ from typing import Literal
 from prefect import flow, unmapped
 from prefect.states import Completed, Failed
 
+from tunegate.flows.launch_best import launch_best
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
+from tunegate.sweep.budget import sweep_budget
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.start_ahead import start_trainers_ahead, stop_trainers_left, trainers_stopped_after
-from tunegate.sweep.summary import summarise
+from tunegate.sweep.summary import SweepSummary, summarise
 from tunegate.sweep.tally import CandidateTally
+from tunegate.sweep.winner import Launch
 from tunegate.tasks.gate_tasks import parse_spec_task, static_gate_task
 from tunegate.tasks.names import flow_run_namer
 from tunegate.tasks.report_tasks import publish_report_task, publish_sweep_task
 from tunegate.tasks.run_tasks import tag_flow_run_task
-from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task
+from tunegate.tasks.sweep_tasks import evaluate_candidate_task, propose_task, run_candidate_deployment_task
 from tunegate.tasks.task_runners import candidate_resources, task_runner
 from tunegate.tasks.tracking_tasks import chart_candidates_task, close_tracking_task, open_tracking_task
 from tunegate.tracking.session import TrackingSession
@@ -32,14 +36,18 @@ from tunegate.tracking.session import TrackingSession
 def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSession | None,
                      strategy: str | None = None) -> list[CandidateOutcome]:
     """Evaluate the candidates, `sweep.max_parallel` at a time, on the sweep's task runner (threads,
-    Dask or Ray: `tunegate.tasks.task_runners`)."""
+    Dask or Ray: `tunegate.tasks.task_runners`), or each as a flow run of `sweep.deployment`."""
     settings = parsed.require().sweep
     tally = CandidateTally(settings.max_evals)  # the terminal's "candidates done/total, last verdict"
+    budget = sweep_budget(parsed.require(), parsed.path, session.parent_run_id if session else "untracked")
+
+    # Each candidate here, on the task runner, or as a flow run of sweep.deployment on its work pool.
+    evaluate = run_candidate_deployment_task if settings.candidates_on == "deployment" else evaluate_candidate_task
 
     def evaluate_many(batch: list[dict]) -> list[CandidateOutcome]:
         with candidate_resources(parsed.require()):  # one GPU each, when the spec wants one
-            futures = evaluate_candidate_task.map(unmapped(parsed), batch, unmapped(base), unmapped(session),
-                                                  unmapped(settings.train_steps), unmapped(settings.max_parallel))
+            futures = evaluate.map(unmapped(parsed), batch, unmapped(base), unmapped(session), unmapped(budget),
+                                   unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
     with tally, trainers_stopped_after():  # what no candidate took is stopped
@@ -52,8 +60,10 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
 
 
 @flow(name="sweep", flow_run_name=flow_run_namer("sweep"), log_prints=True)
-def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None):
-    """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set."""
+def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = None, launch_best: bool = False,
+          full_run_deployment: str | None = None):
+    """Gate and score every candidate (list, grid or NOMAD) on the frozen validation set; with
+    `launch_best`, preflight the winner's own spec and train it to the end (on `full_run_deployment`)."""
     parsed = parse_spec_task(spec_path)
     start_trainers_ahead(parsed, strategy)  # their imports while the data gate runs (`tunegate sweep` did already)
     tag_flow_run_task(parsed)
@@ -71,10 +81,21 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None,
                                candidates=len(outcomes))
     summary.best_run_id = best
+    if launch_best:
+        summary.launch = _launched(parsed, summary, full_run_deployment)
     publish_sweep_task(summary, spec_path, charts)
     print(summary.text())
     if not any(o.approved for o in outcomes):
         what = "could not be evaluated" if all(o.errored for o in outcomes) else "was rejected or errored"
         return Failed(message=f"every candidate {what}", data=summary.model_dump(mode="json"))
+    if summary.launch is not None and not summary.launch.completed:
+        return Failed(message=f"--launch-best: {summary.launch.message}", data=summary.model_dump(mode="json"))
     return Completed(message=f"{summary.approved} of {len(outcomes)} candidates approved",
                      data=summary.model_dump(mode="json"))
+
+
+def _launched(parsed: ParsedSpec, summary: SweepSummary, full_run_deployment: str | None) -> Launch:
+    """The winner launched (tunegate.flows.launch_best), or why there is none to launch."""
+    if summary.best is None:
+        return Launch(message="no candidate was approved and trained its whole budget: nothing to launch")
+    return launch_best(parsed, summary.best, full_run_deployment)

@@ -66,8 +66,12 @@ def choose_place(spec: Spec, log: Callable[[str], None]) -> RunPlace:
 
 
 def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_steps: int,
-                       max_steps: int | None = None) -> Any:
-    """TrainingArguments for the run; creating them sets up the process group under a launcher."""
+                       max_steps: int | None = None, eval_every: int | None = None) -> Any:
+    """TrainingArguments for the run; creating them sets up the process group under a launcher.
+
+    `eval_every`: steps between evaluations (a sweep candidate's, what its pruning reads); default
+    `full_run.save_steps`, where the checkpoints are.
+    """
     from transformers import TrainingArguments
 
     t, save_steps = spec.training, spec.full_run.save_steps
@@ -87,8 +91,9 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         seed=t.seed, data_seed=t.seed,
         # the HealthCallback refuses the default True, which hides NaN/Inf losses
         logging_nan_inf_filter=False, logging_steps=logging_steps(total_steps), logging_first_step=True,
-        # a checkpoint and an evaluation on the frozen validation set every save_steps
-        save_strategy="steps", save_steps=save_steps, eval_strategy="steps", eval_steps=save_steps,
+        # a checkpoint and an evaluation on the frozen validation set every save_steps (a sweep
+        # candidate evaluates every sweep.eval_every steps instead)
+        save_strategy="steps", save_steps=save_steps, eval_strategy="steps", eval_steps=eval_every or save_steps,
         prediction_loss_only=True,  # evaluation keeps the loss only, never every logit
         # the flows log to MLflow themselves through an allowlist; the Trainer's MLflow callback
         # would log every TrainingArguments field

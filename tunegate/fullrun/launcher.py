@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -274,7 +275,8 @@ def torch_threads(parallel: int, cores: int | None = None) -> int:
 
 
 def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: int, *, threads: int,
-                log: Callable[[str], None] = print, timeout_s: float | None = None) -> TrainResult:
+                log: Callable[[str], None] = print, timeout_s: float | None = None,
+                eval_every: int | None = None, pruning: Any = None) -> TrainResult:
     """Train a sweep candidate's short budget in a process of its own (plain Python, one process).
 
     Never in the caller's process: accelerate keeps one process-wide AcceleratorState, which every
@@ -282,13 +284,16 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     (an AttributeError mid-step). A process per training shares nothing but the files. When a
     standby trainer with this environment waits (`tunegate.fullrun.standby`: started ahead by the
     sweep, its imports done), it is that process, given these arguments; before that, a child of
-    the sweep's fork server (`tunegate.fullrun.forks`); otherwise a cold one.
+    the sweep's fork server (`tunegate.fullrun.forks`); otherwise a cold one. `eval_every` and
+    `pruning` (a `tunegate.pruning.PrunePlan`) go to it as `--eval-every` and `--pruning`.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     result_path = output_dir / "train_result.json"
     args = ["--spec", str(Path(spec_path).absolute()), "--output-dir", str(output_dir.absolute()),
             "--result", str(result_path.absolute()), "--max-steps", str(max_steps)]
+    args += ["--eval-every", str(eval_every)] if eval_every else []
+    args += ["--pruning", pruning.model_dump_json()] if pruning is not None else []
     env = candidate_env(spec, threads)
     result_path.unlink(missing_ok=True)
     forked = FORKS.run("train", {"argv": args}, env)  # a fresh child of the fork server (tunegate.fullrun.forks)

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tunegate.tracking.record import StepMetrics
 
-Status = Literal["completed", "unhealthy", "failed"]
+# pruned: a sweep's pruning rule stopped the candidate early (sweep.prune; `reason` says why)
+Status = Literal["completed", "unhealthy", "failed", "pruned"]
 
 # The full-run finding codes (docs/checks.md, "Full-run health (TG7xx)").
 NONFINITE_LOSS = "TG701"
@@ -68,7 +69,7 @@ class TrainResult(_Model):
     """The outcome of one `tunegate.fullrun.trainer` run; only the main process writes it."""
 
     status: Status
-    reason: str = Field("", description="Why the run is not completed (empty when it is).")
+    reason: str = Field("", description="Why the run is not completed (empty when it is), or why it was pruned.")
     codes: list[str] = Field(default_factory=list, description="TG7xx codes of what went wrong.")
     problems: list[TrainProblem] = Field(default_factory=list)
     steps: list[TrainStep] = Field(default_factory=list)
@@ -97,7 +98,8 @@ class TrainResult(_Model):
 
     @property
     def ok(self) -> bool:
-        return self.status == "completed"
+        """It did what it was asked: trained its budget, or was stopped by the sweep's pruning rule."""
+        return self.status in ("completed", "pruned")
 
     def step_metrics(self) -> list[StepMetrics]:
         """The steps in the tracking layer's shape."""
@@ -107,6 +109,7 @@ class TrainResult(_Model):
         """The measurement fields of a `CandidateRecord` (`record_from_report(report, spec, **these)`)."""
         gib = self.peak_memory_bytes / 2**30 if self.peak_memory_bytes is not None else None
         return {"train_steps": self.step_metrics(), "tokens_per_s": self.tokens_per_s,
+                "val_steps": [StepMetrics(step=e.step, loss=e.val_loss) for e in self.evals],
                 "peak_memory_gib": gib, "final_train_loss": self.final_train_loss, "val_loss": self.val_loss}
 
     def write(self, path: Path) -> Path:

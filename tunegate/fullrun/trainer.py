@@ -51,7 +51,8 @@ FP16_SKIP_TOLERANCE = 16  # overflow-skipped fp16 steps in a row: the scaler's 2
 
 
 def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
-          log: Callable[[str], None] = print, resume: bool = False) -> TrainResult:
+          log: Callable[[str], None] = print, resume: bool = False, eval_every: int | None = None,
+          pruning: Any = None) -> TrainResult:
     """Train the spec's LoRA adapter into `output_dir`; every outcome is a `TrainResult`, never a raise.
 
     Args:
@@ -61,6 +62,10 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
         log: where progress lines go (only the main process logs).
         resume: continue from the last complete checkpoint in `<output_dir>/checkpoints`, if any
             (after a crash or a preempted worker); the optimizer, scheduler and data order resume too.
+        eval_every: steps between evaluations on the validation set (a sweep's `sweep.eval_every`);
+            default `full_run.save_steps`.
+        pruning: a sweep candidate's `tunegate.pruning.PrunePlan`: its losses go to the sweep's board
+            and its rule may stop it early (status `pruned`, no adapter saved).
     """
     say = log if is_main_process() else (lambda _line: None)
     unsupported = _unsupported(spec)
@@ -70,7 +75,7 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
 
     try:
         with quiet_transformers():
-            return _Run(spec, Path(output_dir), max_steps, say, resume).run()
+            return _Run(spec, Path(output_dir), max_steps, say, resume, eval_every, pruning).run()
     except Exception as exc:  # noqa: BLE001  (the model's own code can raise anything)
         if os.environ.get("TUNEGATE_DEBUG"):
             raise
@@ -113,9 +118,9 @@ class _Run:
     """One training run, step by step; each step either continues or returns the final result."""
 
     def __init__(self, spec: Spec, output_dir: Path, max_steps: int | None, log: Callable[[str], None],
-                 resume: bool = False):
+                 resume: bool = False, eval_every: int | None = None, pruning: Any = None):
         self.spec, self.output_dir, self.max_steps, self.log = spec, output_dir, max_steps, log
-        self.resume = resume
+        self.resume, self.eval_every, self.pruning = resume, eval_every, pruning
         self.facts: dict[str, Any] = {"num_processes": world_size()}
 
     def run(self) -> TrainResult:
@@ -144,7 +149,8 @@ class _Run:
         place = train_args.choose_place(self.spec, self.log)
         per_epoch = len(data.rows) if data.rows is not None else len(data.train)
         total = train_args.planned_steps(self.spec, per_epoch, self.max_steps)
-        args = train_args.training_arguments(self.spec, self.output_dir, place, total, self.max_steps)
+        args = train_args.training_arguments(self.spec, self.output_dir, place, total, self.max_steps,
+                                             self.eval_every)
         place = RunPlace(str(args.device), place.precision, place.attention)
         self.facts.update(device=place.device, precision=place.precision, attention=place.attention, max_steps=total)
         set_seed(self.spec.training.seed)  # LoRA initialisation and dropout: same spec, same numbers
@@ -210,9 +216,10 @@ class _Run:
         health = HealthCallback(zero_grad_patience=ZERO_GRAD_PATIENCE)
         recorder = StepRecorder(self.log, total)
         live = LiveMetrics.from_env()  # set by the full-run flow: metrics stream while it trains
+        pruner = _pruner(self.pruning, self.log)  # a sweep candidate's pruning rule (tunegate.pruning)
         trainer = Trainer(model=model, args=args, train_dataset=data.rows if data.rows is not None else data.train,
                           eval_dataset=data.validation, data_collator=_collator(data, tokenizer.pad_token_id),
-                          callbacks=[health, recorder, *([live] if live else [])],
+                          callbacks=[health, recorder, *([live] if live else []), *([pruner] if pruner else [])],
                           # packed rows carry no attention mask: the Trainer counts real tokens by pad id
                           processing_class=tokenizer if data.rows is not None else None)
         trainer.remove_callback(PrinterCallback)  # the recorder prints one short line per step instead
@@ -226,7 +233,13 @@ class _Run:
             self._evaluate(trainer, recorder)
         if health.stopped:
             return self._unhealthy(health, recorder)
-        return self._publish(trainer, tokenizer, recorder)
+        if pruner is not None and pruner.decision is not None:  # stopped by the sweep's rule: no adapter
+            pruner.finish("pruned", trainer.state.global_step)
+            return TrainResult(status="pruned", reason=pruner.decision.reason, **self._recorded(recorder))
+        result = self._publish(trainer, tokenizer, recorder)
+        if pruner is not None and result.ok:
+            pruner.finish("completed", trainer.state.global_step)
+        return result
 
     def _checkpoint(self, folder: str) -> str | None:
         """The last whole checkpoint to resume from (`--resume`), or None to start at step 0; one a
@@ -297,6 +310,14 @@ class _Run:
         return failed(code, reason, **fields)
 
 
+def _pruner(plan: Any, log: Callable[[str], None]) -> Any:
+    if plan is None:
+        return None
+    from tunegate.pruning.callback import PruningCallback
+
+    return PruningCallback(plan, log)
+
+
 def _collator(data: Any, pad_id: int) -> Callable[[list[Any]], dict[str, Any]]:
     """Packed rows for training when the spec packs, records as they are otherwise (and always for
     the evaluation on the frozen validation set, so its loss means the same with or without packing)."""
@@ -326,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, help="Optimizer steps, overriding the spec's epochs/max_steps.")
     parser.add_argument("--result", type=Path, help="Where the main process writes the TrainResult JSON.")
     parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in the output dir.")
+    parser.add_argument("--eval-every", type=int, help="Steps between evaluations; default full_run.save_steps.")
+    parser.add_argument("--pruning", help="A sweep's pruning plan as JSON (tunegate.pruning.PrunePlan).")
     args = parser.parse_args(argv)
     result = _run_cli(args)
     if args.result and is_main_process():
@@ -346,8 +369,13 @@ def _run_cli(args: argparse.Namespace) -> TrainResult:
     if spec is None:
         errors = [f"{f.code} {f.message}" for f in checked.findings if f.severity == "error"]
         return failed(CANNOT_START, f"the spec {args.spec} is not valid: {'; '.join(errors[:5])}")
+    pruning = None
+    if args.pruning:
+        from tunegate.pruning import PrunePlan
+
+        pruning = PrunePlan.model_validate_json(args.pruning)
     return train(spec, output_dir=args.output_dir or spec.full_run.output_dir, max_steps=args.max_steps,
-                 resume=args.resume)
+                 resume=args.resume, eval_every=args.eval_every, pruning=pruning)
 
 
 if __name__ == "__main__":

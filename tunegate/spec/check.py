@@ -225,7 +225,7 @@ def _check_spec(located: yaml_loader.Located, where: str, path: Path, out: Findi
         spec = spec.resolve_paths(path.resolve().parent)
         out.extend([f for f in check_rules(spec, located, where, path.resolve().parent) if f.key not in broken])
         errors = {(f.code, f.key) for f in out.kept if f.severity == "error"}
-        out.extend(sweep_findings(spec, located, where, path, errors, check_mapping))  # TG170-TG176: the sweep's candidates
+        out.extend(sweep_findings(spec, located, where, path, errors, check_mapping))  # TG170-TG179: the sweep's candidates
     return spec
 
 

@@ -301,6 +301,27 @@ class SweepSpec(Section):
         None, description="Each candidate asks its engine for one GPU (Dask resources GPU=1, Ray num_gpus=1); a "
         "local cluster then declares hardware.count GPUs. Default: when gate.mini_run.device is cuda.")
     seed: int = Field(0, ge=0, le=b.MAX_SEED, description="Seed of the proposal strategy.")
+    eval_every: PositiveInt | None = Field(
+        None, le=b.MAX_STEPS, description="Optimizer steps between a candidate's evaluations on the frozen validation "
+        "set (its val/loss curve; what sweep.prune reads), 1 to train_steps. Default: a quarter of train_steps "
+        "(rounded up) when sweep.prune is set, else only the evaluation at the end.")
+    prune: Literal["none", "median", "asha"] = Field(
+        "none", description="Stop a candidate early from its validation loss: median (Optuna's MedianPruner: its "
+        "best loss so far is worse than the median of the completed candidates at the same step) or asha "
+        "(successive halving: at steps eval_every * prune_eta**i only the best 1/prune_eta go on); none trains "
+        "every approved candidate for the whole train_steps.")
+    prune_warmup_steps: int = Field(0, ge=0, le=b.MAX_STEPS, description="median: no candidate is stopped before this "
+                                    "step (Optuna's n_warmup_steps).")
+    prune_startup: PositiveInt = Field(
+        2, le=b.MAX_EVALS, description="median: completed candidates with a loss at a step before any is stopped there "
+        "(Optuna's n_startup_trials, 5 there: sweeps here are small).")
+    prune_eta: int = Field(3, ge=2, le=16, description="asha: the reduction factor; rungs at eval_every * eta**i, "
+                           "the best 1/eta of the candidates at a rung go on (3: the Hyperband paper's).")
+    candidates_on: Literal["task_runner", "deployment"] = Field(
+        "task_runner", description="Where each candidate runs: on sweep.task_runner (threads, Dask, Ray), or as a "
+        "flow run of sweep.deployment on its work pool (the gpu pool in prefect.yaml; needs a Prefect server).")
+    deployment: str = Field("sweep-candidate/sweep-candidate", min_length=3, max_length=200,
+                            description="The deployment each candidate runs as, with candidates_on: deployment.")
 
 
 class FullRunSpec(Section):

@@ -12,9 +12,10 @@ key no candidate may change (`sweep.*`, `tracking.*`: TG171) and an empty grid a
 errors of the sweep spec; a value the candidate's spec stage refuses (`lora.r: -4`, bf16 on a V100,
 another validation set) is a warning that the sweep will reject that candidate (TG176), which it
 still evaluates and logs with its reason. A NOMAD space that cannot start from this spec (TG175) is
-found here too. A grid is counted, never expanded: past MAX_GRID_POINTS combinations it is an
-error (TG177), whatever sweep.max_evals says, as nine axes of ten values (10^9 points) once
-filled 12 GB expanding. Candidates are checked without the `sweep` section: a candidate is one spec, not a
+found here too, and so are a pruning rule that can never stop a candidate (TG178) and a task runner
+`candidates_on: deployment` leaves unused (TG179). A grid is counted, never expanded: past
+MAX_GRID_POINTS combinations it is an error (TG177), whatever sweep.max_evals says, as nine axes of
+ten values (10^9 points) once filled 12 GB expanding. Candidates are checked without the `sweep` section: a candidate is one spec, not a
 sweep (its written file has none).
 """
 from __future__ import annotations
@@ -95,6 +96,27 @@ def _all(spec: Spec, loc: Located, where: str, path: Path, base: dict[str, Any],
                   f"Set sweep.max_evals: {planned} to evaluate every candidate, or list fewer.")
     if sweep.strategy == "nomad":
         yield from _nomad_space(spec, loc, where)
+    yield from _budget(spec, loc, where)
+
+
+def _budget(spec: Spec, loc: Located, where: str) -> Iterator[Finding]:
+    """TG178: pruning that can never stop a candidate; TG179: a task runner candidates_on leaves unused."""
+    sweep = spec.sweep
+    if sweep.prune != "none" and sweep.eval_every is not None and sweep.eval_every >= sweep.train_steps:
+        key = "sweep.eval_every" if "sweep.eval_every" in loc.places else "sweep"
+        yield _at(loc, where, "TG178", "warning", key,
+                  f"sweep.prune is {sweep.prune} but sweep.eval_every {sweep.eval_every} is not below "
+                  f"sweep.train_steps {sweep.train_steps}: a candidate is evaluated only at the end of its budget, "
+                  "so no candidate is ever stopped early",
+                  f"Set sweep.eval_every below train_steps (e.g. {max(1, -(-sweep.train_steps // 4))}), or "
+                  "leave it out: with pruning it defaults to a quarter of train_steps.")
+    if sweep.candidates_on == "deployment" and sweep.task_runner != "threads":
+        key = "sweep.task_runner" if "sweep.task_runner" in loc.places else "sweep"
+        yield _at(loc, where, "TG179", "warning", key,
+                  f"sweep.candidates_on is deployment, so sweep.task_runner {sweep.task_runner} is not used: each "
+                  f"candidate runs as a flow run of {sweep.deployment} on its work pool's workers",
+                  "Remove sweep.task_runner (and sweep.address), or set candidates_on: task_runner to run the "
+                  f"candidates on {sweep.task_runner}.")
 
 
 def _planned(spec: Spec, kept: list[tuple[str, dict[str, Any], dict[str, str]]]) -> int:

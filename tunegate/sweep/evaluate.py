@@ -9,6 +9,10 @@ A crash of ours (an exception while gating, a training that crashed, died or nev
 not a verdict on the candidate: its outcome is `errored`, its run FAILED with verdict `error` and
 the reason, and a rerun of the sweep evaluates it again. The short training runs in a process of
 its own (`tunegate.fullrun.launcher.train_apart`), so candidates in parallel share no process state.
+
+The budget (`tunegate.sweep.budget`) says how long it trains, how often it is evaluated and under
+which pruning rule: a candidate the rule stops is `pruned` (the gate approved it; its run ends KILLED
+with the step and the steps saved) and is never the sweep's best.
 """
 from __future__ import annotations
 
@@ -25,8 +29,10 @@ from tunegate.fullrun.result import CANNOT_START, CRASHED, NO_RESULT, TIMED_OUT
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
 from tunegate.spec.model import Spec
+from tunegate.sweep.budget import Budget
 from tunegate.sweep.candidate_gate import changed_data_inputs, gate_candidate
-from tunegate.sweep.candidates import Overrides, candidate_digest, run_name, write_candidate_spec
+from tunegate.sweep.candidates import Overrides, candidate_digest, candidate_key, run_name, write_candidate_spec
+from tunegate.sweep.warning_counts import warning_counts
 from tunegate.tracking.session import TrackingSession
 
 # Training results that say tunegate could not train the candidate, not that the candidate is bad
@@ -54,24 +60,33 @@ class CandidateOutcome(BaseModel):
     errored: bool = Field(False, description="tunegate failed to evaluate it: no verdict on the candidate.")
     own_data: list[str] = Field(default_factory=list, description="Data inputs it changes (its own data stages ran).")
     train_digest: str | None = Field(None, description="The training data it was gated (and trained) on.")
+    pruned_at_step: int | None = Field(None, description="The step the sweep's pruning rule stopped it at.")
+    steps_saved: int | None = Field(None, description="Steps of its budget pruning left untrained.")
+    warnings: dict[str, int] = Field(default_factory=dict, description="Its report's warnings per code, "
+                                                                       "truncation (TG511, TG512) first.")
     # The candidate's gate report, for its Prefect artifact; left out of the JSON (and NOMAD's history).
     report: GateReport | None = Field(default=None, exclude=True)
 
 
 def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
-                       session: TrackingSession | None, train_steps: int, parallel: int = 1) -> CandidateOutcome:
+                       session: TrackingSession | None, budget: Budget | int, parallel: int = 1) -> CandidateOutcome:
     """Gate, train and log one candidate; never raises: a bad candidate is rejected, a crash of ours
-    is an errored outcome (logged as verdict `error` when the store can still be written)."""
+    is an errored outcome (logged as verdict `error` when the store can still be written).
+
+    `budget`: the sweep's `Budget`, or just its training steps (no evaluation before the end, no pruning).
+    """
+    if isinstance(budget, int):
+        budget = Budget(train_steps=budget)
     try:
-        return _evaluate(base_spec, overrides, base, session, train_steps, parallel)
+        return _evaluate(base_spec, overrides, base, session, budget, parallel)
     except Exception as exc:  # noqa: BLE001  (a bug of ours must not end the sweep or judge the candidate)
         if os.environ.get("TUNEGATE_DEBUG"):
             raise
-        return _errored(base_spec, overrides, session, f"{type(exc).__name__}: {exc}")
+        return errored_outcome(base_spec, overrides, session, f"{type(exc).__name__}: {exc}")
 
 
 def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, session: TrackingSession | None,
-              train_steps: int, parallel: int) -> CandidateOutcome:
+              budget: Budget, parallel: int) -> CandidateOutcome:
     path = write_candidate_spec(base_spec, overrides)
     parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
     spec = parsed.spec
@@ -84,13 +99,15 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),
-                               report=report, **_memory(report))
+                               warnings=warning_counts(report), report=report, **_memory(report))
     # Trained: only what the sweep's budget trained (its mini-run is a gate, logged as mini_run/*); a
     # candidate the gate rejected logs no run.trained_steps and no training time.
     measured: dict[str, Any] = {"name": run_name(overrides), "kind": "sweep candidate", "trained_steps": None,
-                                "train_seconds": None, "spec_digest": candidate_digest(base_spec, overrides)}
+                                "train_seconds": None, "spec_digest": candidate_digest(base_spec, overrides),
+                                "warnings": outcome.warnings}
     if outcome.approved:
-        measured.update(_trained(spec, path, train_steps, outcome, parallel))
+        pruning = budget.pruning.for_candidate(candidate_key(overrides)) if budget.pruning else None
+        measured.update(_trained(spec, path, budget.model_copy(update={"pruning": pruning}), outcome, parallel))
     if not outcome.approved and not outcome.reason:
         outcome.reason = measured.get("reason") or _reason(report)
     if session is not None:
@@ -99,11 +116,11 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
     return outcome
 
 
-def _trained(spec: Spec, path: Path, train_steps: int, outcome: CandidateOutcome, parallel: int) -> dict[str, Any]:
+def _trained(spec: Spec, path: Path, budget: Budget, outcome: CandidateOutcome, parallel: int) -> dict[str, Any]:
     """Train the approved candidate for the sweep's budget; fold the result into its outcome. The
     training's wall time is the run's duration in MLflow."""
     started = time.time()
-    result = _train(spec, path, train_steps, parallel)
+    result = _train(spec, path, budget, parallel)
     ended = time.time()
     return {**fold_training(result, outcome), "train_seconds": round(ended - started, 3), "trained_until": ended}
 
@@ -112,11 +129,17 @@ def fold_training(result: Any, outcome: CandidateOutcome) -> dict[str, Any]:
     """Fold a short training's `TrainResult` into the outcome; return what the candidate's run logs.
 
     An unhealthy or out-of-memory training rejects the candidate; one that crashed, died, never
-    started or timed out (OUR_FAILURES) makes it `errored`: tunegate could not judge it.
+    started or timed out (OUR_FAILURES) makes it `errored`: tunegate could not judge it; one the
+    sweep's pruning rule stopped stays approved, `pruned` at its step, with the steps it saved.
     """
     measured = {**_train_fields(result), "trained_steps": result.global_step}
     outcome.final_train_loss, outcome.val_loss = measured.get("final_train_loss"), measured.get("val_loss")
-    if result.status != "completed":
+    if result.status == "pruned":
+        outcome.pruned_at_step, outcome.reason = result.global_step, result.reason
+        outcome.steps_saved = max(0, (result.max_steps or result.global_step) - result.global_step)
+        measured.update(verdict="pruned", reason=result.reason, pruned_at_step=outcome.pruned_at_step,
+                        steps_saved=outcome.steps_saved)
+    elif result.status != "completed":
         outcome.approved = False
         outcome.codes = sorted(set(outcome.codes) | set(result.codes))
         ours = bool(set(result.codes) & OUR_FAILURES)
@@ -127,8 +150,8 @@ def fold_training(result: Any, outcome: CandidateOutcome) -> dict[str, Any]:
     return measured
 
 
-def _errored(base_spec: ParsedSpec, overrides: Overrides, session: TrackingSession | None,
-             error: str) -> CandidateOutcome:
+def errored_outcome(base_spec: ParsedSpec, overrides: Overrides, session: TrackingSession | None,
+                    error: str) -> CandidateOutcome:
     """The outcome of a candidate tunegate failed to evaluate, logged (if it can be) as an error."""
     reason = f"tunegate error while evaluating the candidate (not a verdict on it): {error}"[:2000]
     outcome = CandidateOutcome(overrides=overrides, spec_path="", approved=False, errored=True, reason=reason)
@@ -181,7 +204,7 @@ def _own_fingerprints(spec: Spec) -> dict[str, Any]:
     return {role: fingerprint_file(spec.data.files(role)).model_dump() for role in ("train", "validation")}
 
 
-def _train(spec: Spec, path: Path, steps: int, parallel: int):
+def _train(spec: Spec, path: Path, budget: Budget, parallel: int):
     from tunegate.fullrun.launcher import torch_threads, train_apart
 
     output = path.parent / f"{path.stem}-train"
@@ -192,7 +215,8 @@ def _train(spec: Spec, path: Path, steps: int, parallel: int):
             print(line, file=out, flush=True)
             progress.note(line)
 
-        return train_apart(spec, path, output, steps, threads=torch_threads(parallel), log=log)
+        return train_apart(spec, path, output, budget.train_steps, threads=torch_threads(parallel), log=log,
+                           eval_every=budget.eval_every, pruning=budget.pruning)
 
 
 def _train_fields(result: Any) -> dict[str, Any]:

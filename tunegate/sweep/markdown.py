@@ -6,7 +6,10 @@ import json
 from tunegate.output import charts_section
 from tunegate.render import markdown
 from tunegate.sweep.evaluate import CandidateOutcome
-from tunegate.sweep.summary import SweepSummary
+from tunegate.sweep.summary import SweepSummary, shown_warnings, verdict
+
+
+_MARKS = {"approved": "✅", "pruned": "✂️", "rejected": "❌", "error": "⚠️"}
 
 
 def _md(text: str) -> str:
@@ -18,14 +21,15 @@ def _loss(value: float | None) -> str:
 
 
 def sweep_markdown(summary: SweepSummary, spec_name: str, pngs: dict[str, bytes]) -> str:
-    """The candidates table (verdict, losses, overrides, reason), the best one, and the charts."""
+    """The candidates table (verdict, losses, warnings, overrides, reason), the best one, and the charts."""
     n = len(summary.outcomes)
     out = [f"# tunegate sweep of {spec_name}: {summary.approved} of {n} candidate(s) approved", "",
-           "| # | verdict | val loss | train loss | candidate | reason |", "|---|---|---|---|---|---|"]
+           "| # | verdict | val loss | train loss | warnings | candidate | reason |", "|---|---|---|---|---|---|---|"]
     for i, o in enumerate(summary.outcomes, 1):
-        verdict = "✅ approved" if o.approved else "❌ rejected"
-        out.append(f"| {i} | {verdict} | {_loss(o.val_loss)} | {_loss(o.final_train_loss)} | "
-                   f"`{_md(json.dumps(o.overrides))}` | {_md(o.reason)} |")
+        out.append(f"| {i} | {_MARKS[verdict(o)]} {verdict(o)} | {_loss(o.val_loss)} | {_loss(o.final_train_loss)} | "
+                   f"{_md(shown_warnings(o))} | `{_md(json.dumps(o.overrides))}` | {_md(o.reason)} |")
+    if summary.pruned:
+        out += ["", f"Pruned: {summary.pruned} candidate(s), {summary.steps_saved} training step(s) saved."]
     if summary.best is not None:
         best = summary.best
         out += ["", f"Best: `{_md(json.dumps(best.overrides))}` (validation loss {_loss(best.val_loss)}, "
@@ -35,10 +39,11 @@ def sweep_markdown(summary: SweepSummary, spec_name: str, pngs: dict[str, bytes]
 
 def candidate_markdown(outcome: CandidateOutcome) -> str:
     """One candidate: its overrides and verdict, then its gate report (stages and findings)."""
-    verdict = "✅ approved" if outcome.approved else f"❌ rejected: {_md(outcome.reason)}"
-    head = [f"# candidate `{_md(json.dumps(outcome.overrides))}`: {verdict}", "",
+    said = verdict(outcome)
+    shown = f"{_MARKS[said]} {said}" + (f": {_md(outcome.reason)}" if said != "approved" else "")
+    head = [f"# candidate `{_md(json.dumps(outcome.overrides))}`: {shown}", "",
             f"Validation loss {_loss(outcome.val_loss)}, training loss {_loss(outcome.final_train_loss)}; "
-            f"spec `{outcome.spec_path}`; MLflow run `{outcome.run_id}`.", ""]
+            f"warnings {_md(shown_warnings(outcome))}; spec `{outcome.spec_path}`; MLflow run `{outcome.run_id}`.", ""]
     if outcome.report is None:
         head.append("Logged completely by an earlier attempt of this sweep: reused, not run again.")
         return "\n".join(head) + "\n"

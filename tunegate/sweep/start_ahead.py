@@ -22,7 +22,7 @@ instead, on the CPU the waits leave idle:
   for this one to finish it (Python's per-module import locks).
 
 Only for the threads runner: on Dask or Ray the candidates run in worker processes, which import
-for themselves. The gate's order and verdicts are unchanged; only when the imports happen moves.
+for themselves, and as deployment runs (`sweep.candidates_on: deployment`) in a worker's flow runs. The gate's order and verdicts are unchanged; only when the imports happen moves.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def start_trainers_ahead(parsed: ParsedSpec, strategy: str | None) -> None:
     all). Never raises: a spec the flow will reject, or a sweep with nothing to try, starts none,
     and the flow reports it as before."""
     spec = parsed.spec
-    if spec is None or spec.sweep.task_runner != "threads":
+    if spec is None or not trains_here(parsed):
         return
     from tunegate.errors import UsageError
     from tunegate.fullrun.forks import FORKS
@@ -87,9 +87,15 @@ def start_imports_ahead(parsed: ParsedSpec) -> threading.Thread:
     only when the mini-runs run here: the threads runner)."""
     from tunegate.fullrun.forks import FORKS
 
-    local = parsed.spec is not None and parsed.spec.sweep.task_runner == "threads"
+    local = trains_here(parsed)
     training = () if FORKS.running() else TRAINING_MODULES  # the fork server's children run the mini-runs
     return import_ahead(TRACKING_MODULES + (training + CHART_MODULES if local else ()))
+
+
+def trains_here(parsed: ParsedSpec) -> bool:
+    """Whether this process's sweep gates and trains its candidates (threads, not as deployment runs)."""
+    spec = parsed.spec
+    return spec is not None and spec.sweep.task_runner == "threads" and spec.sweep.candidates_on == "task_runner"
 
 
 def _planned(parsed: ParsedSpec, strategy: str | None) -> int:

@@ -37,6 +37,8 @@ class CandidateTally:
 def last_verdict(o: CandidateOutcome) -> str:
     """`approved {"lora.r": 8} val 1.2345`, or `rejected {...} (TG512)`: one short line."""
     what = json.dumps(o.overrides, separators=(",", ":"))
+    if o.pruned_at_step is not None:
+        return f"pruned {what} at step {o.pruned_at_step}"
     if o.approved:
         val = f" val {o.val_loss:.4f}" if o.val_loss is not None else ""
         return f"approved {what}{val}"

@@ -7,6 +7,10 @@
     ray      prefect-ray's RayTaskRunner (`tunegate.tasks.ray_runner`): on the cluster at
              `sweep.address`, or a local Ray of `max_parallel` CPUs and no dashboard.
 
+With `sweep.candidates_on: deployment` the runner is threads whatever `task_runner` says (TG179):
+each thread starts one candidate's flow run of `sweep.deployment` and waits for it; the deployment's
+work pool (the gpu pool) is where the candidate runs.
+
 One GPU per candidate (`sweep.gpu_per_candidate`, `tunegate.spec.runner_support.gpu_per_candidate`):
 the candidates are submitted inside `candidate_resources(spec)`, which asks Dask for the worker
 resource GPU=1 (`dask.annotate`) and Ray for num_gpus=1 (prefect-ray's `remote_options`). A local
@@ -36,6 +40,10 @@ from tunegate.spec.runner_support import gpu_per_candidate
 def task_runner(spec: Spec) -> Any:
     """A new task runner for one sweep (a runner instance starts and stops with one flow run)."""
     sweep = spec.sweep
+    if sweep.candidates_on == "deployment":  # threads that each wait for a candidate's flow run elsewhere
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner(max_workers=sweep.max_parallel)
     if sweep.task_runner == "dask":
         return _dask(spec)
     if sweep.task_runner == "ray":
@@ -52,7 +60,7 @@ def task_runner(spec: Spec) -> Any:
 def candidate_resources(spec: Spec) -> Iterator[None]:
     """Within it, each submitted candidate asks its engine for one GPU, when the spec wants one."""
     runner = spec.sweep.task_runner
-    if runner == "threads" or not gpu_per_candidate(spec):
+    if runner == "threads" or not gpu_per_candidate(spec) or spec.sweep.candidates_on == "deployment":
         yield
     elif runner == "dask":
         import dask

@@ -8,7 +8,7 @@ from prefect.runtime import flow_run
 
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
-from tunegate.tracking.session import TrackingSession, close_session, log_report, open_session
+from tunegate.tracking.session import TrackingSession, claim_experiment, close_session, log_report, open_session
 
 
 def flow_run_state(flow_run_id: str) -> str | None:
@@ -38,9 +38,20 @@ def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | N
                         validation_digest, train_digest, variant)
 
 
+@task(name="claim-experiment")
+def claim_experiment_task(parsed: ParsedSpec, report: GateReport) -> None:
+    """Refuse, before the mini-run, a spec whose validation data is not the one its experiment holds."""
+    digest = (report.fingerprints.get("validation") or {}).get("digest")
+    if parsed.spec is not None and digest:
+        claim_experiment(parsed.spec, parsed.path, digest)
+
+
 @task(name="log-candidate", retries=1)
 def log_candidate_task(session: TrackingSession, report: GateReport, parsed: ParsedSpec, **measured: Any) -> str:
-    """Log one candidate (params, metrics, datasets, report, verdict) as a child run; return its id."""
+    """Log one candidate (params, metrics, datasets, report, verdict, warnings) as a child run; return its id."""
+    from tunegate.sweep.warning_counts import warning_counts
+
+    measured.setdefault("warnings", warning_counts(report))  # beside the verdict, truncation first
     return log_report(session, report, parsed.require(), **measured).run_id
 
 

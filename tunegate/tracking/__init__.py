@@ -22,7 +22,8 @@ The modules behind it each hold one job: `store` (URI, store creation, experimen
 `artifact_root` (a copied or moved store writes inside its own project), `record` (the pydantic
 input and the param allowlist), `runs` (the run tree, idempotent), `candidate_log` (what a
 candidate logs), `reconcile` (stale runs), `session` (one flow run's parent, named for what it
-did), `runs_table` (grouping and ranking by data), `runs_listing` (what `tunegate runs` prints).
+did), `runs_table` (grouping and ranking by data), `runs_listing` (what `tunegate runs` prints),
+`experiment_data` (one validation set per experiment), `warning_tags` (a run's warnings as a tag).
 """
 from __future__ import annotations
 

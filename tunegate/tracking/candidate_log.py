@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from tunegate.tracking.record import CandidateRecord
 from tunegate.tracking.redaction import Redactor, uri_password
+from tunegate.tracking.warning_tags import WARNINGS, warnings_tag
 from tunegate.tracking.runs import (
     APPROVED,
     CANDIDATE_ID,
@@ -29,6 +30,8 @@ from tunegate.tracking.runs import (
     FAILING_CODES,
     LINEAGE,
     NOT_RUN,
+    PRUNED_AT,
+    STEPS_SAVED,
     TRAIN_DIGEST,
     VAL_SCOPE,
     VALIDATION_DIGEST,
@@ -127,6 +130,8 @@ def _verdict_status(client: MlflowClient, parent_run_id: str, record: CandidateR
     if frozen and mine and frozen != mine:
         return "FAILED", (f"validation digest {mine} differs from this flow run's frozen validation "
                           f"set {frozen}: its scores would not be comparable")
+    if record.verdict == "pruned":  # stopped early by the sweep's rule: neither a success nor a failure
+        return "KILLED", record.reason or f"pruned at step {record.pruned_at_step}"
     if record.verdict in ("approved", "passed"):
         return "FINISHED", ""
     return "FAILED", record.reason or f"{record.verdict}: {', '.join(record.failing_codes) or 'no code'}"
@@ -150,6 +155,8 @@ def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, 
     if record.dataset("train") is not None:
         tags[TRAIN_DIGEST] = record.dataset("train").digest
     tags.update(verdict_tags(record))
+    if record.pruned_at_step is not None:
+        tags.update({PRUNED_AT: str(record.pruned_at_step), STEPS_SAVED: str(record.steps_saved or 0)})
     if record.val_loss is not None:
         tags[VAL_SCOPE] = record.val_scope
     client.log_batch(run_id, tags=[RunTag(k, redact.text(v)) for k, v in tags.items()])
@@ -163,13 +170,15 @@ def verdict_tags(record: CandidateRecord) -> dict[str, str]:
         return {}
     return {APPROVED: str(report.approved_for_full_run).lower(),
             NOT_RUN: "; ".join(f"{g} {why}" for g, why in report.not_run.items()) or "none",
-            CAVEATS: "; ".join(report.caveats)[:5000]}
+            CAVEATS: "; ".join(report.caveats)[:5000],
+            **({WARNINGS: warnings_tag(record.warnings)[:5000]} if record.warnings is not None else {})}
 
 
 def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:
     """(key, value, step) for every number in the record; scalars sit at step 0."""
     points = []
-    for prefix, steps in (("mini_run", record.mini_run_steps), ("train", record.train_steps)):
+    curves = (("mini_run", record.mini_run_steps), ("train", record.train_steps), ("eval", record.val_steps))
+    for prefix, steps in curves:
         for s in steps:
             points += [(f"{prefix}/{attr}", v, s.step) for attr in ("loss", "grad_norm")
                        if (v := getattr(s, attr)) is not None]
@@ -177,7 +186,8 @@ def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:
     scalars = {"mini_run/tokens_per_s": record.tokens_per_s, "mini_run/peak_memory_gib": record.peak_memory_gib,
                "estimate/hours": record.predicted_hours, "train/final_loss": record.final_train_loss,
                "val/loss": record.val_loss, "mini_run/eval_loss": record.mini_run_eval_loss,
-               "gate/approved_for_full_run": float(record.verdict == "approved"),
+               "gate/approved_for_full_run": float(record.verdict in ("approved", "pruned")),
+               "gate/warnings": float(sum(record.warnings.values())) if record.warnings is not None else None,
                # What the run trained, in seconds: its duration, also where MLflow's times cannot say it
                # (a run reopened after a crash keeps its first start time).
                "train/duration_s": record.train_seconds}

@@ -21,8 +21,9 @@ from tunegate.report import GateReport
 from tunegate.spec.model import Spec
 
 Scalar = str | int | float | bool
-# approved: every required gate passed; passed: every gate that ran passed, some required did not run.
-Verdict = Literal["approved", "passed", "rejected", "error"]
+# approved: every required gate passed; passed: every gate that ran passed, some required did not run;
+# pruned: approved, then stopped early by its sweep's pruning rule (sweep.prune).
+Verdict = Literal["approved", "passed", "rejected", "error", "pruned"]
 
 # Spec fields logged as MLflow params, as "<section>.<field>". An allowlist, never a dump of the
 # spec: a dumped config is how keys end up in tracking stores (everycure-org/matrix#407).
@@ -89,6 +90,12 @@ class CandidateRecord(BaseModel):
     reason: str = Field("", description="Why the candidate failed (empty when approved).")
     mini_run_steps: list[StepMetrics] = Field(default_factory=list)
     train_steps: list[StepMetrics] = Field(default_factory=list, description="The short training budget's steps.")
+    val_steps: list[StepMetrics] = Field(default_factory=list, description="Validation losses during training "
+                                                                           "(every sweep.eval_every steps).")
+    pruned_at_step: int | None = Field(None, description="The step its sweep's pruning rule stopped it at.")
+    steps_saved: int | None = Field(None, ge=0, description="Steps of its budget pruning left untrained.")
+    warnings: dict[str, int] | None = Field(None, description="Its report's warnings per code, in the order shown "
+                                                             "(truncation first); None: not counted.")
     tokens_per_s: float | None = None
     peak_memory_gib: float | None = None
     predicted_hours: float | None = None

@@ -33,6 +33,8 @@ APPROVED = "tunegate.approved_for_full_run"
 NOT_RUN = "tunegate.gates_not_run"
 CAVEATS = "tunegate.caveats"
 FAILING_CODES = "tunegate.failing_codes"
+PRUNED_AT = "tunegate.pruned_at_step"  # a candidate its sweep's pruning rule stopped: the step, and
+STEPS_SAVED = "tunegate.steps_saved"  # the steps of its budget that were not trained
 FAILURE_REASON = "tunegate.failure_reason"
 KILLED_REASON = "tunegate.killed_reason"
 BEST_RUN = "tunegate.best_run"
@@ -75,7 +77,7 @@ def _quote(value: str) -> str:
 
 
 @contextmanager
-def _store_lock(client: MlflowClient) -> Iterator[None]:
+def store_lock(client: MlflowClient) -> Iterator[None]:
     """Serialise find-or-create on a SQLite store across processes; a server store relies on
     `_dedupe` after creating instead (there is no shared file to lock)."""
     path = sqlite_path(client.tracking_uri)
@@ -106,7 +108,7 @@ def start_parent(client: MlflowClient, experiment: str, flow_run_id: str,
     if train_digest:
         wanted[TRAIN_DIGEST] = train_digest
     filter_string = f"tags.`{KIND}` = 'parent' and tags.`{RUN_KEY}` = {_quote(key)}"
-    with _store_lock(client):
+    with store_lock(client):
         found = search_all(client, [experiment_id], filter_string)
         if not found:
             run = client.create_run(experiment_id, tags=wanted, run_name=run_name or f"flow-{flow_run_id[:12]}")
@@ -161,7 +163,7 @@ def open_candidate_run(client: MlflowClient, parent_run_id: str, cid: str,
     parent = client.get_run(parent_run_id)
     experiment_id = parent.info.experiment_id
     flow_run_id = parent.data.tags.get(FLOW_RUN_ID, "")
-    with _store_lock(client):
+    with store_lock(client):
         found = find_candidate_run(client, experiment_id, cid)
         if found is None:
             tags = {PARENT_TAG: parent_run_id, KIND: "candidate", CANDIDATE_ID: cid, FLOW_RUN_ID: flow_run_id}
@@ -181,10 +183,12 @@ def is_complete(run: Run) -> bool:
     """Whether a candidate's run was fully logged and ended: a flow can skip evaluating it again.
 
     A run whose verdict is `error` (tunegate failed to evaluate the candidate) is never complete:
-    a rerun evaluates the candidate again, into the same run.
+    a rerun evaluates the candidate again, into the same run. A pruned candidate's run ends KILLED
+    (stopped early, by the sweep's rule) and is complete.
     """
-    return (run.data.tags.get(COMPLETE) == "true" and run.info.status in ("FINISHED", "FAILED")
-            and run.data.tags.get(VERDICT) != "error")
+    tags = run.data.tags
+    ended = run.info.status in ("FINISHED", "FAILED") or (run.info.status == "KILLED" and tags.get(VERDICT) == "pruned")
+    return tags.get(COMPLETE) == "true" and ended and tags.get(VERDICT) != "error"
 
 
 def _reopen(client: MlflowClient, run: Run, parent_run_id: str, flow_run_id: str) -> None:

@@ -65,6 +65,8 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     ensure_store(uri)
     client = open_client(uri)
     experiment = spec.tracking.experiment
+    if validation_digest:  # one validation set per experiment: another is refused (tracking.experiment_data)
+        _claim(client, spec, uri, validation_digest)
     reconcile_stale_runs(client, experiment, liveness(client, experiment, flow_run_id, flow_run_state))
     tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
     key = sweep_key(spec_path, validation_digest, train_digest, variant) if kind == "sweep" else None
@@ -72,6 +74,27 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     parent = start_parent(client, experiment, flow_run_id, tags, validation_digest=validation_digest,
                           run_name=name, train_digest=train_digest, key=key)
     return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent, name=name)
+
+
+def claim_experiment(spec: Spec, spec_path: str | Path, validation_digest: str) -> None:
+    """Make the store ready and claim the spec's experiment for this validation digest, before a flow
+    spends anything on a run the experiment would refuse (a preflight's mini-run).
+
+    Raises:
+        UsageError: the experiment holds runs on another validation set (both digests named).
+    """
+    uri = resolve_tracking_uri(spec, spec_path)
+    ensure_store(uri)
+    _claim(open_client(uri), spec, uri, validation_digest)
+
+
+def _claim(client: Any, spec: Spec, uri: str, digest: str) -> None:
+    from tunegate.tracking import ensure_experiment
+    from tunegate.tracking.experiment_data import claim_validation
+
+    experiment = spec.tracking.experiment
+    claim_validation(client, ensure_experiment(client, experiment, uri), experiment, digest,
+                     spec.data.names("validation"))
 
 
 def parent_name(kind: str, spec: Spec, spec_path: str | Path) -> str:
@@ -135,7 +158,9 @@ def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | N
     Prefect runs a task at least once: a sweep rerun after a crash finds here what it need not redo.
     """
     from tunegate.tracking import find_candidate_run, is_complete
-    from tunegate.tracking.runs import FAILING_CODES, FAILURE_REASON, VERDICT, adopt
+    from tunegate.tracking.runs import (FAILING_CODES, FAILURE_REASON, KILLED_REASON, PRUNED_AT, STEPS_SAVED,
+                                        VERDICT, adopt)
+    from tunegate.tracking.warning_tags import WARNINGS, parse_warnings_tag
 
     client = open_client(session.uri)
     experiment_id = client.get_run(session.parent_run_id).info.experiment_id
@@ -145,9 +170,13 @@ def finished_candidate(session: TrackingSession, cid: str) -> dict[str, Any] | N
     adopt(client, run, session.parent_run_id)  # this sweep reuses it: it ranks and charts it too
     tags, metrics = run.data.tags, run.data.metrics
     codes = [c for c in tags.get(FAILING_CODES, "").split(",") if c]
-    return {"run_id": run.info.run_id, "approved": tags.get(VERDICT) == "approved",
-            "reason": tags.get(FAILURE_REASON, ""), "codes": codes,
-            "val_loss": metrics.get("val/loss"), "final_train_loss": metrics.get("train/final_loss")}
+    pruned = tags.get(PRUNED_AT)
+    return {"run_id": run.info.run_id, "approved": tags.get(VERDICT) in ("approved", "pruned"),
+            "reason": tags.get(FAILURE_REASON) or tags.get(KILLED_REASON, ""), "codes": codes,
+            "val_loss": metrics.get("val/loss"), "final_train_loss": metrics.get("train/final_loss"),
+            "pruned_at_step": int(pruned) if pruned and pruned.isdigit() else None,
+            "steps_saved": int(tags[STEPS_SAVED]) if tags.get(STEPS_SAVED, "").isdigit() else None,
+            "warnings": parse_warnings_tag(tags.get(WARNINGS))}
 
 
 def close_session(session: TrackingSession, failed_reason: str = "", best_spec: str | None = None,

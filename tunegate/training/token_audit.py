@@ -28,6 +28,10 @@ from tunegate.training.chat_tokens import IGNORE, EncodedChat, encode_chats, enc
 AUDIT_LIMIT = 20_000
 HISTOGRAM_BINS = 40  # enough to see a tail past max_seq_len, few enough to read in a report
 BATCH = 256  # conversations per call of the fast tokenizer
+# Truncation's two warnings: a record cut at max_seq_len, its final reply cut. A sweep's table and
+# its MLflow runs list them first among a candidate's warnings (tunegate.tracking.warning_counts).
+RECORD_TRUNCATED, FINAL_REPLY_CUT = "TG511", "TG512"
+TRUNCATION_CODES = (RECORD_TRUNCATED, FINAL_REPLY_CUT)
 
 
 @dataclass(frozen=True)
@@ -141,11 +145,11 @@ def _record_findings(item: AuditedRecord, max_seq_len: int, out: FindingCollecto
                 "no trainable tokens gives a NaN or a silent 0.0 loss.", **place)
         return
     if enc.full_length > max_seq_len:
-        out.add("TG511", "warning", f"record has {enc.full_length} tokens; truncation to max_seq_len "
+        out.add(RECORD_TRUNCATED, "warning", f"record has {enc.full_length} tokens; truncation to max_seq_len "
                 f"{max_seq_len} drops {enc.full_length - max_seq_len}", "Raise training.max_seq_len or "
                 "shorten the record; the tokens past the limit are never trained on.", **place)
     if enc.final_reply_cut:
-        out.add("TG512", "warning", f"the final assistant reply is cut by truncation to max_seq_len "
+        out.add(FINAL_REPLY_CUT, "warning", f"the final assistant reply is cut by truncation to max_seq_len "
                 f"{max_seq_len}, so the model never sees how it ends (nor learns to stop there)",
                 "Raise training.max_seq_len or shorten the conversation before the last reply.", **place)
 
