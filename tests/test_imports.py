@@ -40,8 +40,8 @@ def test_importing_the_gpu_catalog_loads_it_alone():
     assert ours(modules_after("import tunegate.spec.gpus")) == {"tunegate", "tunegate.spec", "tunegate.spec.gpus"}
 
 
-@pytest.mark.parametrize("wing", ["advisor", "charts", "dataset", "estimate", "overlap", "processes", "progress", "pruning",
-                                  "spec"])
+@pytest.mark.parametrize("wing", ["advisor", "charts", "dataset", "estimate", "overlap", "processes", "progress",
+                                  "pruning", "spec"])
 def test_each_name_a_wing_package_offers_is_the_one_its_module_defines(wing):
     # The other lazy wings (fullrun, local_api, minirun, sweep, tracking) load torch, Prefect or MLflow
     # behind their doors; their doors are the same four lines.
