@@ -35,3 +35,16 @@ def test_the_estimate_of_an_instruct_release_offline_is_its_bases_and_says_so(mo
     assert result.status == "passed" and result.stats["model"]["total_params"] == 8_030_261_248
     [said] = [f for f in result.findings if f.code == "TG427"]
     assert "meta-llama/Meta-Llama-3-8B" in said.message and said.key == "model.id"
+
+
+def test_an_instruct_release_whose_base_name_no_file_system_holds_has_none():
+    # Found by benchmarks/fuzz_parsers.py --only config: the base's name (a 5,000-byte version)
+    # raised ENAMETOOLONG from stat, exit 3, in check, estimate and advise.
+    assert shipped_base_config("Qwen/Qwen2.5-1." + "7" * 5000 + "B-Instruct") is None
+
+
+def test_the_estimate_of_an_instruct_release_with_an_over_long_name_is_a_finding(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    result = run_stage(context(make_spec(model={"id": "Qwen/Qwen2.5-1." + "7" * 5000 + "B-Instruct"})))
+    assert result.status != "passed" and any(f.key == "model.id" for f in result.findings)

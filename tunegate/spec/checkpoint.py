@@ -60,6 +60,15 @@ def shipped_config_path(model_id: str) -> Path:
     return SHIPPED / (model_id.strip("/").replace("/", "--") + ".json")
 
 
+def _shipped_config(model_id: str) -> Path | None:
+    """The shipped config of `org/name`, or None (also for a name no file system could hold)."""
+    path = shipped_config_path(model_id)
+    try:
+        return path if path.is_file() else None
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return None
+
+
 def _config_in(place: Path) -> Path | None:
     """The config.json a local model path names: a folder's config.json, or a `.json` file itself."""
     if place.is_dir() and (place / "config.json").is_file():
@@ -98,8 +107,7 @@ def shipped_base_config(model_id: str) -> Path | None:
             and not (p.isdigit() and len(p) == 4 and i and parts[i - 1].lower() in _CHAT_PARTS)]
     if not org or kept == parts or not kept:
         return None
-    path = shipped_config_path(f"{org}/{'-'.join(kept)}")
-    return path if path.is_file() else None
+    return _shipped_config(f"{org}/{'-'.join(kept)}")
 
 
 def local_config_path(model_id: str, base: Path | None = None) -> Path | None:
@@ -112,8 +120,7 @@ def local_config_path(model_id: str, base: Path | None = None) -> Path | None:
         found = next((c for c in map(_config_in, places) if c is not None), None)
         if found is not None:
             return found
-        shipped = shipped_config_path(model_id)
-        return shipped if shipped.is_file() else None
+        return _shipped_config(model_id)
     except (OSError, RuntimeError, ValueError):  # a name too long, a symlink loop, ~user with no home
         return None
 
