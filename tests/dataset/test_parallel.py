@@ -6,6 +6,7 @@ observers produce: findings in order, totals, stats, fingerprints, overlap hashe
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,28 @@ def test_the_worker_count_follows_the_environment(monkeypatch):
     assert worker_count() == 3
     monkeypatch.setenv(WORKERS_ENV, "1")
     assert worker_count() == 1
+
+
+def _usable() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def test_an_idle_machine_reads_with_every_usable_cpu(monkeypatch):
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 0.7, 0.7))  # a finished command's tail of load
+    assert worker_count() == min(_usable(), 8)
+
+
+def test_a_machine_whose_cpus_are_all_busy_reads_in_one_process(monkeypatch):
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (float(_usable()), 1.0, 1.0))
+    assert worker_count() == 1
+
+
+def test_the_environment_overrides_the_load(monkeypatch):
+    monkeypatch.setenv(WORKERS_ENV, "2")
+    monkeypatch.setattr(os, "getloadavg", lambda: (50.0, 50.0, 50.0))
+    assert worker_count() == 2
 
 
 def test_the_gate_reports_the_same_whether_it_reads_in_parts_or_not(tmp_path, monkeypatch):

@@ -8,7 +8,9 @@ Processes, not threads: the per-record work is Python code and would hold the GI
 started once per gate run and serves every file; at most `2 x count + 1` parts are in flight, so the
 results waiting to be merged stay bounded whatever the file's size. `TUNEGATE_WORKERS` sets the
 number of processes (1 reads every file in this process); by default it is the CPUs this process
-may use, up to 8.
+may use, up to 8, less those other processes keep busy (the 1-minute load average): on a loaded
+machine a second worker gains no time, yet costs CPU (the hand-over, the merge, caches shared with
+the other load), so the gate pays once.
 """
 from __future__ import annotations
 
@@ -27,12 +29,23 @@ MOST = 8  # beyond this the in-order merge in the parent becomes the limit
 
 
 def worker_count() -> int:
-    """How many processes to read with: TUNEGATE_WORKERS, else the usable CPUs (at most MOST)."""
+    """How many processes to read with: TUNEGATE_WORKERS, else the usable CPUs that are idle (at most MOST)."""
     value = os.environ.get(WORKERS_ENV, "").strip()
     if value.isdigit() and int(value) > 0:
         return int(value)
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(usable, MOST))
+    return max(1, min(usable - busy_cpus(), MOST))
+
+
+def busy_cpus() -> int:
+    """CPUs other processes keep busy: the 1-minute load average, its fraction rounded down below
+    0.75 (a command that just ended leaves a tail of load behind it on an idle machine); 0 where
+    the system does not say."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0
+    return int(load + 0.25)
 
 
 def _can_fork() -> bool:
