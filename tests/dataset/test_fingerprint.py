@@ -6,6 +6,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.support.paths import DATA as TEST_DATA
 from tests.support.paths import ROOT
-from tunegate.dataset.fingerprint import FingerprintObserver, canonical_bytes, fingerprint_file
+from tunegate.dataset.fingerprint import FingerprintObserver, canonical_bytes, canonical_line, fingerprint_file
 from tunegate.dataset.split import feed_observers
 from tunegate.errors import UnreadableRecord
 
@@ -76,6 +77,16 @@ def test_observer_records_the_same_fingerprint_as_the_file_reader():
     sink: dict = {}
     feed_observers({"validation": RECORDS}, [FingerprintObserver(sink, {"validation": RECORDS})])
     assert sink["validation"] == fingerprint_file(RECORDS).model_dump()
+
+
+@pytest.mark.parametrize("record", [
+    {"messages": [{"role": "user", "content": "héllo ✓ 👋"}], "b": 1, "a": [1.5, None, True]},
+    {"messages": [{"role": "user", "content": "lone \ud800 surrogate"}]},  # orjson refuses: the stdlib writes it
+    {"n": Decimal("123456789012345678901234567890"), "x": Decimal("1.25e-400")},
+    {"messages": []},
+])
+def test_the_canonical_line_is_the_canonical_bytes_and_a_newline(record):
+    assert canonical_line(record) == canonical_bytes(record) + b"\n"
 
 
 def test_integers_beyond_64_bits_are_still_hashed():

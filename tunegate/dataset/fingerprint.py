@@ -61,12 +61,28 @@ class Fingerprint(BaseModel):
         return data  # type: ignore[no-any-return]
 
 
+_LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
 def canonical_bytes(record: dict[str, Any]) -> bytes:
     """One record as canonical JSON: sorted keys, compact separators, UTF-8, no newline."""
     try:
         return orjson.dumps(record, default=json_default, option=orjson.OPT_SORT_KEYS)
     except TypeError:
         pass
+    return _standard_library(record)
+
+
+def canonical_line(record: dict[str, Any]) -> bytes:
+    """`canonical_bytes(record)` and its newline, made in one piece: what the digest takes per record."""
+    try:
+        return orjson.dumps(record, default=json_default, option=_LINE)
+    except TypeError:
+        return _standard_library(record) + b"\n"
+
+
+def _standard_library(record: dict[str, Any]) -> bytes:
+    """The canonical bytes of a record orjson refuses, from the standard library."""
     # orjson refuses lone surrogates and nesting past 254 levels, which a lenient reader may let
     # through; the standard library writes both, so the digest still covers them.
     try:
@@ -109,8 +125,7 @@ class SplitDigest:
         self.records = 0
 
     def add(self, record: dict[str, Any]) -> None:
-        self._hash.update(canonical_bytes(record))
-        self._hash.update(b"\n")
+        self._hash.update(canonical_line(record))
         self.records += 1
 
     def add_canonical(self, data: Any, records: int) -> None:
@@ -171,8 +186,7 @@ class CanonicalPart:
         self._folder = folder
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
-        self._data += canonical_bytes(record)
-        self._data += b"\n"
+        self._data += canonical_line(record)
         self._records += 1
 
     def payload(self) -> tuple[tuple[str, Any], int]:
