@@ -138,3 +138,13 @@ def test_any_single_character_edit_changes_the_digest(tmp_path_factory, rows, da
     a = copy_with(folder, "".join(json.dumps(r) + "\n" for r in rows).encode(), "a.jsonl")
     b = copy_with(folder, "".join(json.dumps(r) + "\n" for r in edited).encode(), "b.jsonl")
     assert digest(a) != digest(b)
+
+
+def test_the_dataset_stage_digests_lines_it_copies_as_the_file_reader_does():
+    from tunegate.dataset.stage import validate_dataset
+
+    lines = TEST_DATA / "fingerprint" / "lines.jsonl"
+    sink: dict = {}
+    validate_dataset({"train": lines}, observers=[FingerprintObserver(sink, {"train": lines})], workers=1)
+    assert sink["train"] == fingerprint_file(lines).model_dump()
+    assert sink["train"]["records"] == 25
