@@ -8,7 +8,7 @@ Processes, not threads: the per-record work is Python code and would hold the GI
 started once per gate run and serves every file; at most `2 x count + 1` parts are in flight, so the
 results waiting to be merged stay bounded whatever the file's size. `TUNEGATE_WORKERS` sets the
 number of processes (1 reads every file in this process); by default it is the CPUs this process
-may use, up to 8, less those other processes keep busy (the 1-minute load average): on a loaded
+may use, up to 8, less those other processes keep busy (`busy_cpus`): on a loaded
 machine a second worker gains no time, yet costs CPU (the hand-over, the merge, caches shared with
 the other load), so the gate pays once.
 """
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 WORKERS_ENV = "TUNEGATE_WORKERS"
 MOST = 8  # beyond this the in-order merge in the parent becomes the limit
+LOADAVG = "/proc/loadavg"  # "1-min 5-min 15-min running/total last-pid" on Linux
 
 
 def worker_count() -> int:
@@ -38,14 +39,20 @@ def worker_count() -> int:
 
 
 def busy_cpus() -> int:
-    """CPUs other processes keep busy: the 1-minute load average, its fraction rounded down below
-    0.75 (a command that just ended leaves a tail of load behind it on an idle machine); 0 where
-    the system does not say."""
+    """CPUs other processes keep busy: the fewer of the 1-minute load average (rounded; a fraction
+    below 0.75 counts as idle) and the tasks running at this moment besides this one. Neither alone:
+    the average lags (a command that just ended leaves a tail of load on an idle machine, as when
+    checks run back to back) and a moment is noisy. 0 where the system does not say."""
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return 0
-    return int(load + 0.25)
+        with open(LOADAVG, encoding="ascii") as f:
+            fields = f.read().split()
+        load, running = float(fields[0]), int(fields[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):  # no /proc: the average alone, where there is one
+        try:
+            load, running = os.getloadavg()[0], 1 << 30
+        except (AttributeError, OSError):
+            return 0
+    return max(0, min(int(load + 0.25), running))
 
 
 def _can_fork() -> bool:
