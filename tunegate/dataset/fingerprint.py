@@ -68,7 +68,8 @@ class Fingerprint(BaseModel):
 
 
 _LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-_from_line = compiled.canonical_chat_line if compiled is not None else None
+# An extension built before canonical.c existed lacks it: orjson then serialises every record.
+_from_line = getattr(compiled, "canonical_chat_line", None)
 
 
 def canonical_bytes(record: dict[str, Any]) -> bytes:
