@@ -41,7 +41,10 @@ class RecordObserver(Protocol):
     could not be opened. Do not mutate `record`. An observer may also define
     `exact_repeat(role, index)`: the dataset stage calls it with the key of every record it
     reported as a byte-identical repeat of an earlier one (TG210), so a later stage need not
-    report the same repeat again.
+    report the same repeat again. An observer may define `observe_line(role, line, index, record, raw)`
+    instead of `observe`: the stage then also hands it the JSONL line `record` was parsed from (None
+    when the record is not that line's object: another container, or a record the stage rewrote),
+    so it can use bytes the read already has (the fingerprint's canonical line).
 
     An observer that must see one role's file before the others (the near-duplicate pass indexes
     the smaller split first) says so with an attribute `read_first` naming that role; the dataset

@@ -6,6 +6,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.support.paths import DATA as TEST_DATA
 from tests.support.paths import ROOT
-from tunegate.dataset.fingerprint import FingerprintObserver, canonical_bytes, fingerprint_file
+from tunegate.dataset.fingerprint import FingerprintObserver, canonical_bytes, canonical_line, fingerprint_file
 from tunegate.dataset.split import feed_observers
 from tunegate.errors import UnreadableRecord
 
@@ -78,6 +79,16 @@ def test_observer_records_the_same_fingerprint_as_the_file_reader():
     assert sink["validation"] == fingerprint_file(RECORDS).model_dump()
 
 
+@pytest.mark.parametrize("record", [
+    {"messages": [{"role": "user", "content": "héllo ✓ 👋"}], "b": 1, "a": [1.5, None, True]},
+    {"messages": [{"role": "user", "content": "lone \ud800 surrogate"}]},  # orjson refuses: the stdlib writes it
+    {"n": Decimal("123456789012345678901234567890"), "x": Decimal("1.25e-400")},
+    {"messages": []},
+])
+def test_the_canonical_line_is_the_canonical_bytes_and_a_newline(record):
+    assert canonical_line(record) == canonical_bytes(record) + b"\n"
+
+
 def test_integers_beyond_64_bits_are_still_hashed():
     assert canonical_bytes({"n": 2**70}) == b'{"n":1180591620717411303424}'
 
@@ -127,3 +138,13 @@ def test_any_single_character_edit_changes_the_digest(tmp_path_factory, rows, da
     a = copy_with(folder, "".join(json.dumps(r) + "\n" for r in rows).encode(), "a.jsonl")
     b = copy_with(folder, "".join(json.dumps(r) + "\n" for r in edited).encode(), "b.jsonl")
     assert digest(a) != digest(b)
+
+
+def test_the_dataset_stage_digests_lines_it_copies_as_the_file_reader_does():
+    from tunegate.dataset.stage import validate_dataset
+
+    lines = TEST_DATA / "fingerprint" / "lines.jsonl"
+    sink: dict = {}
+    validate_dataset({"train": lines}, observers=[FingerprintObserver(sink, {"train": lines})], workers=1)
+    assert sink["train"] == fingerprint_file(lines).model_dump()
+    assert sink["train"]["records"] == 25

@@ -6,12 +6,14 @@ observers produce: findings in order, totals, stats, fingerprints, overlap hashe
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from tests.support.paths import DATA, ROOT
 from tunegate.dataset.fingerprint import FingerprintObserver
+from tunegate.dataset import parallel
 from tunegate.dataset.parallel import WORKERS_ENV, worker_count
 from tunegate.dataset.segments import cut, splittable
 from tunegate.dataset.stage import validate_dataset
@@ -170,6 +172,38 @@ def test_the_worker_count_follows_the_environment(monkeypatch):
     assert worker_count() == 3
     monkeypatch.setenv(WORKERS_ENV, "1")
     assert worker_count() == 1
+
+
+def _usable() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _loadavg(monkeypatch, tmp_path: Path, text: str) -> None:
+    """The machine's load as /proc/loadavg writes it."""
+    (tmp_path / "loadavg").write_text(text, encoding="ascii")
+    monkeypatch.setattr(parallel, "LOADAVG", str(tmp_path / "loadavg"))
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+
+
+def test_an_idle_machine_reads_with_every_usable_cpu(monkeypatch, tmp_path):
+    _loadavg(monkeypatch, tmp_path, "0.10 0.20 0.30 1/300 4242\n")
+    assert worker_count() == min(_usable(), 8)
+
+
+def test_a_machine_whose_cpus_are_all_busy_reads_in_one_process(monkeypatch, tmp_path):
+    _loadavg(monkeypatch, tmp_path, f"{_usable() + 5}.00 8.00 6.00 {_usable() + 6}/300 4242\n")
+    assert worker_count() == 1
+
+
+def test_the_load_a_finished_command_leaves_behind_does_not_count(monkeypatch, tmp_path):
+    _loadavg(monkeypatch, tmp_path, f"{_usable() + 5}.00 8.00 6.00 1/300 4242\n")  # only this process runs now
+    assert worker_count() == min(_usable(), 8)
+
+
+def test_the_environment_overrides_the_load(monkeypatch, tmp_path):
+    _loadavg(monkeypatch, tmp_path, "50.00 50.00 50.00 51/300 4242\n")
+    monkeypatch.setenv(WORKERS_ENV, "2")
+    assert worker_count() == 2
 
 
 def test_the_gate_reports_the_same_whether_it_reads_in_parts_or_not(tmp_path, monkeypatch):

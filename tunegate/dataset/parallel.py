@@ -8,7 +8,9 @@ Processes, not threads: the per-record work is Python code and would hold the GI
 started once per gate run and serves every file; at most `2 x count + 1` parts are in flight, so the
 results waiting to be merged stay bounded whatever the file's size. `TUNEGATE_WORKERS` sets the
 number of processes (1 reads every file in this process); by default it is the CPUs this process
-may use, up to 8.
+may use, up to 8, less those other processes keep busy (`busy_cpus`): on a loaded
+machine a second worker gains no time, yet costs CPU (the hand-over, the merge, caches shared with
+the other load), so the gate pays once.
 """
 from __future__ import annotations
 
@@ -24,15 +26,33 @@ if TYPE_CHECKING:
 
 WORKERS_ENV = "TUNEGATE_WORKERS"
 MOST = 8  # beyond this the in-order merge in the parent becomes the limit
+LOADAVG = "/proc/loadavg"  # "1-min 5-min 15-min running/total last-pid" on Linux
 
 
 def worker_count() -> int:
-    """How many processes to read with: TUNEGATE_WORKERS, else the usable CPUs (at most MOST)."""
+    """How many processes to read with: TUNEGATE_WORKERS, else the usable CPUs that are idle (at most MOST)."""
     value = os.environ.get(WORKERS_ENV, "").strip()
     if value.isdigit() and int(value) > 0:
         return int(value)
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(usable, MOST))
+    return max(1, min(usable - busy_cpus(), MOST))
+
+
+def busy_cpus() -> int:
+    """CPUs other processes keep busy: the fewer of the 1-minute load average (rounded; a fraction
+    below 0.75 counts as idle) and the tasks running at this moment besides this one. Neither alone:
+    the average lags (a command that just ended leaves a tail of load on an idle machine, as when
+    checks run back to back) and a moment is noisy. 0 where the system does not say."""
+    try:
+        with open(LOADAVG, encoding="ascii") as f:
+            fields = f.read().split()
+        load, running = float(fields[0]), int(fields[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):  # no /proc: the average alone, where there is one
+        try:
+            load, running = os.getloadavg()[0], 1 << 30
+        except (AttributeError, OSError):
+            return 0
+    return max(0, min(int(load + 0.25), running))
 
 
 def _can_fork() -> bool:

@@ -158,15 +158,26 @@ def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequenc
                                trains_all=trains_all, shift=shift)
     reader = JsonlReader(path, out)
     check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers, shift), trains_all=trains_all)
-    observes = [o.observe for o in observers]
+    observes, with_line = _feeds(observers)
     with progress.step(f"reading {path.name}", total=size or None, unit="bytes", poll=reader.bytes_read):
         for line, index, raw, record in reader.records():
             seen = check(line, index, raw, record)
             if seen is not None:
                 for observe in observes:
                     observe(role, line, index + shift, seen)
+                if with_line:  # a JSONL line is exactly the record parsed from it
+                    own = raw if seen is record and reader.container == "jsonl" else None
+                    for observe_line in with_line:
+                        observe_line(role, line, index + shift, seen, own)
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
             "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}, check.stats
+
+
+def _feeds(observers: Sequence[Any]) -> tuple[list[Callable[..., Any]], list[Callable[..., Any]]]:
+    """What the read calls per record: `observe` of each observer, and `observe_line` instead of it for
+    one that can use the JSONL line the record was parsed from (the fingerprint: `tunegate.stage`)."""
+    return ([o.observe for o in observers if not hasattr(o, "observe_line")],
+            [o.observe_line for o in observers if hasattr(o, "observe_line")])
 
 
 def _repeat_hook(role: str, observers: Sequence[Any], shift: int = 0) -> Callable[[int], Any]:
@@ -192,12 +203,14 @@ def read_part(part: Part) -> PartResult:
     log = KeyLog()
     check = RecordChecks(out, reader.file, repeats=log, trains_all=part.trains_all)
     check.file_format = part.file_format  # fixed by the file's first record, as in one read
-    observes = [o.observe for o in part.observers]
+    observes, with_line = _feeds(part.observers)
     for line, index, raw, record in reader.records():
         seen = check(line, index, raw, record)
         if seen is not None:
             for observe in observes:
                 observe(part.role, line, index, seen)
+            for observe_line in with_line:  # a part is always JSONL
+                observe_line(part.role, line, index, seen, raw if seen is record else None)
     check.stats.fold()
     return PartResult(out, check.stats, log, reader.lines, reader.records_seen, reader.blank_lines,
                       reader.failure, [o.payload() for o in part.observers])

@@ -10,6 +10,8 @@ static PyMethodDef methods[] = {
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
     {"densify_table", (PyCFunction)(void (*)(void))densify_table, METH_FASTCALL,
      "numpy.random.default_rng(seed).integers(0, num_perm, (num_perm, columns)) as int64 bytes."},
+    {"canonical_chat_line", canonical_chat_line, METH_O,
+     "fingerprint.canonical_line of a {\"messages\": [{role, content}]} record, from its line; None for others."},
     {"scan", (PyCFunction)(void (*)(void))scan_messages, METH_FASTCALL, "contract.scan, compiled."},
     {NULL, NULL, 0, NULL},
 };

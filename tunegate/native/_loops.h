@@ -57,6 +57,9 @@ PyObject *line_marks(PyObject *self, PyObject *arg);
 int scan_ready(void);
 PyObject *scan_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
+/* canonical.c: fingerprint.canonical_line of a chat record, from its line */
+PyObject *canonical_chat_line(PyObject *self, PyObject *raw);
+
 /* lsh.c: lsh.BandIndex's look-up */
 extern PyTypeObject BandTableType;
 

@@ -1,0 +1,194 @@
+/* fingerprint.canonical_line for the common record, from the bytes of its own line.
+ *
+ * canonical_chat_line(raw) -> bytes | None
+ *     For a line that holds exactly {"messages": [{"role": str, "content": str}, ...]} (any JSON
+ *     whitespace, either key order), whose strings are written as orjson writes them (UTF-8 as is;
+ *     only '"', '\\' and control characters escaped, as \b \t \n \f \r or lower-case \u00xx):
+ *     canonical_line of the record that line parses to, b'{"messages":[{"content":...,"role":...}]}\n',
+ *     copied from the line instead of re-serialised from the parsed objects. Anything else: None
+ *     (the caller serialises the record), so the digest is always the canonical one.
+ */
+#include "_loops.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+typedef struct {
+    const unsigned char *at, *end;
+} Cursor;
+
+static inline void skip_space(Cursor *c) {
+    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n' || *c->at == '\r'))
+        c->at++;
+}
+
+static inline int take(Cursor *c, unsigned char want) {
+    skip_space(c);
+    if (c->at < c->end && *c->at == want) {
+        c->at++;
+        return 1;
+    }
+    return 0;
+}
+
+static inline int is_hex_lower(unsigned char h) { return (h >= '0' && h <= '9') || (h >= 'a' && h <= 'f'); }
+
+/* The escape at p (just past a backslash) as orjson writes one: its length, else 0. */
+static inline Py_ssize_t canonical_escape(const unsigned char *p, const unsigned char *end) {
+    if (p >= end)
+        return 0;
+    switch (*p) {
+    case '"': case '\\': case 'b': case 't': case 'n': case 'f': case 'r':
+        return 1;
+    case 'u':
+        /* \u00xx only for a control character without a short form */
+        if (end - p < 5 || p[1] != '0' || p[2] != '0' || (p[3] != '0' && p[3] != '1') || !is_hex_lower(p[4]))
+            return 0;
+        {
+            unsigned v = (unsigned)((p[3] - '0') * 16 + (p[4] <= '9' ? p[4] - '0' : p[4] - 'a' + 10));
+            return (v == 8 || v == 9 || v == 10 || v == 12 || v == 13) ? 0 : 5;
+        }
+    default:
+        return 0;
+    }
+}
+
+/* A string token at c->at (its opening quote): moves past it and returns 1 when orjson would write
+ * its value with the same bytes; 0 otherwise. The line parsed, so its UTF-8 is valid. */
+static int canonical_string(Cursor *c) {
+    const unsigned char *p = c->at, *end = c->end;
+    if (p >= end || *p != '"')
+        return 0;
+    p++;
+    for (;;) {
+#if defined(__SSE2__)
+        while (end - p >= 16) { /* 16 bytes at once while none is '"', '\\' or below 0x20 */
+            __m128i v = _mm_loadu_si128((const __m128i *)p);
+            __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                        _mm_cmpeq_epi8(_mm_subs_epu8(v, _mm_set1_epi8(0x1F)), _mm_setzero_si128()));
+            int mask = _mm_movemask_epi8(stop);
+            if (mask) {
+                p += __builtin_ctz(mask);
+                break;
+            }
+            p += 16;
+        }
+#endif
+        if (p >= end)
+            return 0;
+        unsigned char ch = *p;
+        if (ch == '"') {
+            c->at = p + 1;
+            return 1;
+        }
+        if (ch < 0x20)
+            return 0;
+        if (ch == '\\') {
+            Py_ssize_t n = canonical_escape(p + 1, end);
+            if (n == 0)
+                return 0;
+            p += 1 + n;
+        } else {
+            p++;
+        }
+    }
+}
+
+/* A key token spelled exactly `word` (with its quotes), then its colon. */
+static inline int take_key(Cursor *c, const char *word, Py_ssize_t n) {
+    skip_space(c);
+    if (c->end - c->at < n || memcmp(c->at, word, n) != 0)
+        return 0;
+    c->at += n;
+    return take(c, ':');
+}
+
+/* One message object: the spans of its role and content values (quotes included). */
+static int message(Cursor *c, const unsigned char **role, Py_ssize_t *role_n, const unsigned char **content,
+                   Py_ssize_t *content_n) {
+    *role = *content = NULL;
+    if (!take(c, '{'))
+        return 0;
+    for (int member = 0; member < 2; member++) {
+        if (member && !take(c, ','))
+            return 0;
+        const unsigned char **span;
+        Py_ssize_t *span_n;
+        if (take_key(c, "\"role\"", 6)) {
+            span = role, span_n = role_n;
+        } else if (take_key(c, "\"content\"", 9)) {
+            span = content, span_n = content_n;
+        } else {
+            return 0;
+        }
+        if (*span != NULL) /* the same key twice */
+            return 0;
+        skip_space(c);
+        const unsigned char *start = c->at;
+        if (!canonical_string(c))
+            return 0;
+        *span = start, *span_n = c->at - start;
+    }
+    return take(c, '}');
+}
+
+static const char HEAD[] = "{\"messages\":[", CONTENT[] = "{\"content\":", ROLE[] = ",\"role\":", TAIL[] = "]}\n";
+
+#define PUT(lit) (memcpy(at, lit, sizeof(lit) - 1), at += sizeof(lit) - 1)
+
+PyObject *canonical_chat_line(PyObject *self, PyObject *raw) {
+    if (!PyBytes_Check(raw)) {
+        PyErr_SetString(PyExc_TypeError, "canonical_chat_line(raw: bytes)");
+        return NULL;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(raw);
+    Cursor c = {(const unsigned char *)PyBytes_AS_STRING(raw), (const unsigned char *)PyBytes_AS_STRING(raw) + size};
+    if (!take(&c, '{') || !take_key(&c, "\"messages\"", 10) || !take(&c, '['))
+        Py_RETURN_NONE;
+    /* The canonical line is never longer than the line and a newline: whitespace only goes, and
+     * a message's members only change places. */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, size + 1);
+    if (out == NULL)
+        return NULL;
+    unsigned char *at = (unsigned char *)PyBytes_AS_STRING(out);
+    PUT(HEAD);
+    skip_space(&c);
+    if (c.at < c.end && *c.at == ']') {
+        c.at++;
+    } else {
+        for (Py_ssize_t i = 0;; i++) {
+            const unsigned char *role, *content;
+            Py_ssize_t role_n, content_n;
+            if (i && !take(&c, ','))
+                goto other;
+            if (!message(&c, &role, &role_n, &content, &content_n))
+                goto other;
+            if (i)
+                *at++ = ',';
+            PUT(CONTENT);
+            memcpy(at, content, content_n), at += content_n;
+            PUT(ROLE);
+            memcpy(at, role, role_n), at += role_n;
+            *at++ = '}';
+            skip_space(&c);
+            if (c.at < c.end && *c.at == ']') {
+                c.at++;
+                break;
+            }
+        }
+    }
+    if (!take(&c, '}'))
+        goto other;
+    skip_space(&c);
+    if (c.at != c.end)
+        goto other;
+    PUT(TAIL);
+    if (_PyBytes_Resize(&out, (char *)at - PyBytes_AS_STRING(out)) < 0)
+        return NULL;
+    return out;
+other:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
