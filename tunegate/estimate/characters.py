@@ -283,8 +283,10 @@ def _prefix(path: Path, size: int, gzipped: bool, fmt: str) -> _Part:
     used = used * end / full if gzipped and full else end
     with tempfile.TemporaryDirectory(prefix="tunegate-sample-") as tmp:
         chars, records, moments = _read_sample(Path(tmp), path.name, text[:end], fmt, moments=True)
-    if not records or not used:
+    if not used:
         return _whole(path, fmt)
+    if not records:  # no record of the sample holds a chat: none of the rest is assumed to
+        return _Part(0, 0, 0, 0.0, "the file's start, assuming the rest is alike")
     scale = size / used
     mean, spread = chars / records, math.sqrt(moments / records - (chars / records) ** 2) if records > 1 else 0.0
     kept = max(0.0, 1.0 - 1.0 / scale)
