@@ -1,0 +1,56 @@
+"""Characters for an estimate made without the dataset stage: a small file exact, a large one sampled
+with its error stated, and the sample's figure within that error of the exact count (issue 36)."""
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from tests.support.paths import DATA
+from tunegate.dataset.records import iter_chats, message_chars
+from tunegate.estimate import characters
+from tunegate.estimate.characters import count_characters
+
+# LLaMA-Factory's published alpaca_en_demo (60 records, 54 KB; its source in tests/data/configs/published)
+REAL = DATA / "configs" / "published" / "data" / "alpaca_en_demo_train.jsonl"
+
+
+@pytest.fixture
+def small_sample(monkeypatch):
+    """Sizes scaled down so a real 54 KB file is sampled as a large one is: 8 windows of 2 KiB."""
+    monkeypatch.setattr(characters, "WHOLE_BYTES", 0)
+    monkeypatch.setattr(characters, "WHOLE_GZIP_BYTES", 0)
+    monkeypatch.setattr(characters, "WINDOWS", 8)
+    monkeypatch.setattr(characters, "WINDOW_BYTES", 2048)
+
+
+def exact(path):
+    return message_chars(path), sum(1 for _ in iter_chats(path))
+
+
+def test_a_small_file_is_read_whole_and_its_count_is_exact_with_no_sample():
+    counted = count_characters(DATA / "flows" / "train.jsonl")
+    assert (counted.chars, counted.records) == exact(DATA / "flows" / "train.jsonl")
+    assert counted.sample is None
+
+
+def test_a_sampled_plain_file_lands_within_its_stated_error_of_the_exact_count(small_sample):
+    counted = count_characters(REAL)
+    chars, records = exact(REAL)
+    assert counted.sample is not None and counted.sample.how == "windows spread over the file"
+    assert abs(counted.chars - chars) <= chars * counted.sample.error_pct / 100, (counted, chars)
+    assert counted.sample.records_read < records
+
+
+def test_a_sampled_gzip_lands_within_its_stated_error_of_the_exact_count(small_sample, tmp_path):
+    packed = tmp_path / "alpaca_en_demo_train.jsonl.gz"
+    packed.write_bytes(gzip.compress(REAL.read_bytes()))
+    counted = count_characters(packed)
+    chars, _ = exact(REAL)
+    assert counted.sample is not None
+    assert abs(counted.chars - chars) <= chars * counted.sample.error_pct / 100, (counted, chars)
+
+
+def test_the_statement_names_the_sample_the_records_and_the_error(small_sample):
+    text = count_characters(REAL).sample.statement()
+    assert text.startswith("estimated from a sample of ") and " of about " in text and text.endswith(" %")
