@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from tunegate import progress
 from tunegate.errors import UsageError
 from tunegate.file_kinds import HEAD, kind
 from tunegate.pathguard import open_regular
@@ -186,7 +187,8 @@ def _gzip_windows(path: Path, fmt: str) -> _Part:
 
     size = max(os.stat(path).st_size, 1)
     texts, total = [], 0
-    with open_regular(path, buffering=1 << 20) as raw, Inflated(raw, path.name) as stream:
+    with (open_regular(path, buffering=1 << 20) as raw, Inflated(raw, path.name) as stream,
+          progress.step(f"sampling {path.name}", total=size, unit="bytes", poll=raw.tell)):
         pending: bytes | None = None
         while piece := stream.read(1 << 20):
             first = total == 0
