@@ -88,3 +88,13 @@ def test_a_small_file_is_still_read_whole_with_no_sample_remark(tmp_path):
     done = run_measured(tunegate_args("estimate", spec, "--json"))
     assert done.returncode == 0, done.stderr
     assert "sample" not in json.loads(done.stdout)["tokens"]
+
+
+def test_estimate_on_a_million_empty_elements_reads_a_bounded_part(tmp_path):
+    """3 MB of `{}` elements: small by bytes, a million records by count (12 s to read whole before)."""
+    train = tmp_path / "empty.json"
+    train.write_bytes(b"[" + b",".join([b"{}"] * 1_000_000) + b"]")
+    done = run_measured(tunegate_args("estimate", spec_for(train, tmp_path), "--json"))
+    assert done.returncode == 0, done.stderr
+    tokens = json.loads(done.stdout)["tokens"]
+    assert tokens["per_epoch"] == 0 and tokens["sample"]["how"].startswith("the file's start"), tokens

@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.paths import DATA
 from tunegate.dataset.records import iter_chats, message_chars
-from tunegate.estimate import characters
+from tunegate.estimate import characters, sampling
 from tunegate.estimate.characters import count_characters
 
 # LLaMA-Factory's published alpaca_en_demo (60 records, 54 KB; its source in tests/data/configs/published)
@@ -20,8 +20,8 @@ def small_sample(monkeypatch):
     """Sizes scaled down so a real 54 KB file is sampled as a large one is: 8 windows of 2 KiB."""
     monkeypatch.setattr(characters, "WHOLE_BYTES", 0)
     monkeypatch.setattr(characters, "WHOLE_GZIP_BYTES", 0)
-    monkeypatch.setattr(characters, "WINDOWS", 8)
-    monkeypatch.setattr(characters, "WINDOW_BYTES", 2048)
+    monkeypatch.setattr(sampling, "WINDOWS", 8)
+    monkeypatch.setattr(sampling, "WINDOW_BYTES", 2048)
 
 
 def exact(path):
