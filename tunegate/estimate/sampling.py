@@ -28,7 +28,7 @@ import zlib
 from pathlib import Path
 
 from tunegate import progress
-from tunegate.pathguard import open_regular
+from tunegate.pathguard import open_regular, shown
 
 WINDOWS = 32
 WINDOW_BYTES = 128 << 10
@@ -71,7 +71,7 @@ def gzip_windows(path: Path, fmt: str, mark: bytes = b"\n") -> Part | None:
     size = max(os.stat(path).st_size, 1)
     texts, total = [], 0
     with (open_regular(path, buffering=1 << 20) as raw, Inflated(raw, path.name) as stream,
-          progress.step(f"sampling {path.name}", total=size, unit="bytes", poll=raw.tell)):
+          progress.step(f"sampling {shown(path.name)}", total=size, unit="bytes", poll=raw.tell)):
         pending: bytes | None = None
         while piece := stream.read(1 << 20):
             first = total == 0
