@@ -48,7 +48,7 @@ class Part:
         self.chars, self.records, self.read, self.variance, self.how = chars, records, read, variance, how
 
 
-def plain_windows(path: Path, size: int, fmt: str) -> Part:
+def plain_windows(path: Path, size: int, fmt: str) -> Part | None:
     """The ratio estimate over WINDOWS windows spread evenly over a plain JSON-lines file."""
     figures = []  # (characters, records, bytes) per window
     with open_regular(path) as f, tempfile.TemporaryDirectory(prefix="tunegate-sample-") as tmp:
@@ -176,8 +176,9 @@ def array_windows(path: Path, size: int, fmt: str) -> Part | None:
     return _ratio_estimate(figures, size)
 
 
-def prefix(path: Path, size: int, gzipped: bool, fmt: str) -> Part:
-    """The estimate from the file's first PREFIX_BYTES of text, scaled by its size."""
+def prefix(path: Path, size: int, gzipped: bool, fmt: str) -> Part | None:
+    """The estimate from the file's first PREFIX_BYTES of text (PREFIX_RECORDS records at most), scaled by
+    its size; None when that text is all of it (a gzip: read it whole)."""
     with open_regular(path) as f:
         text, used, complete = _inflated_start(f) if gzipped else (f.read(PREFIX_BYTES), 0, False)
     if complete:  # a gzip whose whole text fitted the prefix: read it whole instead
