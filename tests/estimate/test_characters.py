@@ -54,3 +54,19 @@ def test_a_sampled_gzip_lands_within_its_stated_error_of_the_exact_count(small_s
 def test_the_statement_names_the_sample_the_records_and_the_error(small_sample):
     text = count_characters(REAL).sample.statement()
     assert text.startswith("estimated from a sample of ") and " of about " in text and text.endswith(" %")
+
+
+SHARD = DATA / "configs" / "data" / "pc_parquet_shards" / "data" / "train-00000-of-00002.parquet"  # 20 rows
+
+
+def test_a_parquet_file_of_few_rows_is_read_whole_and_exact():
+    counted = count_characters(SHARD)
+    assert (counted.chars, counted.records) == exact(SHARD) and counted.sample is None
+
+
+def test_a_parquet_file_past_the_rows_read_is_scaled_by_its_footers_row_count(monkeypatch):
+    monkeypatch.setattr(sampling, "PREFIX_RECORDS", 10)
+    counted = count_characters(SHARD)
+    chars, records = exact(SHARD)
+    assert counted.sample.records_read == 10 and counted.sample.records_estimated == records == 20
+    assert abs(counted.chars - chars) <= chars * counted.sample.error_pct / 100, (counted, chars)

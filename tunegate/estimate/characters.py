@@ -6,10 +6,11 @@
 `tunegate estimate` and `tunegate advise` price a run before anything else has read the data (in the
 gate the dataset stage has counted the characters and hands them on: `facts.content`). Reading every
 record to price a run took minutes on 18 M records, so only a file of up to WHOLE_BYTES (on disk,
-WHOLE_GZIP_BYTES for gzip) is read whole, and its figure is exact; parquet and Arrow files are read
-whole too. A larger one is sampled in bounded memory and time (`tunegate.estimate.sampling`: windows
-spread over it, or its start), and the figure says so: how many records were read of about how many,
-and its error, twice the estimate's standard error (about 95 % of samples land within it).
+WHOLE_GZIP_BYTES for gzip) is read whole, and its figure is exact, as is a parquet file of up to
+`sampling.PREFIX_RECORDS` rows; Arrow files are read whole. A larger file is sampled in bounded memory
+and time (`tunegate.estimate.sampling`: windows spread over it, or its start), and the figure says
+so: how many records were read of about how many, and its error, twice the estimate's standard error
+(about 95 % of samples land within it).
 """
 from __future__ import annotations
 
@@ -94,7 +95,9 @@ def _count_file(path: Path, fmt: str) -> Part:
 def _sampled_or_whole(path: Path, size: int, head: bytes, fmt: str) -> Part:
     found = kind(path.name, head)
     gzipped = head.startswith(_GZIP_MAGIC)
-    if found in ("parquet", "arrow") or (gzipped and size <= WHOLE_GZIP_BYTES) or (
+    if found == "parquet":
+        return sampling.parquet_start(path, fmt) or _whole(path, fmt)
+    if found == "arrow" or (gzipped and size <= WHOLE_GZIP_BYTES) or (
             not gzipped and size <= WHOLE_BYTES and _braces(path) <= WHOLE_BRACES):
         return _whole(path, fmt)
     start = _text_start(path, gzipped)

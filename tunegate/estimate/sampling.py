@@ -12,7 +12,8 @@ so a sampled record counts as it would in a full read:
 - a gzip JSON-lines file: inflated whole (fast next to parsing, and bounded by the dataset reader's
   `Inflated`), its text bytes counted exactly, a window kept each WINDOWS-th of the compressed file;
 - a `.json` array whose elements each start a line: windows as above, cut where an element starts;
-- anything else (an array on one line, CSV, a gzip array): its first PREFIX_BYTES of text (for gzip,
+- parquet: its first PREFIX_RECORDS rows, scaled by the row count its footer holds;
+- anything else (an array on one line, CSV): its first PREFIX_BYTES of text (for gzip,
   the compressed bytes they came from are counted exactly), scaled by the file's size; its variance
   is that of the mean characters per record, and it assumes the rest of the file is like its start.
 A window or a prefix parses at most WINDOW_RECORDS or PREFIX_RECORDS records: 1 M empty elements
@@ -191,14 +192,41 @@ def prefix(path: Path, size: int, gzipped: bool, fmt: str) -> Part | None:
         chars, records, moments = _read_sample(Path(tmp), path.name, text[:end], fmt, moments=True)
     if not used:
         return None
+    return _scaled(chars, records, moments, size / used, "the file's start, assuming the rest is alike")
+
+
+def parquet_start(path: Path, fmt: str) -> Part | None:
+    """The estimate from a parquet file's first PREFIX_RECORDS rows, scaled by the row count its footer
+    holds; exact when it has no more rows; None when the footer cannot be read."""
+    from tunegate.dataset.records import iter_chats
+
+    try:
+        import pyarrow.parquet as pq
+
+        total = pq.ParquetFile(path).metadata.num_rows
+    except (ImportError, ValueError, OSError):  # pyarrow's ArrowInvalid is a ValueError
+        return None
+    chars = records = 0
+    squares = 0.0
+    for record in iter_chats(path, fmt):
+        if record.index >= PREFIX_RECORDS:
+            return _scaled(chars, records, squares, total / record.index, "the file's first rows, assuming the "
+                           "rest is alike")
+        n = record.char_count()
+        chars, records, squares = chars + n, records + 1, squares + n * n
+    return Part(chars, records)
+
+
+def _scaled(chars: int, records: int, squares: float, scale: float, how: str) -> Part:
+    """A sample's characters and records times `scale`, with the variance of its mean record's characters."""
     if not records:  # no record of the sample holds a chat: none of the rest is assumed to
-        return Part(0, 0, 0, 0.0, "the file's start, assuming the rest is alike")
-    scale = size / used
-    mean, spread = chars / records, math.sqrt(moments / records - (chars / records) ** 2) if records > 1 else 0.0
-    kept = max(0.0, 1.0 - 1.0 / scale)
+        return Part(0, 0, 0, 0.0, how)
+    mean = chars / records
+    spread = math.sqrt(max(squares / records - mean ** 2, 0.0)) if records > 1 else 0.0
+    kept = max(0.0, 1.0 - 1.0 / scale)  # the finite-population correction
     total = chars * scale
     variance = (total * spread / max(mean, 1e-9)) ** 2 * kept / records
-    return Part(total, records * scale, records, variance, "the file's start, assuming the rest is alike")
+    return Part(total, records * scale, records, variance, how)
 
 
 def _inflated_start(f) -> tuple[bytes, int, bool]:  # noqa: ANN001 (an open binary file)
