@@ -70,3 +70,13 @@ def test_a_parquet_file_past_the_rows_read_is_scaled_by_its_footers_row_count(mo
     chars, records = exact(SHARD)
     assert counted.sample.records_read == 10 and counted.sample.records_estimated == records == 20
     assert abs(counted.chars - chars) <= chars * counted.sample.error_pct / 100, (counted, chars)
+
+
+def test_a_sampled_csv_file_reads_each_window_under_its_header(small_sample, tmp_path):
+    rows = tmp_path / "alpaca.csv"
+    rows.write_text("instruction,input,output\n" + "".join(f"do thing {i} {'x' * (i % 50)},,done {i * 3}\n"
+                                                          for i in range(2_000)))
+    counted = count_characters(rows)
+    chars, records = exact(rows)
+    assert counted.sample is not None and counted.sample.how == "windows spread over the file"
+    assert abs(counted.chars - chars) <= chars * counted.sample.error_pct / 100, (counted, chars)

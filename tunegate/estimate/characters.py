@@ -33,9 +33,10 @@ from tunegate.pathguard import open_regular
 # quick experiment is exact; a sample reads about as much.
 WHOLE_BYTES = 4 << 20
 WHOLE_GZIP_BYTES = 512 << 10  # compressed: ~4 MiB of chat text at ordinary ratios (3-10x)
-# A record is an object and opens at least one brace: a file of WHOLE_BYTES of chat records opens
-# ~160,000; 1 M empty elements `{}` are only 3 MB and would take 10 s to read whole.
-WHOLE_BRACES = 200_000
+# At most this many records (bounded above by the braces a JSON file opens, the lines a CSV file
+# ends) are read whole: WHOLE_BYTES of chat records open ~160,000 braces, but 1 M empty elements
+# `{}` are only 3 MB and took 10 s to read whole.
+WHOLE_RECORDS = 200_000
 _GZIP_MAGIC = b"\x1f\x8b"
 _Z = 2.0  # two standard errors: about 95 % of samples land within the stated error
 
@@ -98,13 +99,17 @@ def _sampled_or_whole(path: Path, size: int, head: bytes, fmt: str) -> Part:
     if found == "parquet":
         return sampling.parquet_start(path, fmt) or _whole(path, fmt)
     if found == "arrow" or (gzipped and size <= WHOLE_GZIP_BYTES) or (
-            not gzipped and size <= WHOLE_BYTES and _braces(path) <= WHOLE_BRACES):
+            not gzipped and size <= WHOLE_BYTES and _records_bound(path, found) <= WHOLE_RECORDS):
         return _whole(path, fmt)
     start = _text_start(path, gzipped)
     array = start.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
     mark = sampling.element_mark(start) if array else None
     if found in ("jsonl", "json") and not array:
         part = sampling.gzip_windows(path, fmt) if gzipped else sampling.plain_windows(path, size, fmt)
+    elif found == "csv":
+        header = start[:start.find(b"\n") + 1]
+        part = (sampling.gzip_windows(path, fmt, header=header) if gzipped
+                else sampling.plain_windows(path, size, fmt, header)) if header else None
     elif found == "json" and mark is not None:
         part = sampling.gzip_windows(path, fmt, mark) if gzipped else sampling.array_windows(path, size, fmt)
     else:
@@ -124,9 +129,10 @@ def _text_start(path: Path, gzipped: bool) -> bytes:
         return b""
 
 
-def _braces(path: Path) -> int:
+def _records_bound(path: Path, found: str) -> int:
+    """At least the records a small file holds: a JSON record opens a brace, a CSV row ends a line."""
     with open_regular(path) as f:
-        return f.read(WHOLE_BYTES + 1).count(b"{")
+        return f.read(WHOLE_BYTES + 1).count(b"\n" if found == "csv" else b"{")
 
 
 def _whole(path: Path, fmt: str) -> Part:

@@ -13,7 +13,9 @@ so a sampled record counts as it would in a full read:
   `Inflated`), its text bytes counted exactly, a window kept each WINDOWS-th of the compressed file;
 - a `.json` array whose elements each start a line: windows as above, cut where an element starts;
 - parquet: its first PREFIX_RECORDS rows, scaled by the row count its footer holds;
-- anything else (an array on one line, CSV): its first PREFIX_BYTES of text (for gzip,
+- a CSV file (plain or gzip): windows of rows as above, each read under the file's header line (a
+  quoted field that spans lines may cut a window's first row);
+- anything else (an array on one line): its first PREFIX_BYTES of text (for gzip,
   the compressed bytes they came from are counted exactly), scaled by the file's size; its variance
   is that of the mean characters per record, and it assumes the rest of the file is like its start.
 A window or a prefix parses at most WINDOW_RECORDS or PREFIX_RECORDS records: 1 M empty elements
@@ -49,20 +51,21 @@ class Part:
         self.chars, self.records, self.read, self.variance, self.how = chars, records, read, variance, how
 
 
-def plain_windows(path: Path, size: int, fmt: str) -> Part | None:
-    """The ratio estimate over WINDOWS windows spread evenly over a plain JSON-lines file."""
-    figures = []  # (characters, records, bytes) per window
+def plain_windows(path: Path, size: int, fmt: str, header: bytes = b"") -> Part | None:
+    """The ratio estimate over WINDOWS windows spread evenly over a plain JSON-lines file (or a CSV
+    file, each window read under its `header` line)."""
+    figures = []  # (characters, records, squares, bytes) per window
     with open_regular(path) as f, tempfile.TemporaryDirectory(prefix="tunegate-sample-") as tmp:
         step = (size - WINDOW_BYTES) / (WINDOWS - 1)
         for k in range(WINDOWS):
             text = _lines_at(f, round(k * step))
-            figures.append((*_read_sample(Path(tmp), path.name, text, fmt), len(text)))
+            figures.append((*_read_window(Path(tmp), path.name, text, fmt, header=header), len(text)))
     return _ratio_estimate(figures, size)
 
 
-def gzip_windows(path: Path, fmt: str, mark: bytes = b"\n") -> Part | None:
-    """The ratio estimate over windows spread over a gzip file's text: JSON lines, or a `.json` array
-    whose elements start at `mark` (`element_mark`).
+def gzip_windows(path: Path, fmt: str, mark: bytes = b"\n", header: bytes = b"") -> Part | None:
+    """The ratio estimate over windows spread over a gzip file's text: JSON lines, CSV rows under their
+    `header` line, or a `.json` array whose elements start at `mark` (`element_mark`).
 
     Inflating is fast next to parsing (a few seconds for 18 M records, in the dataset reader's bounded
     `Inflated`), so the whole stream is inflated, its text bytes counted exactly, and a window kept
@@ -91,7 +94,7 @@ def gzip_windows(path: Path, fmt: str, mark: bytes = b"\n") -> Part | None:
             texts.append(pending[:_window_end(pending, mark) or len(pending)])
     array = mark != b"\n"
     with tempfile.TemporaryDirectory(prefix="tunegate-sample-") as tmp:
-        figures = [(*_read_window(Path(tmp), path.name, text, fmt, array), len(text)) for text in texts]
+        figures = [(*_read_window(Path(tmp), path.name, text, fmt, array, header), len(text)) for text in texts]
     return _ratio_estimate(figures, total)
 
 
@@ -110,8 +113,12 @@ def element_mark(start: bytes) -> bytes | None:
     return b"\n" + min(found, key=len) + b"{" if found else None
 
 
-def _read_window(tmp: Path, name: str, text: bytes, fmt: str, array: bool) -> tuple[int, int, float]:
-    """`_read_sample` of a window; an array's window (whole elements) wrapped as an array of its own."""
+def _read_window(tmp: Path, name: str, text: bytes, fmt: str, array: bool = False,
+                 header: bytes = b"") -> tuple[int, int, float]:
+    """`_read_sample` of a window; an array's window (whole elements) wrapped as an array of its own, a
+    CSV window under the file's header line (the first window starts with it)."""
+    if header and text and not text.startswith(header):
+        text = header + text
     if not array:
         return _read_sample(tmp, name, text, fmt)
     elements = text.strip(b"\xef\xbb\xbf \t\r\n").removeprefix(b"[").rstrip(b" \t\r\n,]")
