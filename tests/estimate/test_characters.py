@@ -80,3 +80,13 @@ def test_a_sampled_csv_file_reads_each_window_under_its_header(small_sample, tmp
     chars, records = exact(rows)
     assert counted.sample is not None and counted.sample.how == "windows spread over the file"
     assert abs(counted.chars - chars) <= chars * counted.sample.error_pct / 100, (counted, chars)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+def test_a_gzip_that_breaks_off_is_sampled_up_to_the_break_not_a_crash(small_sample, tmp_path, damage):
+    packed = gzip.compress(REAL.read_bytes())
+    half = len(packed) // 2
+    broken = packed[:half] if damage == "truncated" else packed[:half] + bytes(range(256)) * 4 + packed[half:]
+    (tmp_path / "train.jsonl.gz").write_bytes(broken)
+    counted = count_characters(tmp_path / "train.jsonl.gz")  # an EOFError or zlib.error (exit 3) before
+    assert counted.chars < message_chars(REAL)  # what could be read before the break

@@ -73,14 +73,25 @@ def gzip_windows(path: Path, fmt: str, mark: bytes = b"\n", header: bytes = b"")
     from tunegate.dataset.inflate import Inflated
 
     size = max(os.stat(path).st_size, 1)
-    texts, total = [], 0
     with (open_regular(path, buffering=1 << 20) as raw, Inflated(raw, path.name) as stream,
           progress.step(f"sampling {shown(path.name)}", total=size, unit="bytes", poll=raw.tell)):
-        pending: bytes | None = None
+        texts, total = _inflated_windows(stream, raw.tell, size, mark)
+    array = mark != b"\n"
+    with tempfile.TemporaryDirectory(prefix="tunegate-sample-") as tmp:
+        figures = [(*_read_window(Path(tmp), path.name, text, fmt, array, header), len(text)) for text in texts]
+    return _ratio_estimate(figures, total)
+
+
+def _inflated_windows(stream, position, size: int, mark: bytes) -> tuple[list[bytes], int]:  # noqa: ANN001
+    """The windows of an inflating stream, one each time `position()` (compressed bytes read) passes
+    another WINDOWS-th of `size`, and the text's bytes in all. A stream that breaks off (truncated or
+    corrupt) ends there, as the lenient reader's read of it does."""
+    texts, total, pending = [], 0, None
+    try:
         while piece := stream.read(1 << 20):
             first = total == 0
             total += len(piece)
-            if pending is None and raw.tell() >= len(texts) * size / WINDOWS:
+            if pending is None and position() >= len(texts) * size / WINDOWS:
                 start = 0 if first else piece.find(mark) + 1
                 pending = piece[start:] if first or start else None
             elif pending is not None:
@@ -90,12 +101,11 @@ def gzip_windows(path: Path, fmt: str, mark: bytes = b"\n", header: bytes = b"")
                 if end or len(pending) > MAX_RECORD_BYTES:
                     texts.append(pending[:end])
                     pending = None
-        if pending:
-            texts.append(pending[:_window_end(pending, mark) or len(pending)])
-    array = mark != b"\n"
-    with tempfile.TemporaryDirectory(prefix="tunegate-sample-") as tmp:
-        figures = [(*_read_window(Path(tmp), path.name, text, fmt, array, header), len(text)) for text in texts]
-    return _ratio_estimate(figures, total)
+    except (EOFError, zlib.error):
+        pass
+    if pending:
+        texts.append(pending[:_window_end(pending, mark) or len(pending)])
+    return texts, total
 
 
 def _window_end(text: bytes, mark: bytes) -> int:
