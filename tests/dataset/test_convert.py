@@ -56,3 +56,20 @@ def test_a_folder_is_never_replaced(tmp_path):
     with pytest.raises(UsageError, match="is a folder, not a file"):
         convert_file(GOOD / "sharegpt.jsonl", tmp_path / "out", force=True)
     assert (tmp_path / "out").is_dir()
+
+
+def test_the_board_shows_the_records_being_written_and_the_digest_check(tmp_path, monkeypatch):
+    import io
+
+    from tunegate import progress
+    from tunegate.progress.draw import LinePainter, visible
+
+    monkeypatch.setenv("COLUMNS", "200")
+    screen = io.StringIO()
+    progress.enable(screen, delay_s=0.0, painter=LinePainter(screen))
+    try:
+        convert_file(GOOD / "alpaca.json", tmp_path / "out.jsonl")
+    finally:
+        progress.disable()
+    frames = visible(screen.getvalue())
+    assert "writing out.jsonl" in frames and "checking out.jsonl against alpaca.json" in frames, frames[-300:]

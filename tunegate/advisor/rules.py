@@ -231,8 +231,14 @@ def advise_with_rules(spec: Spec, facts: GateFacts | None = None, base_dir: Path
     advice = Advice(source="rules", suggestions=out, hours_before=_hours(before.hours),
                     readings=[r.model_dump() for r in found],
                     hours_after=_hours(current_est.hours), peak_gib_before=before.memory.peak_gib,
-                    peak_gib_after=current_est.memory.peak_gib)
+                    peak_gib_after=current_est.memory.peak_gib, notes=_sample_notes(before))
     return advice.model_copy(update={"summary": headline(advice, spec, before)}), current
+
+
+def _sample_notes(est: Estimate) -> list[str]:
+    """The hours rest on characters counted from a sample of a large training file: say so, and how well."""
+    sample = est.tokens.sample
+    return [] if sample is None else [f"training tokens from characters {sample.statement()}"]
 
 
 def _hours(hours: float) -> float:

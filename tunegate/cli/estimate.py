@@ -95,6 +95,13 @@ def run(args: argparse.Namespace) -> int:
     return 0 if summary["memory"]["verdict"] != "does not fit" else 1
 
 
+def sample_statement(sample: dict[str, Any]) -> str:
+    """How a sampled character count was estimated (`tunegate.estimate.characters.CharacterSample`)."""
+    from tunegate.estimate.characters import CharacterSample
+
+    return CharacterSample.model_validate(sample).statement()
+
+
 def render_estimate(s: dict[str, Any]) -> str:
     """The estimate as a plain-text table (no colour: it is meant to be pasted into tickets)."""
     from tunegate.estimate.readings import Reading, render_readings
@@ -119,6 +126,8 @@ def render_estimate(s: dict[str, Any]) -> str:
               if tok["source"] != "none" else "  training tokens            unknown  (the training data cannot be had here)",
               f"  hours                 {s['hours']:>12,.1f}" if s["hours"] is not None else
               "  hours                      unknown  (no training data here: set estimate.dataset_tokens)"]
+    if tok.get("sample"):
+        lines.insert(-1, f"                        (characters {sample_statement(tok['sample'])})")
     if s["cost_usd"] is not None:
         lines.append(f"  cost (USD)            {s['cost_usd']:>12,.0f}")
     found = [Reading.model_validate(r) for r in s.get("readings", [])]

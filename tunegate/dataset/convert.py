@@ -19,6 +19,7 @@ from pathlib import Path
 
 import orjson
 
+from tunegate import progress
 from tunegate.dataset.fingerprint import fingerprint_file, json_default
 from tunegate.dataset.records import iter_canonical
 from tunegate.errors import TunegateError
@@ -43,12 +44,13 @@ def convert_file(source: Path, target: Path, fmt: str = "auto", force: bool = Fa
 
 def _write(source: Path, target: Path, fmt: str) -> int:
     count = 0
-    with written_aside(target) as raw:
+    with written_aside(target) as raw, progress.step(f"writing {shown(target.name)}", unit="records") as bar:
         out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if target.name.endswith(".gz") else raw
         for _, _, record in iter_canonical(source, fmt, strict=True):
             # A number a double cannot hold is read as a Decimal: written back digit for digit.
             out.write(orjson.dumps(record, default=json_default) + b"\n")
             count += 1
+            bar.done = count
         if out is not raw:
             out.close()
     return count
@@ -56,7 +58,8 @@ def _write(source: Path, target: Path, fmt: str) -> int:
 
 def _verify(source: Path, target: Path) -> None:
     """The output's digest must equal the input's: nothing was lost or changed on the way."""
-    before, after = fingerprint_file(source), fingerprint_file(target)
+    with progress.step(f"checking {shown(target.name)} against {shown(source.name)}"):
+        before, after = fingerprint_file(source), fingerprint_file(target)
     if (before.digest, before.records) != (after.digest, after.records):
         target.unlink(missing_ok=True)
         raise TunegateError(f"the written file does not match {shown(source)} ({after.records} vs {before.records} "

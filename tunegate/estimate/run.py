@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tunegate.errors import EstimateError
 from tunegate.estimate.architecture import Architecture, linear_module_names
+from tunegate.estimate.characters import CharacterCount, CharacterSample
 from tunegate.estimate.config_files import find_config
 from tunegate.estimate.families import from_config
 from tunegate.estimate.measured import MemoryCheck, calibrated, measured_tokens_per_s, memory_check
@@ -38,6 +39,11 @@ class TokenCount(BaseModel):
     tokens: int
     source: Literal["spec", "token audit", "characters", "max_steps", "none"]  # none: no data here, no count
     records: int | None = None  # records those tokens are in, when known (the mean record length)
+    sample: CharacterSample | None = None  # characters estimated from a sample of a large file
+
+    def sample_statement(self) -> str:
+        """'; estimated from a sample of N of about M records (...), ±X %', or '' for an exact count."""
+        return "" if self.sample is None else f"; {self.sample.statement()}"
 
 
 class Estimate(BaseModel):
@@ -93,7 +99,8 @@ class Estimate(BaseModel):
                            "hardware_flops_per_token": t.hardware_flops_per_token,
                            "peak_tflops": t.peak_tflops},
             "tokens": {"per_epoch": self.tokens.tokens, "source": self.tokens.source,
-                       "epochs": self.epochs, "total": self.total_tokens},
+                       "epochs": self.epochs, "total": self.total_tokens,
+                       **({"sample": self.tokens.sample.model_dump()} if self.tokens.sample else {})},
             "hours": None if self.tokens.source == "none" else round(self.hours, 3),
             "compile_warmup_hours": round(self.compile_warmup_hours, 3),
             "cost_usd": None if self.cost_usd is None or self.tokens.source == "none" else round(self.cost_usd, 2),
@@ -180,21 +187,23 @@ def dataset_tokens(spec: Spec, facts: GateFacts, data_available: bool = True) ->
     if not data_available and "train" not in facts.content:
         return TokenCount(tokens=0, source="none")
     counted = facts.content.get("train")
-    chars = counted.content_chars if counted is not None else content_chars(spec.data.files("train"))
-    return TokenCount(tokens=int(chars / CHARS_PER_TOKEN), source="characters",
-                      records=counted.records if counted is not None else None)
+    if counted is not None:  # the dataset stage of this command read every record: its count, not a second read
+        return TokenCount(tokens=int(counted.content_chars / CHARS_PER_TOKEN), source="characters",
+                          records=counted.records)
+    found = content_chars(spec.data.files("train"))
+    return TokenCount(tokens=int(found.chars / CHARS_PER_TOKEN), source="characters", sample=found.sample)
 
 
-def content_chars(path: Path | list[Path]) -> int:
-    """Characters of message content in a data file (or a split's files), read with the dataset wing's
-    one lenient reader.
+def content_chars(path: Path | list[Path]) -> CharacterCount:
+    """Characters of message content in a data file (or a split's files): exact for a small file, else
+    estimated from a bounded sample (`tunegate.estimate.characters`).
 
-    Only for an estimate made without the dataset stage (`tunegate estimate`): in the gate the
-    dataset stage has counted them already (`facts.content`).
+    Only for an estimate made without the dataset stage (`tunegate estimate`, `tunegate advise`): in
+    the gate the dataset stage has counted them already (`facts.content`).
     """
-    from tunegate.dataset.records import message_chars
+    from tunegate.estimate.characters import counted_characters
 
-    return message_chars(path)
+    return counted_characters(path)
 
 
 def _count_of(arch: Architecture) -> str:

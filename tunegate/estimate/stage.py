@@ -75,7 +75,7 @@ def run_stage(ctx: GateContext) -> StageResult:
                 "(--train FILE --validation FILE).", file=file, key="estimate.dataset_tokens")
     if est.tokens.source == "characters":
         out.add("TG409", "info", f"training tokens estimated from characters: {est.tokens.tokens:,} "
-                f"(characters / 4) in {spec.data.names('train')}",
+                f"(characters / 4) in {spec.data.names('train')}{est.tokens.sample_statement()}",
                 "Set estimate.dataset_tokens, or run the mini-run's token audit, for an exact count.",
                 file=file, key="estimate.dataset_tokens")
     stats = {"summary": _summary_line(est), **summary}

@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from tunegate import progress
 from tunegate.errors import UsageError
 from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
@@ -106,9 +107,12 @@ def _tokenizer(spec: Spec) -> Any:
 def pick_samples(spec: Spec, tokenizer: Any, split: str, n: int, seed: int) -> tuple[list[Sample], dict[str, Any]]:
     """The token audit of the split's files (its stats) and `n` representative records of it."""
     paths = spec.data.files(split)
-    stats, audited = audit_split(paths, [str(p) for p in paths], tokenizer, spec.training.max_seq_len,
-                                 FindingCollector("samples"), seed=seed, fmt=spec.data.format,
-                                 loss_on=spec.training.loss_on)
+    # Every record is read (a uniform sample of token_audit.AUDIT_LIMIT is kept and tokenised): minutes on
+    # millions of records, so the step shows how long it has run.
+    with progress.step(f"token audit of {' + '.join(shown(p.name) for p in paths)}"):
+        stats, audited = audit_split(paths, [str(p) for p in paths], tokenizer, spec.training.max_seq_len,
+                                     FindingCollector("samples"), seed=seed, fmt=spec.data.format,
+                                     loss_on=spec.training.loss_on)
     return representative(audited, n, seed), stats
 
 
