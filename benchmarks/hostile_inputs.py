@@ -17,6 +17,10 @@ baseline that does the naive thing with the same input in a fresh process:
 Prints seconds, the ratio tunegate/baseline and the exit code (1: rejected with a finding). Files go
 to benchmarks/out/hostile/ (gitignored).
 
+`--big N` runs every command that reads a dataset (check as train and as validation, lint, fingerprint,
+convert, estimate, advise, samples) on a gzip of N valid short chat records (issue 36 measured 18.5 M),
+each with its wall and CPU seconds and its peak RSS summed over the process tree (psutil, every 20 ms).
+
 `--refusals` times instead the cases of issue 36 that hung or ended in an internal error, each in a
 fresh process with a 60 s limit (`hang` past it): /proc/kmsg as the spec and as data, --html onto
 a FIFO and onto the spec, stdout on /dev/full, lora.r 10**4000, num_perm 10**6, advise at micro
@@ -119,24 +123,101 @@ def refusals() -> list[tuple[str, list[str], str | None]]:
     ]
 
 
+def measured(argv: list[str], limit_s: float) -> tuple[float, float, float, object]:
+    """(wall s, CPU s, peak MiB summed over the tree, exit code or "killed") of one command."""
+    import resource
+
+    import psutil
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak, me = 0, psutil.Process(proc.pid)
+    while proc.poll() is None and time.perf_counter() - start < limit_s:
+        total = 0
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        peak = max(peak, total)
+        time.sleep(0.02)
+    code: object = proc.poll()
+    if code is None:
+        for p in [*me.children(recursive=True), me]:
+            p.kill()
+        proc.wait()
+        code = "killed"
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.perf_counter() - start, cpu, peak / 2 ** 20, code
+
+
+def big_inputs(records: int) -> list[tuple[str, list[str]]]:
+    """Each command that reads a dataset, on a gzip of `records` valid short chat records."""
+    import gzip
+
+    import yaml
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    data = OUT / f"big-{records}.jsonl.gz"
+    if not data.exists():
+        with gzip.open(data.with_suffix(".part"), "wb", compresslevel=1) as out:
+            for start in range(0, records, 100_000):
+                out.write("".join(
+                    f'{{"messages":[{{"role":"user","content":"question {i} about item {i * 7919 % 1000003}"}},'
+                    f'{{"role":"assistant","content":"answer {i} for case {i * 104729 % 999983}"}}]}}\n'
+                    for i in range(start, min(start + 100_000, records))).encode())
+        data.with_suffix(".part").rename(data)
+    flows = ROOT / "tests" / "data" / "flows"
+    small = flows / "validation.jsonl"
+    spec_data = yaml.safe_load((flows / "good.yaml").read_text())
+    spec_data.pop("sweep")
+    spec_data["data"].update(train=str(data), validation=str(small))
+    spec = OUT / f"big-{records}.yaml"
+    spec.write_text(yaml.safe_dump(spec_data))
+    tg = [sys.executable, "-m", "tunegate"]
+    return [
+        ("check --train BIG", [*tg, "check", "--train", str(data), "--validation", str(small), "--json"]),
+        ("check --validation BIG", [*tg, "check", "--train", str(small), "--validation", str(data), "--json"]),
+        ("lint BIG", [*tg, "lint", str(data)]),
+        ("fingerprint BIG", [*tg, "fingerprint", str(data)]),
+        ("convert BIG", [*tg, "convert", str(data), str(OUT / f"big-{records}-out.jsonl"), "--to", "messages",
+                         "--force"]),
+        ("estimate (train BIG)", [*tg, "estimate", str(spec)]),
+        ("advise --no-llm (train BIG)", [*tg, "advise", str(spec), "--no-llm"]),
+        ("samples (train BIG)", [*tg, "samples", str(spec)]),
+    ]
+
+
+def time_big(records: int, limit_s: float) -> None:
+    print(f"{records:,} records; load {open('/proc/loadavg').read().split()[:3]}")
+    print(f"{'command':30} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'exit':>6}")
+    for name, argv in big_inputs(records):
+        wall, cpu, peak, code = measured(argv, limit_s)
+        print(f"{name:30} {wall:8.1f} {cpu:8.1f} {peak:9.0f} {code!s:>6}", flush=True)
+    print(f"load {open('/proc/loadavg').read().split()[:3]}")
+
+
 def time_refusals() -> None:
-    print(f"{'case':34} {'seconds':>8} {'exit':>5}")
+    print(f"{'case':34} {'seconds':>8} {'peak MiB':>9} {'exit':>5}")
     for name, argv, stdout in refusals():
-        start = time.perf_counter()
-        try:
-            with open(stdout or "/dev/null", "w") as out:
-                run = subprocess.run(argv, cwd=ROOT, stdout=out, stderr=subprocess.DEVNULL, timeout=60)
-            code: object = run.returncode
-        except subprocess.TimeoutExpired:
-            code = "hang"
-        print(f"{name:34} {time.perf_counter() - start:8.2f} {code!s:>5}")
+        if stdout:  # the shell's redirection, as the issue ran it
+            argv = ["sh", "-c", 'exec "$@" > ' + stdout, "sh", *argv]
+        wall, _, peak, code = measured(argv, 60.0)
+        print(f"{name:34} {wall:8.2f} {peak:9.0f} {('hang' if code == 'killed' else code)!s:>5}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=10_000_000)
     parser.add_argument("--refusals", action="store_true", help="time issue 36's cases instead")
+    parser.add_argument("--big", type=int, metavar="N", help="every dataset command on a gzip of N records")
+    parser.add_argument("--limit-s", type=float, default=600.0, help="with --big: kill a command past this")
     args = parser.parse_args()
+    if args.big:
+        time_big(args.big, args.limit_s)
+        return
     if args.refusals:
         time_refusals()
         return
