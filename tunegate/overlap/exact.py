@@ -215,6 +215,10 @@ def _collect(found: dict[int, list[int]], at: int, other: int) -> None:
 
 def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     """Validation records whose normalised text is also in train, in validation order."""
+    if train.spilled or validation.spilled:  # the columns hold only the latest rows
+        from tunegate.overlap.buckets import duplicates
+
+        return list(duplicates(train, validation))
     wanted = _positions(validation.full)  # the smaller split is the one held in a dict
     found: dict[int, list[int]] = {}
     for t, key in enumerate(hashes(train.full)):
@@ -225,6 +229,10 @@ def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]
 
 def prompt_leaks(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     """Validation records whose prompt is in train with a different answer, in validation order."""
+    if train.spilled or validation.spilled:
+        from tunegate.overlap.buckets import leaks
+
+        return list(leaks(train, validation))
     wanted = _positions(validation.prompt)
     found: dict[int, list[int]] = {}
     for t, key in enumerate(hashes(train.prompt)):
@@ -256,6 +264,10 @@ def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[in
     """
     from tunegate.overlap.numeric import np
 
+    if split.spilled:
+        from tunegate.overlap.buckets import repeat_groups
+
+        return list(repeat_groups(split, set(reported)))
     if not len(split):
         return []
     keys = np.frombuffer(bytes(split.full), dtype=np.dtype((np.void, _WIDTH)))
