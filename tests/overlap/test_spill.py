@@ -1,0 +1,120 @@
+"""Splits too big for memory: their exact hashes go to disk, and the findings stay the same.
+
+`TUNEGATE_OVERLAP_SPILL_RECORDS` lowers the number of records a split keeps in memory, so the
+spilled joins (tunegate.overlap.buckets) run on small files here; their findings, stats and order
+must be those of the in-memory joins. The bound itself is measured on a generated gzip of a
+million records read by the overlap stage in its own process.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.overlap.test_exact import DATA, EXACT_ONLY, chat, run_stage, write_jsonl
+from tests.support.paths import ROOT
+from tunegate.overlap import buckets
+from tunegate.overlap.spill import SPILL_VARIABLE
+from tunegate.report import StageResult
+from tunegate.spec.model import OverlapSpec
+
+BUDGET_MB = 150
+
+
+def _report(result: StageResult) -> tuple:
+    stats = {k: v for k, v in result.stats.items() if k != "timing_s"}
+    return [f.model_dump() for f in result.findings], result.totals_by_code, stats
+
+
+def _crowded(tmp_path: Path) -> tuple[Path, Path]:
+    """Train and validation files with many copies, variants, leaks and repeats."""
+    rnd = random.Random(7)
+    train = [chat(f"q{rnd.randrange(60)}", f"a{rnd.randrange(3)}") for _ in range(700)]
+    val = [chat(f"Q{rnd.randrange(90)} ", f"a{rnd.randrange(4)}") for _ in range(300)]
+    return write_jsonl(tmp_path / "train.jsonl", train), write_jsonl(tmp_path / "val.jsonl", val)
+
+
+def test_spilled_joins_report_what_the_in_memory_joins_report(tmp_path, monkeypatch):
+    train, val = _crowded(tmp_path)
+    cases = [(DATA / "train.jsonl", DATA / "validation.jsonl", OverlapSpec()), (train, val, EXACT_ONLY)]
+    expected = [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases]
+    monkeypatch.setenv(SPILL_VARIABLE, "3")
+    monkeypatch.setattr(buckets, "BUCKET_KEYS", 16)  # many buckets and result files
+    monkeypatch.setattr(buckets, "RANGE", 50)
+    assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
+    assert expected[1][1]["TG301"] > 5 and expected[1][1]["TG302"] > 5 and expected[1][1]["TG304"] > 5
+
+
+def test_a_spilled_split_leaves_no_temporary_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setenv(SPILL_VARIABLE, "2")
+    from tunegate.overlap.exact import OverlapObserver
+    from tunegate.overlap.stage import find_overlap
+    from tunegate.dataset.split import feed_observers
+
+    train, val = _crowded(tmp_path)
+    observer = OverlapObserver()
+    feed_observers({"train": train, "validation": val}, [observer])
+    assert observer.split("train").spilled and list((tmp_path / "tmp").iterdir())
+    find_overlap({"train": train, "validation": val}, observer, EXACT_ONLY)
+    for split in observer.splits.values():
+        split.close()
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+_READ_AND_JUDGE = """
+import sys
+from tunegate.dataset.split import feed_observers
+from tunegate.overlap.exact import OverlapObserver
+from tunegate.overlap.stage import find_overlap
+from tunegate.spec.model import OverlapSpec
+files = {"train": sys.argv[1], "validation": sys.argv[2]}
+observer = OverlapObserver()
+feed_observers(files, [observer])
+result = find_overlap(files, observer, OverlapSpec(near_duplicates=False))
+print(result.stats["exact_duplicates"], result.stats["train_repeats"]["groups"])
+"""
+
+
+def _peak_rss_mb(command: list[str]) -> tuple[float, str]:
+    """Run a command; its output and its peak resident memory, summed over its process tree (/proc, every 20 ms)."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}) as p:
+        peak = 0.0
+        while p.poll() is None:
+            peak = max(peak, _tree_rss_mb(p.pid))
+            time.sleep(0.02)
+        return peak, p.stdout.read()
+
+
+def _tree_rss_mb(pid: int) -> float:
+    total, todo = 0, [pid]
+    while todo:
+        at = todo.pop()
+        try:
+            total += int(Path(f"/proc/{at}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            todo += [int(c) for t in Path(f"/proc/{at}/task").iterdir()
+                     for c in (t / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total / 2**20
+
+
+def test_the_exact_overlap_of_a_million_records_stays_in_a_fixed_budget(tmp_path):
+    data = tmp_path / "train.jsonl.gz"
+    count = 1_000_000  # in memory the joins would take ~700 MB here
+    with gzip.open(data, "wb", compresslevel=1) as f:
+        for start in range(0, count, 100_000):
+            f.write(b"".join(b'{"messages":[{"role":"user","content":"q %d"},{"role":"assistant","content":"a %d"}]}\n'
+                             % (i, i % 1000) for i in range(start, start + 100_000)))
+    copy = tmp_path / "validation.jsonl.gz"
+    copy.write_bytes(data.read_bytes())
+    peak, out = _peak_rss_mb([sys.executable, "-c", _READ_AND_JUDGE, str(data), str(copy)])
+    assert out.split() == [str(count), "0"]  # every validation record is in train, train has no repeat
+    assert peak <= BUDGET_MB, f"peak RSS {peak:.0f} MB"
