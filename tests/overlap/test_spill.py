@@ -1,8 +1,9 @@
-"""Splits too big for memory: their exact hashes go to disk, and the findings stay the same.
+"""Splits too big for memory: their exact hashes and near-duplicate index go to disk, and the findings stay the same.
 
-`TUNEGATE_OVERLAP_SPILL_RECORDS` lowers the number of records a split keeps in memory, so the
-spilled joins (tunegate.overlap.buckets) run on small files here; their findings, stats and order
-must be those of the in-memory joins. The bound itself is measured on a generated gzip of a
+`TUNEGATE_OVERLAP_SPILL_RECORDS` lowers the number of records a split keeps in memory and
+`TUNEGATE_NEAR_SPILL_ROWS` the MinHash rows the near-duplicate index does, so the spilled joins
+(tunegate.overlap.buckets) and the index on disk (tunegate.overlap.near_index) run on small files
+here; their findings, stats and order must be those of the in-memory ones. The bound itself is measured on a generated gzip of a
 million records read by the overlap stage in its own process.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from tests.overlap.test_exact import DATA, EXACT_ONLY, chat, run_stage, write_jsonl
 from tests.support.paths import ROOT
 from tunegate.overlap import buckets
+from tunegate.overlap.near_index import NEAR_SPILL_VARIABLE
 from tunegate.overlap.spill import SPILL_VARIABLE
 from tunegate.report import StageResult
 from tunegate.spec.model import OverlapSpec
@@ -39,15 +41,34 @@ def _crowded(tmp_path: Path) -> tuple[Path, Path]:
     return write_jsonl(tmp_path / "train.jsonl", train), write_jsonl(tmp_path / "val.jsonl", val)
 
 
-def test_spilled_joins_report_what_the_in_memory_joins_report(tmp_path, monkeypatch):
+def _near_copies(tmp_path: Path) -> tuple[Path, Path]:
+    """Validation records that are one- or two-word edits of train records, and some exact copies."""
+    rnd = random.Random(11)
+    words = [f"w{i}" for i in range(40)]
+    texts = [" ".join(rnd.choice(words) for _ in range(40)) for _ in range(400)]
+    edited = []
+    for text in rnd.sample(texts, 150):
+        cut = text.split()
+        for _ in range(rnd.choice([0, 1, 1])):
+            cut[rnd.randrange(len(cut))] = "edit"
+        edited.append(" ".join(cut))
+    return (write_jsonl(tmp_path / "near_train.jsonl", [chat(t, "ok") for t in texts]),
+            write_jsonl(tmp_path / "near_val.jsonl", [chat(t, "ok") for t in edited]))
+
+
+def test_spilled_joins_and_index_report_what_the_in_memory_ones_report(tmp_path, monkeypatch):
     train, val = _crowded(tmp_path)
-    cases = [(DATA / "train.jsonl", DATA / "validation.jsonl", OverlapSpec()), (train, val, EXACT_ONLY)]
+    near_train, near_val = _near_copies(tmp_path)
+    cases = [(DATA / "train.jsonl", DATA / "validation.jsonl", OverlapSpec()), (train, val, EXACT_ONLY),
+             (near_train, near_val, OverlapSpec(threshold=0.6)), (near_val, near_train, OverlapSpec(threshold=0.6))]
     expected = [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases]
     monkeypatch.setenv(SPILL_VARIABLE, "3")
+    monkeypatch.setenv(NEAR_SPILL_VARIABLE, "2")
     monkeypatch.setattr(buckets, "BUCKET_KEYS", 16)  # many buckets and result files
     monkeypatch.setattr(buckets, "RANGE", 50)
     assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
     assert expected[1][1]["TG301"] > 5 and expected[1][1]["TG302"] > 5 and expected[1][1]["TG304"] > 5
+    assert expected[2][1]["TG303"] > 5 and expected[3][1]["TG303"] > 5  # each split indexed once
 
 
 def test_a_spilled_split_leaves_no_temporary_files(tmp_path, monkeypatch):

@@ -55,7 +55,9 @@ class NearPass:
     every record of the other split. Fed in the other order it gives up (`usable` turns False),
     and the caller reads the files again with `find_near_duplicates`."""
 
-    def __init__(self, index_role: str, settings: NearSettings):
+    def __init__(self, index_role: str, settings: NearSettings, spills: bool = True):
+        from tunegate.overlap.near_index import IndexRows, places_of
+
         self.index_role, self.settings = index_role, settings
         _prepare(settings)
         self.usable = True
@@ -63,9 +65,10 @@ class NearPass:
         self._texts: list[bytes] = []
         self._places: list[tuple[int, int, bytes]] = []  # (line, index, exact hash) of each buffered text
         self._size = 0
-        self._index_parts: list[tuple[Any, list[tuple[int, int, bytes]]]] = []
+        # the index split's rows until it is complete (a worker's part keeps them: it sends them back)
+        self._index_rows = IndexRows(settings.num_perm, spills)
         self._index: Any = None  # the BandIndex once the index split is complete
-        self._index_places: list[tuple[int, int, bytes]] = []
+        self._index_places: Any = places_of([])  # (line, key, exact hash) of each index row
         self._best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
         self.candidates = 0
         self._done: set[str] = set()
@@ -103,7 +106,7 @@ class NearPass:
     def part(self, role: str) -> NearPass:
         """A fresh pass for one part of `role`'s file; a part of the streamed split reads the index
         from a folder this pass writes once (worker processes share it through the page cache)."""
-        fresh = NearPass(self.index_role, self.settings)
+        fresh = NearPass(self.index_role, self.settings, spills=False)
         if role != self.index_role:
             if self._index is None or not self.usable:
                 fresh.usable = False
@@ -122,7 +125,7 @@ class NearPass:
             self._flush(self._role)
         if self._role != self.index_role and self._role is not None:
             return ("matches", list(self._best.values()), self.candidates, self.seconds)
-        return ("rows", self._index_parts, self.seconds)
+        return ("rows", self._index_rows.parts, self.seconds)
 
     def join(self, role: str, payload: Any, lines: int, records: int) -> None:
         """Take a part's payload, parts in file order; its places count from the part's start."""
@@ -131,8 +134,10 @@ class NearPass:
             return
         if payload[0] == "rows":
             for matrix, places in payload[1]:
-                self._index_parts.append((matrix, [(line + lines, index + records, exact)
-                                                   for line, index, exact in places]))
+                places = places.copy()
+                places["line"] += lines
+                places["index"] += records
+                self._index_rows.keep(matrix, places)
         else:
             for sim, val, train, count in payload[1]:
                 if role == "validation":
@@ -162,38 +167,39 @@ class NearPass:
         rows = signatures(self._texts, s.shingle_size, s.num_perm)
         places = [p for p, has in zip(self._places, rows.has.tolist()) if has]
         if role == self.index_role:
-            self._index_parts.append((rows.matrix[rows.has], places))
+            from tunegate.overlap.near_index import places_of
+
+            self._index_rows.keep(rows.matrix[rows.has], places_of(places))
         else:
             self._match(rows.matrix[rows.has], places, role)
         self._texts, self._places, self._size = [], [], 0
         self.seconds += time.perf_counter() - start
 
     def _build_index(self) -> None:
-        from tunegate.overlap.lsh import BandIndex, band_layout
-        from tunegate.overlap.numeric import np
+        from tunegate.overlap.lsh import band_layout
 
         s = self.settings
-        parts = [m for m, _ in self._index_parts]
-        matrix = np.concatenate(parts) if parts else np.empty((0, s.num_perm), dtype=np.uint32)
-        self._index_places = [p for _, places in self._index_parts for p in places]
-        self._index_parts = []
-        self._index = BandIndex.build(matrix, band_layout(s.threshold, s.num_perm))
+        self._index, self._index_places = self._index_rows.build(band_layout(s.threshold, s.num_perm))
 
     def _match(self, matrix: Any, places: list[tuple[int, int, bytes]], role: str) -> None:
         """Check one streamed batch's LSH candidates; record the pairs at or above the threshold."""
         from tunegate.overlap.minhash import similarity
+        from tunegate.overlap.numeric import np
 
         query, hit = self._index.candidates(matrix)
-        keep = [i for i, (q, h) in enumerate(zip(query.tolist(), hit.tolist()))
-                if places[q][2] != self._index_places[h][2]]  # exact copies: the exact pass reports them
+        if not len(query):
+            return
+        exact = np.frombuffer(b"".join(p[2] for p in places), dtype="V16")
+        keep = np.flatnonzero(exact[query] != self._index_places["exact"][hit])  # exact copies: the exact pass's
         self.candidates += len(keep)
-        if not keep:
+        if not len(keep):
             return
         query, hit = query[keep], hit[keep]
-        sims = similarity(matrix[query], self._index.rows[hit])
-        for q, h, sim in zip(query.tolist(), hit.tolist(), sims.tolist()):
+        sims = similarity(matrix[query], np.asarray(self._index.rows[hit]))
+        at = self._index_places[hit]
+        for q, line, key, sim in zip(query.tolist(), at["line"].tolist(), at["index"].tolist(), sims.tolist()):
             if sim >= self.settings.threshold:
-                here, there = places[q][:2], self._index_places[h][:2]
+                here, there = places[q][:2], (line, key)
                 self._record(*((here, there) if role == "validation" else (there, here)), sim)
 
     def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float, count: int = 1) -> None:

@@ -1,0 +1,104 @@
+"""The near-duplicate index of the smaller split, held in memory or, past a budget, on disk.
+
+    rows = IndexRows(num_perm)
+    rows.keep(matrix, places)          # each batch of MinHash rows with its records' places (PLACE)
+    index, places = rows.build(bands)  # the BandIndex and the places, row for row
+
+Up to `near_spill_rows()` rows the index is built in memory as before (with the compiled band
+table). Past it, rows and places are appended to files in a private folder as they come, and the
+index is built over memory-mapped copies: band keys a chunk at a time, each band sorted on its own
+(16 bytes a record for a moment instead of ~2.4 KB a record held), and looked up by binary search
+(`BandIndex.search`, the definition of the candidate pairs), not the compiled table, whose slots
+would take ~700 bytes a record. The mapped pages are file-backed page cache, which the kernel
+reclaims; only the pages a lookup touches become resident.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tunegate.overlap.numeric import np
+from tunegate.overlap.spill import CHUNK_ROWS, private_folder
+
+NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
+NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
+PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
+
+
+def near_spill_rows(num_perm: int) -> int:
+    """Rows an index keeps in memory before it goes to disk (the environment may lower it)."""
+    try:
+        return max(1, int(os.environ[NEAR_SPILL_VARIABLE]))
+    except (KeyError, ValueError):
+        return max(1, NEAR_BUDGET_BYTES // (4 * max(num_perm, 1)))
+
+
+def places_of(places: list[tuple[int, int, bytes]]) -> Any:
+    """(line, key, exact hash) tuples as a PLACE array."""
+    return np.array(places, dtype=PLACE) if places else np.empty(0, dtype=PLACE)
+
+
+class IndexRows:
+    """The MinHash rows and places of the indexed split, batch by batch, until the index is built."""
+
+    def __init__(self, num_perm: int, spills: bool = True) -> None:
+        self.num_perm = num_perm
+        self.spills = spills  # False in a worker's part: its rows are sent back whole
+        self.parts: list[tuple[Any, Any]] = []
+        self.count = 0
+        self.folder: Path | None = None
+
+    def keep(self, matrix: Any, places: Any) -> None:
+        self.count += len(matrix)
+        if self.folder is None and (not self.spills or self.count <= near_spill_rows(self.num_perm)):
+            self.parts.append((matrix, places))
+            return
+        if self.folder is None:
+            self.folder = private_folder("tunegate-near-index-", self)
+            held, self.parts = self.parts, []
+            for m, p in held:
+                self._append(m, p)
+        self._append(matrix, places)
+
+    def _append(self, matrix: Any, places: Any) -> None:
+        assert self.folder is not None
+        with open(self.folder / "rows", "ab") as f:
+            f.write(np.ascontiguousarray(matrix, dtype=np.uint32).tobytes())
+        with open(self.folder / "places", "ab") as f:
+            f.write(np.ascontiguousarray(places, dtype=PLACE).tobytes())
+
+    def build(self, bands: tuple[int, int]) -> tuple[Any, Any]:
+        """The BandIndex of every row kept, and the rows' places."""
+        from tunegate.overlap.lsh import BandIndex
+
+        if self.folder is None:
+            parts = [m for m, _ in self.parts]
+            matrix = np.concatenate(parts) if parts else np.empty((0, self.num_perm), dtype=np.uint32)
+            places = np.concatenate([p for _, p in self.parts]) if self.parts else np.empty(0, dtype=PLACE)
+            self.parts = []
+            return BandIndex.build(matrix, bands), places
+        rows = np.memmap(self.folder / "rows", dtype=np.uint32, mode="r", shape=(self.count, self.num_perm))
+        places = np.memmap(self.folder / "places", dtype=PLACE, mode="r", shape=(self.count,))
+        sorted_keys, order = self._sorted_bands(rows, bands)
+        return BandIndex(rows, bands, sorted_keys, order), places
+
+    def _sorted_bands(self, rows: Any, bands: tuple[int, int]) -> tuple[Any, Any]:
+        """Each band's keys sorted, and the row of each sorted key, as `BandIndex.build` makes them."""
+        from tunegate.overlap.lsh import band_keys
+
+        assert self.folder is not None
+        shape = (bands[0], self.count)
+        keys = np.memmap(self.folder / "keys", dtype=np.uint64, mode="w+", shape=shape)
+        for start in range(0, self.count, CHUNK_ROWS):
+            keys[:, start:start + CHUNK_ROWS] = band_keys(np.asarray(rows[start:start + CHUNK_ROWS]), bands).T
+        sorted_keys = np.memmap(self.folder / "sorted", dtype=np.uint64, mode="w+", shape=shape)
+        order = np.memmap(self.folder / "order", dtype=np.int64, mode="w+", shape=shape)
+        for b in range(bands[0]):
+            column = np.array(keys[b])
+            by_key = np.argsort(column, kind="stable")
+            order[b] = by_key
+            sorted_keys[b] = column[by_key]
+        del keys
+        (self.folder / "keys").unlink()
+        return sorted_keys, order
