@@ -69,6 +69,7 @@ class NearPass:
         self._index_rows = IndexRows(settings.num_perm, spills)
         self._index: Any = None  # the BandIndex once the index split is complete
         self._index_places: Any = places_of([])  # (line, key, exact hash) of each index row
+        self._looked_up = 0  # rows looked up in a spilled index since it was last mapped
         self._best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
         self.candidates = 0
         self._done: set[str] = set()
@@ -186,6 +187,7 @@ class NearPass:
         from tunegate.overlap.minhash import similarity
         from tunegate.overlap.numeric import np
 
+        self._remap(len(matrix))
         query, hit = self._index.candidates(matrix)
         if not len(query):
             return
@@ -201,6 +203,20 @@ class NearPass:
             if sim >= self.settings.threshold:
                 here, there = places[q][:2], (line, key)
                 self._record(*((here, there) if role == "validation" else (there, here)), sim)
+
+    def _remap(self, rows: int) -> None:
+        """Map a spilled index afresh now and then: its touched pages then leave this process."""
+        from tunegate.overlap.lsh import band_layout
+        from tunegate.overlap.near_index import REMAP_ROWS
+
+        if not self._index_rows.spilled:
+            return
+        self._looked_up += rows
+        if self._looked_up >= REMAP_ROWS:
+            s = self.settings
+            self._index = self._index_places = None  # the old mapping goes before the new one comes
+            self._index, self._index_places = self._index_rows.open(band_layout(s.threshold, s.num_perm))
+            self._looked_up = 0
 
     def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float, count: int = 1) -> None:
         entry = self._best.get(val[1])

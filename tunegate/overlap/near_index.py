@@ -6,11 +6,11 @@
 
 Up to `near_spill_rows()` rows the index is built in memory as before (with the compiled band
 table). Past it, rows and places are appended to files in a private folder as they come, and the
-index is built over memory-mapped copies: band keys a chunk at a time, each band sorted on its own
-(16 bytes a record for a moment instead of ~2.4 KB a record held), and looked up by binary search
-(`BandIndex.search`, the definition of the candidate pairs), not the compiled table, whose slots
-would take ~700 bytes a record. The mapped pages are file-backed page cache, which the kernel
-reclaims; only the pages a lookup touches become resident.
+index is built from the files: band keys a chunk at a time, each band sorted on its own (16 bytes
+a record for a moment instead of ~2.4 KB a record held). It is looked up memory-mapped, by binary
+search (`BandIndex.search`, the definition of the candidate pairs), not the compiled table, whose
+slots would take ~700 bytes a record; `NearPass` maps it afresh every `REMAP_ROWS` rows it looks
+up, so the pages the look-ups touched leave the process (they stay in the OS page cache).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from tunegate.overlap.spill import CHUNK_ROWS, private_folder
 
 NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
 NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
+REMAP_ROWS = 1 << 15  # streamed rows looked up in a spilled index between two mappings of it
 PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
 
 
@@ -68,6 +69,10 @@ class IndexRows:
         with open(self.folder / "places", "ab") as f:
             f.write(np.ascontiguousarray(places, dtype=PLACE).tobytes())
 
+    @property
+    def spilled(self) -> bool:
+        return self.folder is not None
+
     def build(self, bands: tuple[int, int]) -> tuple[Any, Any]:
         """The BandIndex of every row kept, and the rows' places."""
         from tunegate.overlap.lsh import BandIndex
@@ -78,27 +83,40 @@ class IndexRows:
             places = np.concatenate([p for _, p in self.parts]) if self.parts else np.empty(0, dtype=PLACE)
             self.parts = []
             return BandIndex.build(matrix, bands), places
-        rows = np.memmap(self.folder / "rows", dtype=np.uint32, mode="r", shape=(self.count, self.num_perm))
-        places = np.memmap(self.folder / "places", dtype=PLACE, mode="r", shape=(self.count,))
-        sorted_keys, order = self._sorted_bands(rows, bands)
-        return BandIndex(rows, bands, sorted_keys, order), places
+        self._sort_bands(bands)
+        return self.open(bands)
 
-    def _sorted_bands(self, rows: Any, bands: tuple[int, int]) -> tuple[Any, Any]:
-        """Each band's keys sorted, and the row of each sorted key, as `BandIndex.build` makes them."""
-        from tunegate.overlap.lsh import band_keys
+    def open(self, bands: tuple[int, int]) -> tuple[Any, Any]:
+        """The spilled index, mapped afresh: dropping the last mapping drops the pages it made resident
+        from this process (they stay in the page cache, as pages read with `read` would)."""
+        from tunegate.overlap.lsh import BandIndex
 
         assert self.folder is not None
         shape = (bands[0], self.count)
-        keys = np.memmap(self.folder / "keys", dtype=np.uint64, mode="w+", shape=shape)
-        for start in range(0, self.count, CHUNK_ROWS):
-            keys[:, start:start + CHUNK_ROWS] = band_keys(np.asarray(rows[start:start + CHUNK_ROWS]), bands).T
-        sorted_keys = np.memmap(self.folder / "sorted", dtype=np.uint64, mode="w+", shape=shape)
-        order = np.memmap(self.folder / "order", dtype=np.int64, mode="w+", shape=shape)
-        for b in range(bands[0]):
-            column = np.array(keys[b])
-            by_key = np.argsort(column, kind="stable")
-            order[b] = by_key
-            sorted_keys[b] = column[by_key]
-        del keys
-        (self.folder / "keys").unlink()
-        return sorted_keys, order
+        rows = np.memmap(self.folder / "rows", dtype=np.uint32, mode="r", shape=(self.count, self.num_perm))
+        places = np.memmap(self.folder / "places", dtype=PLACE, mode="r", shape=(self.count,))
+        sorted_keys = np.memmap(self.folder / "sorted", dtype=np.uint64, mode="r", shape=shape)
+        order = np.memmap(self.folder / "order", dtype=np.int64, mode="r", shape=shape)
+        return BandIndex(rows, bands, sorted_keys, order), places
+
+    def _sort_bands(self, bands: tuple[int, int]) -> None:
+        """Each band's keys sorted, and the row of each sorted key, as `BandIndex.build` makes them,
+        into files: written and read with plain writes and reads, a chunk or a band at a time."""
+        from tunegate.overlap.lsh import band_keys
+
+        assert self.folder is not None
+        width = 4 * self.num_perm
+        with open(self.folder / "rows", "rb") as f:
+            for start in range(0, self.count, CHUNK_ROWS):
+                chunk = np.frombuffer(f.read(CHUNK_ROWS * width), dtype=np.uint32).reshape(-1, self.num_perm)
+                keys = band_keys(chunk, bands)
+                for b in range(bands[0]):
+                    with open(self.folder / f"band-{b}", "ab") as out:
+                        out.write(np.ascontiguousarray(keys[:, b]).tobytes())
+        with open(self.folder / "sorted", "wb") as sorted_keys, open(self.folder / "order", "wb") as order:
+            for b in range(bands[0]):
+                column = np.fromfile(self.folder / f"band-{b}", dtype=np.uint64)
+                (self.folder / f"band-{b}").unlink()
+                by_key = np.argsort(column, kind="stable")
+                order.write(by_key.astype(np.int64).tobytes())
+                sorted_keys.write(column[by_key].tobytes())
