@@ -205,6 +205,12 @@ def _positions(column: bytearray) -> dict[bytes, list[int]]:
     return found
 
 
+def _in_memory(*splits: SplitHashes) -> None:
+    """The joins here read the columns; a spilled split's are on disk (tunegate.overlap.buckets joins it)."""
+    if any(split.spilled for split in splits):
+        raise ValueError("a spilled split is joined by tunegate.overlap.buckets")
+
+
 def _collect(found: dict[int, list[int]], at: int, other: int) -> None:
     entry = found.get(at)
     if entry is None:
@@ -215,10 +221,7 @@ def _collect(found: dict[int, list[int]], at: int, other: int) -> None:
 
 def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     """Validation records whose normalised text is also in train, in validation order."""
-    if train.spilled or validation.spilled:  # the columns hold only the latest rows
-        from tunegate.overlap.buckets import duplicates
-
-        return list(duplicates(train, validation))
+    _in_memory(train, validation)
     wanted = _positions(validation.full)  # the smaller split is the one held in a dict
     found: dict[int, list[int]] = {}
     for t, key in enumerate(hashes(train.full)):
@@ -229,10 +232,7 @@ def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]
 
 def prompt_leaks(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     """Validation records whose prompt is in train with a different answer, in validation order."""
-    if train.spilled or validation.spilled:
-        from tunegate.overlap.buckets import leaks
-
-        return list(leaks(train, validation))
+    _in_memory(train, validation)
     wanted = _positions(validation.prompt)
     found: dict[int, list[int]] = {}
     for t, key in enumerate(hashes(train.prompt)):
@@ -264,10 +264,7 @@ def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[in
     """
     from tunegate.overlap.numeric import np
 
-    if split.spilled:
-        from tunegate.overlap.buckets import repeat_groups
-
-        return list(repeat_groups(split, set(reported)))
+    _in_memory(split)
     if not len(split):
         return []
     keys = np.frombuffer(bytes(split.full), dtype=np.dtype((np.void, _WIDTH)))
