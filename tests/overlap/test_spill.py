@@ -140,3 +140,13 @@ def test_the_exact_overlap_of_a_million_records_stays_in_a_fixed_budget(tmp_path
     peak, out = _peak_rss_mb([sys.executable, "-c", _READ_AND_JUDGE, str(data), str(copy)])
     assert out.split() == [str(count), "0"]  # every validation record is in train, train has no repeat
     assert peak <= BUDGET_MB, f"peak RSS {peak:.0f} MB"
+
+
+def test_a_validation_file_that_is_the_training_file_builds_no_near_duplicate_index():
+    from tunegate.overlap.stage import prepare
+    from tunegate.stage import GateContext
+
+    ctx = GateContext(None, None, {"train": [DATA / "train.jsonl"], "validation": [DATA / "train.jsonl"]}, cap=20)
+    prepare(ctx)  # TG306 ends the stage before any comparison: an index of a copy of train would be waste
+    [observer] = ctx.observers
+    assert observer.near is None
