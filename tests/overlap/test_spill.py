@@ -150,3 +150,18 @@ def test_a_validation_file_that_is_the_training_file_builds_no_near_duplicate_in
     prepare(ctx)  # TG306 ends the stage before any comparison: an index of a copy of train would be waste
     [observer] = ctx.observers
     assert observer.near is None
+
+
+def test_a_temporary_folder_that_cannot_be_written_is_an_environment_error(tmp_path, monkeypatch):
+    import pytest
+
+    from tunegate.errors import OutputError
+    from tunegate.overlap.exact import SplitHashes
+    from tunegate.overlap.normalize import normalise_record_bytes
+
+    monkeypatch.setenv(SPILL_VARIABLE, "1")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "missing"))
+    split = SplitHashes()
+    split.add(1, 0, normalise_record_bytes(chat("hi", "there")))
+    with pytest.raises(OutputError, match="set TMPDIR"):
+        split.add(2, 1, normalise_record_bytes(chat("hello", "again")))

@@ -21,7 +21,7 @@ from typing import Any
 
 from tunegate.overlap.exact import NO_HASH, Match, Repeat, SplitHashes, cross_duplicates, prompt_leaks, repeats
 from tunegate.overlap.numeric import np
-from tunegate.overlap.spill import CHUNK_ROWS, as_rows, private_folder
+from tunegate.overlap.spill import CHUNK_ROWS, as_rows, private_folder, write_rows
 
 BUCKET_KEYS = 1 << 17  # keys a bucket holds on average: ~5 MB of table
 RANGE = 1 << 18  # positions per result file, sorted in memory when read back
@@ -75,8 +75,7 @@ class _Files:
         self.folder = folder
 
     def add(self, name: str, number: int, rows: Any) -> None:
-        with open(self.folder / f"{name}-{number}", "ab") as f:
-            f.write(rows.tobytes())
+        write_rows(self.folder / f"{name}-{number}", rows.tobytes())
 
     def chunks(self, name: str, number: int, dtype: Any, size: int = CHUNK_ROWS) -> Iterator[Any]:
         path = self.folder / f"{name}-{number}"

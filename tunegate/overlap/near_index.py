@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.overlap.numeric import np
-from tunegate.overlap.spill import CHUNK_ROWS, private_folder
+from tunegate.overlap.spill import CHUNK_ROWS, private_folder, write_rows
 
 NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
 NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
@@ -64,10 +64,8 @@ class IndexRows:
 
     def _append(self, matrix: Any, places: Any) -> None:
         assert self.folder is not None
-        with open(self.folder / "rows", "ab") as f:
-            f.write(np.ascontiguousarray(matrix, dtype=np.uint32).tobytes())
-        with open(self.folder / "places", "ab") as f:
-            f.write(np.ascontiguousarray(places, dtype=PLACE).tobytes())
+        write_rows(self.folder / "rows", np.ascontiguousarray(matrix, dtype=np.uint32).tobytes())
+        write_rows(self.folder / "places", np.ascontiguousarray(places, dtype=PLACE).tobytes())
 
     @property
     def spilled(self) -> bool:
@@ -111,12 +109,10 @@ class IndexRows:
                 chunk = np.frombuffer(f.read(CHUNK_ROWS * width), dtype=np.uint32).reshape(-1, self.num_perm)
                 keys = band_keys(chunk, bands)
                 for b in range(bands[0]):
-                    with open(self.folder / f"band-{b}", "ab") as out:
-                        out.write(np.ascontiguousarray(keys[:, b]).tobytes())
-        with open(self.folder / "sorted", "wb") as sorted_keys, open(self.folder / "order", "wb") as order:
-            for b in range(bands[0]):
-                column = np.fromfile(self.folder / f"band-{b}", dtype=np.uint64)
-                (self.folder / f"band-{b}").unlink()
-                by_key = np.argsort(column, kind="stable")
-                order.write(by_key.astype(np.int64).tobytes())
-                sorted_keys.write(column[by_key].tobytes())
+                    write_rows(self.folder / f"band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
+        for b in range(bands[0]):
+            column = np.fromfile(self.folder / f"band-{b}", dtype=np.uint64)
+            (self.folder / f"band-{b}").unlink()
+            by_key = np.argsort(column, kind="stable")
+            write_rows(self.folder / "order", by_key.astype(np.int64).tobytes())
+            write_rows(self.folder / "sorted", column[by_key].tobytes())

@@ -22,6 +22,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tunegate.errors import OutputError
+
 SPILL_VARIABLE = "TUNEGATE_OVERLAP_SPILL_RECORDS"
 # Records a split keeps in memory: the in-memory joins hold ~250 bytes a validation record (a dict
 # of lists) for a moment, so 200k records stay under ~50 MB; beyond, the hashes go to disk.
@@ -48,9 +50,27 @@ def spill_records() -> int:
 
 def private_folder(prefix: str, owner: object) -> Path:
     """A fresh temporary folder only this user can read, removed when `owner` is collected or at exit."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix))  # mode 0o700
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=prefix))  # mode 0o700
+    except OSError as exc:
+        raise spill_failed(Path(tempfile.gettempdir()), exc) from exc
     weakref.finalize(owner, shutil.rmtree, folder, True)
     return folder
+
+
+def write_rows(path: Path, data: bytes, mode: str = "ab") -> None:
+    """Append bytes to a spill file; a full or read-only disk is the environment's error (exit 2)."""
+    try:
+        with open(path, mode) as f:
+            f.write(data)
+    except OSError as exc:
+        raise spill_failed(path.parent, exc) from exc
+
+
+def spill_failed(folder: Path, exc: OSError) -> OutputError:
+    return OutputError(f"cannot write the overlap checks' temporary files in {folder} ({exc.strerror or exc}): "
+                       "set TMPDIR to a folder with free space (they take ~64 bytes a record, ~1 KB a record "
+                       "of the near-duplicate index)")
 
 
 class RowStore:
@@ -64,8 +84,11 @@ class RowStore:
         self._block: tuple[int, Any] = (-1, None)
 
     def append(self, rows: Any) -> None:
-        self._file.seek(0, os.SEEK_END)
-        self._file.write(rows.tobytes())
+        try:
+            self._file.seek(0, os.SEEK_END)
+            self._file.write(rows.tobytes())
+        except OSError as exc:
+            raise spill_failed(self.folder, exc) from exc
         self.count += len(rows)
         self._block = (-1, None)
 
