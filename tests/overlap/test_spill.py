@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tests.overlap.test_exact import DATA, EXACT_ONLY, chat, run_stage, write_jsonl
 from tests.support.paths import ROOT
-from tunegate.overlap import buckets, near_index
+from tunegate.overlap import buckets, near_join
 from tunegate.overlap.near_index import NEAR_SPILL_VARIABLE
 from tunegate.overlap.spill import SPILL_VARIABLE
 from tunegate.report import StageResult
@@ -66,7 +66,8 @@ def test_spilled_joins_and_index_report_what_the_in_memory_ones_report(tmp_path,
     monkeypatch.setenv(NEAR_SPILL_VARIABLE, "2")
     monkeypatch.setattr(buckets, "BUCKET_KEYS", 16)  # many buckets and result files
     monkeypatch.setattr(buckets, "RANGE", 50)
-    monkeypatch.setattr(near_index, "REMAP_ROWS", 1)  # a fresh mapping for every batch looked up
+    monkeypatch.setattr(near_join, "BUCKET_ROWS", 7)  # many buckets and query ranges
+    monkeypatch.setattr(near_join, "RANGE", 5)
     assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
     assert expected[1][1]["TG301"] > 5 and expected[1][1]["TG302"] > 5 and expected[1][1]["TG304"] > 5
     assert expected[2][1]["TG303"] > 5 and expected[3][1]["TG303"] > 5  # each split indexed once

@@ -6,8 +6,8 @@ Each record's normalised text (tunegate.overlap.normalize) is cut into word shin
 row (tunegate.overlap.minhash) estimates the Jaccard similarity of two records' shingle sets, and
 LSH bands (tunegate.overlap.lsh) find the candidate pairs above the threshold without comparing
 every pair. The smaller split is indexed first and the other streamed past it in batches, so
-memory grows with the smaller split only (num_perm 4-byte values a record) and no text is held
-beyond one batch. `NearPass` does the work record by record: the overlap observer feeds it during
+no text is held beyond one batch; past a budget of rows the index goes to disk and the streamed
+split is joined with it there, in fixed memory (tunegate.overlap.near_index, near_join). `NearPass` does the work record by record: the overlap observer feeds it during
 the dataset stage's single read, and `find_near_duplicates` feeds it from the files when that read
 is not at hand.
 """
@@ -69,7 +69,7 @@ class NearPass:
         self._index_rows = IndexRows(settings.num_perm, spills)
         self._index: Any = None  # the BandIndex once the index split is complete
         self._index_places: Any = places_of([])  # (line, key, exact hash) of each index row
-        self._looked_up = 0  # rows looked up in a spilled index since it was last mapped
+        self._queries: Any = None  # the streamed split's rows on disk, when the index spilled (near_join)
         self._best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
         self.candidates = 0
         self._done: set[str] = set()
@@ -99,6 +99,8 @@ class NearPass:
         self._done.add(role)
         if role == self.index_role:
             self._build_index()
+        elif self._queries is not None:
+            self._join_on_disk(role)
         elif self._shared is not None:
             drop_index(self._shared)
 
@@ -109,8 +111,8 @@ class NearPass:
         from a folder this pass writes once (worker processes share it through the page cache)."""
         fresh = NearPass(self.index_role, self.settings, spills=False)
         if role != self.index_role:
-            if self._index is None or not self.usable:
-                fresh.usable = False
+            if self._index is None or self._queries is not None or not self.usable:
+                fresh.usable = False  # a spilled index is joined here, after the read: the stage reads again
             else:
                 if self._shared is None:
                     self._shared = share_index(self._index, self._index_places)
@@ -171,6 +173,11 @@ class NearPass:
             from tunegate.overlap.near_index import places_of
 
             self._index_rows.keep(rows.matrix[rows.has], places_of(places))
+        elif self._queries is not None:
+            from tunegate.overlap.lsh import band_layout
+            from tunegate.overlap.near_index import places_of
+
+            self._queries.keep(rows.matrix[rows.has], places_of(places), band_layout(s.threshold, s.num_perm))
         else:
             self._match(rows.matrix[rows.has], places, role)
         self._texts, self._places, self._size = [], [], 0
@@ -178,16 +185,28 @@ class NearPass:
 
     def _build_index(self) -> None:
         from tunegate.overlap.lsh import band_layout
+        from tunegate.overlap.near_join import QueryRows
 
         s = self.settings
         self._index, self._index_places = self._index_rows.build(band_layout(s.threshold, s.num_perm))
+        if self._index_rows.spilled:  # too big for memory: the streamed split is joined with it on disk
+            self._index = self._queries = QueryRows(self._index_rows)
+
+    def _join_on_disk(self, role: str) -> None:
+        """The spilled index's pairs at or above the threshold, once the streamed split is on disk."""
+        from tunegate.overlap.lsh import band_layout
+
+        s = self.settings
+        found, self.candidates = self._queries.pairs(band_layout(s.threshold, s.num_perm), s.threshold)
+        for q, h, sim in found:
+            here, there = self._queries.place("q", q), self._queries.place("i", h)
+            self._record(*((here, there) if role == "validation" else (there, here)), sim)
 
     def _match(self, matrix: Any, places: list[tuple[int, int, bytes]], role: str) -> None:
         """Check one streamed batch's LSH candidates; record the pairs at or above the threshold."""
         from tunegate.overlap.minhash import similarity
         from tunegate.overlap.numeric import np
 
-        self._remap(len(matrix))
         query, hit = self._index.candidates(matrix)
         if not len(query):
             return
@@ -203,20 +222,6 @@ class NearPass:
             if sim >= self.settings.threshold:
                 here, there = places[q][:2], (line, key)
                 self._record(*((here, there) if role == "validation" else (there, here)), sim)
-
-    def _remap(self, rows: int) -> None:
-        """Map a spilled index afresh now and then: its touched pages then leave this process."""
-        from tunegate.overlap.lsh import band_layout
-        from tunegate.overlap.near_index import REMAP_ROWS
-
-        if not self._index_rows.spilled:
-            return
-        self._looked_up += rows
-        if self._looked_up >= REMAP_ROWS:
-            s = self.settings
-            self._index = self._index_places = None  # the old mapping goes before the new one comes
-            self._index, self._index_places = self._index_rows.open(band_layout(s.threshold, s.num_perm))
-            self._looked_up = 0
 
     def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float, count: int = 1) -> None:
         entry = self._best.get(val[1])

@@ -2,15 +2,12 @@
 
     rows = IndexRows(num_perm)
     rows.keep(matrix, places)          # each batch of MinHash rows with its records' places (PLACE)
-    index, places = rows.build(bands)  # the BandIndex and the places, row for row
+    index, places = rows.build(bands)  # the BandIndex and the places, row for row (None when spilled)
 
 Up to `near_spill_rows()` rows the index is built in memory as before (with the compiled band
-table). Past it, rows and places are appended to files in a private folder as they come, and the
-index is built from the files: band keys a chunk at a time, each band sorted on its own (16 bytes
-a record for a moment instead of ~2.4 KB a record held). It is looked up memory-mapped, by binary
-search (`BandIndex.search`, the definition of the candidate pairs), not the compiled table, whose
-slots would take ~700 bytes a record; `NearPass` maps it afresh every `REMAP_ROWS` rows it looks
-up, so the pages the look-ups touched leave the process (they stay in the OS page cache).
+table: ~2.4 KB a record at its peak). Past it, rows and places are appended to files in a private
+folder as they come, `build` writes each band's keys to a file, and the streamed split is joined
+with them on disk (tunegate.overlap.near_join), in fixed memory.
 """
 from __future__ import annotations
 
@@ -23,7 +20,6 @@ from tunegate.overlap.spill import CHUNK_ROWS, private_folder, write_rows
 
 NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
 NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
-REMAP_ROWS = 1 << 15  # streamed rows looked up in a spilled index between two mappings of it
 PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
 
 
@@ -72,7 +68,8 @@ class IndexRows:
         return self.folder is not None
 
     def build(self, bands: tuple[int, int]) -> tuple[Any, Any]:
-        """The BandIndex of every row kept, and the rows' places."""
+        """The BandIndex of every row kept, and the rows' places; (None, None) for a spilled index,
+        which is joined on disk instead (tunegate.overlap.near_join)."""
         from tunegate.overlap.lsh import BandIndex
 
         if self.folder is None:
@@ -81,38 +78,18 @@ class IndexRows:
             places = np.concatenate([p for _, p in self.parts]) if self.parts else np.empty(0, dtype=PLACE)
             self.parts = []
             return BandIndex.build(matrix, bands), places
-        self._sort_bands(bands)
-        return self.open(bands)
+        self._write_bands(bands)
+        return None, None
 
-    def open(self, bands: tuple[int, int]) -> tuple[Any, Any]:
-        """The spilled index, mapped afresh: dropping the last mapping drops the pages it made resident
-        from this process (they stay in the page cache, as pages read with `read` would)."""
-        from tunegate.overlap.lsh import BandIndex
-
-        assert self.folder is not None
-        shape = (bands[0], self.count)
-        rows = np.memmap(self.folder / "rows", dtype=np.uint32, mode="r", shape=(self.count, self.num_perm))
-        places = np.memmap(self.folder / "places", dtype=PLACE, mode="r", shape=(self.count,))
-        sorted_keys = np.memmap(self.folder / "sorted", dtype=np.uint64, mode="r", shape=shape)
-        order = np.memmap(self.folder / "order", dtype=np.int64, mode="r", shape=shape)
-        return BandIndex(rows, bands, sorted_keys, order), places
-
-    def _sort_bands(self, bands: tuple[int, int]) -> None:
-        """Each band's keys sorted, and the row of each sorted key, as `BandIndex.build` makes them,
-        into files: written and read with plain writes and reads, a chunk or a band at a time."""
+    def _write_bands(self, bands: tuple[int, int]) -> None:
+        """Each band's key of every row, a file per band in row order (tunegate.overlap.near_join joins them)."""
         from tunegate.overlap.lsh import band_keys
 
         assert self.folder is not None
         width = 4 * self.num_perm
         with open(self.folder / "rows", "rb") as f:
-            for start in range(0, self.count, CHUNK_ROWS):
+            for _ in range(0, self.count, CHUNK_ROWS):
                 chunk = np.frombuffer(f.read(CHUNK_ROWS * width), dtype=np.uint32).reshape(-1, self.num_perm)
                 keys = band_keys(chunk, bands)
                 for b in range(bands[0]):
                     write_rows(self.folder / f"band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
-        for b in range(bands[0]):
-            column = np.fromfile(self.folder / f"band-{b}", dtype=np.uint64)
-            (self.folder / f"band-{b}").unlink()
-            by_key = np.argsort(column, kind="stable")
-            write_rows(self.folder / "order", by_key.astype(np.int64).tobytes())
-            write_rows(self.folder / "sorted", column[by_key].tobytes())
