@@ -26,6 +26,9 @@ from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.shared_index import drop_index, load_index, share_index
 
 BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
+# and at most this many records: 70k short records fit in 1 MB, and their MinHash rows (512 bytes
+# each at 128 permutations) and band keys would take ~100 MB for a moment
+BATCH_ROWS = 1 << 14
 
 
 class NearPair(NamedTuple):
@@ -89,7 +92,7 @@ class NearPass:
         self._texts.append(text)
         self._places.append((line, index, exact))
         self._size += len(text) + 1
-        if self._size >= BATCH_BYTES:
+        if self._size >= BATCH_BYTES or len(self._texts) >= BATCH_ROWS:
             self._flush(role)
 
     def finish(self, role: str) -> None:

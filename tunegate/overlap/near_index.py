@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.overlap.numeric import np
-from tunegate.overlap.spill import CHUNK_ROWS, private_folder, write_rows
+from tunegate.overlap.spill import private_folder, write_rows
 
 NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
 NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
+KEY_ROWS = 1 << 13  # rows whose band keys are computed at once: ~8 MB at 128 permutations
 PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
 
 
@@ -88,8 +89,8 @@ class IndexRows:
         assert self.folder is not None
         width = 4 * self.num_perm
         with open(self.folder / "rows", "rb") as f:
-            for _ in range(0, self.count, CHUNK_ROWS):
-                chunk = np.frombuffer(f.read(CHUNK_ROWS * width), dtype=np.uint32).reshape(-1, self.num_perm)
+            for _ in range(0, self.count, KEY_ROWS):  # band_keys widens each row to 8 bytes a column
+                chunk = np.frombuffer(f.read(KEY_ROWS * width), dtype=np.uint32).reshape(-1, self.num_perm)
                 keys = band_keys(chunk, bands)
                 for b in range(bands[0]):
                     write_rows(self.folder / f"band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
