@@ -205,7 +205,7 @@ def _pair(prompts: Any, answers: Any) -> Any:
 
 def _halves(pairs: Any) -> tuple[Any, Any]:
     raw = np.ascontiguousarray(pairs).view(np.uint8).reshape(len(pairs), 32)
-    return (np.ascontiguousarray(raw[:, :16]).view("V16").ravel(), np.ascontiguousarray(raw[:, 16:]).view("V16").ravel())
+    return tuple(np.ascontiguousarray(raw[:, part]).view("V16").ravel() for part in (slice(0, 16), slice(16, 32)))
 
 
 def _leaks(files: _Files, train: SplitHashes, val: SplitHashes) -> Iterator[Match]:

@@ -7,8 +7,9 @@ row (tunegate.overlap.minhash) estimates the Jaccard similarity of two records' 
 LSH bands (tunegate.overlap.lsh) find the candidate pairs above the threshold without comparing
 every pair. The smaller split is indexed first and the other streamed past it in batches, so
 no text is held beyond one batch; past a budget of rows the index goes to disk and the streamed
-split is joined with it there, in fixed memory (tunegate.overlap.near_index, near_join). `NearPass` does the work record by record: the overlap observer feeds it during
-the dataset stage's single read, and `find_near_duplicates` feeds it from the files when that read
+split is joined with it there, in fixed memory (tunegate.overlap.near_index, near_join).
+`NearPass` does the work record by record: the overlap observer feeds it during the dataset
+stage's single read, and `find_near_duplicates` feeds it from the files when that read
 is not at hand.
 """
 from __future__ import annotations
