@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from xxhash import xxh3_128_digest
 
 from tunegate.overlap.normalize import NormalBytes, normalise_record_bytes
+from tunegate.overlap.spill import CHUNK_ROWS, RowStore, as_rows, spill_records
 
 NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; a 128-bit hash is all zeros with probability 2**-128
 _WIDTH = 16
@@ -25,9 +26,13 @@ _WIDTH = 16
 
 class SplitHashes:
     """The hashes and places of one split's records, in reading order, in flat arrays: each record's
-    line in its own file and its key in the split (`tunegate.dataset.split.record_key`)."""
+    line in its own file and its key in the split (`tunegate.dataset.split.record_key`).
 
-    def __init__(self) -> None:
+    Past `spill_records()` records (tunegate.overlap.spill) the rows go to a file and the arrays hold
+    only the latest few: `spilled` is then True, and the joins read the file in chunks.
+    """
+
+    def __init__(self, spills: bool = True) -> None:
         self.full = bytearray()
         self.prompt = bytearray()
         self.answer = bytearray()
@@ -35,9 +40,16 @@ class SplitHashes:
         self.indexes = array("q")
         self.seen = 0  # every record observed
         self.skipped = 0  # records without readable messages (the dataset stage reports them)
+        self.store: RowStore | None = None  # the rows before the arrays' once spilled
+        # a worker's part is sent back whole (pickled), so it never spills
+        self._flush_at = spill_records() + 1 if spills else -1
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self.lines) + (self.store.count if self.store is not None else 0)
+
+    @property
+    def spilled(self) -> bool:
+        return self.store is not None
 
     def add(self, line: int, index: int, norm: NormalBytes) -> bytes:
         """Hash one normalised record and keep its hashes and place; return its whole-record hash."""
@@ -47,6 +59,8 @@ class SplitHashes:
         self.answer += answer
         self.lines.append(line)
         self.indexes.append(index)
+        if len(self.lines) == self._flush_at:
+            self.flush()
         return full
 
     def extend(self, later: SplitHashes, lines: int, records: int) -> None:
@@ -60,6 +74,32 @@ class SplitHashes:
         self.indexes.frombytes((np.frombuffer(later.indexes, dtype=np.int64) + records).tobytes())
         self.seen += later.seen
         self.skipped += later.skipped
+        if 0 < self._flush_at <= len(self.lines):
+            self.flush()
+
+    def flush(self) -> None:
+        """Move the rows held in the arrays to the split's file (made on first use)."""
+        if self._flush_at < 0:
+            return
+        if self.store is None:
+            self.store = RowStore()
+            self._flush_at = CHUNK_ROWS  # from now on the arrays hold one chunk at most
+        self.store.append(as_rows(self.full, self.prompt, self.answer, self.lines, self.indexes))
+        self.full, self.prompt, self.answer = bytearray(), bytearray(), bytearray()
+        self.lines, self.indexes = array("q"), array("q")
+
+    def place(self, position: int) -> tuple[int, int]:
+        """(line, key) of the record at `position`."""
+        if self.store is None:
+            return self.lines[position], self.indexes[position]
+        if self.lines:
+            self.flush()
+        return self.store.place(position)
+
+    def close(self) -> None:
+        """Remove the split's file, if it has one (also done when the object is collected)."""
+        if self.store is not None:
+            self.store.close()
 
 
 def record_hashes(norm: NormalBytes) -> tuple[bytes, bytes, bytes]:
@@ -88,8 +128,9 @@ class OverlapObserver:
     other, so the observer asks the dataset stage to read that split first (`read_first`).
     """
 
-    def __init__(self, near: Any = None) -> None:
+    def __init__(self, near: Any = None, spills: bool = True) -> None:
         self.splits: dict[str, SplitHashes] = {}
+        self.spills = spills  # False in a worker's part: its hashes are sent back whole
         self.finished: set[str] = set()  # roles whose file was read to the end
         # Keys of the records the dataset stage already reported as byte-identical repeats (TG210), per role.
         self.exact_repeats: dict[str, set[int]] = {}
@@ -127,7 +168,7 @@ class OverlapObserver:
 
     def part(self, role: str) -> OverlapObserver:
         """A fresh observer for one part of `role`'s file (it runs in a worker process)."""
-        return OverlapObserver(self.near.part(role) if self.near is not None else None)
+        return OverlapObserver(self.near.part(role) if self.near is not None else None, spills=False)
 
     def payload(self) -> tuple[dict[str, SplitHashes], float, Any]:
         return self.splits, self.seconds, self.near.payload() if self.near is not None else None
@@ -144,7 +185,7 @@ class OverlapObserver:
     def split(self, role: str) -> SplitHashes:
         found = self.splits.get(role)
         if found is None:
-            found = self.splits[role] = SplitHashes()
+            found = self.splits[role] = SplitHashes(self.spills)
         return found
 
 
@@ -164,6 +205,12 @@ def _positions(column: bytearray) -> dict[bytes, list[int]]:
     return found
 
 
+def _in_memory(*splits: SplitHashes) -> None:
+    """The joins here read the columns; a spilled split's are on disk (tunegate.overlap.buckets joins it)."""
+    if any(split.spilled for split in splits):
+        raise ValueError("a spilled split is joined by tunegate.overlap.buckets")
+
+
 def _collect(found: dict[int, list[int]], at: int, other: int) -> None:
     entry = found.get(at)
     if entry is None:
@@ -174,6 +221,7 @@ def _collect(found: dict[int, list[int]], at: int, other: int) -> None:
 
 def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     """Validation records whose normalised text is also in train, in validation order."""
+    _in_memory(train, validation)
     wanted = _positions(validation.full)  # the smaller split is the one held in a dict
     found: dict[int, list[int]] = {}
     for t, key in enumerate(hashes(train.full)):
@@ -184,6 +232,7 @@ def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]
 
 def prompt_leaks(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     """Validation records whose prompt is in train with a different answer, in validation order."""
+    _in_memory(train, validation)
     wanted = _positions(validation.prompt)
     found: dict[int, list[int]] = {}
     for t, key in enumerate(hashes(train.prompt)):
@@ -215,6 +264,7 @@ def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[in
     """
     from tunegate.overlap.numeric import np
 
+    _in_memory(split)
     if not len(split):
         return []
     keys = np.frombuffer(bytes(split.full), dtype=np.dtype((np.void, _WIDTH)))

@@ -6,12 +6,12 @@ Each record's normalised text (tunegate.overlap.normalize) is cut into word shin
 row (tunegate.overlap.minhash) estimates the Jaccard similarity of two records' shingle sets, and
 LSH bands (tunegate.overlap.lsh) find the candidate pairs above the threshold without comparing
 every pair. The smaller split is indexed first and the other streamed past it in batches, so
-memory grows with the smaller split only (num_perm 4-byte values a record) and no text is held
-beyond a batch of each split. `NearPass` does the work record by record: the overlap observer
-feeds it during the dataset stage's single read, and `find_near_duplicates` feeds it from the
-files when that read is not at hand. Each split's last batch waits until the pass's answer is
-asked for, so a read that the gate rejects at the dataset stage, as most small files are, never
-imports numpy.
+no text is held beyond a batch of each split; past a budget of rows the index goes to disk and the
+streamed split is joined with it there, in fixed memory (tunegate.overlap.near_index, near_join).
+`NearPass` does the work record by record: the overlap observer feeds it during the dataset
+stage's single read, and `find_near_duplicates` feeds it from the files when that read is not at
+hand. Each split's last batch waits until the pass's answer is asked for, so a read that the gate
+rejects at the dataset stage, as most small files are, never imports numpy.
 """
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.shared_index import drop_index, load_index, share_index
 
 BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
+# and at most this many records: 70k short records fit in 1 MB, and their MinHash rows (512 bytes
+# each at 128 permutations) and band keys would take ~100 MB for a moment
+BATCH_ROWS = 1 << 14
 
 
 class NearPair(NamedTuple):
@@ -57,18 +60,23 @@ class NearPass:
     every record of the other split. Fed in the other order it gives up (`usable` turns False),
     and the caller reads the files again with `find_near_duplicates`."""
 
-    def __init__(self, index_role: str, settings: NearSettings):
+    def __init__(self, index_role: str, settings: NearSettings, spills: bool = True):
         self.index_role, self.settings = index_role, settings
         self.usable = True
         self.seconds = 0.0
         self._texts: list[bytes] = []
         self._places: list[tuple[int, int, bytes]] = []  # (line, index, exact hash) of each buffered text
         self._size = 0
-        self._index_parts: list[tuple[Any, list[tuple[int, int, bytes]]]] = []
+        # the index split's rows until it is complete (a worker's part keeps them: it sends them back);
+        # made at the first rows, as numpy comes with them
+        self._spills = spills
+        self._index_rows: Any = None
         self._index: Any = None  # the BandIndex once the index split is complete
+        self._index_places: Any = None  # (line, key, exact hash) of each index row, once built
         # The index split's last batch (texts, places), from its end until the index is first used.
         self._held: tuple[list[bytes], list[tuple[int, int, bytes]]] | None = None
-        self._index_places: list[tuple[int, int, bytes]] = []
+        self._queries: Any = None  # the streamed split's rows on disk, when the index spilled (near_join)
+        self._joined = False  # the spilled index's join with the streamed split is done
         self._best: dict[int, list[Any]] = {}  # validation index -> [similarity, val place, train place, count]
         self.candidates = 0
         self._done: set[str] = set()
@@ -88,7 +96,7 @@ class NearPass:
         self._texts.append(text)
         self._places.append((line, index, exact))
         self._size += len(text) + 1
-        if self._size >= BATCH_BYTES:
+        if self._size >= BATCH_BYTES or len(self._texts) >= BATCH_ROWS:
             self._flush(role)
 
     def finish(self, role: str) -> None:
@@ -97,6 +105,8 @@ class NearPass:
         self._done.add(role)
         if role == self.index_role:  # its last batch is sketched when the index is first used
             self._held, self._texts, self._places, self._size = (self._texts, self._places), [], [], 0
+        elif self._queries is not None:  # a spilled index: the streamed split is on disk, join them
+            self._answer()
         elif self._shared is not None:
             drop_index(self._shared)
 
@@ -106,16 +116,18 @@ class NearPass:
         """A fresh pass for one part of `role`'s file; a part of the streamed split reads the index
         from a folder this pass writes once (worker processes share it through the page cache)."""
         _prepare(self.settings)  # here, before the workers fork
-        fresh = NearPass(self.index_role, self.settings)
-        if role != self.index_role:
-            if self.index_role not in self._done or not self.usable:
-                fresh.usable = False
-            else:
-                self._index_ready()
-                if self._shared is None:
-                    self._shared = share_index(self._index, self._index_places)
-                    weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
-                fresh._shared = self._shared
+        fresh = NearPass(self.index_role, self.settings, spills=False)
+        if role == self.index_role:
+            return fresh
+        if self.index_role in self._done and self.usable:
+            self._index_ready()
+        if self.index_role not in self._done or not self.usable or self._queries is not None:
+            fresh.usable = False  # a spilled index is joined here, after the read: the stage reads again
+            return fresh
+        if self._shared is None:
+            self._shared = share_index(self._index, self._index_places)
+            weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
+        fresh._shared = self._shared
         return fresh
 
     def payload(self) -> Any:
@@ -126,7 +138,7 @@ class NearPass:
             self._flush(self._role)
         if self._role != self.index_role and self._role is not None:
             return ("matches", list(self._best.values()), self.candidates, self.seconds)
-        return ("rows", self._index_parts, self.seconds)
+        return ("rows", self._rows().parts, self.seconds)
 
     def join(self, role: str, payload: Any, lines: int, records: int) -> None:
         """Take a part's payload, parts in file order; its places count from the part's start."""
@@ -135,8 +147,10 @@ class NearPass:
             return
         if payload[0] == "rows":
             for matrix, places in payload[1]:
-                self._index_parts.append((matrix, [(line + lines, index + records, exact)
-                                                   for line, index, exact in places]))
+                places = places.copy()
+                places["line"] += lines
+                places["index"] += records
+                self._rows().keep(matrix, places)
         else:
             for sim, val, train, count in payload[1]:
                 if role == "validation":
@@ -153,12 +167,26 @@ class NearPass:
 
     def result(self) -> NearResult:
         if self.usable:  # the batches still waiting
-            self._index_ready()
-            if self._role is not None:
-                self._flush(self._role)
+            self._answer()
         pairs = [NearPair(val, train, round(sim, 4), n) for sim, val, train, n in
                  (self._best[k] for k in sorted(self._best))]
         return NearResult(pairs, self.index_role, self.candidates, self.seconds)
+
+    def _answer(self) -> None:
+        """Sketch the batches still waiting and, for a spilled index, join the streamed split with it."""
+        self._index_ready()
+        if self._role is not None:
+            self._flush(self._role)
+        if self._queries is not None and not self._joined and len(self._done) == 2:
+            self._joined = True
+            self._join_on_disk("train" if self.index_role == "validation" else "validation")
+
+    def _rows(self) -> Any:
+        if self._index_rows is None:
+            from tunegate.overlap.near_index import IndexRows
+
+            self._index_rows = IndexRows(self.settings.num_perm, self._spills)
+        return self._index_rows
 
     def _flush(self, role: str) -> None:
         if not self._texts:
@@ -170,56 +198,75 @@ class NearPass:
         self._sketch(texts, places, role)
 
     def _sketch(self, texts: list[bytes], places: list[tuple[int, int, bytes]], role: str) -> None:
-        """MinHash rows of one batch: kept for the index, or matched against it."""
+        """MinHash rows of one batch: kept for the index, or matched against it (or kept on disk)."""
         _prepare(self.settings)  # numpy and the tables, once per process
         from tunegate.overlap.minhash import signatures
+        from tunegate.overlap.near_index import places_of
 
         start = time.perf_counter()
         s = self.settings
         rows = signatures(texts, s.shingle_size, s.num_perm)
         places = [p for p, has in zip(places, rows.has.tolist()) if has]
         if role == self.index_role:
-            self._index_parts.append((rows.matrix[rows.has], places))
+            self._rows().keep(rows.matrix[rows.has], places_of(places))
+        elif self._queries is not None:
+            from tunegate.overlap.lsh import band_layout
+
+            self._queries.keep(rows.matrix[rows.has], places_of(places), band_layout(s.threshold, s.num_perm))
         else:
             self._match(rows.matrix[rows.has], places, role)
         self.seconds += time.perf_counter() - start
 
-    def _index_ready(self) -> None:
-        """Sketch the index split's held last batch and build the index, on its first use."""
+    def _index_ready(self) -> bool:
+        """Sketch the index split's held last batch and build the index, on its first use; whether
+        it was built now."""
         if self._held is None:
-            return
+            return False
         texts, places = self._held
         self._held = None
         if texts:
             self._sketch(texts, places, self.index_role)
         self._build_index()
+        return True
 
     def _build_index(self) -> None:
-        from tunegate.overlap.lsh import BandIndex, band_layout
-        from tunegate.overlap.numeric import np
+        from tunegate.overlap.lsh import band_layout
+        from tunegate.overlap.near_join import QueryRows
 
         s = self.settings
-        parts = [m for m, _ in self._index_parts]
-        matrix = np.concatenate(parts) if parts else np.empty((0, s.num_perm), dtype=np.uint32)
-        self._index_places = [p for _, places in self._index_parts for p in places]
-        self._index_parts = []
-        self._index = BandIndex.build(matrix, band_layout(s.threshold, s.num_perm))
+        self._index, self._index_places = self._rows().build(band_layout(s.threshold, s.num_perm))
+        if self._index_rows.spilled:  # too big for memory: the streamed split is joined with it on disk
+            self._index = self._queries = QueryRows(self._index_rows)
+
+    def _join_on_disk(self, role: str) -> None:
+        """The spilled index's pairs at or above the threshold, once the streamed split is on disk."""
+        from tunegate.overlap.lsh import band_layout
+
+        s = self.settings
+        found, self.candidates = self._queries.pairs(band_layout(s.threshold, s.num_perm), s.threshold)
+        for q, h, sim in found:
+            here, there = self._queries.place("q", q), self._queries.place("i", h)
+            self._record(*((here, there) if role == "validation" else (there, here)), sim)
 
     def _match(self, matrix: Any, places: list[tuple[int, int, bytes]], role: str) -> None:
         """Check one streamed batch's LSH candidates; record the pairs at or above the threshold."""
         from tunegate.overlap.minhash import similarity
+        from tunegate.overlap.numeric import np
 
         query, hit = self._index.candidates(matrix)
-        keep = [i for i, (q, h) in enumerate(zip(query.tolist(), hit.tolist()))
-                if places[q][2] != self._index_places[h][2]]  # exact copies: the exact pass reports them
+        if not len(query):
+            return
+        exact = np.frombuffer(b"".join(p[2] for p in places), dtype="V16")
+        keep = np.flatnonzero(exact[query] != self._index_places["exact"][hit])  # exact copies: the exact pass's
         self.candidates += len(keep)
-        if not keep:
+        if not len(keep):
             return
         query, hit = query[keep], hit[keep]
-        sims = similarity(matrix[query], self._index.rows[hit])
-        for q, h, sim in zip(query.tolist(), hit.tolist(), sims.tolist()):
+        sims = similarity(matrix[query], np.asarray(self._index.rows[hit]))
+        at = self._index_places[hit]
+        for q, line, key, sim in zip(query.tolist(), at["line"].tolist(), at["index"].tolist(), sims.tolist()):
             if sim >= self.settings.threshold:
-                here, there = places[q][:2], self._index_places[h][:2]
+                here, there = places[q][:2], (line, key)
                 self._record(*((here, there) if role == "validation" else (there, here)), sim)
 
     def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float, count: int = 1) -> None:

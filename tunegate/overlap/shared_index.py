@@ -15,24 +15,21 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-_LOADED: dict[str, tuple[Any, list[tuple[int, int, bytes]]]] = {}  # per process: folder -> index
+_LOADED: dict[str, tuple[Any, Any]] = {}  # per process: folder -> index
 
 
-def share_index(index: Any, places: list[tuple[int, int, bytes]]) -> str:
+def share_index(index: Any, places: Any) -> str:
     """Write the index into a fresh temporary folder; return its path."""
     from tunegate.overlap.numeric import np
 
     folder = Path(tempfile.mkdtemp(prefix="tunegate-near-"))
-    arrays = {"rows": index.rows, "sorted_keys": index.sorted_keys, "order": index.order,
-              "lines": np.array([p[0] for p in places], dtype=np.int64),
-              "indexes": np.array([p[1] for p in places], dtype=np.int64),
-              "exact": np.frombuffer(b"".join(p[2] for p in places), dtype=np.uint8).reshape(len(places), 16)}
+    arrays = {"rows": index.rows, "sorted_keys": index.sorted_keys, "order": index.order, "places": places}
     for name, array in arrays.items():
         np.save(folder / f"{name}.npy", np.ascontiguousarray(array))
     return str(folder)
 
 
-def load_index(folder: str, settings: Any) -> tuple[Any, list[tuple[int, int, bytes]]]:
+def load_index(folder: str, settings: Any) -> tuple[Any, Any]:
     """The index a folder holds (memory-mapped), loaded once per process."""
     found = _LOADED.get(folder)
     if found is None:
@@ -40,11 +37,10 @@ def load_index(folder: str, settings: Any) -> tuple[Any, list[tuple[int, int, by
         from tunegate.overlap.numeric import np
 
         a = {name: np.load(Path(folder) / f"{name}.npy", mmap_mode="r")
-             for name in ("rows", "sorted_keys", "order", "lines", "indexes", "exact")}
+             for name in ("rows", "sorted_keys", "order", "places")}
         bands = band_layout(settings.threshold, settings.num_perm)
         index = BandIndex.of(a["rows"], bands, a["sorted_keys"], a["order"])
-        places = [(line, i, bytes(e)) for line, i, e in zip(a["lines"].tolist(), a["indexes"].tolist(), a["exact"])]
-        found = _LOADED[folder] = (index, places)
+        found = _LOADED[folder] = (index, a["places"])
     return found
 
 

@@ -18,7 +18,7 @@ from tunegate import progress
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.split import SplitNames, feed_observers
 from tunegate.errors import TunegateError
-from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes, cross_duplicates, prompt_leaks, repeats
+from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes
 from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
 from tunegate.report import FindingCollector, StageResult
 from tunegate.stage import GateContext
@@ -50,6 +50,8 @@ def _near_pass_for(files: Mapping[str, list[Path]], settings: OverlapSpec) -> Ne
     """The near-duplicate pass to feed during the read, indexing the smaller split; None when off."""
     if not settings.near_duplicates or settings.num_perm < 2:
         return None
+    if _shared_file(list(files["train"]), list(files["validation"])) is not None:
+        return None  # validation is train (TG306): nothing to compare, so nothing to index
     sizes = {role: sum(_size(path) for path in files[role]) for role in ROLES}
     index_role = "validation" if sizes["validation"] <= sizes["train"] else "train"
     return NearPass(index_role, _near_settings(settings))
@@ -82,7 +84,11 @@ def run_stage(ctx: GateContext) -> StageResult:
             feed_observers(unread, [FingerprintObserver(ctx.fingerprints, ctx.files), observer])
         except TunegateError as exc:
             return StageResult.skipped(STAGE, f"cannot read the data: {exc}")
-    result = find_overlap(ctx.files, observer, settings, ctx.cap)
+    try:
+        result = find_overlap(ctx.files, observer, settings, ctx.cap)
+    finally:
+        for split in observer.splits.values():
+            split.close()  # a spilled split's file: gone now rather than at exit
     result.stats["read_by"] = "overlap stage" if unread else "dataset stage"
     return result
 
@@ -142,30 +148,54 @@ def _share_check(out: FindingCollector, names: SplitNames, stats: dict[str, Any]
 
 def _exact_pass(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
                 settings: OverlapSpec, reported: set[int]) -> dict[str, Any]:
+    """TG301, TG302 and TG304 from the joins, streamed: past a code's cap a match is only counted."""
+    from tunegate.overlap.buckets import duplicates, repeat_groups  # numpy: loaded once there are records
+
     start = time.perf_counter()
-    dupes = cross_duplicates(train, val)
-    for m in dupes:
+    dupes = 0
+    for m in duplicates(train, val):
+        dupes += 1
+        if out.full("TG301"):
+            out.count("TG301", "error")
+            continue
         out.add("TG301", "error", f"validation record also in train (after normalising case, whitespace and "
                 f"Unicode forms): {_pair(names, train, val, m, '==')}{_more(m)}", _DEDUP,
                 **_place(names, val, m.at))
-    leaks = prompt_leaks(train, val)
-    for m in leaks:
-        out.add("TG302", settings.prompt_leakage_severity,
+    leaked = _prompt_leaks(out, names, train, val, settings)
+    groups = records = 0
+    for g in repeat_groups(train, reported):  # byte-identical copies are the dataset stage's TG210
+        groups, records = groups + 1, records + g.count
+        if out.full("TG304"):
+            out.count("TG304", "warning")
+            continue
+        out.add("TG304", "warning", f"record at {_at(names, 'train', train, g.first)} is repeated {g.count} "
+                f"more time(s) in train ({_later(names, train, g)})",
+                "Deduplicate train: each copy adds weight to this example in the loss.",
+                **_place(names, train, g.later[0], "train"))
+    return {"exact_duplicates": dupes, "prompt_leaks": len(leaked), "_leaked": leaked,
+            "train_repeats": {"groups": groups, "records": records, "byte_identical": len(reported)},
+            "_exact_s": round(time.perf_counter() - start, 4)}
+
+
+def _prompt_leaks(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
+                  settings: OverlapSpec) -> set[int]:
+    """TG302 for each leak; the keys of the validation records that leak."""
+    from tunegate.overlap.buckets import leaks
+
+    leaked: set[int] = set()
+    severity = settings.prompt_leakage_severity
+    for m in leaks(train, val):
+        leaked.add(val.place(m.at)[1])
+        if out.full("TG302"):
+            out.count("TG302", severity)
+            continue
+        out.add("TG302", severity,
                 f"the prompt of this validation record is also in train with a different answer: "
                 f"{_pair(names, train, val, m, 'prompt ==')}{_more(m)}",
                 "Keep each prompt in one split: the model has seen this question with its own answer. "
                 "Move the record, or set gate.overlap.prompt_leakage_severity.",
                 **_place(names, val, m.at))
-    groups = repeats(train, reported=reported)  # byte-identical copies are the dataset stage's TG210
-    for g in groups:
-        out.add("TG304", "warning", f"record at {_at(names, 'train', train, g.first)} is repeated {g.count} "
-                f"more time(s) in train ({_later(names, train, g)})",
-                "Deduplicate train: each copy adds weight to this example in the loss.",
-                **names.place("train", train.indexes[g.later[0]], train.lines[g.later[0]]))
-    return {"exact_duplicates": len(dupes), "prompt_leaks": len(leaks), "_leaked": {val.indexes[m.at] for m in leaks},
-            "train_repeats": {"groups": len(groups), "records": sum(g.count for g in groups),
-                              "byte_identical": len(reported)},
-            "_exact_s": round(time.perf_counter() - start, 4)}
+    return leaked
 
 
 def _near_pass(out: FindingCollector, names: SplitNames, observer: OverlapObserver,
@@ -200,14 +230,15 @@ def _pair(names: SplitNames, train: SplitHashes, val: SplitHashes, m: Match, sig
 
 def _at(names: SplitNames, role: str, split: SplitHashes, position: int) -> str:
     """`file:line` of the split's record at `position`."""
-    return names.at(role, split.indexes[position], split.lines[position])
+    line, key = split.place(position)
+    return names.at(role, key, line)
 
 
 def _later(names: SplitNames, train: SplitHashes, group: Repeat) -> str:
     """Where a repeated record's later copies are: `line 4, 9` in one file, `a.jsonl:4, b.jsonl:2` across several."""
     more = ", ..." if group.count > len(group.later) else ""
     if len(names.files["train"]) == 1:
-        return "line " + ", ".join(str(train.lines[p]) for p in group.later) + more
+        return "line " + ", ".join(str(train.place(p)[0]) for p in group.later) + more
     return ", ".join(_at(names, "train", train, p) for p in group.later) + more
 
 
@@ -215,8 +246,9 @@ def _more(m: Match) -> str:
     return f" ({m.count} copies in train)" if m.count > 1 else ""
 
 
-def _place(names: SplitNames, split: SplitHashes, position: int) -> dict[str, Any]:
-    return names.place("validation", split.indexes[position], split.lines[position])
+def _place(names: SplitNames, split: SplitHashes, position: int, role: str = "validation") -> dict[str, Any]:
+    line, key = split.place(position)
+    return names.place(role, key, line)
 
 
 def _shared_file(train: list[Path], validation: list[Path]) -> Path | None:

@@ -1,0 +1,168 @@
+"""Splits too big for memory: their exact hashes and near-duplicate index go to disk, same findings.
+
+`TUNEGATE_OVERLAP_SPILL_RECORDS` lowers the number of records a split keeps in memory and
+`TUNEGATE_NEAR_SPILL_ROWS` the MinHash rows the near-duplicate index does, so the spilled joins
+(tunegate.overlap.buckets, near_join) run on small files here; their findings, stats and order
+must be those of the in-memory ones. The bound itself is measured on a generated gzip of half a
+million records (and a copy as validation) read by the overlap stage in its own process.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.overlap.test_exact import DATA, EXACT_ONLY, chat, run_stage, write_jsonl
+from tests.support.paths import ROOT
+from tunegate.overlap import buckets, near_join
+from tunegate.overlap.near_index import NEAR_SPILL_VARIABLE
+from tunegate.overlap.spill import SPILL_VARIABLE
+from tunegate.report import StageResult
+from tunegate.spec.model import OverlapSpec
+
+BUDGET_MB = 150
+
+
+def _report(result: StageResult) -> tuple:
+    stats = {k: v for k, v in result.stats.items() if k != "timing_s"}
+    return [f.model_dump() for f in result.findings], result.totals_by_code, stats
+
+
+def _crowded(tmp_path: Path) -> tuple[Path, Path]:
+    """Train and validation files with many copies, variants, leaks and repeats."""
+    rnd = random.Random(7)
+    train = [chat(f"q{rnd.randrange(60)}", f"a{rnd.randrange(3)}") for _ in range(700)]
+    val = [chat(f"Q{rnd.randrange(90)} ", f"a{rnd.randrange(4)}") for _ in range(300)]
+    return write_jsonl(tmp_path / "train.jsonl", train), write_jsonl(tmp_path / "val.jsonl", val)
+
+
+def _near_copies(tmp_path: Path) -> tuple[Path, Path]:
+    """Validation records that are one- or two-word edits of train records, and some exact copies."""
+    rnd = random.Random(11)
+    words = [f"w{i}" for i in range(40)]
+    texts = [" ".join(rnd.choice(words) for _ in range(40)) for _ in range(400)]
+    edited = []
+    for text in rnd.sample(texts, 150):
+        cut = text.split()
+        for _ in range(rnd.choice([0, 1, 1])):
+            cut[rnd.randrange(len(cut))] = "edit"
+        edited.append(" ".join(cut))
+    return (write_jsonl(tmp_path / "near_train.jsonl", [chat(t, "ok") for t in texts]),
+            write_jsonl(tmp_path / "near_val.jsonl", [chat(t, "ok") for t in edited]))
+
+
+def test_spilled_joins_and_index_report_what_the_in_memory_ones_report(tmp_path, monkeypatch):
+    train, val = _crowded(tmp_path)
+    near_train, near_val = _near_copies(tmp_path)
+    cases = [(DATA / "train.jsonl", DATA / "validation.jsonl", OverlapSpec()), (train, val, EXACT_ONLY),
+             (near_train, near_val, OverlapSpec(threshold=0.6)), (near_val, near_train, OverlapSpec(threshold=0.6))]
+    expected = [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases]
+    monkeypatch.setenv(SPILL_VARIABLE, "3")
+    monkeypatch.setenv(NEAR_SPILL_VARIABLE, "2")
+    monkeypatch.setattr(buckets, "BUCKET_KEYS", 16)  # many buckets and result files
+    monkeypatch.setattr(buckets, "RANGE", 50)
+    monkeypatch.setattr(near_join, "BUCKET_ROWS", 7)  # many buckets and query ranges
+    monkeypatch.setattr(near_join, "RANGE", 5)
+    assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
+    assert expected[1][1]["TG301"] > 5 and expected[1][1]["TG302"] > 5 and expected[1][1]["TG304"] > 5
+    assert expected[2][1]["TG303"] > 5 and expected[3][1]["TG303"] > 5  # each split indexed once
+
+
+def test_a_spilled_split_leaves_no_temporary_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setenv(SPILL_VARIABLE, "2")
+    from tunegate.overlap.exact import OverlapObserver
+    from tunegate.overlap.stage import find_overlap
+    from tunegate.dataset.split import feed_observers
+
+    train, val = _crowded(tmp_path)
+    observer = OverlapObserver()
+    feed_observers({"train": train, "validation": val}, [observer])
+    assert observer.split("train").spilled and list((tmp_path / "tmp").iterdir())
+    find_overlap({"train": train, "validation": val}, observer, EXACT_ONLY)
+    for split in observer.splits.values():
+        split.close()
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+_READ_AND_JUDGE = """
+import sys
+from tunegate.dataset.split import feed_observers
+from tunegate.overlap.exact import OverlapObserver
+from tunegate.overlap.stage import find_overlap
+from tunegate.spec.model import OverlapSpec
+files = {"train": sys.argv[1], "validation": sys.argv[2]}
+observer = OverlapObserver()
+feed_observers(files, [observer])
+result = find_overlap(files, observer, OverlapSpec())
+print(result.stats["exact_duplicates"], result.stats["train_repeats"]["groups"], result.stats["near_duplicates"])
+"""
+
+
+def _peak_rss_mb(command: list[str]) -> tuple[float, str]:
+    """Run a command; its output and its peak resident memory, summed over its process tree (/proc, every 20 ms)."""
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}) as p:
+        peak = 0.0
+        while p.poll() is None:
+            peak = max(peak, _tree_rss_mb(p.pid))
+            time.sleep(0.02)
+        return peak, p.stdout.read()
+
+
+def _tree_rss_mb(pid: int) -> float:
+    total, todo = 0, [pid]
+    while todo:
+        at = todo.pop()
+        try:
+            total += int(Path(f"/proc/{at}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            todo += [int(c) for t in Path(f"/proc/{at}/task").iterdir()
+                     for c in (t / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total / 2**20
+
+
+def test_the_overlap_of_half_a_million_records_stays_in_a_fixed_budget(tmp_path):
+    data = tmp_path / "train.jsonl.gz"
+    count = 500_000  # in memory the joins and the near-duplicate index would take ~1.2 GB here
+    with gzip.open(data, "wb", compresslevel=1) as f:
+        for start in range(0, count, 100_000):
+            f.write(b"".join(b'{"messages":[{"role":"user","content":"q %d"},{"role":"assistant","content":"a %d"}]}\n'
+                             % (i, i % 1000) for i in range(start, start + 100_000)))
+    copy = tmp_path / "validation.jsonl.gz"
+    copy.write_bytes(data.read_bytes())
+    peak, out = _peak_rss_mb([sys.executable, "-c", _READ_AND_JUDGE, str(data), str(copy)])
+    assert out.split() == [str(count), "0", "0"]  # every validation record is in train, exactly
+    assert peak <= BUDGET_MB, f"peak RSS {peak:.0f} MB"
+
+
+def test_a_validation_file_that_is_the_training_file_builds_no_near_duplicate_index():
+    from tunegate.overlap.stage import prepare
+    from tunegate.stage import GateContext
+
+    ctx = GateContext(None, None, {"train": [DATA / "train.jsonl"], "validation": [DATA / "train.jsonl"]}, cap=20)
+    prepare(ctx)  # TG306 ends the stage before any comparison: an index of a copy of train would be waste
+    [observer] = ctx.observers
+    assert observer.near is None
+
+
+def test_a_temporary_folder_that_cannot_be_written_is_an_environment_error(tmp_path, monkeypatch):
+    import pytest
+
+    from tunegate.errors import OutputError
+    from tunegate.overlap.exact import SplitHashes
+    from tunegate.overlap.normalize import normalise_record_bytes
+
+    monkeypatch.setenv(SPILL_VARIABLE, "1")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "missing"))
+    split = SplitHashes()
+    split.add(1, 0, normalise_record_bytes(chat("hi", "there")))
+    with pytest.raises(OutputError, match="set TMPDIR"):
+        split.add(2, 1, normalise_record_bytes(chat("hello", "again")))

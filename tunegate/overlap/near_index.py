@@ -1,0 +1,96 @@
+"""The near-duplicate index of the smaller split, held in memory or, past a budget, on disk.
+
+    rows = IndexRows(num_perm)
+    rows.keep(matrix, places)          # each batch of MinHash rows with its records' places (PLACE)
+    index, places = rows.build(bands)  # the BandIndex and the places, row for row (None when spilled)
+
+Up to `near_spill_rows()` rows the index is built in memory as before (with the compiled band
+table: ~2.4 KB a record at its peak). Past it, rows and places are appended to files in a private
+folder as they come, `build` writes each band's keys to a file, and the streamed split is joined
+with them on disk (tunegate.overlap.near_join), in fixed memory.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tunegate.overlap.numeric import np
+from tunegate.overlap.spill import private_folder, write_rows
+
+NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
+NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
+KEY_ROWS = 1 << 13  # rows whose band keys are computed at once: ~8 MB at 128 permutations
+PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
+
+
+def near_spill_rows(num_perm: int) -> int:
+    """Rows an index keeps in memory before it goes to disk (the environment may lower it)."""
+    try:
+        return max(1, int(os.environ[NEAR_SPILL_VARIABLE]))
+    except (KeyError, ValueError):
+        return max(1, NEAR_BUDGET_BYTES // (4 * max(num_perm, 1)))
+
+
+def places_of(places: list[tuple[int, int, bytes]]) -> Any:
+    """(line, key, exact hash) tuples as a PLACE array."""
+    return np.array(places, dtype=PLACE) if places else np.empty(0, dtype=PLACE)
+
+
+class IndexRows:
+    """The MinHash rows and places of the indexed split, batch by batch, until the index is built."""
+
+    def __init__(self, num_perm: int, spills: bool = True) -> None:
+        self.num_perm = num_perm
+        self.spills = spills  # False in a worker's part: its rows are sent back whole
+        self.parts: list[tuple[Any, Any]] = []
+        self.count = 0
+        self.folder: Path | None = None
+
+    def keep(self, matrix: Any, places: Any) -> None:
+        self.count += len(matrix)
+        if self.folder is None and (not self.spills or self.count <= near_spill_rows(self.num_perm)):
+            self.parts.append((matrix, places))
+            return
+        if self.folder is None:
+            self.folder = private_folder("tunegate-near-index-", self)
+            held, self.parts = self.parts, []
+            for m, p in held:
+                self._append(m, p)
+        self._append(matrix, places)
+
+    def _append(self, matrix: Any, places: Any) -> None:
+        assert self.folder is not None
+        write_rows(self.folder / "rows", np.ascontiguousarray(matrix, dtype=np.uint32).tobytes())
+        write_rows(self.folder / "places", np.ascontiguousarray(places, dtype=PLACE).tobytes())
+
+    @property
+    def spilled(self) -> bool:
+        return self.folder is not None
+
+    def build(self, bands: tuple[int, int]) -> tuple[Any, Any]:
+        """The BandIndex of every row kept, and the rows' places; (None, None) for a spilled index,
+        which is joined on disk instead (tunegate.overlap.near_join)."""
+        from tunegate.overlap.lsh import BandIndex
+
+        if self.folder is None:
+            parts = [m for m, _ in self.parts]
+            matrix = np.concatenate(parts) if parts else np.empty((0, self.num_perm), dtype=np.uint32)
+            places = np.concatenate([p for _, p in self.parts]) if self.parts else np.empty(0, dtype=PLACE)
+            self.parts = []
+            return BandIndex.build(matrix, bands), places
+        self._write_bands(bands)
+        return None, None
+
+    def _write_bands(self, bands: tuple[int, int]) -> None:
+        """Each band's key of every row, a file per band in row order (tunegate.overlap.near_join joins them)."""
+        from tunegate.overlap.lsh import band_keys
+
+        assert self.folder is not None
+        width = 4 * self.num_perm
+        with open(self.folder / "rows", "rb") as f:
+            for _ in range(0, self.count, KEY_ROWS):  # band_keys widens each row to 8 bytes a column
+                chunk = np.frombuffer(f.read(KEY_ROWS * width), dtype=np.uint32).reshape(-1, self.num_perm)
+                keys = band_keys(chunk, bands)
+                for b in range(bands[0]):
+                    write_rows(self.folder / f"band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())

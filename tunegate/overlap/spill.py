@@ -1,0 +1,132 @@
+"""A split's overlap hashes on disk, once it outgrows a fixed number of records.
+
+    store = RowStore()                      # a private temporary folder, removed by `close` (or at exit)
+    store.append(rows)                      # numpy rows of row_type(): three 16-byte hashes, line, key
+    for start, chunk in store.chunks(): ...
+    line, key = store.place(position)
+
+Below `spill_records()` records a split keeps its hashes in memory (tunegate.overlap.exact); above it
+every record's 64 bytes go to a file here, and the joins (tunegate.overlap.buckets) read them back in
+fixed-size chunks, so a check of 18 M records holds a few tens of MB instead of 64 bytes a record.
+The files are read with plain reads, never memory-mapped: their pages then never count as the
+process's resident memory.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tunegate.errors import OutputError
+
+SPILL_VARIABLE = "TUNEGATE_OVERLAP_SPILL_RECORDS"
+# Records a split keeps in memory: the in-memory joins hold ~250 bytes a validation record (a dict
+# of lists) for a moment, so 200k records stay under ~50 MB; beyond, the hashes go to disk.
+SPILL_RECORDS = 200_000
+CHUNK_ROWS = 1 << 16  # rows read or written at once: 4 MB
+_BLOCK_ROWS = 1 << 10  # rows `place` reads around the one asked for: places are asked for in order
+
+
+@cache
+def row_type() -> Any:
+    """The numpy type of one row: three 16-byte hashes (whole record, prompt, answer), line, key."""
+    from tunegate.overlap.numeric import np  # numpy loads only when a split spills
+
+    return np.dtype([("full", "V16"), ("prompt", "V16"), ("answer", "V16"), ("line", "<i8"), ("index", "<i8")])
+
+
+def spill_records() -> int:
+    """Records a split keeps in memory before its hashes go to disk (the environment may lower it)."""
+    try:
+        return max(1, int(os.environ.get(SPILL_VARIABLE, SPILL_RECORDS)))
+    except ValueError:
+        return SPILL_RECORDS
+
+
+def private_folder(prefix: str, owner: object) -> Path:
+    """A fresh temporary folder only this user can read, removed when `owner` is collected or at exit."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=prefix))  # mode 0o700
+    except OSError as exc:
+        raise spill_failed(Path(tempfile.gettempdir()), exc) from exc
+    weakref.finalize(owner, shutil.rmtree, folder, True)
+    return folder
+
+
+def write_rows(path: Path, data: bytes, mode: str = "ab") -> None:
+    """Append bytes to a spill file; a full or read-only disk is the environment's error (exit 2)."""
+    try:
+        with open(path, mode) as f:
+            f.write(data)
+    except OSError as exc:
+        raise spill_failed(path.parent, exc) from exc
+
+
+def spill_failed(folder: Path, exc: OSError) -> OutputError:
+    return OutputError(f"cannot write the overlap checks' temporary files in {folder} ({exc.strerror or exc}): "
+                       "set TMPDIR to a folder with free space (they take ~64 bytes a record, ~1 KB a record "
+                       "of the near-duplicate index)")
+
+
+class RowStore:
+    """Rows of `row_type()` appended to one file, read back in chunks or one place at a time."""
+
+    def __init__(self) -> None:
+        self.folder = private_folder("tunegate-overlap-", self)
+        self.path = self.folder / "rows.bin"
+        self._file = open(self.path, "w+b")  # noqa: SIM115 (closed by close())
+        self.count = 0
+        self._block: tuple[int, Any] = (-1, None)
+
+    def append(self, rows: Any) -> None:
+        try:
+            self._file.seek(0, os.SEEK_END)
+            self._file.write(rows.tobytes())
+        except OSError as exc:
+            raise spill_failed(self.folder, exc) from exc
+        self.count += len(rows)
+        self._block = (-1, None)
+
+    def chunks(self, size: int = CHUNK_ROWS) -> Iterator[tuple[int, Any]]:
+        """(first position, rows) of every chunk, in file order."""
+        self._file.flush()
+        for start in range(0, self.count, size):
+            yield start, self.read(start, min(size, self.count - start))
+
+    def read(self, start: int, count: int) -> Any:
+        from tunegate.overlap.numeric import np
+
+        row = row_type()
+        return np.frombuffer(os.pread(self._file.fileno(), count * row.itemsize, start * row.itemsize), dtype=row)
+
+    def place(self, position: int) -> tuple[int, int]:
+        """(line, key) of the record at `position`."""
+        first, block = self._block
+        if not first <= position < first + _BLOCK_ROWS or block is None or position - first >= len(block):
+            self._file.flush()
+            first = position - position % _BLOCK_ROWS
+            block = self.read(first, min(_BLOCK_ROWS, self.count - first))
+            self._block = (first, block)
+        row = block[position - first]
+        return int(row["line"]), int(row["index"])
+
+    def close(self) -> None:
+        self._file.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def as_rows(full: bytearray, prompt: bytearray, answer: bytearray, lines: Any, indexes: Any) -> Any:
+    """The in-memory columns of a split (tunegate.overlap.exact.SplitHashes) as rows of `row_type()`."""
+    from tunegate.overlap.numeric import np
+
+    rows = np.empty(len(lines), dtype=row_type())
+    for name, column in (("full", full), ("prompt", prompt), ("answer", answer)):
+        rows[name] = np.frombuffer(bytes(column), dtype="V16")
+    rows["line"] = np.frombuffer(lines, dtype=np.int64)
+    rows["index"] = np.frombuffer(indexes, dtype=np.int64)
+    return rows
