@@ -59,7 +59,7 @@ def _approved(tmp_path, approved: bool = True):
 
 def test_preflight_and_full_run_have_one_trigger_each_and_the_others_none():
     assert {n: len(d.get("triggers") or []) for n, d in DEPLOYMENTS.items()} == {
-        "preflight": 1, "nightly-sweep": 0, "mini-run": 0, "full-run": 1}
+        "preflight": 1, "nightly-sweep": 0, "mini-run": 0, "full-run": 1, "sweep-candidate": 0}
 
 
 def test_a_dataset_version_event_starts_a_preflight_of_the_spec_it_names(tmp_path):
