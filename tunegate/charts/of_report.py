@@ -14,6 +14,7 @@ def report_charts(report: GateReport) -> dict[str, bytes]:
     mini_run_loss.png, each only when the report holds its numbers; {} without matplotlib."""
     if not charts_available():
         return {}
+    from tunegate.charts.drawn_once import drawn_once
     from tunegate.charts.losses import losses_png
     from tunegate.charts.memory import memory_png
     from tunegate.charts.tokens import tokens_png
@@ -26,7 +27,7 @@ def report_charts(report: GateReport) -> dict[str, bytes]:
     stats: dict[str, Any] = mini.stats if mini is not None else {}
     audit = (stats.get("token_audit") or {}).get("train")
     if audit:
-        out[TOKENS] = tokens_png(audit, "train split")
+        out[TOKENS] = drawn_once(tokens_png, audit, "train split")  # once per sweep on the base data
     losses = [(i, float(v)) for i, v in enumerate(stats.get("losses") or [], 1) if _number(v)]
     if losses:
         out[MINI_RUN] = losses_png({"mini-run": losses}, f"mini-run on {stats.get('device', '?')}")

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 # MLflow's log_batch limits per request (mlflow/utils/validation.py).
-MAX_METRICS, MAX_PARAMS = 1000, 100
+MAX_METRICS, MAX_PARAMS, MAX_TAGS, MAX_ENTITIES = 1000, 100, 100, 1000
 INPUT_ATTEMPTS = 3
 # One lock per candidate and store in this process: two threads logging the same candidate would
 # otherwise both find the run incomplete (the first is still logging) and log every point twice.
@@ -139,13 +139,36 @@ def _verdict_status(client: MlflowClient, parent_run_id: str, record: CandidateR
 
 def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, redact: Redactor,
                     reused: bool) -> None:
-    from mlflow.entities import Param, RunTag
+    """Params, metrics and tags in one `log_batch` (more only past MLflow's limits), the datasets,
+    then the artifacts: one request to the store where three were, the same contents."""
+    from mlflow.entities import Metric, Param, RunTag
 
     params = [Param(k, redact.text(str(v))) for k, v in sorted(record.params.items())]
-    for i in range(0, len(params), MAX_PARAMS):
-        client.log_batch(run_id, params=params[i:i + MAX_PARAMS])
-    _log_metrics(client, run_id, record, reused)
+    now = int(time.time() * 1000)
+    metrics = [Metric(k, float(v), now, step) for k, v, step in _new_points(client, run_id, record, reused)]
+    tags = [RunTag(k, redact.text(v)) for k, v in run_tags(record).items()]
+    for chunk in batches(params, metrics, tags):
+        client.log_batch(run_id, **chunk)
     _log_datasets(client, run_id, record)
+    _log_artifacts(client, run_id, record, redact)
+
+
+def batches(params: list, metrics: list, tags: list) -> list[dict[str, list]]:
+    """The fewest `log_batch` requests holding every param, metric and tag, each within MLflow's
+    limits (100 params, 1000 metrics, 100 tags, 1000 in all per request), in that order."""
+    chunks, rest = [], {"params": list(params), "metrics": list(metrics), "tags": list(tags)}
+    while any(rest.values()):
+        room, chunk = MAX_ENTITIES, {}
+        for kind, cap in (("params", MAX_PARAMS), ("tags", MAX_TAGS), ("metrics", MAX_METRICS)):
+            take = min(cap, room)
+            chunk[kind], rest[kind] = rest[kind][:take], rest[kind][take:]
+            room -= len(chunk[kind])
+        chunks.append(chunk)
+    return chunks
+
+
+def run_tags(record: CandidateRecord) -> dict[str, str]:
+    """The candidate run's tags: its id, verdict, digests, what the verdict covers, its pruning."""
     tags = {CANDIDATE_ID: record.candidate_id, VERDICT: record.verdict,
             FAILING_CODES: ",".join(record.failing_codes)}
     if record.lineage:
@@ -159,8 +182,7 @@ def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, 
         tags.update({PRUNED_AT: str(record.pruned_at_step), STEPS_SAVED: str(record.steps_saved or 0)})
     if record.val_loss is not None:
         tags[VAL_SCOPE] = record.val_scope
-    client.log_batch(run_id, tags=[RunTag(k, redact.text(v)) for k, v in tags.items()])
-    _log_artifacts(client, run_id, record, redact)
+    return tags
 
 
 def verdict_tags(record: CandidateRecord) -> dict[str, str]:
@@ -195,18 +217,15 @@ def metric_points(record: CandidateRecord) -> list[tuple[str, float, int]]:
     return points
 
 
-def _log_metrics(client: MlflowClient, run_id: str, record: CandidateRecord, reused: bool) -> None:
-    from mlflow.entities import Metric
-
+def _new_points(client: MlflowClient, run_id: str, record: CandidateRecord,
+                reused: bool) -> list[tuple[str, float, int]]:
+    """The record's metric points; on a rerun, only those an earlier attempt did not store."""
     points = metric_points(record)
-    if reused:  # a rerun: skip the points an earlier attempt already stored
+    if reused:
         done = {(m.key, m.step) for key in {k for k, _, _ in points}
                 for m in client.get_metric_history(run_id, key)}
         points = [p for p in points if (p[0], p[2]) not in done]
-    now = int(time.time() * 1000)
-    metrics = [Metric(k, float(v), now, step) for k, v, step in points]
-    for i in range(0, len(metrics), MAX_METRICS):
-        client.log_batch(run_id, metrics=metrics[i:i + MAX_METRICS])
+    return points
 
 
 def _log_datasets(client: MlflowClient, run_id: str, record: CandidateRecord) -> None:
