@@ -1,0 +1,87 @@
+"""Byte-identical repeats (TG210) found on disk past a size report what the in-memory index reports.
+
+`TUNEGATE_REPEAT_SPILL_RECORDS` lowers the records a file's TG210 index holds in memory, so the
+spilled join (tunegate.dataset.repeat_spill) runs on small files here: findings in order, totals
+(in the order codes were first counted), stats and the repeats handed to the overlap stage must
+be those of the in-memory index, read in one process, in parts, and for a split of several files.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.dataset.test_parallel import mixed_file
+from tunegate.dataset import repeat_spill
+from tunegate.dataset.repeats import REPEATS_VARIABLE
+from tunegate.dataset.stage import validate_dataset
+from tunegate.overlap.exact import OverlapObserver
+
+
+def _read(files: dict[str, Path | list[Path]], workers: int, part_bytes: int | None = None, cap: int = 5):
+    overlap = OverlapObserver()
+    stage = validate_dataset(files, cap, [overlap], workers=workers, part_bytes=part_bytes)
+    reported = {role: keys.all().tolist() for role, keys in overlap.exact_repeats.items()}
+    return stage.model_dump(exclude={"duration_s"}), list(stage.totals_by_code), reported
+
+
+def _spills(monkeypatch) -> list[Path]:
+    """The folders of every index that goes to disk from now on."""
+    made = []
+    real = repeat_spill.RepeatSpill.__init__
+
+    def spy(self, *args):
+        real(self, *args)
+        made.append(self.folder)
+
+    monkeypatch.setattr(repeat_spill.RepeatSpill, "__init__", spy)
+    return made
+
+
+def _both(monkeypatch, files, **how):
+    kept = _read(files, **how)
+    monkeypatch.setenv(REPEATS_VARIABLE, "7")
+    monkeypatch.setattr(repeat_spill, "BUCKET_KEYS", 16)  # many buckets and ranges of repeats
+    monkeypatch.setattr(repeat_spill, "RANGE", 10)
+    monkeypatch.setattr(repeat_spill, "CHUNK_ROWS", 8)
+    made = _spills(monkeypatch)
+    spilled = _read(files, **how)
+    assert made, "no index went to disk"
+    return kept, spilled
+
+
+@pytest.mark.parametrize("cap", [1, 5, 1000])
+def test_a_file_read_in_one_process_reports_the_same_repeats_from_disk(tmp_path, monkeypatch, cap):
+    files = {"train": mixed_file(tmp_path / "mixed.jsonl")}
+    kept, spilled = _both(monkeypatch, files, workers=1, cap=cap)
+    assert spilled == kept
+    assert kept[0]["totals_by_code"]["TG210"] > 5
+
+
+@pytest.mark.parametrize("part_bytes", [97, 4096])
+def test_a_file_read_in_parts_reports_the_same_repeats_from_disk(tmp_path, monkeypatch, part_bytes):
+    files = {"train": mixed_file(tmp_path / "mixed.jsonl")}
+    kept, spilled = _both(monkeypatch, files, workers=2, part_bytes=part_bytes)
+    assert spilled == kept
+    assert kept[0] == _read(files, workers=1)[0]  # and the same report as one read
+
+
+def test_a_split_of_several_files_reports_the_same_repeats_from_disk(tmp_path, monkeypatch):
+    first, second = mixed_file(tmp_path / "a.jsonl"), mixed_file(tmp_path / "b.jsonl")
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}\n' * 3)
+    files = {"train": [small, first, second], "validation": [second, small]}
+    for how in ({"workers": 1}, {"workers": 2, "part_bytes": 1000}):
+        monkeypatch.delenv(REPEATS_VARIABLE, raising=False)
+        kept, spilled = _both(monkeypatch, files, **how)
+        assert spilled == kept
+
+
+def test_an_index_on_disk_leaves_no_temporary_files(tmp_path, monkeypatch):
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setenv(REPEATS_VARIABLE, "3")
+    made = _spills(monkeypatch)
+    _read({"train": mixed_file(tmp_path / "mixed.jsonl")}, workers=1)
+    assert made and list((tmp_path / "tmp").iterdir()) == []
