@@ -85,3 +85,39 @@ def test_an_index_on_disk_leaves_no_temporary_files(tmp_path, monkeypatch):
     made = _spills(monkeypatch)
     _read({"train": mixed_file(tmp_path / "mixed.jsonl")}, workers=1)
     assert made and list((tmp_path / "tmp").iterdir()) == []
+
+
+BUDGET_MB = 150
+RECORDS = 2_200_000  # past 2**21 keys the in-memory index alone took 128 MB (264 MB for the check at 3 M)
+REPEATED = (0, 700_000, 1_400_000, 2_100_000)  # records copied byte for byte at the end: a few TG210
+
+
+@pytest.fixture(scope="module")
+def millions(tmp_path_factory) -> Path:
+    """A gzip of RECORDS short valid chat records, each unique, with a few exact copies at the end."""
+    import gzip
+
+    line = b'{"messages":[{"role":"user","content":"question %d"},{"role":"assistant","content":"answer %d"}]}\n'
+    data = tmp_path_factory.mktemp("millions") / "train.jsonl.gz"
+    with gzip.open(data, "wb", compresslevel=1) as f:
+        for start in range(0, RECORDS, 100_000):
+            f.write(b"".join(line % (i, i) for i in range(start, min(start + 100_000, RECORDS))))
+        f.write(b"".join(line % (i, i) for i in REPEATED))
+    return data
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("role", ["train", "validation"])
+def test_a_check_of_millions_of_records_stays_in_150_mb(millions, role):
+    from tests.support.paths import DATA
+    from tests.support.peak_rss import run_measured, tunegate_args
+    import json
+
+    small = DATA / "flows" / ("validation.jsonl" if role == "train" else "train.jsonl")
+    files = {"train": millions, "validation": small} if role == "train" else {"train": small, "validation": millions}
+    done = run_measured(tunegate_args("check", "--train", files["train"], "--validation", files["validation"],
+                                      "--json"), timeout_s=400)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    [dataset] = [s for s in json.loads(done.stdout)["stages"] if s["name"] == "dataset"]
+    assert dataset["totals_by_code"].get("TG210") == len(REPEATED)
+    assert done.peak_mb <= BUDGET_MB, f"peak RSS {done.peak_mb:.0f} MB"

@@ -53,6 +53,7 @@ class RepeatedRecords:
         self.duplicates = 0
         self.spill: RepeatSpill | None = None
         self.marks: list[tuple[int, int, int]] = []  # (line, findings kept, codes counted) from the spill on
+        self._kept = self._codes = -1  # the last mark's
 
     def see(self, key: int, line: int, index: int) -> None:
         first = self.first_line.setdefault(key, line)
@@ -100,7 +101,10 @@ class RepeatedRecords:
         self.see = self._see_spilled  # type: ignore[method-assign]
 
     def _see_spilled(self, key: int, line: int, index: int) -> None:
-        self.mark(line, len(self.out.kept), len(self.out.totals))
+        out = self.out
+        if len(out.kept) != self._kept or len(out.totals) != self._codes:  # seldom: findings are capped
+            self._kept, self._codes = len(out.kept), len(out.totals)
+            self.mark(line, self._kept, self._codes)
         self.spill.add(key, line, index)  # type: ignore[union-attr]
 
     def mark(self, line: int, kept: int, codes: int) -> None:
