@@ -58,6 +58,17 @@ def test_a_file_read_in_one_process_reports_the_same_repeats_from_disk(tmp_path,
     assert kept[0]["totals_by_code"]["TG210"] > 5
 
 
+def test_a_json_array_with_records_sharing_lines_reports_the_same_repeats_from_disk(tmp_path, monkeypatch):
+    good = '{"messages": [{"role": "user", "content": "q%d"}, {"role": "assistant", "content": "a"}]}'
+    bad = '{"messages": [{"role": "user", "content": "q%d"}]}'  # no reply: a finding of its own
+    rows = [", ".join((good if n % 3 else bad) % (n % 11) for n in range(start, start + 4)) for start in range(0, 160, 4)]
+    path = tmp_path / "array.json"
+    path.write_text("[" + ",\n".join(rows) + "]\n")
+    kept, spilled = _both(monkeypatch, {"train": path}, workers=1, cap=30)
+    assert spilled == kept
+    assert kept[0]["totals_by_code"]["TG210"] > 30
+
+
 @pytest.mark.parametrize("part_bytes", [97, 4096])
 def test_a_file_read_in_parts_reports_the_same_repeats_from_disk(tmp_path, monkeypatch, part_bytes):
     files = {"train": mixed_file(tmp_path / "mixed.jsonl")}

@@ -1,11 +1,11 @@
 """The TG210 index on disk: a file's record keys past the in-memory budget, joined after the read.
 
     spill = RepeatSpill(keys, lines)           # the in-memory map's keys and first lines, handed over
-    spill.add(key, line, index)                # every later record, in file order
-    for index, line, first in spill.repeats(): ...   # numpy columns of the repeats, in file order
+    spill.add(key, line, index, column)        # every later record, in file order
+    for index, line, first, column in spill.repeats(): ...   # numpy arrays of the repeats, in file order
     spill.close()
 
-Every record's (key, line, index) goes to one file as it is read (24 bytes a record). After the
+Every record's (key, line, index, column) goes to one file as it is read (32 bytes a record). After the
 read it is a hash partition: rows go to `n / BUCKET_KEYS` bucket files by key, next to each
 chunk's distinct keys with their first line (a key repeated a million times is one row a chunk
 there), so a bucket's first-line table stays small whatever the repeats; the bucket's rows are
@@ -22,18 +22,18 @@ from typing import Any
 
 from tunegate.dataset.temp_space import TempSpace
 
-CHUNK_ROWS = 1 << 16  # rows buffered, read or written at once: 1.5 MB
+CHUNK_ROWS = 1 << 16  # rows buffered, read or written at once: 2 MB
 BUCKET_KEYS = 1 << 18  # records a bucket holds on average: a 4 MB first-line table
 RANGE = 1 << 18  # records per file of repeats, sorted in memory when read back
-SPACE = TempSpace("the repeated-record index's temporary files", "it takes ~48 bytes a record")
+SPACE = TempSpace("the repeated-record index's temporary files", "it takes ~64 bytes a record")
 
 
 def _types() -> tuple[Any, Any, Any]:
     from tunegate.dataset.numeric import np  # loaded only when a file spills
 
-    return (np.dtype([("key", "<u8"), ("line", "<i8"), ("index", "<i8")]),
+    return (np.dtype([("key", "<u8"), ("line", "<i8"), ("index", "<i8"), ("column", "<i8")]),
             np.dtype([("key", "<u8"), ("line", "<i8")]),
-            np.dtype([("index", "<i8"), ("line", "<i8"), ("first", "<i8")]))
+            np.dtype([("index", "<i8"), ("line", "<i8"), ("first", "<i8"), ("column", "<i8")]))
 
 
 class RepeatSpill:
@@ -46,20 +46,21 @@ class RepeatSpill:
         SPACE.write(self.folder / "early-lines", lines)
         self.early = len(keys) // 8
         self.count = 0
-        self._keys, self._lines, self._indexes = array("Q"), array("q"), array("q")
+        self._keys, self._lines, self._indexes, self._columns = array("Q"), array("q"), array("q"), array("q")
 
-    def add(self, key: int, line: int, index: int) -> None:
+    def add(self, key: int, line: int, index: int, column: int = 1) -> None:
         self._keys.append(key)
         self._lines.append(line)
         self._indexes.append(index)
+        self._columns.append(column)
         if len(self._keys) >= CHUNK_ROWS:
             self._flush()
 
     def add_many(self, keys: Any, lines: Any, indexes: Any) -> None:
-        """Rows of numpy columns, in file order (a part of the file read in a worker)."""
+        """Rows of numpy arrays, in file order (a part of a JSONL file read in a worker: every column 1)."""
         self._flush()
         rows = _np().empty(len(keys), dtype=self.row)
-        rows["key"], rows["line"], rows["index"] = keys, lines, indexes
+        rows["key"], rows["line"], rows["index"], rows["column"] = keys, lines, indexes, 1
         self._write("rows", rows)
 
     def _flush(self) -> None:
@@ -70,15 +71,16 @@ class RepeatSpill:
         rows["key"] = np.frombuffer(self._keys, dtype="<u8")
         rows["line"] = np.frombuffer(self._lines, dtype="<i8")
         rows["index"] = np.frombuffer(self._indexes, dtype="<i8")
-        self._keys, self._lines, self._indexes = array("Q"), array("q"), array("q")
+        rows["column"] = np.frombuffer(self._columns, dtype="<i8")
+        self._keys, self._lines, self._indexes, self._columns = array("Q"), array("q"), array("q"), array("q")
         self._write("rows", rows)
 
     def _write(self, name: str, rows: Any) -> None:
         self.count += len(rows) if name == "rows" else 0
         SPACE.write(self.folder / name, rows.tobytes())
 
-    def repeats(self) -> Iterator[tuple[Any, Any, Any]]:
-        """(index, line, first line) columns of every repeat, chunk by chunk, in file order."""
+    def repeats(self) -> Iterator[tuple[Any, Any, Any, Any]]:
+        """(index, line, first line, column) arrays of every repeat, chunk by chunk, in file order."""
         self._flush()
         buckets = max(1, -(-(self.early + self.count) // BUCKET_KEYS))
         self._partition(buckets)
@@ -89,7 +91,7 @@ class RepeatSpill:
             found = self._read(f"found-{r}", self.found)
             found = found[_np().argsort(found["index"], kind="stable")]
             if len(found):
-                yield found["index"], found["line"], found["first"]
+                yield found["index"], found["line"], found["first"], found["column"]
 
     def _partition(self, buckets: int) -> None:
         """Every row to its key's bucket, and each chunk's distinct keys with their first line beside."""
@@ -121,6 +123,7 @@ class RepeatSpill:
             hit = np.flatnonzero(rows["line"] != first)
             found = np.empty(len(hit), dtype=self.found)
             found["index"], found["line"], found["first"] = rows["index"][hit], rows["line"][hit], first[hit]
+            found["column"] = rows["column"][hit]
             if len(found):
                 self._scatter("found", found, found["index"] // RANGE)
                 last = max(last, int(found["index"].max()) // RANGE)

@@ -52,8 +52,9 @@ class RepeatedRecords:
             else 1 << 62
         self.duplicates = 0
         self.spill: RepeatSpill | None = None
-        self.marks: list[tuple[int, int, int]] = []  # (line, findings kept, codes counted) from the spill on
+        self.marks: list[tuple[int, int, int]] = []  # (record, findings kept, codes counted) from the spill on
         self._kept = self._codes = -1  # the last mark's
+        self.reader: Any = None  # its `column`: where the record being seen starts on its line
 
     def see(self, key: int, line: int, index: int) -> None:
         first = self.first_line.setdefault(key, line)
@@ -104,13 +105,15 @@ class RepeatedRecords:
         out = self.out
         if len(out.kept) != self._kept or len(out.totals) != self._codes:  # seldom: findings are capped
             self._kept, self._codes = len(out.kept), len(out.totals)
-            self.mark(line, self._kept, self._codes)
-        self.spill.add(key, line, index)  # type: ignore[union-attr]
+            self.mark(index, self._kept, self._codes)
+        self.spill.add(key, line, index, 1 if self.reader is None else self.reader.column)  # type: ignore[union-attr]
 
-    def mark(self, line: int, kept: int, codes: int) -> None:
-        """From `line` on a repeat's TG210 follows the first `kept` findings and `codes` codes counted."""
+    def mark(self, index: int, kept: int, codes: int) -> None:
+        """From record `index` on a repeat's TG210 follows the first `kept` findings and `codes` codes counted.
+
+        Keyed by record, not line: the records of a JSON array may share a line."""
         if not self.marks or self.marks[-1][1:] != (kept, codes):
-            self.marks.append((line, kept, codes))
+            self.marks.append((index, kept, codes))
 
     def finish(self) -> None:
         """Report the repeats the disk holds, each where one read would have put it."""
@@ -121,15 +124,16 @@ class RepeatedRecords:
             had = CODE in self.out.totals
             shown, first_codes = [], None
             room = max(0, self.out.cap - self.out.totals[CODE])
-            for indexes, lines, firsts in spill.repeats():
+            for indexes, lines, firsts, columns in spill.repeats():
                 if first_codes is None:
-                    first_codes = self._marked(int(lines[0]))[1]
+                    first_codes = self._marked(int(indexes[0]))[1]
                 self.duplicates += len(indexes)
                 if self.on_repeat is not None:
                     for index in indexes.tolist():
                         self.on_repeat(index)
                 take = min(room - len(shown), len(indexes))
-                shown += zip(indexes[:take].tolist(), lines[:take].tolist(), firsts[:take].tolist())
+                shown += zip(indexes[:take].tolist(), lines[:take].tolist(), firsts[:take].tolist(),
+                             columns[:take].tolist())
                 self.out.totals[CODE] += len(indexes)
         finally:
             spill.close()
@@ -140,15 +144,15 @@ class RepeatedRecords:
             self.out.totals = _placed(self.out.totals, first_codes)
         self._show(shown)
 
-    def _show(self, shown: list[tuple[int, int, int]]) -> None:
-        for n, (index, line, first) in enumerate(shown):
+    def _show(self, shown: list[tuple[int, int, int, int]]) -> None:
+        for n, (index, line, first, column) in enumerate(shown):
             finding = Finding(code=CODE, severity="warning", stage=self.out.stage, message=_said(first)[0],
-                              hint=_said(first)[1], file=self.file, line=line, column=1, record=index)
-            self.out.kept.insert(self._marked(line)[0] + n, finding)
+                              hint=_said(first)[1], file=self.file, line=line, column=column, record=index)
+            self.out.kept.insert(self._marked(index)[0] + n, finding)
 
-    def _marked(self, line: int) -> tuple[int, int]:
-        """(findings kept, codes counted) before a repeat on `line`."""
-        at = bisect_right([m[0] for m in self.marks], line) - 1
+    def _marked(self, index: int) -> tuple[int, int]:
+        """(findings kept, codes counted) before the repeat that is record `index`."""
+        at = bisect_right([m[0] for m in self.marks], index) - 1
         return self.marks[max(at, 0)][1:]
 
     def close(self) -> None:

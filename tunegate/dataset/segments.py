@@ -188,23 +188,27 @@ def absorb_part(out: FindingCollector, got: PartResult, repeats: RepeatedRecords
     base = len(out.kept)
     out.absorb(merged)
     repeats.out = out
-    _mark_part(repeats, moved, out.kept[base:], lines + 1, base, len(out.totals))
-    keys = got.keys
     from tunegate.dataset.numeric import np  # numpy: only once a file's index is on disk
 
-    repeats.spill.add_many(np.frombuffer(keys.keys, dtype="<u8"),  # type: ignore[union-attr]
-                           np.frombuffer(keys.lines, dtype="<i8") + lines,
-                           np.frombuffer(keys.indexes, dtype="<i8") + records)
+    keys = got.keys
+    at_lines = np.frombuffer(keys.lines, dtype="<i8") + lines
+    at_indexes = np.frombuffer(keys.indexes, dtype="<i8") + records
+    _mark_part(repeats, moved, out.kept[base:], at_lines, at_indexes, base, len(out.totals))
+    repeats.spill.add_many(np.frombuffer(keys.keys, dtype="<u8"), at_lines, at_indexes)  # type: ignore[union-attr]
 
 
-def _mark_part(repeats: RepeatedRecords, moved: list[Any], kept: list[Any], start: int, base: int,
-               codes: int) -> None:
-    """Where each of the part's repeats would have been merged (the stable merge by line above):
-    after the moved findings up to the first whose line passes the repeat's, of which `kept` survived."""
+def _mark_part(repeats: RepeatedRecords, moved: list[Any], kept: list[Any], at_lines: Any, at_indexes: Any,
+               base: int, codes: int) -> None:
+    """Where each of the part's repeats would have been merged (the stable merge by line above): after
+    the moved findings up to the first whose line passes the repeat's, of which `kept` survived; each
+    mark keyed by the first of the part's records (lines `at_lines`, keys `at_indexes`) it holds for."""
     alive = {id(f) for f in kept}
-    repeats.mark(start, base, codes)
+    if not len(at_lines):
+        return
+    repeats.mark(int(at_indexes[0]), base, codes)
     top = 0
     for f in moved:
         top = max(top, f.line or 0)
         base += id(f) in alive
-        repeats.mark(max(top, start), base, codes)
+        at = int(at_lines.searchsorted(top, side="left"))  # the part's first record on or past line `top`
+        repeats.mark(int(at_indexes[at]) if at < len(at_lines) else int(at_indexes[-1]) + 1, base, codes)

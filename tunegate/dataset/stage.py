@@ -9,8 +9,8 @@ Records in any format (`tunegate.formats`: OpenAI chat, ShareGPT, Alpaca, TRL pr
 `auto` fixes each file's format from its first record) are checked against that format's contract
 and handed to observers in chat form, the form every later stage reads.
 
-Each file is streamed once (constant memory apart from the exact-duplicate index, about 130 bytes
-per record); a split of several files is read file after file as one stream of records, each
+Each file is streamed once, in bounded memory: the index of byte-identical repeats holds ~32 bytes a
+record up to a million records of a file, then goes to disk (tunegate.dataset.repeats); a split of several files is read file after file as one stream of records, each
 found at its own file and line (byte-identical repeats, TG210, are found within a file; a record
 repeated in another file of the split is the overlap stage's TG304). Later stages that need every
 record (overlap, fingerprints) plug in as `RecordObserver`s (`tunegate.stage`) instead of reading
@@ -159,6 +159,7 @@ def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequenc
                                trains_all=trains_all, shift=shift)
     reader = JsonlReader(path, out)
     check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers, shift), trains_all=trains_all)
+    check.repeats.reader = reader  # where each record starts on its line, for a repeat found after the read
     observes, with_line = _feeds(observers)
     try:
         with progress.step(f"reading {path.name}", total=size or None, unit="bytes", poll=reader.bytes_read):
