@@ -65,9 +65,11 @@ class RepeatedRecords:
 
     def replay(self, log: Any, lines: int, records: int) -> None:
         """`see` every record of a part's log (a KeyLog), its places shifted to the whole file's."""
-        if compiled is None:
+        if compiled is None:  # setdefault as `see` does, never spilling halfway (see `room_for`)
             for key, line, index in zip(log.keys, log.lines, log.indexes):
-                self.see(key, line + lines, index + records)
+                first = self.first_line.setdefault(key, line + lines)
+                if first != line + lines:
+                    self._repeat(first, line + lines, index + records)
             return
         for i, first in self.first_line.repeats(log.keys, log.lines, lines):  # one compiled pass
             self._repeat(first, log.lines[i] + lines, log.indexes[i] + records)
