@@ -112,8 +112,9 @@ class RepeatSpill:
         """The bucket's repeats into files by record range; the last range number written (0 if none)."""
         np = _np()
         firsts = self._read(f"first-{bucket}", self.first)
-        order = np.lexsort((firsts["line"], firsts["key"]))  # by key, then line: each key's first copy leads
-        firsts = firsts[order]
+        # Written in file order (the map's keys, then chunk after chunk, a key once a chunk): a stable
+        # sort by key leads each key with its first copy.
+        firsts = firsts[np.argsort(firsts["key"], kind="stable")]
         lead = np.concatenate(([True], firsts["key"][1:] != firsts["key"][:-1])) if len(firsts) else []
         table = firsts[lead]
         last = 0
