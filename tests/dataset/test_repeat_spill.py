@@ -132,3 +132,12 @@ def test_a_check_of_millions_of_records_stays_in_150_mb(millions, role):
     [dataset] = [s for s in json.loads(done.stdout)["stages"] if s["name"] == "dataset"]
     assert dataset["totals_by_code"].get("TG210") == len(REPEATED)
     assert done.peak_mb <= BUDGET_MB, f"peak RSS {done.peak_mb:.0f} MB"
+
+
+def test_a_temporary_folder_that_cannot_be_written_is_an_environment_error(tmp_path, monkeypatch):
+    from tunegate.errors import OutputError
+
+    monkeypatch.setenv(REPEATS_VARIABLE, "2")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "missing"))
+    with pytest.raises(OutputError, match="set TMPDIR"):
+        _read({"train": mixed_file(tmp_path / "mixed.jsonl")}, workers=1)
