@@ -61,7 +61,8 @@ def test_a_file_read_in_one_process_reports_the_same_repeats_from_disk(tmp_path,
 def test_a_json_array_with_records_sharing_lines_reports_the_same_repeats_from_disk(tmp_path, monkeypatch):
     good = '{"messages": [{"role": "user", "content": "q%d"}, {"role": "assistant", "content": "a"}]}'
     bad = '{"messages": [{"role": "user", "content": "q%d"}]}'  # no reply: a finding of its own
-    rows = [", ".join((good if n % 3 else bad) % (n % 11) for n in range(start, start + 4)) for start in range(0, 160, 4)]
+    rows = [", ".join((good if n % 3 else bad) % (n % 11) for n in range(start, start + 4))
+            for start in range(0, 160, 4)]
     path = tmp_path / "array.json"
     path.write_text("[" + ",\n".join(rows) + "]\n")
     kept, spilled = _both(monkeypatch, {"train": path}, workers=1, cap=30)
@@ -80,7 +81,8 @@ def test_a_file_read_in_parts_reports_the_same_repeats_from_disk(tmp_path, monke
 def test_a_split_of_several_files_reports_the_same_repeats_from_disk(tmp_path, monkeypatch):
     first, second = mixed_file(tmp_path / "a.jsonl"), mixed_file(tmp_path / "b.jsonl")
     small = tmp_path / "small.jsonl"
-    small.write_bytes(b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}\n' * 3)
+    small.write_bytes(b'{"messages": [{"role": "user", "content": "hi"}, '
+                      b'{"role": "assistant", "content": "yo"}]}\n' * 3)
     files = {"train": [small, first, second], "validation": [second, small]}
     for how in ({"workers": 1}, {"workers": 2, "part_bytes": 1000}):
         monkeypatch.delenv(REPEATS_VARIABLE, raising=False)
