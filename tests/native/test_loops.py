@@ -195,6 +195,20 @@ def test_the_first_seen_map_keeps_what_dict_setdefault_keeps():
 
 
 @needs_native
+def test_the_first_seen_map_hands_over_every_key_with_its_first_line():
+    from array import array
+
+    rnd = random.Random(13)
+    seen, want = native.FirstSeen(), {}
+    for line, key in enumerate([rnd.getrandbits(64) for _ in range(5_000)] * 2 + [0, 2**64 - 1]):
+        seen.setdefault(key, line)
+        want.setdefault(key, line)
+    keys, lines = seen.dump()  # what the dataset stage writes to disk when its TG210 index spills
+    assert dict(zip(array("Q", keys), array("q", lines))) == want
+    assert native.FirstSeen().dump() == (b"", b"")
+
+
+@needs_native
 def test_the_first_seen_map_refuses_what_a_key_or_line_cannot_be():
     seen = native.FirstSeen()
     for key, line in ((-1, 1), (2**64, 1), (1, -1)):

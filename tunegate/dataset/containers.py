@@ -58,6 +58,7 @@ def array_records(reader: Any, stream: BinaryIO) -> Iterator[tuple[int, int, byt
                 index += 1
                 continue
             if type(record) is dict:
+                reader.column = column  # a repeat found after the read (tunegate.dataset.repeats) starts here
                 yield line, index, raw, record  # the checks of this element run before the next step
                 _move_right(kept, mark, line, column - 1)
             else:

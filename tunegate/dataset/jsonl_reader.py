@@ -67,6 +67,7 @@ class JsonlReader:
         self.gzip = self.bom = self.unreadable = False
         self.container = "jsonl"  # or "json" (one array), "parquet", "arrow" or "csv", decided on opening
         self.csv_header = False  # a CSV file's header row was read
+        self.column = 1  # where the record being checked starts on its line (>1: a JSON array's element)
         # A part of a file (tunegate.dataset.segments) reads only `budget` bytes, and only the
         # file's first part holds its first record (which may reveal a JSON array or document).
         self.budget: int | None = None

@@ -27,7 +27,7 @@ from tunegate.dataset.line_marks import (
     may_repeat_a_key,
 )
 from tunegate.dataset.records import exact_record
-from tunegate.dataset.segments import RepeatedRecords
+from tunegate.dataset.repeats import RepeatedRecords
 from tunegate.dataset.stats import FOLD_EVERY, SplitStats
 from tunegate.errors import NumberOutOfRange
 from tunegate.report import FindingCollector

@@ -14,7 +14,6 @@ from __future__ import annotations
 import heapq
 import os
 from array import array
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -23,8 +22,8 @@ import orjson
 from tunegate import formats
 from tunegate.dataset.jsonl_reader import JsonlReader, _foreign_format, _starts_document  # the same start checks
 from tunegate.dataset.records import BOM, GZIP_MAGIC, unreadable
+from tunegate.dataset.repeats import RepeatedRecords
 from tunegate.file_kinds import kind
-from tunegate.native import compiled
 from tunegate.report import FindingCollector
 
 _BUFFER = 1 << 20
@@ -104,43 +103,6 @@ def _next_newline(f: BinaryIO, at: int) -> int:
         at += len(block)
 
 
-class RepeatedRecords:
-    """Records whose bytes (surrounding whitespace aside) repeat an earlier record of the file (TG210)."""
-
-    def __init__(self, out: FindingCollector, file: str, on_repeat: Callable[[int], Any] | None = None):
-        self.out, self.file = out, file
-        self.on_repeat = on_repeat  # told the index of every exact repeat reported here
-        # hash of a record's bytes -> the line it first appeared on: one key per record, so the
-        # compiled map where it is built (~32 bytes a record; a dict takes ~110)
-        self.first_line: Any = compiled.FirstSeen() if compiled is not None else {}
-        self.duplicates = 0
-
-    def see(self, key: int, line: int, index: int) -> None:
-        first = self.first_line.setdefault(key, line)
-        if first != line:
-            self._repeat(first, line, index)
-
-    def replay(self, log: KeyLog, lines: int, records: int) -> None:
-        """`see` every record of a part's log, its places shifted to the whole file's."""
-        if compiled is None:
-            for key, line, index in zip(log.keys, log.lines, log.indexes):
-                self.see(key, line + lines, index + records)
-            return
-        for i, first in self.first_line.repeats(log.keys, log.lines, lines):  # one compiled pass
-            self._repeat(first, log.lines[i] + lines, log.indexes[i] + records)
-
-    def _repeat(self, first: int, line: int, index: int) -> None:
-        self.duplicates += 1
-        if self.on_repeat is not None:
-            self.on_repeat(index)
-        if self.out.full("TG210"):  # past the cap: count, do not explain (10M repeats show 20)
-            self.out.count("TG210", "warning")
-            return
-        self.out.add("TG210", "warning", f"record is identical to the one on line {first}",
-                     "Drop the repeat: duplicates weigh those examples double in training.",
-                     file=self.file, line=line, column=1, record=index)
-
-
 class KeyLog:
     """Stands in for the file's RepeatedRecords inside a part: keeps every record's key and place."""
 
@@ -206,16 +168,47 @@ class PartReader(JsonlReader):
         pass  # a part may hold no record; whether the file holds none is the merge's to say
 
 
-def shifted(got: PartResult, repeats: RepeatedRecords, lines: int, records: int) -> FindingCollector:
-    """A part's findings placed in the whole file, with the repeats of earlier records it holds (TG210)."""
-    repeated = FindingCollector(got.out.stage, got.out.cap)
-    repeats.out = repeated
-    repeats.replay(got.keys, lines, records)
+def absorb_part(out: FindingCollector, got: PartResult, repeats: RepeatedRecords, lines: int, records: int) -> None:
+    """A part's findings placed in the whole file and taken into `out`, with the repeats of earlier
+    records it holds (TG210): found now while the file's index is in memory, else after the read."""
     moved = [f.model_copy(update={"line": f.line + lines, "record": None if f.record is None else f.record + records})
              if f.line is not None else f for f in got.out.kept]
     merged = FindingCollector(got.out.stage, got.out.cap)
-    # In one read a record's repeat (TG210) is reported after its other findings: a stable merge by line.
-    merged.kept = list(heapq.merge(moved, repeated.kept, key=lambda f: f.line or 0))
-    merged.totals = got.out.totals + repeated.totals
-    merged.severities = {**got.out.severities, **repeated.severities}
-    return merged
+    if repeats.room_for(len(got.keys.keys)):
+        repeated = FindingCollector(got.out.stage, got.out.cap)
+        repeats.out = repeated
+        repeats.replay(got.keys, lines, records)
+        # In one read a record's repeat (TG210) is reported after its other findings: a stable merge by line.
+        merged.kept = list(heapq.merge(moved, repeated.kept, key=lambda f: f.line or 0))
+        merged.totals = got.out.totals + repeated.totals
+        merged.severities = {**got.out.severities, **repeated.severities}
+        out.absorb(merged)
+        return
+    merged.kept, merged.totals, merged.severities = moved, got.out.totals, got.out.severities
+    base = len(out.kept)
+    out.absorb(merged)
+    repeats.out = out
+    from tunegate.dataset.numeric import np  # numpy: only once a file's index is on disk
+
+    keys = got.keys
+    at_lines = np.frombuffer(keys.lines, dtype="<i8") + lines
+    at_indexes = np.frombuffer(keys.indexes, dtype="<i8") + records
+    _mark_part(repeats, moved, out.kept[base:], at_lines, at_indexes, base, len(out.totals))
+    repeats.spill.add_many(np.frombuffer(keys.keys, dtype="<u8"), at_lines, at_indexes)  # type: ignore[union-attr]
+
+
+def _mark_part(repeats: RepeatedRecords, moved: list[Any], kept: list[Any], at_lines: Any, at_indexes: Any,
+               base: int, codes: int) -> None:
+    """Where each of the part's repeats would have been merged (the stable merge by line above): after
+    the moved findings up to the first whose line passes the repeat's, of which `kept` survived; each
+    mark keyed by the first of the part's records (lines `at_lines`, keys `at_indexes`) it holds for."""
+    alive = {id(f) for f in kept}
+    if not len(at_lines):
+        return
+    repeats.mark(int(at_indexes[0]), base, codes)
+    top = 0
+    for f in moved:
+        top = max(top, f.line or 0)
+        base += id(f) in alive
+        at = int(at_lines.searchsorted(top, side="left"))  # the part's first record on or past line `top`
+        repeats.mark(int(at_indexes[at]) if at < len(at_lines) else int(at_indexes[-1]) + 1, base, codes)

@@ -9,13 +9,14 @@ Records in any format (`tunegate.formats`: OpenAI chat, ShareGPT, Alpaca, TRL pr
 `auto` fixes each file's format from its first record) are checked against that format's contract
 and handed to observers in chat form, the form every later stage reads.
 
-Each file is streamed once (constant memory apart from the exact-duplicate index, about 130 bytes
-per record); a split of several files is read file after file as one stream of records, each
-found at its own file and line (byte-identical repeats, TG210, are found within a file; a record
-repeated in another file of the split is the overlap stage's TG304). Later stages that need every
-record (overlap, fingerprints) plug in as `RecordObserver`s (`tunegate.stage`) instead of reading
-the file again. Reading rules: `tunegate.dataset.jsonl_reader`; the contract:
-`tunegate.dataset.contract`; codes and fixes: docs/checks.md, "Dataset (TG2xx)".
+Each file is streamed once, in bounded memory: the index of byte-identical repeats holds ~32 bytes a
+record up to a million records of a file, then goes to disk (tunegate.dataset.repeats); a split of
+several files is read file after file as one stream of records, each found at its own file and
+line (byte-identical repeats, TG210, are found within a file; a record repeated in another file of
+the split is the overlap stage's TG304). Later stages that need every record (overlap,
+fingerprints) plug in as `RecordObserver`s (`tunegate.stage`) instead of reading the file again.
+Reading rules: `tunegate.dataset.jsonl_reader`; the contract: `tunegate.dataset.contract`; codes
+and fixes: docs/checks.md, "Dataset (TG2xx)".
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.jsonl_reader import JsonlReader
 from tunegate.dataset.parallel import Workers, worker_count
 from tunegate.dataset.record_checks import RecordChecks
-from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, RepeatedRecords, cut, shifted, splittable
+from tunegate.dataset.repeats import RepeatedRecords
+from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, absorb_part, cut, splittable
 from tunegate.dataset.split import record_key
 from tunegate.dataset.stats import SplitStats
 from tunegate.facts import SplitContent
@@ -158,17 +160,22 @@ def _check_file(role: str, path: Path, out: FindingCollector, observers: Sequenc
                                trains_all=trains_all, shift=shift)
     reader = JsonlReader(path, out)
     check = RecordChecks(out, reader.file, fmt, _repeat_hook(role, observers, shift), trains_all=trains_all)
+    check.repeats.reader = reader  # where each record starts on its line, for a repeat found after the read
     observes, with_line = _feeds(observers)
-    with progress.step(f"reading {path.name}", total=size or None, unit="bytes", poll=reader.bytes_read):
-        for line, index, raw, record in reader.records():
-            seen = check(line, index, raw, record)
-            if seen is not None:
-                for observe in observes:
-                    observe(role, line, index + shift, seen)
-                if with_line:  # a JSONL line is exactly the record parsed from it
-                    own = raw if seen is record and reader.container == "jsonl" else None
-                    for observe_line in with_line:
-                        observe_line(role, line, index + shift, seen, own)
+    try:
+        with progress.step(f"reading {path.name}", total=size or None, unit="bytes", poll=reader.bytes_read):
+            for line, index, raw, record in reader.records():
+                seen = check(line, index, raw, record)
+                if seen is not None:
+                    for observe in observes:
+                        observe(role, line, index + shift, seen)
+                    if with_line:  # a JSONL line is exactly the record parsed from it
+                        own = raw if seen is record and reader.container == "jsonl" else None
+                        for observe_line in with_line:
+                            observe_line(role, line, index + shift, seen, own)
+        check.repeats.finish()  # the repeats an index on disk holds (TG210), past its budget
+    finally:
+        check.repeats.close()
     return {"file": reader.file, "records": reader.records_seen, "blank_lines": reader.blank_lines,
             "lines": reader.lines, "gzip": reader.gzip, "container": reader.container, **check.summary()}, check.stats
 
@@ -223,13 +230,31 @@ def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Seq
     spans = cut(path, part_bytes, tail=pool.count if fine_tail else 0, least=MIN_PART)
     parts = (Part(role, str(path), a, b, out.cap, templates, file_format, trains_all) for a, b in spans)
     stats, repeats = SplitStats(), RepeatedRecords(out, str(path), _repeat_hook(role, observers, shift))
+    try:
+        lines, records, blank = _merge_parts(role, path, out, observers, pool, spans, parts, stats, repeats, shift)
+        repeats.finish()  # the repeats an index on disk holds (TG210), past its budget
+    finally:
+        repeats.close()
+    if not records:  # the file-level findings one read makes at its end (TG241, TG242)
+        whole = JsonlReader(path, out)
+        whole.lines = lines
+        whole._report_emptiness()
+    return {"file": str(path), "records": records, "blank_lines": blank, "lines": lines, "gzip": False,
+            "container": "jsonl", "duplicates": repeats.duplicates, "format": file_format.format,
+            **stats.summary()}, stats
+
+
+def _merge_parts(role: str, path: Path, out: FindingCollector, observers: Sequence[Any], pool: Workers,
+                 spans: list[tuple[int, int]], parts: Any, stats: SplitStats, repeats: RepeatedRecords,
+                 shift: int) -> tuple[int, int, int]:
+    """The parts' results taken in file order: (lines, records, blank lines) of the file."""
     lines = records = blank = 0
     shown = progress.step(f"reading {path.name} in {len(spans)} parts", total=spans[-1][1] if spans else None,
                           unit="bytes")
     with shown:
         for (_, end), got in zip(spans, pool.in_order(read_part, parts)):
             shown.update(done=end)  # parts merge in file order: everything before `end` is read
-            out.absorb(shifted(got, repeats, lines, records))
+            absorb_part(out, got, repeats, lines, records)
             stats.absorb(got.stats)
             for observer, payload in zip(observers, got.payloads):
                 observer.join(role, payload, lines, records + shift)
@@ -238,10 +263,4 @@ def _check_in_parts(role: str, path: Path, out: FindingCollector, observers: Seq
             lines, records, blank = lines + got.lines, records + got.records, blank + got.blank_lines
             if got.failure is not None:
                 break
-    if not records:  # the file-level findings one read makes at its end (TG241, TG242)
-        whole = JsonlReader(path, out)
-        whole.lines = lines
-        whole._report_emptiness()
-    return {"file": str(path), "records": records, "blank_lines": blank, "lines": lines, "gzip": False,
-            "container": "jsonl", "duplicates": repeats.duplicates, "format": file_format.format,
-            **stats.summary()}, stats
+    return lines, records, blank

@@ -153,6 +153,25 @@ done:
     return found;
 }
 
+/* dump() -> (keys, lines): every key and its first line as two bytes objects of 8-byte native
+ * integers (array("Q") / array("q") read them), in slot order: the map handed to disk when the
+ * dataset stage spills its TG210 index (tunegate.dataset.repeats). */
+static PyObject *first_seen_dump(FirstSeen *m, PyObject *Py_UNUSED(ignored)) {
+    PyObject *keys = PyBytes_FromStringAndSize(NULL, m->size * 8);
+    PyObject *lines = PyBytes_FromStringAndSize(NULL, m->size * 8);
+    if (keys == NULL || lines == NULL) {
+        Py_XDECREF(keys), Py_XDECREF(lines);
+        return NULL;
+    }
+    char *k = PyBytes_AS_STRING(keys), *l = PyBytes_AS_STRING(lines);
+    for (Py_ssize_t at = 0, n = 0; at <= m->mask && n < m->size; at++)
+        if (m->lines[at] >= 0) {
+            memcpy(k + 8 * n, &m->keys[at], 8), memcpy(l + 8 * n, &m->lines[at], 8);
+            n++;
+        }
+    return Py_BuildValue("(NN)", keys, lines);
+}
+
 static Py_ssize_t first_seen_len(FirstSeen *m) { return m->size; }
 
 static PyMethodDef first_seen_methods[] = {
@@ -160,6 +179,8 @@ static PyMethodDef first_seen_methods[] = {
      "The line `key` was first seen on; `line` when it is new (then kept)."},
     {"repeats", (PyCFunction)(void (*)(void))first_seen_repeats, METH_FASTCALL,
      "setdefault over two arrays (lines shifted): [(i, first line)] of the keys seen before."},
+    {"dump", (PyCFunction)first_seen_dump, METH_NOARGS,
+     "(keys, lines): every key and its line as two bytes objects of 8-byte integers."},
     {NULL, NULL, 0, NULL},
 };
 

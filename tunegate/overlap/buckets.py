@@ -21,6 +21,7 @@ from typing import Any
 
 from tunegate.overlap.exact import NO_HASH, Match, Repeat, SplitHashes, cross_duplicates, prompt_leaks, repeats
 from tunegate.overlap.numeric import np
+from tunegate.overlap.reported import ReportedKeys
 from tunegate.overlap.spill import CHUNK_ROWS, as_rows, private_folder, write_rows
 
 BUCKET_KEYS = 1 << 17  # keys a bucket holds on average: ~5 MB of table
@@ -47,11 +48,11 @@ def leaks(train: SplitHashes, val: SplitHashes) -> Iterable[Match]:
     return _spilled(_leaks, train, val)
 
 
-def repeat_groups(split: SplitHashes, reported: set[int]) -> Iterable[Repeat]:
+def repeat_groups(split: SplitHashes, reported: ReportedKeys) -> Iterable[Repeat]:
     """Groups of identical records inside one split (see exact.repeats)."""
     if not split.spilled:
         return repeats(split, reported=reported)
-    return _spilled(_repeats, split, np.fromiter(reported, dtype=np.int64, count=len(reported)))
+    return _spilled(_repeats, split, reported)
 
 
 def _spilled(join: Any, *args: Any) -> Iterator[Any]:
@@ -265,9 +266,9 @@ class _PromptTable:
 
 def _repeats(files: _Files, split: SplitHashes, reported: Any) -> Iterator[Repeat]:
     buckets = _buckets(split)
-    reported.sort()
+    matched = reported.matcher()  # the rows' keys increase, chunk after chunk
     for start, rows in _rows(split):
-        seen = _seen(rows["full"], start + np.arange(len(rows)), np.isin(rows["index"], reported))
+        seen = _seen(rows["full"], start + np.arange(len(rows)), matched(rows["index"]))
         files.scatter("seen", seen["key"], seen, buckets)
     for b in range(buckets):
         seen = files.read("seen", b, SEEN)

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from xxhash import xxh3_128_digest
 
 from tunegate.overlap.normalize import NormalBytes, normalise_record_bytes
+from tunegate.overlap.reported import ReportedKeys
 from tunegate.overlap.spill import CHUNK_ROWS, RowStore, as_rows, spill_records
 
 NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; a 128-bit hash is all zeros with probability 2**-128
@@ -133,7 +134,7 @@ class OverlapObserver:
         self.spills = spills  # False in a worker's part: its hashes are sent back whole
         self.finished: set[str] = set()  # roles whose file was read to the end
         # Keys of the records the dataset stage already reported as byte-identical repeats (TG210), per role.
-        self.exact_repeats: dict[str, set[int]] = {}
+        self.exact_repeats: dict[str, ReportedKeys] = {}
         self.seconds = 0.0  # time spent hashing, the exact pass's share of the dataset read
         self.near = near
 
@@ -156,7 +157,10 @@ class OverlapObserver:
             self.near.add(role, line, index, full, norm.text)
 
     def exact_repeat(self, role: str, index: int) -> None:
-        self.exact_repeats.setdefault(role, set()).add(index)
+        found = self.exact_repeats.get(role)
+        if found is None:
+            found = self.exact_repeats[role] = ReportedKeys()
+        found.add(index)
 
     def finish(self, role: str) -> None:
         self.split(role)  # a file without records is still a split that was read
@@ -254,7 +258,7 @@ class Repeat(NamedTuple):
     count: int  # all later copies
 
 
-def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[int] = frozenset()) -> list[Repeat]:
+def repeats(split: SplitHashes, keep: int = 5, reported: ReportedKeys | None = None) -> list[Repeat]:
     """Groups of identical normalised records inside one split, in order of first appearance.
 
     Copies whose key is in `reported` (already reported as byte-identical repeats) are left out, and
@@ -273,7 +277,7 @@ def repeats(split: SplitHashes, keep: int = 5, reported: set[int] | frozenset[in
     later = np.flatnonzero(origin != np.arange(len(keys)))
     if len(later) and reported:
         placed = np.frombuffer(split.indexes, dtype=np.int64)
-        later = later[~np.isin(placed[later], np.fromiter(reported, dtype=np.int64, count=len(reported)))]
+        later = later[~reported.matcher()(placed[later])]  # positions in file order: keys increasing
     if not len(later):
         return []
     by_origin = later[np.argsort(origin[later], kind="stable")]  # grouped, positions in file order

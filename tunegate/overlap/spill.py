@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
-import weakref
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tunegate.errors import OutputError
+from tunegate.dataset.temp_space import TempSpace
 
 SPILL_VARIABLE = "TUNEGATE_OVERLAP_SPILL_RECORDS"
 # Records a split keeps in memory: the in-memory joins hold ~250 bytes a validation record (a dict
@@ -48,29 +46,11 @@ def spill_records() -> int:
         return SPILL_RECORDS
 
 
-def private_folder(prefix: str, owner: object) -> Path:
-    """A fresh temporary folder only this user can read, removed when `owner` is collected or at exit."""
-    try:
-        folder = Path(tempfile.mkdtemp(prefix=prefix))  # mode 0o700
-    except OSError as exc:
-        raise spill_failed(Path(tempfile.gettempdir()), exc) from exc
-    weakref.finalize(owner, shutil.rmtree, folder, True)
-    return folder
-
-
-def write_rows(path: Path, data: bytes, mode: str = "ab") -> None:
-    """Append bytes to a spill file; a full or read-only disk is the environment's error (exit 2)."""
-    try:
-        with open(path, mode) as f:
-            f.write(data)
-    except OSError as exc:
-        raise spill_failed(path.parent, exc) from exc
-
-
-def spill_failed(folder: Path, exc: OSError) -> OutputError:
-    return OutputError(f"cannot write the overlap checks' temporary files in {folder} ({exc.strerror or exc}): "
-                       "set TMPDIR to a folder with free space (they take ~64 bytes a record, ~1 KB a record "
-                       "of the near-duplicate index)")
+_SPACE = TempSpace("the overlap checks' temporary files",
+                   "they take ~64 bytes a record, ~1 KB a record of the near-duplicate index")
+private_folder = _SPACE.folder  # (prefix, owner): a private folder removed with its owner or at exit
+write_rows = _SPACE.write  # (path, data): bytes appended; a full disk is an OutputError naming TMPDIR
+spill_failed = _SPACE.failed  # (folder, OSError): that OutputError
 
 
 class RowStore:

@@ -20,6 +20,7 @@ from tunegate.dataset.split import SplitNames, feed_observers
 from tunegate.errors import TunegateError
 from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes
 from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
+from tunegate.overlap.reported import ReportedKeys
 from tunegate.report import FindingCollector, StageResult
 from tunegate.stage import GateContext
 
@@ -115,7 +116,7 @@ def find_overlap(files: Mapping[str, Path | Sequence[Path]], observer: OverlapOb
                 "Fill it with held-out examples (commonly 5-10% of the data, never seen in training).",
                 file=names.file("validation"))
         return out.result(time.perf_counter() - start, _summarise(stats, "validation empty"))
-    stats.update(_exact_pass(out, names, train, val, settings, observer.exact_repeats.get("train", set())))
+    stats.update(_exact_pass(out, names, train, val, settings, observer.exact_repeats.get("train", ReportedKeys())))
     stats["timing_s"] = {"hashing": round(observer.seconds, 4), "exact": stats.pop("_exact_s")}
     if settings.near_duplicates and settings.num_perm < 2:
         out.add("TG307", "warning", f"gate.overlap.num_perm is {settings.num_perm}; MinHash LSH needs at least 2 "
@@ -147,7 +148,7 @@ def _share_check(out: FindingCollector, names: SplitNames, stats: dict[str, Any]
 
 
 def _exact_pass(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
-                settings: OverlapSpec, reported: set[int]) -> dict[str, Any]:
+                settings: OverlapSpec, reported: ReportedKeys) -> dict[str, Any]:
     """TG301, TG302 and TG304 from the joins, streamed: past a code's cap a match is only counted."""
     from tunegate.overlap.buckets import duplicates, repeat_groups  # numpy: loaded once there are records
 
