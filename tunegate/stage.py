@@ -43,9 +43,10 @@ class RecordObserver(Protocol):
     reported as a byte-identical repeat of an earlier one (TG210), so a later stage need not
     report the same repeat again: in increasing key order, before `finish(role)`, and for a file
     past the repeat index's memory budget only after its last record was read. An observer may
-    define `observe_line(role, line, index, record, raw)` instead of `observe`: the stage then also hands it the JSONL line `record` was parsed from (None
-    when the record is not that line's object: another container, or a record the stage rewrote),
-    so it can use bytes the read already has (the fingerprint's canonical line).
+    define `observe_line(role, line, index, record, raw)` instead of `observe`: the stage then also
+    hands it the JSONL line `record` was parsed from (None when the record is not that line's
+    object: another container, or a record the stage rewrote), so it can use bytes the read
+    already has (the fingerprint's canonical line).
 
     An observer that must see one role's file before the others (the near-duplicate pass indexes
     the smaller split first) says so with an attribute `read_first` naming that role; the dataset
