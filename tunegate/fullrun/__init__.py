@@ -7,19 +7,10 @@
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tunegate.front_door import front_door
 
-# Each name's module, imported on first use (PEP 562): importing one module of the wing
-# loads that module alone, not the wing's front door and all it imports.
+# Each name's module, imported on first use (tunegate.front_door).
 _HOME = {"approved_report": "tunegate.fullrun.approval", "launch": "tunegate.fullrun.launcher"}
 
 __all__ = ["approved_report", "launch"]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME[name]), name)
-    globals()[name] = value  # once loaded, a plain module attribute
-    return value
+__getattr__ = front_door(__name__, _HOME)

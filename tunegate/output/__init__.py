@@ -10,18 +10,13 @@ turns into annotations).
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from tunegate.front_door import front_door
 
 # Where each name lives. They load on first use (PEP 562): a text report needs none of the page
 # and chart writers, and `--output-format`'s choices come from formats.py alone.
-_HOME = {"FORMATS": "formats", "render_as": "formats", "html_page": "html",
-         "charts_section": "markdown", "markdown_with_charts": "markdown"}
+_HOME = {name: f"tunegate.output.{module}" for name, module in [
+    ("FORMATS", "formats"), ("render_as", "formats"), ("html_page", "html"),
+    ("charts_section", "markdown"), ("markdown_with_charts", "markdown")]}
 
 __all__ = ["FORMATS", "charts_section", "html_page", "markdown_with_charts", "render_as"]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+__getattr__ = front_door(__name__, _HOME)
