@@ -5,34 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli_in_process import run
 from tests.support.paths import DATA
 from tunegate.destination import destination, write_file, written_aside
 from tunegate.errors import OutputError, UsageError
-
-HANG_S = 20
-
-
-def run(argv: list[str], capsys) -> tuple[int, str]:
-    from tunegate.cli.main import main
-
-    def hang(*_):
-        raise TimeoutError(f"tunegate {' '.join(argv)} did not answer in {HANG_S} s")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(HANG_S)
-    try:
-        code = main(argv)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    out = capsys.readouterr()
-    return code, out.out + out.err
 
 
 @pytest.fixture

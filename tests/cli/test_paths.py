@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli_in_process import run
 from tests.support.paths import DATA
 
 FLOWS = DATA / "flows"
-HANG_S = 20  # the longest a refusal may take (the first call imports Prefect)
 
 
 def _folder(tmp: Path) -> Path:
@@ -54,26 +53,6 @@ if os.path.exists("/proc/kmsg"):  # a "regular" file whose read waits for the ne
     KINDS["kernel file"] = (lambda tmp: "/proc/kmsg", "kernel's proc file system")
 
 
-class Hang(Exception):
-    pass
-
-
-def run(argv: list[str], capsys) -> tuple[int, str]:
-    """`tunegate ARGV` in this process; (exit code, stdout + stderr). Fails the test on a hang."""
-    from tunegate.cli.main import main
-
-    def hang(*_):
-        raise Hang(f"tunegate {' '.join(argv)} did not answer in {HANG_S} s")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(HANG_S)
-    try:
-        code = main(argv)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    out = capsys.readouterr()
-    return code, out.out + out.err
 
 
 @pytest.fixture(params=sorted(KINDS))
