@@ -129,18 +129,15 @@ def measured(argv: list[str], limit_s: float) -> tuple[float, float, float, obje
 
     import psutil
 
+    sys.path.insert(0, str(ROOT))  # the poller the memory tests use
+    from tests.support.peak_rss import tree_rss
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak, me = 0, psutil.Process(proc.pid)
     while proc.poll() is None and time.perf_counter() - start < limit_s:
-        total = 0
-        for p in [me, *me.children(recursive=True)]:
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                pass
-        peak = max(peak, total)
+        peak = max(peak, tree_rss(me))
         time.sleep(0.02)
     code: object = proc.poll()
     if code is None:

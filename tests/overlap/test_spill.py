@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.overlap.test_exact import DATA, EXACT_ONLY, chat, run_stage, write_jsonl
-from tests.support.paths import ROOT
+from tests.support.peak_rss import run_measured
 from tunegate.overlap import buckets, near_join
 from tunegate.overlap.near_index import NEAR_SPILL_VARIABLE
 from tunegate.overlap.spill import SPILL_VARIABLE
@@ -106,29 +103,6 @@ print(result.stats["exact_duplicates"], result.stats["train_repeats"]["groups"],
 """
 
 
-def _peak_rss_mb(command: list[str]) -> tuple[float, str]:
-    """Run a command; its output and its peak resident memory, summed over its process tree (/proc, every 20 ms)."""
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}) as p:
-        peak = 0.0
-        while p.poll() is None:
-            peak = max(peak, _tree_rss_mb(p.pid))
-            time.sleep(0.02)
-        return peak, p.stdout.read()
-
-
-def _tree_rss_mb(pid: int) -> float:
-    total, todo = 0, [pid]
-    while todo:
-        at = todo.pop()
-        try:
-            total += int(Path(f"/proc/{at}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            todo += [int(c) for t in Path(f"/proc/{at}/task").iterdir()
-                     for c in (t / "children").read_text().split()]
-        except (OSError, ValueError):
-            continue
-    return total / 2**20
-
-
 def test_the_overlap_of_half_a_million_records_stays_in_a_fixed_budget(tmp_path):
     data = tmp_path / "train.jsonl.gz"
     count = 500_000  # in memory the joins and the near-duplicate index would take ~1.2 GB here
@@ -138,9 +112,9 @@ def test_the_overlap_of_half_a_million_records_stays_in_a_fixed_budget(tmp_path)
                              % (i, i % 1000) for i in range(start, start + 100_000)))
     copy = tmp_path / "validation.jsonl.gz"
     copy.write_bytes(data.read_bytes())
-    peak, out = _peak_rss_mb([sys.executable, "-c", _READ_AND_JUDGE, str(data), str(copy)])
-    assert out.split() == [str(count), "0", "0"]  # every validation record is in train, exactly
-    assert peak <= BUDGET_MB, f"peak RSS {peak:.0f} MB"
+    done = run_measured([sys.executable, "-c", _READ_AND_JUDGE, str(data), str(copy)])
+    assert done.stdout.split() == [str(count), "0", "0"]  # every validation record is in train, exactly
+    assert done.peak_mb <= BUDGET_MB, f"peak RSS {done.peak_mb:.0f} MB"
 
 
 def test_a_validation_file_that_is_the_training_file_builds_no_near_duplicate_index():

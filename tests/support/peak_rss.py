@@ -39,7 +39,7 @@ def run_measured(args: list[str], timeout_s: float = 120.0) -> Measured:
         while proc.poll() is None:
             if time.perf_counter() - start > timeout_s:
                 raise TimeoutError(f"{args[3:5]} still running after {timeout_s:g} s")
-            peak = max(peak, _tree_rss(me))
+            peak = max(peak, tree_rss(me))
             time.sleep(0.02)
     finally:
         if proc.poll() is None:
@@ -48,7 +48,8 @@ def run_measured(args: list[str], timeout_s: float = 120.0) -> Measured:
     return Measured(proc.returncode, out.decode(), err.decode(), peak / 2 ** 20, time.perf_counter() - start)
 
 
-def _tree_rss(me: psutil.Process) -> int:
+def tree_rss(me: psutil.Process) -> int:
+    """Bytes resident in `me` and its descendants now (a process that ends meanwhile counts 0)."""
     total = 0
     try:
         for p in [me, *me.children(recursive=True)]:
