@@ -101,3 +101,20 @@ def test_no_command_waits_on_proc_kmsg(argv):
     proc = subprocess.run([sys.executable, "-m", "tunegate", *argv], cwd=ROOT, capture_output=True, text=True,
                           timeout=30)
     assert proc.returncode in (1, 2) and "proc file system" in proc.stdout + proc.stderr, proc.stderr
+
+
+def test_two_names_of_one_file_are_the_same_file_and_a_copy_is_not(tmp_path):
+    data = tmp_path / "train.jsonl"
+    data.write_text("{}\n")
+    (tmp_path / "link.jsonl").symlink_to(data)
+    (tmp_path / "copy.jsonl").write_text("{}\n")
+    assert pathguard.same_file(data, tmp_path / "link.jsonl")
+    assert not pathguard.same_file(data, tmp_path / "copy.jsonl")
+
+
+def test_paths_no_file_system_can_follow_are_compared_by_name_without_raising(tmp_path):
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    assert pathguard.same_file(tmp_path / "loop-a", tmp_path / "loop-a")
+    assert not pathguard.same_file(tmp_path / "loop-a", tmp_path / "loop-b")
+    assert not pathguard.same_file("bad\0name", tmp_path / "loop-a")

@@ -27,6 +27,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import BinaryIO
 
 from tunegate.errors import UsageError
@@ -59,6 +60,19 @@ def shown(path: str | os.PathLike[str] | bytes) -> str:
     except UnicodeEncodeError:  # a surrogate that no byte decodes to: name it, do not crash on it
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file: by inode where both exist, else by resolved name, else (a
+    symlink loop) by absolute name; never raises, as the paths may be anything a user wrote."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        pass
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except (OSError, ValueError, RuntimeError):  # a symlink loop (Python < 3.13 raises RuntimeError)
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def refusal(path: str | os.PathLike[str]) -> str | None:

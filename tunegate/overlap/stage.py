@@ -21,6 +21,7 @@ from tunegate.errors import TunegateError
 from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes
 from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
 from tunegate.overlap.reported import ReportedKeys
+from tunegate.pathguard import same_file
 from tunegate.report import FindingCollector, StageResult
 from tunegate.stage import GateContext
 
@@ -254,18 +255,9 @@ def _place(names: SplitNames, split: SplitHashes, position: int, role: str = "va
 
 def _shared_file(train: list[Path], validation: list[Path]) -> Path | None:
     """A validation file that is also a training file, if any."""
-    return next((v for v in validation if any(_same_file(t, v) for t in train)), None)
+    return next((v for v in validation if any(same_file(t, v) for t in train)), None)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        pass
-    try:  # a file not there (yet): the same name is the same file
-        return Path(a).resolve() == Path(b).resolve()
-    except (OSError, RuntimeError):  # a symlink loop: the dataset stage reports the path (TG240)
-        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _summarise(stats: dict[str, Any], verdict: str | None) -> dict[str, Any]:

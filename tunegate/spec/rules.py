@@ -6,11 +6,11 @@ work (bf16 on a V100), a warning a legal value that usually signals a mistake.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from tunegate.pathguard import same_file
 from tunegate.report import Finding, Severity
 from tunegate.spec import checkpoint, gpus, runner_support, trainer_support
 from tunegate.spec.model import Spec
@@ -208,15 +208,6 @@ def _gpu_rules(spec: Spec, gpu: gpus.GPU, loc: Located, file: str) -> Iterator[F
 
 def _shared_file(spec: Spec) -> Path | None:
     """A training file that is also a validation file (each split may be several), if any."""
-    return next((t for t in spec.data.files("train") for v in spec.data.files("validation") if _same_file(t, v)), None)
+    return next((t for t in spec.data.files("train") for v in spec.data.files("validation") if same_file(t, v)), None)
 
 
-def _same_file(train: Path, val: Path) -> bool:
-    try:
-        return train.samefile(val)
-    except OSError:
-        pass
-    try:
-        return train.resolve() == val.resolve()
-    except (OSError, RuntimeError):  # a symlink loop (Python < 3.13 raises RuntimeError)
-        return os.path.abspath(train) == os.path.abspath(val)
