@@ -67,6 +67,15 @@ def test_advise_states_the_sample_its_hours_rest_on_in_bounded_memory(many_gzip,
     assert "note: training tokens from characters estimated from a sample of " in done.stdout
 
 
+def test_samples_reads_millions_of_gzip_records_in_bounded_memory(many_gzip, tmp_path, tiny_cache):
+    """Every record is read for the token audit's stats; only a uniform sample is kept and tokenised,
+    and the tokenizer loads without torch (386 MB at 3 M records before, most of it torch)."""
+    done = run_measured(tunegate_args("samples", spec_for(many_gzip, tmp_path), "-n", "3"), timeout_s=240)
+    assert done.returncode == 0, done.stderr
+    assert done.peak_mb <= LIMIT_MB, done.peak_mb
+    assert done.stdout.startswith("3 of 2000000 records of "), done.stdout[:200]
+
+
 def test_estimate_samples_a_json_array_spread_over_the_file(many_array, tmp_path):
     done = run_measured(tunegate_args("estimate", spec_for(many_array, tmp_path)))
     assert done.returncode == 0, done.stderr

@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
-from tests.support.paths import DATA
+import pytest
+
+from tests.support.paths import DATA, ROOT
 from tunegate.cli.main import main
 
 CONFIGS = DATA / "configs"
@@ -67,3 +72,36 @@ def test_the_data_file_name_is_shown_escaped(tiny_cache, tmp_path, capsys):
     assert main(["samples", config, "-n", "1", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "\x1b[31m" not in out and "e\\x1b[31mred.jsonl" in out
+
+
+def test_samples_in_a_process_of_its_own_render_the_same_without_loading_torch(tiny_cache, capsys):
+    """transformers imports torch with AutoTokenizer (~240 MB resident) though tokenising never calls
+    it; the command's own process loads the tokenizer without it, and renders what main() renders."""
+    quickstart = str(ROOT / "examples" / "quickstart.yaml")
+    assert main(["samples", quickstart, "--json"]) == 0  # here, in a process that has torch
+    in_process = capsys.readouterr().out
+    own = subprocess.run([sys.executable, "-X", "importtime", "-m", "tunegate", "samples", quickstart, "--json"],
+                         capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert own.returncode == 0, own.stderr[-2000:]
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in own.stderr.splitlines() if line.startswith("import time:")}
+    assert "transformers.configuration_utils" in loaded and "torch" not in loaded
+    assert own.stdout == in_process
+
+
+HIDE = """
+import sys
+from tunegate.spec.check import parse_spec
+from tunegate.training.torch_free import hide_torch_from_transformers
+spec = parse_spec("examples/quickstart.yaml").require()
+spec = spec.model_copy(update={"model": spec.model.model_copy(update={"trust_remote_code": sys.argv[1] == "remote"})})
+print(hide_torch_from_transformers(spec), "torch" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("remote", "hidden"), [("remote", "False"), ("own", "True")])
+def test_torch_stays_visible_to_transformers_for_a_spec_that_trusts_remote_code(remote, hidden):
+    """Remote code may need torch through transformers: only a spec without it loads its tokenizer torch-free."""
+    done = subprocess.run([sys.executable, "-c", HIDE, remote], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [hidden, "False"]

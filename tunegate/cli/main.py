@@ -23,7 +23,7 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
-from tunegate.cli.start_up import hold_collections, is_static, leave, started, static_settings
+from tunegate.cli.start_up import hold_collections, is_static, leave, own_process, started, static_settings
 from tunegate.cli.streams import add_output_flags, say, start_output
 from tunegate.errors import EXIT_INTERNAL, EXIT_USAGE, Terminated, TunegateError
 
@@ -71,6 +71,7 @@ def entry() -> int:
     """The process's own entry point (the console script, `python -m tunegate`): `main()`, with a
     static command's start-up and exit spared the garbage collector's passes (tunegate.cli.start_up)."""
     argv = sys.argv[1:]
+    own_process()
     hold_collections(argv)
     code = main(argv)
     if is_static(argv):  # the report is out: end without the interpreter's teardown (tunegate.cli.fast_exit)

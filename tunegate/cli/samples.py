@@ -39,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.extras import require
     from tunegate.cli.paths import require_files
+    from tunegate.cli.start_up import is_own_process
     from tunegate.gate import given_split
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec
@@ -53,5 +54,6 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.training.samples import render_samples
 
     colour = not args.json and use_colour(sys.stdout)
-    sys.stdout.write(render_samples(spec, args.split, args.n, args.seed, as_json=args.json, colour=colour))
+    sys.stdout.write(render_samples(spec, args.split, args.n, args.seed, as_json=args.json, colour=colour,
+                                    torch_free=is_own_process()))
     return 0

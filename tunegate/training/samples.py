@@ -72,13 +72,15 @@ def cut_text(tokenizer: Any, enc: EncodedChat, chars: int = 160) -> str:
 
 
 def render_samples(spec: Spec, split: str = "train", n: int = 5, seed: int = 0, as_json: bool = False,
-                   colour: bool = False) -> str:
+                   colour: bool = False, torch_free: bool = False) -> str:
     """`n` representative records of the spec's `split` (its file, or files) as text (or one JSON document).
+    `torch_free`: the caller's process is its own and only tokenises, so the tokenizer loads without
+    torch (tunegate.training.torch_free).
 
     Raises:
         UsageError: the spec's tokenizer cannot be loaded, has no chat template, or cannot pad.
     """
-    tokenizer = _tokenizer(spec)
+    tokenizer = _tokenizer(spec, torch_free)
     picked, stats = pick_samples(spec, tokenizer, split, n, seed)
     max_seq_len = spec.training.max_seq_len
     files = spec.data.files(split)
@@ -92,9 +94,9 @@ def render_samples(spec: Spec, split: str = "train", n: int = 5, seed: int = 0, 
 
 
 
-def _tokenizer(spec: Spec) -> Any:
+def _tokenizer(spec: Spec, torch_free: bool = False) -> Any:
     """The spec's tokenizer prepared as the trainers prepare it; a problem is a usage error here."""
-    prepared = prepare_tokenizer(spec)
+    prepared = prepare_tokenizer(spec, torch_free=torch_free)
     if not isinstance(prepared, TokenizerProblem):
         return prepared.tokenizer
     if prepared.kind == "cannot_load":

@@ -20,6 +20,7 @@ from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import substitute_pad_token
 from tunegate.training.model import load_tokenizer
 from tunegate.training.tiny_model import resolve_model_id
+from tunegate.training.torch_free import hide_torch_from_transformers
 
 # cannot_load: model.id does not resolve or load (OSError/ValueError); no_chat_template: nothing to
 # render chats with; template_syntax: the template is not Jinja (jinja2's TemplateSyntaxError);
@@ -48,13 +49,17 @@ class PreparedTokenizer:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def prepare_tokenizer(spec: Spec, check_template_syntax: bool = False) -> PreparedTokenizer | TokenizerProblem:
+def prepare_tokenizer(spec: Spec, check_template_syntax: bool = False,
+                      torch_free: bool = False) -> PreparedTokenizer | TokenizerProblem:
     """Load the spec's tokenizer and make it fit to render and pad chats, or say why it cannot be.
 
     Args:
         spec: the validated spec (model.id, revision, trust_remote_code, pad_token).
         check_template_syntax: also render one message, so a chat template with a Jinja syntax
             error is a problem here (the mini-run's TG545) rather than one error per record later.
+        torch_free: the process only tokenises and is its own: load without torch where transformers
+            is not loaded yet (tunegate.training.torch_free); after the model is resolved, since
+            building the tiny model needs torch.
     """
     seconds: dict[str, float] = {}
     start = time.perf_counter()
@@ -62,6 +67,8 @@ def prepare_tokenizer(spec: Spec, check_template_syntax: bool = False) -> Prepar
         path = resolve_model_id(spec.model.id)  # builds the tiny model on first use
         seconds["resolve_s"] = round(time.perf_counter() - start, 3)
         start = time.perf_counter()
+        if torch_free:
+            hide_torch_from_transformers(spec)
         tokenizer = load_tokenizer(path, spec)
     except (OSError, ValueError) as exc:  # not there, not a model
         return TokenizerProblem("cannot_load", exc, seconds)
