@@ -14,7 +14,7 @@ from tests.support.paths import DATA
 from tunegate.dataset import validate_dataset
 from tunegate.dataset.convert import convert_file
 from tunegate.dataset.fingerprint import fingerprint_file
-from tunegate.errors import UsageError
+from tunegate.errors import TunegateError, UsageError
 
 GOOD = DATA / "formats" / "good"
 
@@ -25,6 +25,24 @@ def test_every_record_is_written_in_chat_form_and_counted(tmp_path):
     checked = validate_dataset({"train": out})
     assert checked.findings == [] and checked.stats["train"]["format"] == "messages"
     assert fingerprint_file(out).digest == fingerprint_file(GOOD / "alpaca.json").digest
+
+
+def test_a_written_file_that_differs_from_the_records_read_is_removed_as_our_bug(tmp_path, monkeypatch):
+    """The input is read once and digested as it is written; the output, read back, must match."""
+    import types
+
+    import orjson
+
+    import tunegate.dataset.convert as convert
+
+    def dropping_a_message(record, **kwargs):  # the writer's serialiser only; the digests keep orjson's
+        return orjson.dumps({**record, "messages": record["messages"][:1]}, **kwargs)
+
+    monkeypatch.setattr(convert, "orjson", types.SimpleNamespace(dumps=dropping_a_message))
+    out = tmp_path / "train.jsonl"
+    with pytest.raises(TunegateError, match="the written file does not match .*digests differ.*it was removed"):
+        convert_file(GOOD / "alpaca.json", out)
+    assert not out.exists()
 
 
 def test_a_declared_format_is_read_as_declared_and_gz_is_compressed(tmp_path):
