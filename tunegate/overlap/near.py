@@ -187,14 +187,11 @@ class NearPass:
         from tunegate.overlap.near_whole import held_pairs
 
         start = time.perf_counter()
-        index, self._held = self._held, None
-        queries = (self._texts, self._places)
-        self._texts, self._places, self._size = [], [], 0
-        found, candidates = held_pairs(index, queries, self.settings)
+        found, candidates = held_pairs(self._held, (self._texts, self._places), self.settings)
+        self._held, self._texts, self._places, self._size = None, [], [], 0
         self.candidates += candidates
-        streamed = "train" if self.index_role == "validation" else "validation"
-        for here, there, sim in found:
-            self._record(*((here, there) if streamed == "validation" else (there, here)), sim)
+        for here, there, sim in found:  # here: the streamed split's record, there: the indexed one's
+            self._record(*((there, here) if self.index_role == "validation" else (here, there)), sim)
         self.seconds += time.perf_counter() - start
 
     def _answer(self) -> None:
