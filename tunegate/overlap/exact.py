@@ -270,8 +270,8 @@ def repeats(split: SplitHashes, keep: int = 5, reported: ReportedKeys | None = N
     object each), which set the peak at 1 GB.
     """
     _in_memory(split)
-    skip = reported.in_memory() if reported else set()
-    if len(split) <= SMALL_SPLIT and skip is not None:
+    skip = (reported.in_memory() if reported else set()) if len(split) <= SMALL_SPLIT else None
+    if skip is not None:
         return _repeats_in_dict(split, keep, skip)
     return _repeats_in_numpy(split, keep, reported)
 
