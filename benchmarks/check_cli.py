@@ -348,6 +348,10 @@ def quickstart(rounds: int) -> None:
         print(f"  quickstart {name}: median {statistics.median(walls):.3f} s wall (min {walls[0]:.3f}), "
               f"CPU {statistics.median(r['cpu'] for r in runs):.3f} s, RSS {runs[-1]['rss_mb']:.0f} MB, "
               f"exit {runs[-1]['rc']}")
+    for name in small if AGAINST else ():  # the stable figure on a shared machine: CPU, paired round by round
+        ratios = [new["cpu"] / old["cpu"] for new, old in zip(times[name], times[f"old-{name}"])]
+        print(f"  quickstart {name}: CPU {statistics.median(ratios):.2f}x the --against tree's (median of rounds)")
+    print(f"  load average after: {os.getloadavg()[0]:.1f}")
 
 
 def compile_trees(roots: list[Path]) -> None:

@@ -1,10 +1,7 @@
 """The static gate must run before the training stack is installed: it imports none of it."""
 from __future__ import annotations
 
-import pytest
-
 from tests.support.imports import modules_after
-from tunegate.native import compiled
 
 HEAVY = ["torch", "transformers", "peft", "prefect", "mlflow"]
 
@@ -47,14 +44,3 @@ def test_rejecting_the_broken_spec_loads_no_later_stage_nor_the_advisor_or_page_
     later = {"tunegate.dataset.stage", "tunegate.overlap.stage", "tunegate.estimate.stage", "tunegate.advisor",
              "tunegate.output.html", "tunegate.charts", "tunegate.cli.sweep", "tunegate.cli.advise"}
     assert not loaded & later
-
-
-def test_approving_the_quickstart_draws_the_densify_table_without_numpy_random():
-    # Where the extension is built it draws the near pass's densify table itself, as numpy.random
-    # would (tunegate/native/densify_table.c): numpy.random's import is ~12 ms of every check.
-    if compiled is None:
-        pytest.skip("tunegate/native/_loops is not built: the numpy definition draws the table")
-    code = ("import sys\nfrom tunegate.cli.main import main\n"
-            "assert main(['check', 'examples/quickstart.yaml']) == 0")
-    loaded = modules_after(code)
-    assert "numpy" in loaded and "numpy.random" not in loaded

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from tests.support.paths import DATA as TEST_DATA
 from tunegate.dataset.split import feed_observers
+from tunegate.overlap import exact
 from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes, cross_duplicates, repeats
 from tunegate.overlap.normalize import normalise_record_bytes
+from tunegate.overlap.reported import ReportedKeys
 from tunegate.overlap.stage import find_overlap
 from tunegate.report import StageResult
 from tunegate.spec.model import OverlapSpec
@@ -178,3 +180,22 @@ def test_repeat_groups_are_every_later_copy_of_a_first_one_in_file_order(values)
         if later:
             expected.append(Repeat(origin, later[:5], len(later)))
     assert repeats(split) == expected
+
+
+
+def test_a_small_splits_repeats_found_in_a_dict_are_the_ones_numpy_sorts_out(monkeypatch):
+    # two real files' repeats, and a crowded split's with some copies already reported (TG210)
+    observer = OverlapObserver()
+    feed_observers({"train": DATA / "train.jsonl", "repeat": DATA / "train_exact_repeat.jsonl"}, [observer])
+    crowded = SplitHashes()
+    for i in range(120):
+        crowded.add(i + 1, i, normalise_record_bytes(chat(f"q{i % 7}", f"a{i % 3}")))
+    reported = ReportedKeys()
+    for key in range(0, 120, 5):
+        reported.add(key)
+    cases = [(observer.split("train"), None), (observer.split("repeat"), None), (crowded, reported)]
+    in_dict = [repeats(split, reported=keys) for split, keys in cases]
+    monkeypatch.setattr(exact, "SMALL_SPLIT", 0)  # every split through numpy
+    assert [repeats(split, reported=keys) for split, keys in cases] == in_dict
+    assert in_dict[1] == [Repeat(0, [5], 1), Repeat(1, [12], 1)]
+    assert len(in_dict[2]) == 21 and in_dict[2][0] == Repeat(0, [21, 42, 63, 84], 4)  # 105 was reported

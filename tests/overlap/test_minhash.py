@@ -12,7 +12,8 @@ from xxhash import xxh3_64_intdigest
 
 from tests.support.paths import ROOT
 from tunegate.overlap import minhash
-from tunegate.overlap.lsh import BandIndex, band_layout
+from tunegate.overlap.bands import KNOWN, band_layout, worked_out_layout
+from tunegate.overlap.lsh import BandIndex
 from tunegate.overlap.near import find_near_duplicates
 
 M64 = (1 << 64) - 1
@@ -128,6 +129,11 @@ def test_rows_are_the_same_in_another_process():
     (0.95, 128, (5, 25)), (0.99, 128, (2, 64))])
 def test_band_layout_is_the_one_datasketch_chooses_for_the_same_weights(threshold, num_perm, layout):
     assert band_layout(threshold, num_perm) == layout
+
+
+def test_the_layouts_written_down_are_the_ones_worked_out():
+    assert all(worked_out_layout(threshold, num_perm) == layout for (threshold, num_perm), layout in KNOWN.items())
+    assert band_layout(0.8, 128) == (14, 9) and (0.8, 128) in KNOWN  # the defaults need no numpy
 
 
 def layout_by_pow(threshold: float, num_perm: int, weights=(0.1, 0.9), steps: int = 2048) -> tuple[int, int]:

@@ -1,10 +1,14 @@
 """The near-duplicate pass: MinHash LSH between train and validation."""
 from __future__ import annotations
 
+import pytest
+
 from tests.support.paths import DATA as TEST_DATA
-from tunegate.dataset.split import feed_observers
+from tunegate.dataset.split import feed_observers, iter_split
+from tunegate.native import compiled
+from tunegate.overlap import near
 from tunegate.overlap.exact import OverlapObserver
-from tunegate.overlap.near import find_near_duplicates, shingle_hashes
+from tunegate.overlap.near import NearPass, NearSettings, feed, find_near_duplicates, shingle_hashes
 from tunegate.overlap.stage import find_overlap
 from tunegate.spec.model import OverlapSpec
 
@@ -75,3 +79,34 @@ def test_too_few_permutations_skip_the_pass_with_a_warning():
     [warning] = [f for f in result.findings if f.code == "TG307"]
     assert (warning.severity, warning.key) == ("warning", "gate.overlap.num_perm")
     assert result.stats["near_duplicates"] is None
+
+
+def fed(index_role: str, files: dict, settings: NearSettings) -> NearPass:
+    """A pass fed both splits, the indexed one first, as the dataset read feeds it."""
+    found = NearPass(index_role, settings)
+    for role in sorted(files, key=lambda r: r != index_role):
+        for line, index, record in iter_split([files[role]]):
+            feed(found, role, line, index, record)
+        found.finish(role)
+    return found
+
+
+@pytest.mark.skipif(compiled is None, reason="tunegate/native/_loops is not built: every pass runs in numpy")
+@pytest.mark.parametrize("settings", [NearSettings(0.8, 5, 128), NearSettings(0.5, 2, 128),
+                                      NearSettings(0.3, 1, 64), NearSettings(0.2, 1, 16)])
+@pytest.mark.parametrize("index_role", ["validation", "train"])
+def test_a_pass_held_whole_finds_the_pairs_and_candidates_of_the_numpy_batches(settings, index_role, monkeypatch):
+    # Small splits wait whole for the answer, which the compiled loops then give without numpy; one
+    # record a batch sends every record through the numpy batches instead. The flows files share
+    # templated answers: hundreds of candidates at the low thresholds.
+    flows = TEST_DATA / "flows"
+    cases = [{"train": flows / "leaky_train.jsonl", "validation": flows / "validation.jsonl"}, FILES]
+    held = [fed(index_role, files, settings) for files in cases]
+    assert all(p._all_held() for p in held)
+    monkeypatch.setattr(near, "BATCH_ROWS", 1)
+    batched = [fed(index_role, files, settings) for files in cases]
+    assert not any(p._all_held() for p in batched)
+    got, want = ([p.result()._replace(seconds=0) for p in passes] for passes in (held, batched))
+    assert got == want
+    if settings.threshold < 0.5:
+        assert got[0].candidates > 400 and len(got[0].pairs) >= 3

@@ -8,6 +8,8 @@ static PyMethodDef methods[] = {
      "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
     {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs) in a line."},
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
+    {"band_pairs", (PyCFunction)(void (*)(void))band_pairs, METH_FASTCALL,
+     "(pairs, agree): the LSH candidate pairs of two sets of MinHash rows and their agreeing columns."},
     {"densify_table", (PyCFunction)(void (*)(void))densify_table, METH_FASTCALL,
      "numpy.random.default_rng(seed).integers(0, num_perm, (num_perm, columns)) as int64 bytes."},
     {"canonical_chat_line", canonical_chat_line, METH_O,

@@ -60,8 +60,9 @@ PyObject *scan_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* canonical.c: fingerprint.canonical_line of a chat record, from its line */
 PyObject *canonical_chat_line(PyObject *self, PyObject *raw);
 
-/* lsh.c: lsh.BandIndex's look-up */
+/* lsh.c: lsh.BandIndex's look-up; band_pairs: the look-up and the agreement of two splits' rows */
 extern PyTypeObject BandTableType;
+PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* first_seen.c: the TG210 map */
 extern PyTypeObject FirstSeenType;

@@ -8,6 +8,11 @@
  *     batch: (rows x num_perm) uint32 MinHash rows; order: the index's (bands x n) int64 row of
  *     each sorted key. Every (batch row * n + index row) whose band keys agree in at least one
  *     band, each pair once, ascending, as int64: what BandIndex.candidates finds with numpy.
+ * band_pairs(index_rows, query_rows, num_perm, bands, width) -> (pairs, agree)
+ *     Both sides' rows as bytes of uint32; the index's band keys sorted here. The same pairs as
+ *     BandTable(...).pairs(query_rows, ...) on the index built from index_rows, and for each the
+ *     columns where the two rows agree (int32): a small near-duplicate pass without numpy
+ *     (tunegate.overlap.near_whole).
  */
 #include "_loops.h"
 
@@ -26,6 +31,84 @@ typedef struct {
 } BandTable;
 
 static inline size_t slot_of(uint64_t key, size_t mask) { return (size_t)(mix(key) & mask); }
+
+/* A table's capacity for n keys a band: a power of two, at least twice n. */
+static Py_ssize_t capacity_for(Py_ssize_t n) {
+    Py_ssize_t capacity = 16;
+    while (capacity < 2 * n)
+        capacity *= 2;
+    return capacity;
+}
+
+/* Each band's distinct keys (keys: bands x n, each band sorted) into its table of `capacity` slots. */
+static void fill_slots(Slot *all, const uint64_t *keys, Py_ssize_t bands, Py_ssize_t n, Py_ssize_t capacity) {
+    size_t mask = (size_t)capacity - 1;
+    for (Py_ssize_t b = 0; b < bands; b++) {
+        const uint64_t *band = keys + b * n;
+        Slot *slots = all + b * capacity;
+        for (Py_ssize_t i = 0; i < n;) {
+            Py_ssize_t j = i + 1;
+            while (j < n && band[j] == band[i])
+                j++;
+            size_t at = slot_of(band[i], mask);
+            while (slots[at].count) /* a key is stored once: its run is contiguous, the band sorted */
+                at = (at + 1) & mask;
+            slots[at].key = band[i], slots[at].start = i, slots[at].count = j - i;
+            i = j;
+        }
+    }
+}
+
+/* lsh.band_keys of one band of a row: the polynomial of the band's columns, then a shift-xor. */
+static inline uint64_t band_key(const uint32_t *row, Py_ssize_t band, Py_ssize_t width) {
+    uint64_t key = 0;
+    for (Py_ssize_t c = 0; c < width; c++)
+        key = key * KEY_MUL + ((uint64_t)row[band * width + c] + 1);
+    return key ^ (key >> 29);
+}
+
+/* Every (row * n + index row) of `rows` query rows sharing a band key with an index row, into
+ * `found` (unsorted, repeated once per shared band); positions: each sorted key's index row. */
+static int collect_pairs(const Slot *all, Py_ssize_t bands, Py_ssize_t n, Py_ssize_t capacity,
+                         const int64_t *positions, const uint32_t *matrix, Py_ssize_t rows, Py_ssize_t num_perm,
+                         Py_ssize_t width, Values *found) {
+    size_t mask = (size_t)capacity - 1;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const uint32_t *row = matrix + r * num_perm;
+        for (Py_ssize_t b = 0; b < bands; b++) {
+            uint64_t key = band_key(row, b, width);
+            const Slot *slots = all + b * capacity;
+            for (size_t at = slot_of(key, mask); slots[at].count; at = (at + 1) & mask) {
+                if (slots[at].key != key)
+                    continue;
+                const int64_t *hit = positions + b * n + slots[at].start;
+                for (int64_t k = 0; k < slots[at].count; k++) {
+                    if (values_reserve(found, 256) < 0)
+                        return -1;
+                    found->items[found->size++] = (uint64_t)(r * n + hit[k]);
+                }
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+static int ascending(const void *a, const void *b) { /* pairs are non-negative: as unsigned, the same order */
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* `found` sorted, each value once. */
+static void sort_unique(Values *found) {
+    if (found->size > 1)
+        qsort(found->items, (size_t)found->size, sizeof(uint64_t), ascending);
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < found->size; i++)
+        if (kept == 0 || found->items[i] != found->items[kept - 1])
+            found->items[kept++] = found->items[i];
+    found->size = kept;
+}
 
 static void table_dealloc(BandTable *self) {
     PyMem_Free(self->slots);
@@ -47,9 +130,7 @@ static int table_init(BandTable *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     Py_ssize_t n = view.len / (bands * (Py_ssize_t)sizeof(uint64_t));
-    Py_ssize_t capacity = 16;
-    while (capacity < 2 * n)
-        capacity *= 2;
+    Py_ssize_t capacity = capacity_for(n);
     PyMem_Free(self->slots);
     self->slots = PyMem_Calloc((size_t)(bands * capacity), sizeof(Slot));
     if (self->slots == NULL) {
@@ -58,29 +139,9 @@ static int table_init(BandTable *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     self->bands = bands, self->n = n, self->capacity = capacity;
-    const uint64_t *keys = view.buf;
-    size_t mask = (size_t)capacity - 1;
-    for (Py_ssize_t b = 0; b < bands; b++) {
-        const uint64_t *band = keys + b * n;
-        Slot *slots = self->slots + b * capacity;
-        for (Py_ssize_t i = 0; i < n;) {
-            Py_ssize_t j = i + 1;
-            while (j < n && band[j] == band[i])
-                j++;
-            size_t at = slot_of(band[i], mask);
-            while (slots[at].count) /* a key is stored once: its run is contiguous, the band sorted */
-                at = (at + 1) & mask;
-            slots[at].key = band[i], slots[at].start = i, slots[at].count = j - i;
-            i = j;
-        }
-    }
+    fill_slots(self->slots, view.buf, bands, n, capacity);
     PyBuffer_Release(&view);
     return 0;
-}
-
-static int ascending(const void *a, const void *b) { /* pairs are non-negative: as unsigned, the same order */
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 static PyObject *table_pairs(BandTable *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -109,41 +170,124 @@ static PyObject *table_pairs(BandTable *self, PyObject *const *args, Py_ssize_t 
         goto done;
     }
     Py_ssize_t rows = batch.len / (num_perm * (Py_ssize_t)sizeof(uint32_t));
-    const uint32_t *matrix = batch.buf;
-    const int64_t *positions = order.buf;
-    size_t mask = (size_t)self->capacity - 1;
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        const uint32_t *row = matrix + r * num_perm;
-        for (Py_ssize_t b = 0; b < self->bands; b++) {
-            uint64_t key = 0; /* lsh.band_keys: the polynomial of the band's columns, then a shift-xor */
-            for (Py_ssize_t c = 0; c < width; c++)
-                key = key * KEY_MUL + ((uint64_t)row[b * width + c] + 1);
-            key ^= key >> 29;
-            const Slot *slots = self->slots + b * self->capacity;
-            for (size_t at = slot_of(key, mask); slots[at].count; at = (at + 1) & mask) {
-                if (slots[at].key != key)
-                    continue;
-                const int64_t *hit = positions + b * self->n + slots[at].start;
-                for (int64_t k = 0; k < slots[at].count; k++) {
-                    if (values_reserve(&found, 256) < 0)
-                        goto done;
-                    found.items[found.size++] = (uint64_t)(r * self->n + hit[k]);
-                }
-                break;
-            }
-        }
-    }
-    if (found.size > 1)
-        qsort(found.items, (size_t)found.size, sizeof(uint64_t), ascending);
-    Py_ssize_t kept = 0;
-    for (Py_ssize_t i = 0; i < found.size; i++)
-        if (kept == 0 || found.items[i] != found.items[kept - 1])
-            found.items[kept++] = found.items[i];
-    result = PyBytes_FromStringAndSize((const char *)found.items, kept * (Py_ssize_t)sizeof(int64_t));
+    if (collect_pairs(self->slots, self->bands, self->n, self->capacity, order.buf, batch.buf, rows, num_perm, width,
+                      &found) < 0)
+        goto done;
+    sort_unique(&found);
+    result = PyBytes_FromStringAndSize((const char *)found.items, found.size * (Py_ssize_t)sizeof(int64_t));
 done:
     PyMem_Free(found.items);
     PyBuffer_Release(&batch);
     PyBuffer_Release(&order);
+    return result;
+}
+
+typedef struct {
+    uint64_t key;
+    int64_t row;
+} Keyed;
+
+static int by_key_then_row(const void *a, const void *b) { /* numpy's stable argsort of a band's keys */
+    const Keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return (x->key > y->key) - (x->key < y->key);
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Each band's keys of the n index rows, sorted (keys), and the row of each sorted key (order):
+ * what lsh.BandIndex.build holds, bands x n each. */
+static int sorted_bands(const uint32_t *rows, Py_ssize_t n, Py_ssize_t num_perm, Py_ssize_t bands, Py_ssize_t width,
+                        uint64_t *keys, int64_t *order) {
+    Keyed *band = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Keyed));
+    if (band == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t b = 0; b < bands; b++) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            band[i].key = band_key(rows + i * num_perm, b, width), band[i].row = i;
+        qsort(band, (size_t)n, sizeof(Keyed), by_key_then_row);
+        for (Py_ssize_t i = 0; i < n; i++)
+            keys[b * n + i] = band[i].key, order[b * n + i] = band[i].row;
+    }
+    PyMem_Free(band);
+    return 0;
+}
+
+/* The columns where two rows agree. */
+static int32_t agreeing(const uint32_t *a, const uint32_t *b, Py_ssize_t num_perm) {
+    int32_t same = 0;
+    for (Py_ssize_t c = 0; c < num_perm; c++)
+        same += a[c] == b[c];
+    return same;
+}
+
+/* Pairs found, and each pair's agreeing columns, as the (pairs, agree) bytes band_pairs returns. */
+static PyObject *pairs_with_agreement(const Values *found, const uint32_t *index, const uint32_t *queries,
+                                      Py_ssize_t n, Py_ssize_t num_perm) {
+    PyObject *agree = PyBytes_FromStringAndSize(NULL, found->size * (Py_ssize_t)sizeof(int32_t));
+    if (agree == NULL)
+        return NULL;
+    int32_t *same = (int32_t *)PyBytes_AS_STRING(agree);
+    for (Py_ssize_t i = 0; i < found->size; i++) {
+        Py_ssize_t q = (Py_ssize_t)(found->items[i] / (uint64_t)n), h = (Py_ssize_t)(found->items[i] % (uint64_t)n);
+        same[i] = agreeing(queries + q * num_perm, index + h * num_perm, num_perm);
+    }
+    PyObject *pairs = PyBytes_FromStringAndSize((const char *)found->items, found->size * (Py_ssize_t)sizeof(int64_t));
+    PyObject *result = pairs == NULL ? NULL : PyTuple_Pack(2, pairs, agree);
+    Py_XDECREF(pairs);
+    Py_DECREF(agree);
+    return result;
+}
+
+PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t num_perm = -1, bands = -1, width = -1;
+    if (nargs != 5 || (num_perm = PyLong_AsSsize_t(args[2])) < 1 || (bands = PyLong_AsSsize_t(args[3])) < 1 ||
+        (width = PyLong_AsSsize_t(args[4])) < 1 || bands * width > num_perm) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "band_pairs(index_rows, query_rows, num_perm, bands, width): "
+                                              "1 <= bands * width <= num_perm");
+        return NULL;
+    }
+    Py_buffer index, queries;
+    if (PyObject_GetBuffer(args[0], &index, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &queries, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&index);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Values found = {NULL, 0, 0};
+    uint64_t *keys = NULL;
+    int64_t *order = NULL;
+    Slot *slots = NULL;
+    Py_ssize_t row_bytes = num_perm * (Py_ssize_t)sizeof(uint32_t);
+    if (index.len % row_bytes != 0 || queries.len % row_bytes != 0) {
+        PyErr_SetString(PyExc_ValueError, "rows must be whole rows of num_perm uint32");
+        goto done;
+    }
+    Py_ssize_t n = index.len / row_bytes, rows = queries.len / row_bytes, capacity = capacity_for(n);
+    keys = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(uint64_t));
+    order = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(int64_t));
+    slots = PyMem_Calloc((size_t)(bands * capacity), sizeof(Slot));
+    if (keys == NULL || order == NULL || slots == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (sorted_bands(index.buf, n, num_perm, bands, width, keys, order) < 0)
+        goto done;
+    fill_slots(slots, keys, bands, n, capacity);
+    if (n && collect_pairs(slots, bands, n, capacity, order, queries.buf, rows, num_perm, width, &found) < 0)
+        goto done;
+    sort_unique(&found);
+    result = pairs_with_agreement(&found, index.buf, queries.buf, n, num_perm);
+done:
+    PyMem_Free(found.items);
+    PyMem_Free(keys);
+    PyMem_Free(order);
+    PyMem_Free(slots);
+    PyBuffer_Release(&index);
+    PyBuffer_Release(&queries);
     return result;
 }
 

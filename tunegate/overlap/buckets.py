@@ -1,11 +1,11 @@
 """The exact-overlap joins in fixed memory: hash buckets on disk, one in memory at a time.
 
-    for match in duplicates(train, validation): ...    # exact.cross_duplicates' Matches, in its order
-    for match in leaks(train, validation): ...         # exact.prompt_leaks'
-    for group in repeat_groups(train, reported): ...   # exact.repeats'
+    for match in spilled_duplicates(train, validation): ...   # exact.cross_duplicates' Matches, in its order
+    for match in spilled_leaks(train, validation): ...        # exact.prompt_leaks'
+    for group in spilled_repeats(train, reported): ...        # exact.repeats'
 
-While both splits hold their hashes in memory these are the in-memory joins of
-tunegate.overlap.exact. Once a split has spilled (tunegate.overlap.spill) each join is a hash
+While both splits hold their hashes in memory the in-memory joins of tunegate.overlap.exact run
+(tunegate.overlap.joins chooses). Once a split has spilled (tunegate.overlap.spill) each join is a hash
 partition: every record's key goes to one of `n / BUCKET_KEYS` bucket files by its first bytes, so
 equal keys meet in one bucket, which is joined in numpy on its own. Train's side of a bucket is
 counted per key as it is written (a key repeated a million times is one row per chunk, not a
@@ -15,11 +15,11 @@ each sorted in memory when read back: the same findings, in the same order, from
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tunegate.overlap.exact import NO_HASH, Match, Repeat, SplitHashes, cross_duplicates, prompt_leaks, repeats
+from tunegate.overlap.exact import NO_HASH, Match, Repeat, SplitHashes
 from tunegate.overlap.numeric import np
 from tunegate.overlap.reported import ReportedKeys
 from tunegate.overlap.spill import CHUNK_ROWS, as_rows, private_folder, write_rows
@@ -34,24 +34,18 @@ GROUP = np.dtype([("first", "<i8"), ("count", "<i8"), ("later", "<i8", (5,))])
 _NONE = np.void(NO_HASH)
 
 
-def duplicates(train: SplitHashes, val: SplitHashes) -> Iterable[Match]:
-    """Validation records whose normalised text is also in train (see exact.cross_duplicates)."""
-    if not (train.spilled or val.spilled):
-        return cross_duplicates(train, val)
+def spilled_duplicates(train: SplitHashes, val: SplitHashes) -> Iterator[Match]:
+    """exact.cross_duplicates' Matches, in its order, of splits of which one at least has spilled."""
     return _spilled(_duplicates, train, val)
 
 
-def leaks(train: SplitHashes, val: SplitHashes) -> Iterable[Match]:
-    """Validation records whose prompt is in train with another answer (see exact.prompt_leaks)."""
-    if not (train.spilled or val.spilled):
-        return prompt_leaks(train, val)
+def spilled_leaks(train: SplitHashes, val: SplitHashes) -> Iterator[Match]:
+    """exact.prompt_leaks' Matches, in its order, of splits of which one at least has spilled."""
     return _spilled(_leaks, train, val)
 
 
-def repeat_groups(split: SplitHashes, reported: ReportedKeys) -> Iterable[Repeat]:
-    """Groups of identical records inside one split (see exact.repeats)."""
-    if not split.spilled:
-        return repeats(split, reported=reported)
+def spilled_repeats(split: SplitHashes, reported: ReportedKeys) -> Iterator[Repeat]:
+    """exact.repeats' groups, in its order, of a split that has spilled."""
     return _spilled(_repeats, split, reported)
 
 

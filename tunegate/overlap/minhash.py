@@ -34,8 +34,8 @@ from xxhash import xxh3_64_intdigest
 
 from tunegate.native import compiled
 from tunegate.overlap.numeric import np
+from tunegate.overlap.sketch import DENSIFY_ATTEMPTS, SEED, compiled_rows, densify_bytes
 
-SEED = 1  # fixed: the same data gives the same rows on every run and in every process
 WINDOW = 1 << 20  # bytes hashed per numpy pass
 EMPTY = 0xFFFFFFFF  # a bin no shingle fell into; real values are clamped below it
 LONG_WORD = 64  # bytes; longer words are hashed one by one
@@ -43,7 +43,6 @@ _SEPARATORS = b" \t\n\r\x0b\x0c"  # what bytes.split() splits on
 _LENGTH_MUL = np.uint64(0x9E3779B97F4A7C15)  # odd: a word's length enters its hash
 _CHUNK_MUL = np.uint64(0x100000001B3)  # the 64-bit FNV prime, for 8-byte chunks and for words in a shingle
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-_DENSIFY_ATTEMPTS = 4  # x num_perm; a bin still empty after that takes the next filled bin to its right
 
 
 class Rows(NamedTuple):
@@ -53,7 +52,7 @@ class Rows(NamedTuple):
 
 @lru_cache(maxsize=8)
 def _densify_table(num_perm: int) -> Any:
-    return np.random.default_rng(SEED).integers(0, num_perm, size=(num_perm, _DENSIFY_ATTEMPTS * num_perm))
+    return np.random.default_rng(SEED).integers(0, num_perm, size=(num_perm, DENSIFY_ATTEMPTS * num_perm))
 
 
 def _mix(x: Any) -> Any:
@@ -186,7 +185,7 @@ def shingle_values(texts: list[bytes], size: int) -> tuple[Any, Any]:
 def signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
     """One MinHash row per text (one permutation hashing with optimal densification)."""
     if compiled is not None:  # the same rows, text by text in compiled code (tunegate/native/minhash.c)
-        matrix, has = compiled.signatures(texts, shingle_size, num_perm, _densify_bytes(num_perm), xxh3_64_intdigest)
+        matrix, has = compiled_rows(texts, shingle_size, num_perm)
         return Rows(np.frombuffer(matrix, dtype=np.uint32).reshape(len(texts), num_perm),
                     np.frombuffer(has, dtype=bool))
     return python_signatures(texts, shingle_size, num_perm)
@@ -195,16 +194,9 @@ def signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
 def prepare(num_perm: int) -> None:
     """Make the densify table for `num_perm` now (it is cached): processes forked later share it."""
     if num_perm >= 1 and compiled is not None:
-        _densify_bytes(num_perm)
+        densify_bytes(num_perm)
     elif num_perm >= 1:
         _densify_table(num_perm)
-
-
-@lru_cache(maxsize=8)
-def _densify_bytes(num_perm: int) -> bytes:
-    """`_densify_table`'s values as the compiled loops take them (only they call this), drawn in C
-    as numpy.random draws them, without importing numpy.random (~12 ms)."""
-    return compiled.densify_table(SEED, num_perm, _DENSIFY_ATTEMPTS * num_perm)
 
 
 def python_signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:

@@ -11,7 +11,9 @@ streamed split is joined with it there, in fixed memory (tunegate.overlap.near_i
 `NearPass` does the work record by record: the overlap observer feeds it during the dataset
 stage's single read, and `find_near_duplicates` feeds it from the files when that read is not at
 hand. Each split's last batch waits until the pass's answer is asked for, so a read that the gate
-rejects at the dataset stage, as most small files are, never imports numpy.
+rejects at the dataset stage, as most small files are, never imports numpy; and where both splits
+are still whole in their last batch then, the compiled loops match them without numpy
+(tunegate.overlap.near_whole).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Any, NamedTuple
 
 from tunegate import progress
 from tunegate.dataset.split import iter_split
+from tunegate.native import compiled
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.shared_index import drop_index, load_index, share_index
@@ -166,11 +169,30 @@ class NearPass:
         return self.usable and len(self._done) == 2
 
     def result(self) -> NearResult:
-        if self.usable:  # the batches still waiting
+        if self.usable and self._all_held():
+            self._answer_held()
+        elif self.usable:  # the batches still waiting
             self._answer()
         pairs = [NearPair(val, train, round(sim, 4), n) for sim, val, train, n in
                  (self._best[k] for k in sorted(self._best))]
         return NearResult(pairs, self.index_role, self.candidates, self.seconds)
+
+    def _all_held(self) -> bool:
+        """Each split whole in its last batch, nothing sketched yet: the compiled loops can do it all."""
+        return (compiled is not None and self._held is not None and self._index_rows is None
+                and self._index is None and self._shared is None and len(self._done) == 2)
+
+    def _answer_held(self) -> None:
+        """Both splits' held batches matched in one compiled pass, without numpy (tunegate.overlap.near_whole)."""
+        from tunegate.overlap.near_whole import held_pairs
+
+        start = time.perf_counter()
+        found, candidates = held_pairs(self._held, (self._texts, self._places), self.settings)
+        self._held, self._texts, self._places, self._size = None, [], [], 0
+        self.candidates += candidates
+        for here, there, sim in found:  # here: the streamed split's record, there: the indexed one's
+            self._record(*((there, here) if self.index_role == "validation" else (here, there)), sim)
+        self.seconds += time.perf_counter() - start
 
     def _answer(self) -> None:
         """Sketch the batches still waiting and, for a spilled index, join the streamed split with it."""
@@ -210,7 +232,7 @@ class NearPass:
         if role == self.index_role:
             self._rows().keep(rows.matrix[rows.has], places_of(places))
         elif self._queries is not None:
-            from tunegate.overlap.lsh import band_layout
+            from tunegate.overlap.bands import band_layout
 
             self._queries.keep(rows.matrix[rows.has], places_of(places), band_layout(s.threshold, s.num_perm))
         else:
@@ -230,7 +252,7 @@ class NearPass:
         return True
 
     def _build_index(self) -> None:
-        from tunegate.overlap.lsh import band_layout
+        from tunegate.overlap.bands import band_layout
         from tunegate.overlap.near_join import QueryRows
 
         s = self.settings
@@ -240,7 +262,7 @@ class NearPass:
 
     def _join_on_disk(self, role: str) -> None:
         """The spilled index's pairs at or above the threshold, once the streamed split is on disk."""
-        from tunegate.overlap.lsh import band_layout
+        from tunegate.overlap.bands import band_layout
 
         s = self.settings
         found, self.candidates = self._queries.pairs(band_layout(s.threshold, s.num_perm), s.threshold)
@@ -285,7 +307,7 @@ def _prepare(settings: NearSettings) -> None:
     them done, where each did them again at its first part (~0.1 CPU s: numpy's import, 25 ms of
     band layout)."""
     from tunegate.overlap import minhash
-    from tunegate.overlap.lsh import band_layout
+    from tunegate.overlap.bands import band_layout
 
     band_layout(settings.threshold, settings.num_perm)
     minhash.prepare(settings.num_perm)

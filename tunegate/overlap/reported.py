@@ -39,6 +39,10 @@ class ReportedKeys:
             self.stored += len(self.keys)
             self.keys = array("q")
 
+    def in_memory(self) -> set[int] | None:
+        """Every key, as a set, while none has gone to disk; None once some have."""
+        return set(self.keys) if self.folder is None else None
+
     def blocks(self) -> Iterator[Any]:
         """Every key in order, in blocks of at most KEPT."""
         from tunegate.overlap.numeric import np

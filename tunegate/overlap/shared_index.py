@@ -33,7 +33,8 @@ def load_index(folder: str, settings: Any) -> tuple[Any, Any]:
     """The index a folder holds (memory-mapped), loaded once per process."""
     found = _LOADED.get(folder)
     if found is None:
-        from tunegate.overlap.lsh import BandIndex, band_layout
+        from tunegate.overlap.bands import band_layout
+        from tunegate.overlap.lsh import BandIndex
         from tunegate.overlap.numeric import np
 
         a = {name: np.load(Path(folder) / f"{name}.npy", mmap_mode="r")

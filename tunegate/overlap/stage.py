@@ -19,6 +19,7 @@ from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.split import SplitNames, feed_observers
 from tunegate.errors import TunegateError
 from tunegate.overlap.exact import Match, OverlapObserver, Repeat, SplitHashes
+from tunegate.overlap.joins import duplicates, leaks, repeat_groups
 from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
 from tunegate.overlap.reported import ReportedKeys
 from tunegate.pathguard import same_file
@@ -151,8 +152,6 @@ def _share_check(out: FindingCollector, names: SplitNames, stats: dict[str, Any]
 def _exact_pass(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
                 settings: OverlapSpec, reported: ReportedKeys) -> dict[str, Any]:
     """TG301, TG302 and TG304 from the joins, streamed: past a code's cap a match is only counted."""
-    from tunegate.overlap.buckets import duplicates, repeat_groups  # numpy: loaded once there are records
-
     start = time.perf_counter()
     dupes = 0
     for m in duplicates(train, val):
@@ -182,8 +181,6 @@ def _exact_pass(out: FindingCollector, names: SplitNames, train: SplitHashes, va
 def _prompt_leaks(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
                   settings: OverlapSpec) -> set[int]:
     """TG302 for each leak; the keys of the validation records that leak."""
-    from tunegate.overlap.buckets import leaks
-
     leaked: set[int] = set()
     severity = settings.prompt_leakage_severity
     for m in leaks(train, val):

@@ -1,0 +1,53 @@
+"""The near-duplicate pass of two splits that each fit in one batch, on plain bytes: no numpy.
+
+    found, candidates = held_pairs((index_texts, index_places), (query_texts, query_places), settings)
+
+A small check (the quickstart's 85 + 20 records) used to import numpy (~55 ms, a quarter of the
+whole command) to sketch one batch of each split. Here the compiled loops do all of it: the MinHash
+rows (tunegate/native/minhash.c, through tunegate.overlap.sketch), and the LSH candidate pairs with
+the columns where each pair's rows agree (tunegate/native/lsh.c `band_pairs`). The rows, the band
+keys and the pairs are those of minhash.signatures and lsh.BandIndex.candidates, and a pair's
+similarity is the same share of agreeing columns, so the findings are the numpy pass's
+(tests/overlap/test_near.py compares the two on real files).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tunegate.native import compiled
+from tunegate.overlap.bands import band_layout
+from tunegate.overlap.sketch import compiled_rows
+
+Place = tuple[int, int, bytes]  # a record's line, its key in its split, its exact hash
+
+
+def held_pairs(index: tuple[list[bytes], list[Place]], queries: tuple[list[bytes], list[Place]],
+               settings: Any) -> tuple[list[tuple[tuple[int, int], tuple[int, int], float]], int]:
+    """(query (line, key), index (line, key), similarity) of every pair at or above the threshold,
+    and the number of candidates checked; exact copies are left out (the exact pass reports them)."""
+    s = settings
+    index_rows, index_places = _rows(*index, s.shingle_size, s.num_perm)
+    query_rows, query_places = _rows(*queries, s.shingle_size, s.num_perm)
+    if not index_places or not query_places:
+        return [], 0
+    pairs, agree = compiled.band_pairs(index_rows, query_rows, s.num_perm, *band_layout(s.threshold, s.num_perm))
+    n, found, candidates = len(index_places), [], 0
+    for pair, same in zip(memoryview(pairs).cast("q"), memoryview(agree).cast("i")):
+        q, h = divmod(pair, n)
+        if query_places[q][2] == index_places[h][2]:
+            continue
+        candidates += 1
+        similarity = same / s.num_perm  # numpy's mean of the agreeing columns: the same division
+        if similarity >= s.threshold:
+            found.append((query_places[q][:2], index_places[h][:2], similarity))
+    return found, candidates
+
+
+def _rows(texts: list[bytes], places: list[Place], shingle_size: int, num_perm: int) -> tuple[bytes, list[Place]]:
+    """The MinHash rows of the texts with a word, and their places (a text without one has no row)."""
+    matrix, has = compiled_rows(texts, shingle_size, num_perm)
+    if all(has):
+        return matrix, places
+    width = 4 * num_perm
+    kept = [i for i, flag in enumerate(has) if flag]
+    return b"".join(matrix[i * width:(i + 1) * width] for i in kept), [places[i] for i in kept]
