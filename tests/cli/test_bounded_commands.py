@@ -76,6 +76,22 @@ def test_samples_reads_millions_of_gzip_records_in_bounded_memory(many_gzip, tmp
     assert done.stdout.startswith("3 of 2000000 records of "), done.stdout[:200]
 
 
+def test_samples_of_long_records_stay_in_bounded_memory(tmp_path, tiny_cache):
+    """20,000 records of ~2,500 characters (~1,000 tokens each): the audit kept every sampled record's
+    tokens as Python lists, 1,088 MB for 25,000 such records before."""
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda"]
+    train = tmp_path / "long.jsonl"
+    with train.open("wb") as out:
+        for i in range(20_000):
+            reply = " ".join(words[(i * 7 + k * 3) % len(words)] for k in range(400))
+            out.write(orjson.dumps({"messages": [{"role": "user", "content": f"question {i}: " + reply[:300]},
+                                                 {"role": "assistant", "content": reply}]}) + b"\n")
+    done = run_measured(tunegate_args("samples", spec_for(train, tmp_path), "-n", "3", "--json"), timeout_s=240)
+    assert done.returncode == 0, done.stderr
+    assert done.peak_mb <= LIMIT_MB, done.peak_mb
+    assert [s["why"] for s in json.loads(done.stdout)["samples"]] == ["shortest", "median", "longest"]
+
+
 def test_estimate_samples_a_json_array_spread_over_the_file(many_array, tmp_path):
     done = run_measured(tunegate_args("estimate", spec_for(many_array, tmp_path)))
     assert done.returncode == 0, done.stderr

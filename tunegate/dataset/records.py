@@ -337,26 +337,43 @@ def split_chats(files: Path | Sequence[Path], fmt: str = "auto") -> Iterator[Cha
 
 
 def read_chats(files: Path | Sequence[Path], limit: int | None = None, seed: int = 0,
-               fmt: str = "auto") -> RecordSample:
+               fmt: str = "auto", budget_chars: int | None = None) -> RecordSample:
     """The usable chat records of a split (a file, or several read in order), keeping a uniform
-    sample of `limit` of them.
+    sample of `limit` of them, and fewer where their message characters would pass `budget_chars`.
 
     Reservoir sampling keeps memory bounded by `limit` however large the split is, and the fixed
-    seed makes the sample (and so the report) the same on every run.
+    seed makes the sample (and so the report) the same on every run. A limit by count alone does not
+    bound memory when records are long (20,000 records of 5,000 characters), so past `budget_chars`
+    the reservoir is cut to a uniform subsample of itself that fits, and goes on at that size: a
+    uniform subsample of a uniform sample is uniform.
     """
     rng = random.Random(seed)
     kept: list[ChatRecord] = []
-    total = 0
+    total = chars = 0
     for record in split_chats(files, fmt):
         total += 1
         if limit is None or len(kept) < limit:
             kept.append(record)
-            continue
-        slot = rng.randrange(total)
-        if slot < limit:
+            chars += record.char_count()
+        else:
+            slot = rng.randrange(total)
+            if slot >= limit:
+                continue
+            chars += record.char_count() - kept[slot].char_count()
             kept[slot] = record
+        if budget_chars is not None and chars > budget_chars and len(kept) > 1:
+            kept, chars = _within(kept, chars, budget_chars, rng)
+            limit = len(kept)
     kept.sort(key=lambda r: (r.file, r.index))
-    return RecordSample(kept, total, sampled=limit is not None and total > limit)
+    return RecordSample(kept, total, sampled=len(kept) < total)
+
+
+def _within(kept: list[ChatRecord], chars: int, budget: int, rng: random.Random) -> tuple[list[ChatRecord], int]:
+    """A uniform subsample of `kept` sized to hold about three quarters of `budget` characters (room
+    to go on before the next cut), at least one record; and its characters."""
+    size = max(1, min(len(kept) - 1, int(len(kept) * 0.75 * budget / chars)))
+    smaller = rng.sample(kept, size)
+    return smaller, sum(r.char_count() for r in smaller)
 
 
 def message_chars(files: Path | Sequence[Path], fmt: str = "auto") -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,14 +20,14 @@ from typing import Any
 from tunegate.dataset.records import ChatRecord, read_chats
 from tunegate.facts import TokenFacts
 from tunegate.report import FindingCollector
-from tunegate.training import template_fields
-from tunegate.training.chat_tokens import IGNORE, EncodedChat, encode_chats, encode_plain
+from tunegate.training.chat_tokens import EncodedChat, TokenCounts, encode_chats, encode_plain
+from tunegate.training.split_judge import SplitJudge
 
 # Records tokenised per file. Rendering and tokenising ~20k chats takes a few seconds on one core;
 # beyond that a uniform sample of this size gives percentiles within a fraction of a percent.
 AUDIT_LIMIT = 20_000
 HISTOGRAM_BINS = 40  # enough to see a tail past max_seq_len, few enough to read in a report
-BATCH = 256  # conversations per call of the fast tokenizer
+BATCH, BATCH_CHARS = 256, 262_144  # conversations per batch of the audit, and their characters
 # Truncation's two warnings: a record cut at max_seq_len, its final reply cut. A sweep's table and
 # its MLflow runs list them first among a candidate's warnings (tunegate.tracking.warning_counts).
 RECORD_TRUNCATED, FINAL_REPLY_CUT = "TG511", "TG512"
@@ -37,7 +37,8 @@ TRUNCATION_CODES = (RECORD_TRUNCATED, FINAL_REPLY_CUT)
 @dataclass(frozen=True)
 class AuditedRecord:
     record: ChatRecord
-    encoded: EncodedChat | None  # None when the record is empty or the template rejects it
+    # None when the record is empty or the template rejects it; its counts alone when the audit let its tokens go
+    encoded: EncodedChat | TokenCounts | None
 
     @property
     def usable(self) -> bool:
@@ -47,30 +48,72 @@ class AuditedRecord:
 
 def audit_split(path: Path | Sequence[Path], shown: str | Sequence[str], tokenizer: Any, max_seq_len: int,
                 out: FindingCollector, limit: int = AUDIT_LIMIT, seed: int = 0, fmt: str = "auto",
-                loss_on: str = "replies") -> tuple[dict[str, Any], list[AuditedRecord]]:
+                loss_on: str = "replies", keep_tokens: bool = True,
+                budget_chars: int | None = None) -> tuple[dict[str, Any], list[AuditedRecord]]:
     """Audit one split (a file, or several read in order); add findings to `out` and return its stats
     and the audited records.
 
     `shown` is how findings name the file (one name per file for several): each record's findings
     name its own file. `loss_on` is training.loss_on: "all" trains every token of a conversation
-    (never of a prompt-completion record, whose prompt stays masked)."""
+    (never of a prompt-completion record, whose prompt stays masked). Records are encoded and judged a
+    batch at a time; with `keep_tokens` False each audited record keeps only its counts
+    (`TokenCounts`: `encoded_again` gives any of them its tokens back), and `budget_chars` bounds the
+    message characters of the sample kept (`read_chats`): together they bound the audit's memory
+    whatever the records' length. Findings and stats are the same either way."""
     names = [shown] if isinstance(shown, str) else list(shown)
-    sample = read_chats(path, limit=limit, seed=seed, fmt=fmt)
-    audited = _encode_all(sample.records, tokenizer, max_seq_len, out, names, loss_on == "all")
-    for item in audited:
-        _record_findings(item, max_seq_len, out, names)
+    sample = read_chats(path, limit=limit, seed=seed, fmt=fmt, budget_chars=budget_chars)
+    # Each kind of finding collected apart and merged in the order one pass over the whole list made them.
+    encoding, per_record = FindingCollector(out.stage, out.cap), FindingCollector(out.stage, out.cap)
+    judge = SplitJudge(tokenizer, names, out)
+    audited: list[AuditedRecord] = []
+    for batch in _batches(sample.records):
+        for item in encode_batch(batch, tokenizer, max_seq_len, encoding, names, loss_on == "all"):
+            _record_findings(item, max_seq_len, per_record, names)
+            judge.judge(item)
+            whole = keep_tokens or item.encoded is None
+            audited.append(item if whole else AuditedRecord(item.record, item.encoded.counts()))
+    out.absorb(encoding)
+    out.absorb(per_record)
     if loss_on == "all":
         _check_weights_kept(sample.records, out, names)
-    _check_replies_end(audited, tokenizer, out, names)
-    template_fields.check_tools(audited, tokenizer, out, names)
-    template_fields.check_reasoning(audited, tokenizer, out, names)
-    _check_bos_once(audited, tokenizer, out, names)
+    judge.report(out)
     if sample.sampled:
         out.add("TG531", "info", f"{' + '.join(names)} has {sample.total} records; the token audit tokenised a "
                 f"uniform sample of {len(sample.records)}, so counts below are for the sample",
                 "Nothing to fix; findings name records of the sample only.", file=names[0])
     stats = _stats(audited, sample.total, sample.sampled, max_seq_len)
     return stats, audited
+
+
+def encoded_again(audited: list[AuditedRecord], wanted: Sequence[int], tokenizer: Any, max_seq_len: int,
+                  loss_on: str = "replies") -> dict[int, AuditedRecord]:
+    """The audited records at positions `wanted` of an audit's list, with their tokens: encoded again
+    in the batches the audit encoded them in, so exactly as audited (a batch may render differently
+    from one record alone: one weighted record sends its whole batch down the by-prefix path)."""
+    found: dict[int, AuditedRecord] = {}
+    start = 0
+    for batch in _batches([a.record for a in audited]):
+        if any(start <= position < start + len(batch) for position in wanted):
+            again = encode_batch(batch, tokenizer, max_seq_len, FindingCollector("again"), ["again"], loss_on == "all")
+            found.update((start + offset, item) for offset, item in enumerate(again) if start + offset in wanted)
+        start += len(batch)
+    return found
+
+
+def _batches(records: list[ChatRecord]) -> Iterator[list[ChatRecord]]:
+    """Runs of at most BATCH records and, past the first, BATCH_CHARS characters: what one batch holds
+    encoded (~50 bytes a token) stays bounded however long the records are. Batches matter beyond
+    memory: one weighted record sends its whole batch down the by-prefix path (chat_tokens), so
+    every audit of a split (mini-run, full run, samples) cuts them by this one rule."""
+    start = chars = 0
+    for i, record in enumerate(records):
+        size = record.char_count()
+        if i > start and (i - start == BATCH or chars + size > BATCH_CHARS):
+            yield records[start:i]
+            start, chars = i, 0
+        chars += size
+    if start < len(records):
+        yield records[start:]
 
 
 def _render_errors() -> tuple[type[BaseException], ...]:
@@ -81,23 +124,21 @@ def _render_errors() -> tuple[type[BaseException], ...]:
     return (TemplateError, TypeError, ValueError, ArithmeticError, LookupError)
 
 
-def _encode_all(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
-                names: Sequence[str], train_all: bool = False) -> list[AuditedRecord]:
-    audited: list[AuditedRecord] = []
-    for start in range(0, len(records), BATCH):
-        chunk = [r for r in records[start:start + BATCH] if not r.plain]
-        every = [train_all and not r.completion_only for r in chunk]
-        try:
-            encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
-                                                                  max_seq_len, every, [r.tools for r in chunk]))
-        except _render_errors():
-            encoded = [_encode_one(tokenizer, r, max_seq_len, out, names, e) for r, e in zip(chunk, every)]
-        plain = [r for r in records[start:start + BATCH] if r.plain]
-        pairs = [(r.messages[0]["content"], r.messages[1]["content"]) for r in plain]
-        done = dict(zip(((r.file, r.index) for r in chunk + plain),
-                        encoded + list(encode_plain(tokenizer, pairs, max_seq_len))))
-        audited.extend(AuditedRecord(r, done[r.file, r.index]) for r in records[start:start + BATCH])
-    return audited
+def encode_batch(records: list[ChatRecord], tokenizer: Any, max_seq_len: int, out: FindingCollector,
+                 names: Sequence[str], train_all: bool = False) -> list[AuditedRecord]:
+    """One batch of records (at most BATCH) encoded, in their order; a record the template rejects is TG530."""
+    chunk = [r for r in records if not r.plain]
+    every = [train_all and not r.completion_only for r in chunk]
+    try:
+        encoded: list[EncodedChat | None] = list(encode_chats(tokenizer, [r.messages for r in chunk],
+                                                              max_seq_len, every, [r.tools for r in chunk]))
+    except _render_errors():
+        encoded = [_encode_one(tokenizer, r, max_seq_len, out, names, e) for r, e in zip(chunk, every)]
+    plain = [r for r in records if r.plain]
+    pairs = [(r.messages[0]["content"], r.messages[1]["content"]) for r in plain]
+    done = dict(zip(((r.file, r.index) for r in chunk + plain),
+                    encoded + list(encode_plain(tokenizer, pairs, max_seq_len))))
+    return [AuditedRecord(r, done[r.file, r.index]) for r in records]
 
 
 def _encode_one(tokenizer: Any, record: ChatRecord, max_seq_len: int, out: FindingCollector,
@@ -165,80 +206,6 @@ def _check_weights_kept(records: list[ChatRecord], out: FindingCollector, names:
                 "should be trained.", **weighted[0].place(names), key="training.loss_on")
 
 
-def _check_replies_end(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector,
-                       names: Sequence[str]) -> None:
-    """TG539 when trained replies end with no EOS or end-of-turn token: the model never learns to stop.
-
-    A reply's trained tokens end with what the template writes after it; a shipped template writes a
-    special token there (</s>, <|im_end|>, <|eot_id|>, <end_of_turn>). A reply cut by truncation is not
-    counted: its end is TG512's."""
-    stops = _stop_ids(tokenizer)
-    if not stops:
-        return
-    bad = [a for a in audited if a.encoded is not None and _reply_without_stop(a.encoded, stops)]
-    if not bad:
-        return
-    first = bad[0].record
-    out.add("TG539", "warning", f"{len(bad)} of {len(audited)} records have a trained reply that ends with no "
-            f"EOS ({tokenizer.eos_token!r}) or other special token, e.g. "
-            f"{_last_trained_text(tokenizer, bad[0].encoded)!r}: "
-            "the chat template writes no end-of-turn token after replies, so the model never learns to stop",
-            "End the assistant turn in the chat template with {{ eos_token }} (or the model's end-of-turn "
-            "token), as the model's own template does.", **first.place(names))
-
-
-def _check_bos_once(audited: list[AuditedRecord], tokenizer: Any, out: FindingCollector, names: Sequence[str]) -> None:
-    """TG541 when records start with two BOS tokens (a template writing bos_token beside a literal BOS):
-    the model is trained on a start it never sees when served. Tokenising never adds one here."""
-    bos = tokenizer.bos_token_id
-    bad = [a for a in audited if bos is not None and a.encoded is not None and a.encoded.input_ids[:2] == [bos, bos]]
-    if bad:
-        first = bad[0].record
-        out.add("TG541", "warning", f"{len(bad)} of {len(audited)} records start with the BOS token "
-                f"{tokenizer.bos_token!r} twice: the chat template writes it twice", "Write the BOS once in the "
-                "chat template ({{ bos_token }} or its literal text, not both); tunegate tokenises the rendered "
-                "text without adding another.", **first.place(names))
-
-
-def _stop_ids(tokenizer: Any) -> set[int]:
-    ids = set(getattr(tokenizer, "all_special_ids", None) or [])
-    for token_id, token in (getattr(tokenizer, "added_tokens_decoder", None) or {}).items():
-        if getattr(token, "special", False):
-            ids.add(token_id)
-    if tokenizer.eos_token_id is not None:
-        ids.add(tokenizer.eos_token_id)
-    if tokenizer.pad_token_id is not None and tokenizer.pad_token_id != tokenizer.eos_token_id:
-        ids.discard(tokenizer.pad_token_id)  # a pad token never ends a reply
-    return ids
-
-
-def _trained_runs(enc: EncodedChat) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for i, label in enumerate(enc.labels):
-        if label == IGNORE:
-            continue
-        if runs and runs[-1][1] == i:
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
-
-
-def _reply_without_stop(enc: EncodedChat, stops: set[int]) -> bool:
-    for start, stop in _trained_runs(enc):
-        if stop == len(enc.input_ids) and enc.final_reply_cut:
-            continue
-        if not any(enc.labels[i] in stops for i in range(start, stop)):
-            return True
-    return False
-
-
-def _last_trained_text(tokenizer: Any, enc: EncodedChat) -> str:
-    runs = [r for r in _trained_runs(enc) if not any(enc.labels[i] in _stop_ids(tokenizer) for i in range(*r))]
-    start, stop = runs[0]
-    return tokenizer.decode(enc.input_ids[max(start, stop - 6):stop])
-
-
 def _zero_trainable_message(enc: EncodedChat, max_seq_len: int) -> str:
     if enc.first_reply_token is None:
         return "the chat template marks no token of this record as the assistant's: 0 trainable tokens"
@@ -249,7 +216,7 @@ def _zero_trainable_message(enc: EncodedChat, max_seq_len: int) -> str:
 def _stats(audited: list[AuditedRecord], total: int, sampled: bool, max_seq_len: int) -> dict[str, Any]:
     encoded = [a.encoded for a in audited if a.encoded is not None]
     lengths = sorted(e.full_length for e in encoded)
-    kept = sum(len(e.input_ids) for e in encoded)
+    kept = sum(e.kept for e in encoded)
     trainable = sum(e.trainable_tokens for e in encoded)
     scale = total / len(audited) if audited else 0.0  # extrapolate a sample to the whole file
     return {
