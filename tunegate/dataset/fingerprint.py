@@ -205,19 +205,17 @@ class CanonicalPart:
     """The canonical JSONL of one part's records, for the parent's digest (see FingerprintObserver.join)."""
 
     def __init__(self, folder: str | None = None) -> None:
-        self._data = bytearray()
-        self._records = 0
+        self._lines: list[bytes] = []  # written out in one go (handoff.hand_over), never joined here
         self._folder = folder
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         self.observe_line(role, line, index, record, None)
 
     def observe_line(self, role: str, line: int, index: int, record: dict[str, Any], raw: bytes | None) -> None:
-        self._data += record_line(record, raw)
-        self._records += 1
+        self._lines.append(record_line(record, raw))
 
     def payload(self) -> tuple[tuple[str, Any], int]:
-        return hand_over(self._data, self._folder), self._records
+        return hand_over(self._lines, self._folder), len(self._lines)
 
 
 def fingerprint_file(path: Path | Sequence[Path]) -> Fingerprint:
