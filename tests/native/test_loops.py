@@ -365,6 +365,17 @@ def test_text_folded_sixteen_characters_at_a_time_is_the_definition(widen):
     assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text)
 
 
+@needs_native
+@pytest.mark.parametrize("late", ["\ufb01", "\uff21", "e\u0301", "\u1100\u1161"])  # ligature, full-width, mark, jamo
+def test_a_character_nfkc_changes_late_in_a_text_normalises_it_from_the_start(late):
+    # The fold meets such a character only after it has written the text so far (and grown its
+    # buffer): it must start the text again from its NFKC form, leaving earlier messages as they were.
+    for text in ("\u00e9" * 3000 + late, "Ω x " * 700 + late + " Ω", "😅" + "a" * 600 + late):
+        assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text)
+        record = {"messages": [msg("user", "Héllo  Wörld"), msg("user", text), msg("assistant", text + "!")]}
+        assert native.normalise_record(record, unicodedata.normalize) == tuple(python_normalise_record_bytes(record))
+
+
 LINES = DATA / "fingerprint" / "lines.jsonl"
 
 

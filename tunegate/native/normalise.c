@@ -135,7 +135,7 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
         const TYPE *chars = (const TYPE *)data;                                            \
         for (Py_ssize_t from = 0; from < n; from += STRETCH) {                             \
             Py_ssize_t to = from + STRETCH < n ? from + STRETCH : n;                       \
-            if (out_reserve(&out, (to - from) * 12 + 1) < 0) {                             \
+            if (out_reserve(&out, (to - from) * widest + 1) < 0) {                         \
                 *pout = out; /* bytes NULL: _PyBytes_Resize freed it */                    \
                 return -1;                                                                 \
             }                                                                              \
@@ -150,6 +150,11 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
                     at += !(space & last);                                                 \
                     last = space;                                                          \
                     continue;                                                              \
+                }                                                                          \
+                if (check && nfkc_unsafe(cp)) { /* NFKC first: the caller starts again */  \
+                    out.at = PyBytes_AS_STRING(out.bytes) + start;                         \
+                    *pout = out;                                                           \
+                    return 1;                                                              \
                 }                                                                          \
                 unsigned int entry = fold_entry(cp);                                       \
                 if (entry == TG_FOLD_SPACE) {                                              \
@@ -172,13 +177,25 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
 /* Each ASCII character folded (A-Z lowered; every whitespace character a space). */
 static unsigned char ascii_map[0x80];
 
-/* Fold, collapse and encode `text` (already NFKC), appended to `out`. */
-static int fold_into(Out *pout, PyObject *text) {
+static inline int nfkc_unsafe(Py_UCS4 cp) {
+    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
+    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
+}
+
+/* Fold, collapse and encode `text`, appended to `out`: 0 when done, -1 on an error. With `check`,
+ * 1 (nothing written) at the first character NFKC may change (the table fold_table.nfkc_unsafe
+ * marks): the text must be normalised first. The check rides along the fold, which looks at every
+ * non-ASCII character anyway, instead of a pass of its own over the text. */
+static int fold_into(Out *pout, PyObject *text, int check) {
     Out out = *pout;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t start = out.at - PyBytes_AS_STRING(out.bytes);
+    /* Room a character may need: one byte for ASCII text; a character that folds to three, each
+     * four bytes in UTF-8, otherwise (a plain guess of 12x would make every ASCII text grow its
+     * buffer again). */
+    Py_ssize_t widest = PyUnicode_IS_ASCII(text) ? 1 : 12;
     /* 1 after a space was written, and at the start: a space then is not kept, so runs collapse
      * to one space and leading ones go; a trailing one is dropped at the end. */
     int last = 1;
@@ -194,39 +211,17 @@ static int fold_into(Out *pout, PyObject *text) {
     return 0;
 }
 
-static inline int nfkc_unsafe(Py_UCS4 cp) {
-    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
-    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
-}
-
-/* Whether NFKC may change `text`: it holds a character the table marks (fold_table.nfkc_unsafe). */
-static int nfkc_may_change(PyObject *text) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    if (kind == PyUnicode_1BYTE_KIND) { /* Latin-1: a 256-bit look-up, no stage */
-        const Py_UCS1 *chars = data;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (chars[i] >= 0x80 && nfkc_unsafe(chars[i]))
-                return 1;
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 cp = PyUnicode_READ(kind, data, i);
-        if (cp >= 0x80 && nfkc_unsafe(cp))
-            return 1;
-    }
-    return 0;
-}
-
 /* normalize.normal_bytes(text), appended to `out`. */
 static int normal_into(Out *out, PyObject *text, PyObject *normalize) {
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0)
         return -1;
 #endif
-    if (PyUnicode_IS_ASCII(text) || !nfkc_may_change(text))
-        return fold_into(out, text); /* NFKC is the identity on ASCII, and on text of safe characters */
+    /* NFKC is the identity on ASCII, and on text of safe characters: folded as it is, unless the
+     * fold meets a character the table marks */
+    int folded = fold_into(out, text, !PyUnicode_IS_ASCII(text));
+    if (folded <= 0)
+        return folded;
     PyObject *call[2] = {NFKC, text};
     PyObject *normal = PyObject_Vectorcall(normalize, call, 2, NULL);
     if (normal == NULL)
@@ -236,7 +231,7 @@ static int normal_into(Out *out, PyObject *text, PyObject *normalize) {
         PyErr_SetString(PyExc_TypeError, "normalize must return str");
         return -1;
     }
-    int done = fold_into(out, normal);
+    int done = fold_into(out, normal, 0);
     Py_DECREF(normal);
     return done;
 }
