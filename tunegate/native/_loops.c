@@ -12,6 +12,8 @@ static PyMethodDef methods[] = {
      "numpy.random.default_rng(seed).integers(0, num_perm, (num_perm, columns)) as int64 bytes."},
     {"canonical_chat_line", canonical_chat_line, METH_O,
      "fingerprint.canonical_line of a {\"messages\": [{role, content}]} record, from its line; None for others."},
+    {"canonical_lines", (PyCFunction)(void (*)(void))canonical_lines, METH_FASTCALL,
+     "canonical_chat_line of many lines of a buffer: (bytes, i, at, line) where it stopped."},
     {"scan", (PyCFunction)(void (*)(void))scan_messages, METH_FASTCALL, "contract.scan, compiled."},
     {NULL, NULL, 0, NULL},
 };

@@ -59,6 +59,7 @@ PyObject *scan_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* canonical.c: fingerprint.canonical_line of a chat record, from its line */
 PyObject *canonical_chat_line(PyObject *self, PyObject *raw);
+PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* lsh.c: lsh.BandIndex's look-up */
 extern PyTypeObject BandTableType;
