@@ -393,6 +393,28 @@ def test_a_chat_line_is_copied_to_exactly_the_canonical_line_of_its_record():
 
 
 @needs_native
+def test_many_lines_are_copied_as_each_alone_and_the_copy_stops_where_a_line_is_left_to_orjson():
+    from array import array
+
+    raws = LINES.read_bytes().splitlines(keepends=True)
+    data = b"".join(raw + b"\n" for raw in raws)  # a blank line after each: line 2k + 1 holds raws[k]
+    numbers = array("q", range(1, 2 * len(raws), 2))
+    i, at, line, made = 0, 0, 1, []
+    while i < len(numbers):
+        chunk, i, at, line = native.canonical_lines(data, numbers, i, at, line)
+        made.append(chunk)
+        if i < len(numbers):  # stopped at a line the caller serialises: at its start, as it says
+            assert line == numbers[i] and data[at:].startswith(raws[i]) and native.canonical_chat_line(raws[i]) is None
+            made.append(b"<orjson>")
+            i, at, line = i + 1, at + len(raws[i]), line + 1
+    alone = [native.canonical_chat_line(raw) or b"<orjson>" for raw in raws]
+    assert b"".join(made) == b"".join(alone)
+    assert native.canonical_lines(data, array("q", [-1, 1]), 0, 0, 1) == (b"", 0, 0, 1)  # a line handed over
+    with pytest.raises(ValueError, match="past the data"):
+        native.canonical_lines(data, array("q", [2 * len(raws) + 5]), 0, 0, 1)
+
+
+@needs_native
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.text(), st.text()), max_size=4), st.sampled_from(["orjson", "ascii", "spaced"]))
 def test_any_chat_line_is_copied_to_its_canonical_line_or_left_to_orjson(messages, writer):

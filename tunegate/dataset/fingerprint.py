@@ -150,9 +150,9 @@ class SplitDigest:
         self._hash.update(record_line(record, raw))
         self.records += 1
 
-    def add_part(self, span: tuple[str, int, int], numbers: array, own: Sequence[Any]) -> None:
+    def add_part(self, span: tuple[str, int, int], numbers: array, own: Sequence[Any], buffer: bytearray) -> None:
         """Add a part's records as a worker saw them (tunegate.dataset.part_lines.hash_part)."""
-        hash_part(self._hash.update, span, numbers, own)
+        hash_part(self._hash.update, span, numbers, own, buffer)
         self.records += len(numbers)
 
     def result(self, file: str | None = None, files: list[str] | None = None) -> Fingerprint:
@@ -171,6 +171,7 @@ class FingerprintObserver:
         self.files = {role: split_files(paths) for role, paths in (files or {}).items()}
         self._digests: dict[str, SplitDigest] = {}
         self._folder: str | None = None  # where workers leave their parts' canonical JSONL
+        self._buffer = bytearray()  # a part's bytes, read again to copy its lines (tunegate.dataset.part_lines)
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         self.observe_line(role, line, index, record, None)
@@ -202,7 +203,7 @@ class FingerprintObserver:
                 own.append(view[at:at + size])
                 at += size
             try:
-                digest.add_part(span, numbers, own)
+                digest.add_part(span, numbers, own, self._buffer)
             finally:
                 own.clear()
                 view.release()  # before the map under it closes
