@@ -62,6 +62,18 @@ static inline unsigned int fold_entry(Py_UCS4 cp) {
     return tg_fold_stage2[tg_fold_stage1[cp / TG_FOLD_BLOCK] * TG_FOLD_BLOCK + cp % TG_FOLD_BLOCK];
 }
 
+static inline int nfkc_unsafe(Py_UCS4 cp) {
+    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
+    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
+}
+
+/* Both tables for the Basic Multilingual Plane in one (128 KB, made once): each character's fold
+ * entry (BMP_SPACE for whitespace) with BMP_UNSAFE set where NFKC may change it. Arabic, CJK or
+ * Cyrillic text then costs one load a character instead of four, each waiting on the one before. */
+#define BMP_UNSAFE 0x8000u
+#define BMP_SPACE 0x7FFFu
+static unsigned short bmp_entry[0x10000];
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define BLOCK16 1
@@ -151,12 +163,20 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
                     last = space;                                                          \
                     continue;                                                              \
                 }                                                                          \
-                if (check && nfkc_unsafe(cp)) { /* NFKC first: the caller starts again */  \
+                unsigned int entry, unsafe;                                                \
+                if (sizeof(TYPE) < 4 || cp < 0x10000) { /* one look-up: bmp_entry */       \
+                    entry = bmp_entry[cp];                                                 \
+                    unsafe = entry & BMP_UNSAFE;                                           \
+                    entry = (entry & ~BMP_UNSAFE) == BMP_SPACE ? TG_FOLD_SPACE : entry & ~BMP_UNSAFE; \
+                } else {                                                                   \
+                    entry = fold_entry(cp);                                                \
+                    unsafe = nfkc_unsafe(cp);                                              \
+                }                                                                          \
+                if (check && unsafe) { /* NFKC first: the caller starts again */           \
                     out.at = PyBytes_AS_STRING(out.bytes) + start;                         \
                     *pout = out;                                                           \
                     return 1;                                                              \
                 }                                                                          \
-                unsigned int entry = fold_entry(cp);                                       \
                 if (entry == TG_FOLD_SPACE) {                                              \
                     *at = ' ';                                                             \
                     at += !last;                                                           \
@@ -176,11 +196,6 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
 
 /* Each ASCII character folded (A-Z lowered; every whitespace character a space). */
 static unsigned char ascii_map[0x80];
-
-static inline int nfkc_unsafe(Py_UCS4 cp) {
-    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
-    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
-}
 
 /* Fold, collapse and encode `text`, appended to `out`: 0 when done, -1 on an error. With `check`,
  * 1 (nothing written) at the first character NFKC may change (the table fold_table.nfkc_unsafe
@@ -402,6 +417,12 @@ PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 
 int normalise_ready(void) { /* the tables and strings every call uses, made once */
+    for (Py_UCS4 cp = 0; cp < 0x10000; cp++) {
+        unsigned int entry = fold_entry(cp);
+        if (entry != TG_FOLD_SPACE && entry >= BMP_SPACE)
+            return -1; /* a table too large for the packed form: never with Unicode's ~1,500 folds */
+        bmp_entry[cp] = (unsigned short)((entry == TG_FOLD_SPACE ? BMP_SPACE : entry) | (nfkc_unsafe(cp) ? BMP_UNSAFE : 0));
+    }
     for (Py_UCS4 cp = 0; cp < 0x80; cp++) { /* ASCII folds to one ASCII character */
         unsigned int entry = fold_entry(cp);
         ascii_map[cp] = entry == TG_FOLD_SPACE ? ' ' : entry ? (unsigned char)tg_folds[entry][1] : (unsigned char)cp;
