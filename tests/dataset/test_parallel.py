@@ -278,6 +278,15 @@ def test_the_last_parts_are_cut_finer_and_the_parts_still_cover_the_file_at_line
     assert min(plain[:-1]) >= size and max(plain) < size + 100  # without a tail: every part ~size
 
 
+def test_a_part_ends_at_the_newline_of_a_line_longer_than_the_first_look_for_it(tmp_path):
+    path = tmp_path / "long.jsonl"
+    long_line = b'{"pad": "' + b"x" * 3_000_000 + b'"}\n'  # past the 64 KiB and the 1 MiB blocks read
+    path.write_bytes(b'{"n": 1}\n' * 10 + long_line + b'{"n": 2}\n' * 10)
+    spans = cut(path, 50, least=10)
+    assert spans[:3] == [(0, 54), (54, 90 + len(long_line)), (90 + len(long_line), 144 + len(long_line))]  # 9-byte lines
+    assert spans[-1][1] == path.stat().st_size
+
+
 def _cut_files(monkeypatch, files: dict[str, Path], forked: int, alongside: int) -> list[Path]:
     """The files `validate_dataset` reads in parts with two workers, at these thresholds."""
     from tunegate.dataset import stage
