@@ -116,6 +116,28 @@ def test_real_chat_records_normalise_as_the_definition_says():
                 assert native.normalise_record(record, unicodedata.normalize) == (None if want is None else tuple(want))
 
 
+def as_parts(norm) -> tuple[bytes, int, int] | None:
+    """A NormalBytes as normalise_parts gives it: (text, prompt_end, answer_start or -1)."""
+    if norm is None:
+        return None
+    if norm.answer is None:
+        return norm.prompt, len(norm.prompt), -1
+    return norm.text, len(norm.prompt), len(norm.text) - len(norm.answer)
+
+
+@needs_native
+def test_a_record_in_one_piece_is_its_normal_form_with_the_places_of_its_prompt_and_answer():
+    records = ODD_RECORDS + [orjson.loads(line) for path in (DATA / "overlap").glob("*.jsonl")
+                             for line in path.read_bytes().splitlines() if line.strip()]
+    for record in records:
+        want = python_normalise_record_bytes(record)
+        got = native.normalise_parts(record, unicodedata.normalize)
+        assert got == as_parts(want), repr(record)[:80]
+        if got is not None:
+            text, prompt_end, answer_start = got
+            assert text[:prompt_end] == want.prompt and (text[answer_start:] if answer_start >= 0 else None) == want.answer
+
+
 def texts_for_rows() -> list[bytes]:
     """Normalised records, and texts that take every branch: no word, fewer words than a shingle,
     words of every length up to and past the 64-byte chunked hash, a text longer than a window,

@@ -6,6 +6,8 @@ static PyMethodDef methods[] = {
     {"normal_bytes", (PyCFunction)(void (*)(void))normal_bytes, METH_FASTCALL, "normalize.normal_bytes, compiled."},
     {"normalise_record", (PyCFunction)(void (*)(void))normalise_record, METH_FASTCALL,
      "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
+    {"normalise_parts", (PyCFunction)(void (*)(void))normalise_parts, METH_FASTCALL,
+     "normalise_record in one piece: (text, prompt_end, answer_start) or None."},
     {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs) in a line."},
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
     {"densify_table", (PyCFunction)(void (*)(void))densify_table, METH_FASTCALL,

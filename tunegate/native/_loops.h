@@ -42,6 +42,7 @@ int normalise_ready(void);
 extern const char tg_unidata_version[]; /* the Unicode version its casefold table was taken from */
 PyObject *normal_bytes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *normalise_parts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* minhash.c: minhash.signatures */
 void minhash_ready(void);

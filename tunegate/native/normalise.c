@@ -361,39 +361,59 @@ static int append_message(Out *out, PyObject *message, int after, PyObject *norm
 /* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
  * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
  * assistant message; None when the record has no readable messages. */
+/* Every message of `record` as `role<TAB>text`, one per line, into a fresh `out`, with the last
+ * line's and its text's offsets: 1 when written, 0 when the record has no readable messages, -1
+ * on an error (out->bytes is then gone, as it is for 0). */
+static int write_record(PyObject *record, PyObject *normalize, Out *out, Py_ssize_t *line_start,
+                        Py_ssize_t *text_start) {
+    PyObject *messages = PyDict_Check(record) ? PyDict_GetItemWithError(record, MESSAGES) : NULL;
+    if (messages == NULL && PyErr_Occurred())
+        return -1;
+    if (messages == NULL || !PyList_Check(messages) || PyList_GET_SIZE(messages) == 0)
+        return 0;
+    if (out_open(out, 4096) < 0)
+        return -1;
+    *line_start = *text_start = 0;
+    Py_INCREF(messages); /* each message, role and text is held too while it is written */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages); i++) {
+        PyObject *message = PyList_GET_ITEM(messages, i);
+        Py_INCREF(message);
+        int written = append_message(out, message, i > 0, normalize, line_start, text_start);
+        Py_DECREF(message);
+        if (written <= 0) {
+            Py_DECREF(messages);
+            Py_XDECREF(out->bytes);
+            return written;
+        }
+    }
+    Py_DECREF(messages);
+    return 1;
+}
+
+/* Whether the last line written is a final assistant message (the record's answer). */
+static inline int ends_with_answer(const Out *out, Py_ssize_t line_start, Py_ssize_t text_start) {
+    return text_start - line_start - 1 == 9 && memcmp(PyBytes_AS_STRING(out->bytes) + line_start, "assistant", 9) == 0;
+}
+
+/* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
+ * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
+ * assistant message; None when the record has no readable messages. */
 PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "normalise_record(record, normalize: unicodedata.normalize)");
         return NULL;
     }
-    PyObject *record = args[0], *normalize = args[1];
-    PyObject *messages = PyDict_Check(record) ? PyDict_GetItemWithError(record, MESSAGES) : NULL;
-    if (messages == NULL && PyErr_Occurred())
-        return NULL;
-    if (messages == NULL || !PyList_Check(messages) || PyList_GET_SIZE(messages) == 0)
-        Py_RETURN_NONE;
     Out out;
-    if (out_open(&out, 4096) < 0)
-        return NULL;
-    Py_ssize_t line_start = 0, text_start = 0;
-    Py_INCREF(messages); /* each message, role and text is held too while it is written */
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages); i++) {
-        PyObject *message = PyList_GET_ITEM(messages, i);
-        Py_INCREF(message);
-        int written = append_message(&out, message, i > 0, normalize, &line_start, &text_start);
-        Py_DECREF(message);
-        if (written <= 0) {
-            Py_DECREF(messages);
-            Py_XDECREF(out.bytes);
-            if (written < 0)
-                return NULL;
-            Py_RETURN_NONE;
-        }
+    Py_ssize_t line_start, text_start;
+    int written = write_record(args[0], args[1], &out, &line_start, &text_start);
+    if (written <= 0) {
+        if (written < 0)
+            return NULL;
+        Py_RETURN_NONE;
     }
-    Py_DECREF(messages);
     const char *base = PyBytes_AS_STRING(out.bytes);
     Py_ssize_t end = out.at - base;
-    if (text_start - line_start - 1 == 9 && memcmp(base + line_start, "assistant", 9) == 0) {
+    if (ends_with_answer(&out, line_start, text_start)) {
         PyObject *answer = PyBytes_FromStringAndSize(base + text_start, end - text_start);
         out.at = (char *)base + (line_start ? line_start - 1 : 0);
         PyObject *prompt = answer ? out_close(&out) : NULL;
@@ -413,6 +433,32 @@ PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nar
     PyObject *pair = PyTuple_Pack(2, prompt, Py_None);
     Py_DECREF(prompt);
     return pair;
+}
+
+/* normalise_parts(record, normalize) -> (text, prompt_end, answer_start) | None: the same form in
+ * one piece, the whole record's text (NormalBytes.text) with where its parts lie: the prompt is
+ * text[:prompt_end], the answer text[answer_start:] (answer_start -1: no answer, the prompt is all).
+ * What the overlap observer hashes and sketches, without copying the answer out and the whole
+ * back together. */
+PyObject *normalise_parts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "normalise_parts(record, normalize: unicodedata.normalize)");
+        return NULL;
+    }
+    Out out;
+    Py_ssize_t line_start, text_start;
+    int written = write_record(args[0], args[1], &out, &line_start, &text_start);
+    if (written <= 0) {
+        if (written < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    int answered = ends_with_answer(&out, line_start, text_start);
+    Py_ssize_t prompt_end = answered ? (line_start ? line_start - 1 : 0) : out.at - PyBytes_AS_STRING(out.bytes);
+    PyObject *text = out_close(&out);
+    if (text == NULL)
+        return NULL;
+    return Py_BuildValue("(Nnn)", text, prompt_end, answered ? text_start : (Py_ssize_t)-1);
 }
 
 
