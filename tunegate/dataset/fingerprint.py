@@ -209,6 +209,7 @@ class FingerprintObserver:
                 view.release()  # before the map under it closes
 
     def finish(self, role: str) -> None:
+        self._buffer = bytearray()  # a part's bytes: the largest part's room, not kept past the split
         digest = self._digests.pop(role, None) or SplitDigest()
         self.sink[role] = _result(digest, self.files.get(role) or []).model_dump()
 
