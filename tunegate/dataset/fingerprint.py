@@ -17,7 +17,9 @@ columns (mlflow/mlflow#11560), so the frozen-validation rule relies on this one 
 The dataset stage hands the fingerprint each JSONL line along with its record: a chat record whose
 line already writes its strings as orjson would is copied from the line (its message keys put in
 order, whitespace dropped: tunegate/native/canonical.c) instead of serialised again; the bytes
-hashed, and so every digest, are the same either way.
+hashed, and so every digest, are the same either way. A file read in parts by worker processes is
+hashed here all the same, in file order: a worker sends each such record's line number and this
+process copies the line from the file (tunegate.dataset.part_lines).
 
 Numbers are hashed without loss: the readers hand on a number a double cannot hold (an integer
 beyond 64 bits, a decimal past 17 digits, an underflow) as a `Decimal`, written here as its exact

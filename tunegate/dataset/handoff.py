@@ -4,12 +4,13 @@
     payload = hand_over(chunks, folder)         # in a worker: the bytes (one object, or a list) written there
     with taken(payload) as buffer: ...          # in the gate's process: the bytes, mapped; then a spare
 
-A part's canonical JSONL is as large as the part (8 MB). Returned through the pool's pipe it is
-copied five times (bytes(), pickle, the pipe both ways, unpickle), ~0.4 CPU s of kernel time at
-200 MB; written once to tmpfs and mapped read-only by the receiver it is copied once. A worker hands
-over its lines as a list, written with one writev per IOV_MAX of them: gathered first into one
-buffer (a bytearray grown line by line) they were copied twice more. Where the
-file cannot be written (no room), the bytes travel through the pipe as before: same result.
+A part's canonical lines that a worker had to serialise itself (tunegate.dataset.part_lines: the
+others the gate's process copies from the file) can be as large as the part (8 MB). Returned through
+the pool's pipe they are copied five times (bytes(), pickle, the pipe both ways, unpickle), ~0.4 CPU
+s of kernel time at 200 MB; written once to tmpfs and mapped read-only by the receiver they are
+copied once. A worker hands over its lines as a list, written with one writev per IOV_MAX of them:
+gathered first into one buffer (a bytearray grown line by line) they were copied twice more. Where
+the file cannot be written (no room), the bytes travel through the pipe as before: same result.
 Files are reused: the receiver leaves each one as a spare that the next writer claims and writes
 over, so a steady read allocates its shared pages once.
 """
