@@ -112,6 +112,16 @@ def test_fingerprints_in_parts_are_those_of_one_read_whoever_makes_each_line(tmp
         assert part_prints == one_prints and one_prints["train"]["records"] > 4 * len(lines)
 
 
+def test_without_the_compiled_copy_every_line_travels_from_the_worker_to_the_same_fingerprint(tmp_path, monkeypatch):
+    from tunegate.dataset import fingerprint
+
+    path = mixed_file(tmp_path / "mixed.jsonl")
+    (_, one_prints, _), _ = read_both_ways({"train": path}, 4096)
+    monkeypatch.setattr(fingerprint, "from_file", None)  # an extension built before canonical_lines (forked workers see it)
+    _, (_, part_prints, _) = read_both_ways({"train": path}, 4096)
+    assert part_prints == one_prints
+
+
 def test_a_part_whose_lines_are_gone_when_the_parent_hashes_it_is_refused(tmp_path):
     from array import array
 
