@@ -125,17 +125,18 @@ def test_without_the_compiled_copy_every_line_travels_from_the_worker_to_the_sam
 def test_a_part_whose_lines_are_gone_when_the_parent_hashes_it_is_refused(tmp_path):
     from array import array
 
+    from tunegate.dataset.fingerprint import canonical_line
     from tunegate.dataset.part_lines import hash_part
     from tunegate.errors import UnreadableRecord
 
     path = tmp_path / "changing.jsonl"
     path.write_bytes(b'{"messages": []}\n' * 3)
     taken: list[bytes] = []
-    hash_part(taken.append, (str(path), 0, path.stat().st_size), array("q", [1, 2, 3]), [], bytearray())
+    hash_part(taken.append, (str(path), 0, path.stat().st_size), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
     assert b"".join(taken) == b'{"messages":[]}\n' * 3
     path.write_bytes(b'{"messages": []}\n')  # rewritten before the part was hashed
     with pytest.raises(UnreadableRecord, match="changed while it was read"):
-        hash_part(taken.append, (str(path), 0, 51), array("q", [1, 2, 3]), [], bytearray())
+        hash_part(taken.append, (str(path), 0, 51), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
 
 
 def test_a_blank_file_in_parts_is_still_a_file_without_records(tmp_path):

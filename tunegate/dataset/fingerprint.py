@@ -154,7 +154,7 @@ class SplitDigest:
 
     def add_part(self, span: tuple[str, int, int], numbers: array, own: Sequence[Any], buffer: bytearray) -> None:
         """Add a part's records as a worker saw them (tunegate.dataset.part_lines.hash_part)."""
-        hash_part(self._hash.update, span, numbers, own, buffer)
+        hash_part(self._hash.update, span, numbers, own, buffer, canonical_line)
         self.records += len(numbers)
 
     def result(self, file: str | None = None, files: list[str] | None = None) -> Fingerprint:

@@ -1,7 +1,7 @@
 """A part's canonical lines, made again in the gate's process from the part's own bytes in the file.
 
     numbers, own = array("q"), []      # in a worker: per record its line in the part, or -1-k for own[k]
-    hash_part(digest.update, (path, start, end), numbers, own, buffer)  # in the gate's process, in order
+    hash_part(digest.update, (path, start, end), numbers, own, buffer, canonical_line)  # the gate's process
 
 The digest is one SHA-256 stream over every record's canonical line in file order, so the gate's
 process hashes every part. A worker used to write each part's canonical lines to shared memory for
@@ -31,10 +31,11 @@ from_file = getattr(compiled, "canonical_lines", None)
 
 
 def hash_part(update: Callable[[Any], Any], span: tuple[str, int, int], numbers: array, own: Sequence[Any],
-              buffer: bytearray) -> None:
+              buffer: bytearray, serialise: Callable[[Any], bytes]) -> None:
     """Feed `update` the canonical lines of a part's records, in order: numbers[i] >= 0 is the line
     (1-based, in the part) whose own bytes make its canonical line; -1 - k stands for own[k].
-    `buffer` holds the part's bytes while they are needed (grown to the largest part, kept).
+    `buffer` holds the part's bytes while they are needed (grown to the largest part, kept);
+    `serialise` is the fingerprint's canonical_line, for a line canonical.c leaves to orjson.
 
     Raises UnreadableRecord when the part's lines are no longer there (the file changed during the read).
     """
@@ -47,7 +48,7 @@ def hash_part(update: Callable[[Any], Any], span: tuple[str, int, int], numbers:
         size = _read_into(buffer, path, start, end)
         at = len(BOM) if start == 0 and buffer[:len(BOM)] == BOM else 0  # skipped, as the reader does
         with memoryview(buffer)[:size] as data:
-            _hash_lines(update, data, buffer, at, numbers, own)
+            _hash_lines(update, data, buffer, at, numbers, own, serialise)
     except (OSError, ValueError, orjson.JSONDecodeError):
         raise UnreadableRecord(f"{shown(path)} changed while it was read: its fingerprint cannot be "
                                "taken; check it again once it is written") from None
@@ -70,7 +71,7 @@ def _read_into(buffer: bytearray, path: str, start: int, end: int) -> int:
 
 
 def _hash_lines(update: Callable[[Any], Any], data: memoryview, buffer: bytearray, at: int, numbers: array,
-                own: Sequence[Any]) -> None:
+                own: Sequence[Any], serialise: Callable[[Any], bytes]) -> None:
     """The loop of `hash_part` over a part's bytes (`data`, the start of `buffer`) from byte `at`."""
     i, line, count, size = 0, 1, len(numbers), len(data)
     while i < count:
@@ -83,12 +84,6 @@ def _hash_lines(update: Callable[[Any], Any], data: memoryview, buffer: bytearra
         if i < count and numbers[i] >= 0:  # a line canonical.c leaves to orjson: at and line are its start
             end = buffer.find(b"\n", at, size)
             end = size if end < 0 else end + 1
-            update(_serialised(data[at:end]))
+            update(serialise(orjson.loads(data[at:end])))  # the record the worker parsed: orjson's, unchanged
             i, at, line = i + 1, end, line + 1
 
-
-def _serialised(raw: memoryview) -> bytes:
-    """The canonical line of the record a worker parsed from `raw` (as it did: orjson, unchanged)."""
-    from tunegate.dataset.fingerprint import canonical_line
-
-    return canonical_line(orjson.loads(raw))
