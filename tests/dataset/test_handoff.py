@@ -66,3 +66,13 @@ def test_without_a_writable_folder_the_bytes_travel_themselves(tmp_path):
 def test_an_empty_part_needs_no_file(tmp_path):
     assert hand_over(bytearray(), str(tmp_path)) == ("bytes", b"")
     assert os.listdir(tmp_path) == []
+
+
+def test_lines_handed_over_as_a_list_arrive_as_one_stream_in_order():
+    owner = Owner()
+    folder = handoff_folder(owner)
+    lines = [b'{"n":%d}\n' % i for i in range(5000)]  # more pieces than one writev takes (IOV_MAX, 1024 on Linux)
+    kind, (path, length) = hand_over(lines, folder)
+    assert kind == "file" and length == len(b"".join(lines))
+    with taken((kind, (path, length))) as received:
+        assert bytes(received) == b"".join(lines)

@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.paths import DATA, ROOT
 from tunegate.dataset.fingerprint import FingerprintObserver
+from tunegate.dataset.records import BOM
 from tunegate.dataset import parallel
 from tunegate.dataset.parallel import WORKERS_ENV, worker_count
 from tunegate.dataset.segments import cut, splittable
@@ -96,6 +97,46 @@ def test_a_file_with_a_byte_order_mark_reads_the_same_in_parts(tmp_path):
     path.write_bytes((BAD / "bom.jsonl").read_bytes() + (GOOD / "emoji.jsonl").read_bytes() * 20)
     (one, _, _), (parts, _, _) = read_both_ways({"train": path}, 300)
     assert parts == one and one["findings"][0]["code"] == "TG244"
+
+
+def test_fingerprints_in_parts_are_those_of_one_read_whoever_makes_each_line(tmp_path):
+    # The parent copies a chat record's canonical line from the file; a worker sends the others
+    # (lines left to orjson, records made exact, other formats): a BOM, CRLF and a last line without
+    # a newline must not move either.
+    lines = (DATA / "fingerprint" / "lines.jsonl").read_bytes().splitlines(keepends=True)
+    body = b"".join(lines) + b'{"messages": [{"role": "user", "content": "1e400 is 1.5"}], "n": 1.5}\r\n\n'
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(BOM + body * 4 + b'{"messages": [{"role": "user", "content": "end"}]}')
+    for part_bytes in (60, 700):
+        (_, one_prints, _), (_, part_prints, _) = read_both_ways({"train": path}, part_bytes)
+        assert part_prints == one_prints and one_prints["train"]["records"] > 4 * len(lines)
+
+
+def test_without_the_compiled_copy_every_line_travels_from_the_worker_to_the_same_fingerprint(tmp_path, monkeypatch):
+    from tunegate.dataset import fingerprint
+
+    path = mixed_file(tmp_path / "mixed.jsonl")
+    (_, one_prints, _), _ = read_both_ways({"train": path}, 4096)
+    monkeypatch.setattr(fingerprint, "from_file", None)  # an extension built before canonical_lines (forked workers see it)
+    _, (_, part_prints, _) = read_both_ways({"train": path}, 4096)
+    assert part_prints == one_prints
+
+
+def test_a_part_whose_lines_are_gone_when_the_parent_hashes_it_is_refused(tmp_path):
+    from array import array
+
+    from tunegate.dataset.fingerprint import canonical_line
+    from tunegate.dataset.part_lines import hash_part
+    from tunegate.errors import UnreadableRecord
+
+    path = tmp_path / "changing.jsonl"
+    path.write_bytes(b'{"messages": []}\n' * 3)
+    taken: list[bytes] = []
+    hash_part(taken.append, (str(path), 0, path.stat().st_size), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
+    assert b"".join(taken) == b'{"messages":[]}\n' * 3
+    path.write_bytes(b'{"messages": []}\n')  # rewritten before the part was hashed
+    with pytest.raises(UnreadableRecord, match="changed while it was read"):
+        hash_part(taken.append, (str(path), 0, 51), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
 
 
 def test_a_blank_file_in_parts_is_still_a_file_without_records(tmp_path):
@@ -246,6 +287,15 @@ def test_the_last_parts_are_cut_finer_and_the_parts_still_cover_the_file_at_line
     assert max(lengths[-6:]) < size // 2 < min(lengths[:-9])  # quarters in the last 2 x size bytes
     plain = [end - start for start, end in cut(path, size)]
     assert min(plain[:-1]) >= size and max(plain) < size + 100  # without a tail: every part ~size
+
+
+def test_a_part_ends_at_the_newline_of_a_line_longer_than_the_first_look_for_it(tmp_path):
+    path = tmp_path / "long.jsonl"
+    long_line = b'{"pad": "' + b"x" * 3_000_000 + b'"}\n'  # past the 64 KiB and the 1 MiB blocks read
+    path.write_bytes(b'{"n": 1}\n' * 10 + long_line + b'{"n": 2}\n' * 10)
+    spans = cut(path, 50, least=10)
+    assert spans[:3] == [(0, 54), (54, 90 + len(long_line)), (90 + len(long_line), 144 + len(long_line))]  # 9-byte lines
+    assert spans[-1][1] == path.stat().st_size
 
 
 def _cut_files(monkeypatch, files: dict[str, Path], forked: int, alongside: int) -> list[Path]:

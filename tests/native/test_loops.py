@@ -116,6 +116,28 @@ def test_real_chat_records_normalise_as_the_definition_says():
                 assert native.normalise_record(record, unicodedata.normalize) == (None if want is None else tuple(want))
 
 
+def as_parts(norm) -> tuple[bytes, int, int] | None:
+    """A NormalBytes as normalise_parts gives it: (text, prompt_end, answer_start or -1)."""
+    if norm is None:
+        return None
+    if norm.answer is None:
+        return norm.prompt, len(norm.prompt), -1
+    return norm.text, len(norm.prompt), len(norm.text) - len(norm.answer)
+
+
+@needs_native
+def test_a_record_in_one_piece_is_its_normal_form_with_the_places_of_its_prompt_and_answer():
+    records = ODD_RECORDS + [orjson.loads(line) for path in (DATA / "overlap").glob("*.jsonl")
+                             for line in path.read_bytes().splitlines() if line.strip()]
+    for record in records:
+        want = python_normalise_record_bytes(record)
+        got = native.normalise_parts(record, unicodedata.normalize)
+        assert got == as_parts(want), repr(record)[:80]
+        if got is not None:
+            text, prompt_end, answer_start = got
+            assert text[:prompt_end] == want.prompt and (text[answer_start:] if answer_start >= 0 else None) == want.answer
+
+
 def texts_for_rows() -> list[bytes]:
     """Normalised records, and texts that take every branch: no word, fewer words than a shingle,
     words of every length up to and past the 64-byte chunked hash, a text longer than a window,
@@ -376,6 +398,17 @@ def test_text_folded_sixteen_characters_at_a_time_is_the_definition(widen):
     assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text)
 
 
+@needs_native
+@pytest.mark.parametrize("late", ["\ufb01", "\uff21", "e\u0301", "\u1100\u1161"])  # ligature, full-width, mark, jamo
+def test_a_character_nfkc_changes_late_in_a_text_normalises_it_from_the_start(late):
+    # The fold meets such a character only after it has written the text so far (and grown its
+    # buffer): it must start the text again from its NFKC form, leaving earlier messages as they were.
+    for text in ("\u00e9" * 3000 + late, "Ω x " * 700 + late + " Ω", "😅" + "a" * 600 + late):
+        assert native.normal_bytes(text, unicodedata.normalize) == python_normal_bytes(text)
+        record = {"messages": [msg("user", "Héllo  Wörld"), msg("user", text), msg("assistant", text + "!")]}
+        assert native.normalise_record(record, unicodedata.normalize) == tuple(python_normalise_record_bytes(record))
+
+
 LINES = DATA / "fingerprint" / "lines.jsonl"
 
 
@@ -390,6 +423,28 @@ def test_a_chat_line_is_copied_to_exactly_the_canonical_line_of_its_record():
             assert line == canonical_line(orjson.loads(raw)), raw
             copied += 1
     assert copied == 8  # the rest hold what orjson writes otherwise: left to it
+
+
+@needs_native
+def test_many_lines_are_copied_as_each_alone_and_the_copy_stops_where_a_line_is_left_to_orjson():
+    from array import array
+
+    raws = LINES.read_bytes().splitlines(keepends=True)
+    data = b"".join(raw + b"\n" for raw in raws)  # a blank line after each: line 2k + 1 holds raws[k]
+    numbers = array("q", range(1, 2 * len(raws), 2))
+    i, at, line, made = 0, 0, 1, []
+    while i < len(numbers):
+        chunk, i, at, line = native.canonical_lines(data, numbers, i, at, line)
+        made.append(chunk)
+        if i < len(numbers):  # stopped at a line the caller serialises: at its start, as it says
+            assert line == numbers[i] and data[at:].startswith(raws[i]) and native.canonical_chat_line(raws[i]) is None
+            made.append(b"<orjson>")
+            i, at, line = i + 1, at + len(raws[i]), line + 1
+    alone = [native.canonical_chat_line(raw) or b"<orjson>" for raw in raws]
+    assert b"".join(made) == b"".join(alone)
+    assert native.canonical_lines(data, array("q", [-1, 1]), 0, 0, 1) == (b"", 0, 0, 1)  # a line handed over
+    with pytest.raises(ValueError, match="past the data"):
+        native.canonical_lines(data, array("q", [2 * len(raws) + 5]), 0, 0, 1)
 
 
 @needs_native

@@ -118,3 +118,14 @@ def test_a_records_bytes_form_is_the_definition_encoded(messages):
     assert (got.prompt, got.answer) == (encoded(want.prompt), None if want.answer is None else encoded(want.answer))
     assert got.text == encoded(want.text)
     assert normalise_record(record) == want
+
+
+def test_the_parts_without_the_extension_are_those_of_the_bytes_form(monkeypatch):
+    # normal_parts (what the overlap observer hashes) falls back to normalise_record_bytes' pair.
+    records = [{"messages": [{"role": "user", "content": "Q  1"}, {"role": "Assistant", "content": "A"}]},
+               {"messages": [{"role": "assistant", "content": "only"}]}, {"messages": [{"role": "user", "content": "q"}]},
+               {"messages": []}]
+    compiled = [normalize.normal_parts(r) for r in records]
+    monkeypatch.setattr(normalize, "_parts", None)
+    assert [normalize.normal_parts(r) for r in records] == compiled == [
+        (b"user\tq 1\nassistant\ta", 8, 19), (b"assistant\tonly", 0, 10), (b"user\tq", 6, -1), None]

@@ -17,7 +17,9 @@ columns (mlflow/mlflow#11560), so the frozen-validation rule relies on this one 
 The dataset stage hands the fingerprint each JSONL line along with its record: a chat record whose
 line already writes its strings as orjson would is copied from the line (its message keys put in
 order, whitespace dropped: tunegate/native/canonical.c) instead of serialised again; the bytes
-hashed, and so every digest, are the same either way.
+hashed, and so every digest, are the same either way. A file read in parts by worker processes is
+hashed here all the same, in file order: a worker sends each such record's line number and this
+process copies the line from the file (tunegate.dataset.part_lines).
 
 Numbers are hashed without loss: the readers hand on a number a double cannot hold (an integer
 beyond 64 bits, a decimal past 17 digits, an underflow) as a `Decimal`, written here as its exact
@@ -29,6 +31,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from array import array
 from decimal import Decimal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,6 +41,7 @@ import orjson
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from tunegate.dataset.handoff import hand_over, handoff_folder, taken
+from tunegate.dataset.part_lines import from_file, hash_part
 from tunegate.dataset.split import iter_split
 from tunegate.errors import UnreadableRecord
 from tunegate.native import compiled
@@ -148,10 +152,10 @@ class SplitDigest:
         self._hash.update(record_line(record, raw))
         self.records += 1
 
-    def add_canonical(self, data: Any, records: int) -> None:
-        """Add the canonical JSONL of `records` records (what `add` would have hashed for each)."""
-        self._hash.update(data)
-        self.records += records
+    def add_part(self, span: tuple[str, int, int], numbers: array, own: Sequence[Any], buffer: bytearray) -> None:
+        """Add a part's records as a worker saw them (tunegate.dataset.part_lines.hash_part)."""
+        hash_part(self._hash.update, span, numbers, own, buffer, canonical_line)
+        self.records += len(numbers)
 
     def result(self, file: str | None = None, files: list[str] | None = None) -> Fingerprint:
         return Fingerprint(digest=self._hash.hexdigest(), records=self.records, file=file, files=files)
@@ -169,6 +173,7 @@ class FingerprintObserver:
         self.files = {role: split_files(paths) for role, paths in (files or {}).items()}
         self._digests: dict[str, SplitDigest] = {}
         self._folder: str | None = None  # where workers leave their parts' canonical JSONL
+        self._buffer = bytearray()  # a part's bytes, read again to copy its lines (tunegate.dataset.part_lines)
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         self.observe_line(role, line, index, record, None)
@@ -186,38 +191,59 @@ class FingerprintObserver:
             self._folder = handoff_folder(self)
         return CanonicalPart(self._folder)
 
-    def join(self, role: str, payload: tuple[tuple[str, Any], int], lines: int, records: int) -> None:
-        """Hash a part's canonical records, parts in file order: SHA-256 is one stream, so the
-        workers serialise and this process hashes (~1.5 GB/s with the CPU's SHA instructions)."""
+    def join(self, role: str, payload: tuple[Any, ...], lines: int, records: int) -> None:
+        """Hash a part's canonical records, parts in file order: SHA-256 is one stream, so this
+        process hashes (~1.5 GB/s with the CPU's SHA instructions), each record's line copied from
+        the file here or, where the worker made it, handed over (tunegate.dataset.part_lines)."""
         digest = self._digests.get(role)
         if digest is None:
             digest = self._digests[role] = SplitDigest()
-        handed, count = payload
+        span, numbers, handed, lengths = payload
         with taken(handed) as data:
-            digest.add_canonical(data, count)
+            view, own, at = memoryview(data), [], 0
+            for size in lengths:
+                own.append(view[at:at + size])
+                at += size
+            try:
+                digest.add_part(span, numbers, own, self._buffer)
+            finally:
+                own.clear()
+                view.release()  # before the map under it closes
 
     def finish(self, role: str) -> None:
+        self._buffer = bytearray()  # a part's bytes: the largest part's room, not kept past the split
         digest = self._digests.pop(role, None) or SplitDigest()
         self.sink[role] = _result(digest, self.files.get(role) or []).model_dump()
 
 
 class CanonicalPart:
-    """The canonical JSONL of one part's records, for the parent's digest (see FingerprintObserver.join)."""
+    """What the parent's digest needs of one part's records (see FingerprintObserver.join): the line
+    of each record whose canonical line its JSONL line makes (the parent copies it from the file),
+    the canonical lines of the others."""
 
     def __init__(self, folder: str | None = None) -> None:
-        self._data = bytearray()
-        self._records = 0
+        self._numbers = array("q")  # per record: its line in the part, or -1 - k for the k-th of _own
+        self._own: list[bytes] = []  # written out in one go (handoff.hand_over), never joined here
         self._folder = folder
+        self._span: tuple[str, int, int] | None = None
+
+    def reads(self, path: str, start: int, end: int) -> None:
+        """The bytes of the file this part is (told by the worker before its first record)."""
+        self._span = (path, start, end)
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         self.observe_line(role, line, index, record, None)
 
     def observe_line(self, role: str, line: int, index: int, record: dict[str, Any], raw: bytes | None) -> None:
-        self._data += record_line(record, raw)
-        self._records += 1
+        if raw is not None and from_file is not None and self._span is not None:
+            self._numbers.append(line)
+            return
+        self._numbers.append(-1 - len(self._own))
+        self._own.append(record_line(record, raw))
 
-    def payload(self) -> tuple[tuple[str, Any], int]:
-        return hand_over(self._data, self._folder), self._records
+    def payload(self) -> tuple[Any, ...]:
+        lengths = array("q", map(len, self._own))
+        return self._span, self._numbers, hand_over(self._own, self._folder), lengths
 
 
 def fingerprint_file(path: Path | Sequence[Path]) -> Fingerprint:

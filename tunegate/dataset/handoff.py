@@ -1,13 +1,16 @@
 """Bytes a worker process hands back to the gate's process through a file in shared memory.
 
     folder = handoff_folder()                   # in the gate's process, once per read
-    payload = hand_over(data, folder)           # in a worker: the bytes written to a file there
+    payload = hand_over(chunks, folder)         # in a worker: the bytes (one object, or a list) written there
     with taken(payload) as buffer: ...          # in the gate's process: the bytes, mapped; then a spare
 
-A part's canonical JSONL is as large as the part (8 MB). Returned through the pool's pipe it is
-copied five times (bytes(), pickle, the pipe both ways, unpickle), ~0.4 CPU s of kernel time at
-200 MB; written once to tmpfs and mapped read-only by the receiver it is copied once. Where the
-file cannot be written (no room), the bytes travel through the pipe as before: same result.
+A part's canonical lines that a worker had to serialise itself (tunegate.dataset.part_lines: the
+others the gate's process copies from the file) can be as large as the part (8 MB). Returned through
+the pool's pipe they are copied five times (bytes(), pickle, the pipe both ways, unpickle), ~0.4 CPU
+s of kernel time at 200 MB; written once to tmpfs and mapped read-only by the receiver they are
+copied once. A worker hands over its lines as a list, written with one writev per IOV_MAX of them:
+gathered first into one buffer (a bytearray grown line by line) they were copied twice more. Where
+the file cannot be written (no room), the bytes travel through the pipe as before: same result.
 Files are reused: the receiver leaves each one as a spare that the next writer claims and writes
 over, so a steady read allocates its shared pages once.
 """
@@ -27,6 +30,10 @@ from typing import Any
 _SHARED = "/dev/shm"  # tmpfs on Linux: the file never reaches a disk
 _SPARE = ".spare"  # a file a receiver is done with, for the next writer
 SPARES = 8  # spare files kept in a folder: about the parts in flight, so a steady read makes none
+try:  # the most buffers one writev takes
+    _IOV_MAX = max(16, os.sysconf("SC_IOV_MAX"))
+except (AttributeError, ValueError, OSError):
+    _IOV_MAX = 16
 
 
 def handoff_folder(owner: object) -> str:
@@ -37,15 +44,18 @@ def handoff_folder(owner: object) -> str:
     return folder
 
 
-def hand_over(data: bytearray, folder: str | None) -> tuple[str, Any]:
-    """("file", (path, length)) once `data` is written to a file in `folder`; ("bytes", data) otherwise.
+def hand_over(data: bytes | bytearray | list[bytes], folder: str | None) -> tuple[str, Any]:
+    """("file", (path, length)) once `data` (a buffer, or a list of them in order) is written to a
+    file in `folder`; ("bytes", its bytes) otherwise.
 
     A file the receiver is done with (`taken` leaves it as a spare) is written over rather than a
     new one made: its memory pages are already there, so they are neither zeroed for this part
     nor freed after it (that page churn cost about as much CPU as the SHA-256 of the bytes).
     """
-    if folder is None or not data:
-        return "bytes", bytes(data)
+    chunks = data if isinstance(data, list) else [data]
+    length = sum(map(len, chunks))
+    if folder is None or not length:
+        return "bytes", b"".join(chunks)
     path = _claim_spare(folder)
     try:
         if path is None:
@@ -53,14 +63,27 @@ def hand_over(data: bytearray, folder: str | None) -> tuple[str, Any]:
         else:
             fd = os.open(path, os.O_WRONLY)
     except OSError:
-        return "bytes", bytes(data)
+        return "bytes", b"".join(chunks)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        _write_all(fd, chunks)
     except OSError:  # tmpfs full: the pipe still works
         os.unlink(path)
-        return "bytes", bytes(data)
-    return "file", (path, len(data))
+        return "bytes", b"".join(chunks)
+    finally:
+        os.close(fd)
+    return "file", (path, length)
+
+
+def _write_all(fd: int, chunks: list[Any]) -> None:
+    """Write `chunks` in order at the start of `fd`: writev, IOV_MAX pieces a call, any short write resumed."""
+    for at in range(0, len(chunks), _IOV_MAX):
+        batch = chunks[at:at + _IOV_MAX]
+        written = os.writev(fd, batch)
+        wanted = sum(map(len, batch))
+        if written < wanted:  # a signal or a full disk cut it short: the rest, plainly
+            rest = memoryview(b"".join(batch))[written:]
+            while rest:
+                rest = rest[os.write(fd, rest):]
 
 
 def _claim_spare(folder: str) -> str | None:

@@ -210,6 +210,9 @@ def read_part(part: Part) -> PartResult:
     log = KeyLog()
     check = RecordChecks(out, reader.file, repeats=log, trains_all=part.trains_all)
     check.file_format = part.file_format  # fixed by the file's first record, as in one read
+    for observer in part.observers:  # an observer that reads the part's bytes again (the fingerprint's)
+        if hasattr(observer, "reads"):
+            observer.reads(part.path, part.start, part.end)
     observes, with_line = _feeds(part.observers)
     for line, index, raw, record in reader.records():
         seen = check(line, index, raw, record)

@@ -6,6 +6,8 @@ static PyMethodDef methods[] = {
     {"normal_bytes", (PyCFunction)(void (*)(void))normal_bytes, METH_FASTCALL, "normalize.normal_bytes, compiled."},
     {"normalise_record", (PyCFunction)(void (*)(void))normalise_record, METH_FASTCALL,
      "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
+    {"normalise_parts", (PyCFunction)(void (*)(void))normalise_parts, METH_FASTCALL,
+     "normalise_record in one piece: (text, prompt_end, answer_start) or None."},
     {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs) in a line."},
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
     {"band_pairs", (PyCFunction)(void (*)(void))band_pairs, METH_FASTCALL,
@@ -14,6 +16,8 @@ static PyMethodDef methods[] = {
      "numpy.random.default_rng(seed).integers(0, num_perm, (num_perm, columns)) as int64 bytes."},
     {"canonical_chat_line", canonical_chat_line, METH_O,
      "fingerprint.canonical_line of a {\"messages\": [{role, content}]} record, from its line; None for others."},
+    {"canonical_lines", (PyCFunction)(void (*)(void))canonical_lines, METH_FASTCALL,
+     "canonical_chat_line of many lines of a buffer: (bytes, i, at, line) where it stopped."},
     {"scan", (PyCFunction)(void (*)(void))scan_messages, METH_FASTCALL, "contract.scan, compiled."},
     {NULL, NULL, 0, NULL},
 };

@@ -42,6 +42,7 @@ int normalise_ready(void);
 extern const char tg_unidata_version[]; /* the Unicode version its casefold table was taken from */
 PyObject *normal_bytes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *normalise_parts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* minhash.c: minhash.signatures */
 void minhash_ready(void);
@@ -59,6 +60,7 @@ PyObject *scan_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 /* canonical.c: fingerprint.canonical_line of a chat record, from its line */
 PyObject *canonical_chat_line(PyObject *self, PyObject *raw);
+PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* lsh.c: lsh.BandIndex's look-up; band_pairs: the look-up and the agreement of two splits' rows */
 extern PyTypeObject BandTableType;

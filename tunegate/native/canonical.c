@@ -7,6 +7,13 @@
  *     canonical_line of the record that line parses to, b'{"messages":[{"content":...,"role":...}]}\n',
  *     copied from the line instead of re-serialised from the parsed objects. Anything else: None
  *     (the caller serialises the record), so the digest is always the canonical one.
+ * canonical_lines(data, numbers, i, at, line) -> (bytes, i, at, line)
+ *     The same for many lines of `data` (a part of a file, read again by the gate's process): for
+ *     numbers[i], numbers[i + 1], ... (ascending 1-based line numbers of `data`, counted from the
+ *     `line` that starts at byte `at`) their canonical lines one after another, until the numbers
+ *     end, a number is negative (a line the caller hands over itself) or a line is not such a chat
+ *     record (the caller serialises its record): then i, at and line say where it stopped, at that
+ *     line's start. A part's lines need no copy of their own and no Python call each.
  */
 #include "_loops.h"
 
@@ -138,21 +145,14 @@ static const char HEAD[] = "{\"messages\":[", CONTENT[] = "{\"content\":", ROLE[
 
 #define PUT(lit) (memcpy(at, lit, sizeof(lit) - 1), at += sizeof(lit) - 1)
 
-PyObject *canonical_chat_line(PyObject *self, PyObject *raw) {
-    if (!PyBytes_Check(raw)) {
-        PyErr_SetString(PyExc_TypeError, "canonical_chat_line(raw: bytes)");
-        return NULL;
-    }
-    Py_ssize_t size = PyBytes_GET_SIZE(raw);
-    Cursor c = {(const unsigned char *)PyBytes_AS_STRING(raw), (const unsigned char *)PyBytes_AS_STRING(raw) + size};
+/* The canonical line of the `size` bytes at `p` (one line) written at `at` (room for size + 1
+ * bytes: whitespace only goes, and a message's members only change places); its length, or -1
+ * when the line is not such a chat record. */
+static Py_ssize_t chat_line_into(const unsigned char *p, Py_ssize_t size, unsigned char *at) {
+    unsigned char *first = at;
+    Cursor c = {p, p + size};
     if (!take(&c, '{') || !take_key(&c, "\"messages\"", 10) || !take(&c, '['))
-        Py_RETURN_NONE;
-    /* The canonical line is never longer than the line and a newline: whitespace only goes, and
-     * a message's members only change places. */
-    PyObject *out = PyBytes_FromStringAndSize(NULL, size + 1);
-    if (out == NULL)
-        return NULL;
-    unsigned char *at = (unsigned char *)PyBytes_AS_STRING(out);
+        return -1;
     PUT(HEAD);
     skip_space(&c);
     if (c.at < c.end && *c.at == ']') {
@@ -162,9 +162,9 @@ PyObject *canonical_chat_line(PyObject *self, PyObject *raw) {
             const unsigned char *role, *content;
             Py_ssize_t role_n, content_n;
             if (i && !take(&c, ','))
-                goto other;
+                return -1;
             if (!message(&c, &role, &role_n, &content, &content_n))
-                goto other;
+                return -1;
             if (i)
                 *at++ = ',';
             PUT(CONTENT);
@@ -180,15 +180,99 @@ PyObject *canonical_chat_line(PyObject *self, PyObject *raw) {
         }
     }
     if (!take(&c, '}'))
-        goto other;
+        return -1;
     skip_space(&c);
     if (c.at != c.end)
-        goto other;
+        return -1;
     PUT(TAIL);
-    if (_PyBytes_Resize(&out, (char *)at - PyBytes_AS_STRING(out)) < 0)
+    return at - first;
+}
+
+PyObject *canonical_chat_line(PyObject *self, PyObject *raw) {
+    if (!PyBytes_Check(raw)) {
+        PyErr_SetString(PyExc_TypeError, "canonical_chat_line(raw: bytes)");
+        return NULL;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(raw);
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+    Cursor c = {p, p + size};
+    if (!take(&c, '{') || !take_key(&c, "\"messages\"", 10)) /* other records: no allocation */
+        Py_RETURN_NONE;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, size + 1);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t n = chat_line_into(p, size, (unsigned char *)PyBytes_AS_STRING(out));
+    if (n < 0) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    if (_PyBytes_Resize(&out, n) < 0)
         return NULL;
     return out;
-other:
-    Py_DECREF(out);
-    Py_RETURN_NONE;
+}
+
+/* Moves `at` past the line that starts there (its newline included, or to the end). */
+static inline Py_ssize_t line_end(const unsigned char *data, Py_ssize_t size, Py_ssize_t at) {
+    const unsigned char *nl = memchr(data + at, '\n', (size_t)(size - at));
+    return nl ? nl - data + 1 : size;
+}
+
+PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t i, at, line;
+    if (nargs != 5 || (i = PyLong_AsSsize_t(args[2])) < 0 || (at = PyLong_AsSsize_t(args[3])) < 0 ||
+        (line = PyLong_AsSsize_t(args[4])) < 1) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "canonical_lines(data, numbers: array('q'), i, at, line)");
+        return NULL;
+    }
+    Py_buffer data, numbers;
+    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &numbers, PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    PyObject *out = NULL, *result = NULL;
+    const unsigned char *p = data.buf;
+    const int64_t *wanted = numbers.buf;
+    Py_ssize_t n = numbers.len / 8, size = data.len;
+    if (numbers.itemsize != 8 || numbers.format == NULL || strcmp(numbers.format, "q") != 0 || at > size) {
+        PyErr_SetString(PyExc_ValueError, "canonical_lines: numbers must be an array('q'), at within data");
+        goto done;
+    }
+    /* Every line left, each a byte longer at most (its newline may be missing at the end). */
+    out = PyBytes_FromStringAndSize(NULL, size - at + (n > i ? n - i : 0));
+    if (out == NULL)
+        goto done;
+    unsigned char *to = (unsigned char *)PyBytes_AS_STRING(out), *first = to;
+    for (; i < n && wanted[i] >= 0; i++) {
+        if (wanted[i] < line) {
+            PyErr_SetString(PyExc_ValueError, "canonical_lines: line numbers must ascend");
+            goto done;
+        }
+        for (; line < wanted[i]; line++) {
+            if (at >= size) {
+                PyErr_Format(PyExc_ValueError, "canonical_lines: line %zd is past the data", (Py_ssize_t)wanted[i]);
+                goto done;
+            }
+            at = line_end(p, size, at);
+        }
+        if (at >= size) {
+            PyErr_Format(PyExc_ValueError, "canonical_lines: line %zd is past the data", (Py_ssize_t)wanted[i]);
+            goto done;
+        }
+        Py_ssize_t end = line_end(p, size, at), written = chat_line_into(p + at, end - at, to);
+        if (written < 0)
+            break; /* at and line: this line's start, for the caller */
+        to += written, at = end, line++;
+    }
+    if (_PyBytes_Resize(&out, to - first) < 0)
+        goto done;
+    result = Py_BuildValue("(Nnnn)", out, i, at, line);
+    out = NULL;
+done:
+    Py_XDECREF(out);
+    PyBuffer_Release(&numbers);
+    PyBuffer_Release(&data);
+    return result;
 }

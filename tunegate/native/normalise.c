@@ -62,6 +62,18 @@ static inline unsigned int fold_entry(Py_UCS4 cp) {
     return tg_fold_stage2[tg_fold_stage1[cp / TG_FOLD_BLOCK] * TG_FOLD_BLOCK + cp % TG_FOLD_BLOCK];
 }
 
+static inline int nfkc_unsafe(Py_UCS4 cp) {
+    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
+    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
+}
+
+/* Both tables for the Basic Multilingual Plane in one (128 KB, made once): each character's fold
+ * entry (BMP_SPACE for whitespace) with BMP_UNSAFE set where NFKC may change it. Arabic, CJK or
+ * Cyrillic text then costs one load a character instead of four, each waiting on the one before. */
+#define BMP_UNSAFE 0x8000u
+#define BMP_SPACE 0x7FFFu
+static unsigned short bmp_entry[0x10000];
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define BLOCK16 1
@@ -135,7 +147,7 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
         const TYPE *chars = (const TYPE *)data;                                            \
         for (Py_ssize_t from = 0; from < n; from += STRETCH) {                             \
             Py_ssize_t to = from + STRETCH < n ? from + STRETCH : n;                       \
-            if (out_reserve(&out, (to - from) * 12 + 1) < 0) {                             \
+            if (out_reserve(&out, (to - from) * widest + 1) < 0) {                         \
                 *pout = out; /* bytes NULL: _PyBytes_Resize freed it */                    \
                 return -1;                                                                 \
             }                                                                              \
@@ -151,7 +163,20 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
                     last = space;                                                          \
                     continue;                                                              \
                 }                                                                          \
-                unsigned int entry = fold_entry(cp);                                       \
+                unsigned int entry, unsafe;                                                \
+                if (sizeof(TYPE) < 4 || cp < 0x10000) { /* one look-up: bmp_entry */       \
+                    entry = bmp_entry[cp];                                                 \
+                    unsafe = entry & BMP_UNSAFE;                                           \
+                    entry = (entry & ~BMP_UNSAFE) == BMP_SPACE ? TG_FOLD_SPACE : entry & ~BMP_UNSAFE; \
+                } else {                                                                   \
+                    entry = fold_entry(cp);                                                \
+                    unsafe = nfkc_unsafe(cp);                                              \
+                }                                                                          \
+                if (check && unsafe) { /* NFKC first: the caller starts again */           \
+                    out.at = PyBytes_AS_STRING(out.bytes) + start;                         \
+                    *pout = out;                                                           \
+                    return 1;                                                              \
+                }                                                                          \
                 if (entry == TG_FOLD_SPACE) {                                              \
                     *at = ' ';                                                             \
                     at += !last;                                                           \
@@ -172,13 +197,20 @@ static inline int fold16(__m128i v, unsigned char *at, int *last) {
 /* Each ASCII character folded (A-Z lowered; every whitespace character a space). */
 static unsigned char ascii_map[0x80];
 
-/* Fold, collapse and encode `text` (already NFKC), appended to `out`. */
-static int fold_into(Out *pout, PyObject *text) {
+/* Fold, collapse and encode `text`, appended to `out`: 0 when done, -1 on an error. With `check`,
+ * 1 (nothing written) at the first character NFKC may change (the table fold_table.nfkc_unsafe
+ * marks): the text must be normalised first. The check rides along the fold, which looks at every
+ * non-ASCII character anyway, instead of a pass of its own over the text. */
+static int fold_into(Out *pout, PyObject *text, int check) {
     Out out = *pout;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t start = out.at - PyBytes_AS_STRING(out.bytes);
+    /* Room a character may need: one byte for ASCII text; a character that folds to three, each
+     * four bytes in UTF-8, otherwise (a plain guess of 12x would make every ASCII text grow its
+     * buffer again). */
+    Py_ssize_t widest = PyUnicode_IS_ASCII(text) ? 1 : 12;
     /* 1 after a space was written, and at the start: a space then is not kept, so runs collapse
      * to one space and leading ones go; a trailing one is dropped at the end. */
     int last = 1;
@@ -194,39 +226,17 @@ static int fold_into(Out *pout, PyObject *text) {
     return 0;
 }
 
-static inline int nfkc_unsafe(Py_UCS4 cp) {
-    unsigned int block = tg_nfkc_stage1[cp / TG_NFKC_BLOCK], bit = cp % TG_NFKC_BLOCK;
-    return (tg_nfkc_unsafe[block * (TG_NFKC_BLOCK / 8) + bit / 8] >> (bit % 8)) & 1;
-}
-
-/* Whether NFKC may change `text`: it holds a character the table marks (fold_table.nfkc_unsafe). */
-static int nfkc_may_change(PyObject *text) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    if (kind == PyUnicode_1BYTE_KIND) { /* Latin-1: a 256-bit look-up, no stage */
-        const Py_UCS1 *chars = data;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (chars[i] >= 0x80 && nfkc_unsafe(chars[i]))
-                return 1;
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 cp = PyUnicode_READ(kind, data, i);
-        if (cp >= 0x80 && nfkc_unsafe(cp))
-            return 1;
-    }
-    return 0;
-}
-
 /* normalize.normal_bytes(text), appended to `out`. */
 static int normal_into(Out *out, PyObject *text, PyObject *normalize) {
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(text) < 0)
         return -1;
 #endif
-    if (PyUnicode_IS_ASCII(text) || !nfkc_may_change(text))
-        return fold_into(out, text); /* NFKC is the identity on ASCII, and on text of safe characters */
+    /* NFKC is the identity on ASCII, and on text of safe characters: folded as it is, unless the
+     * fold meets a character the table marks */
+    int folded = fold_into(out, text, !PyUnicode_IS_ASCII(text));
+    if (folded <= 0)
+        return folded;
     PyObject *call[2] = {NFKC, text};
     PyObject *normal = PyObject_Vectorcall(normalize, call, 2, NULL);
     if (normal == NULL)
@@ -236,7 +246,7 @@ static int normal_into(Out *out, PyObject *text, PyObject *normalize) {
         PyErr_SetString(PyExc_TypeError, "normalize must return str");
         return -1;
     }
-    int done = fold_into(out, normal);
+    int done = fold_into(out, normal, 0);
     Py_DECREF(normal);
     return done;
 }
@@ -351,39 +361,59 @@ static int append_message(Out *out, PyObject *message, int after, PyObject *norm
 /* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
  * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
  * assistant message; None when the record has no readable messages. */
+/* Every message of `record` as `role<TAB>text`, one per line, into a fresh `out`, with the last
+ * line's and its text's offsets: 1 when written, 0 when the record has no readable messages, -1
+ * on an error (out->bytes is then gone, as it is for 0). */
+static int write_record(PyObject *record, PyObject *normalize, Out *out, Py_ssize_t *line_start,
+                        Py_ssize_t *text_start) {
+    PyObject *messages = PyDict_Check(record) ? PyDict_GetItemWithError(record, MESSAGES) : NULL;
+    if (messages == NULL && PyErr_Occurred())
+        return -1;
+    if (messages == NULL || !PyList_Check(messages) || PyList_GET_SIZE(messages) == 0)
+        return 0;
+    if (out_open(out, 4096) < 0)
+        return -1;
+    *line_start = *text_start = 0;
+    Py_INCREF(messages); /* each message, role and text is held too while it is written */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages); i++) {
+        PyObject *message = PyList_GET_ITEM(messages, i);
+        Py_INCREF(message);
+        int written = append_message(out, message, i > 0, normalize, line_start, text_start);
+        Py_DECREF(message);
+        if (written <= 0) {
+            Py_DECREF(messages);
+            Py_XDECREF(out->bytes);
+            return written;
+        }
+    }
+    Py_DECREF(messages);
+    return 1;
+}
+
+/* Whether the last line written is a final assistant message (the record's answer). */
+static inline int ends_with_answer(const Out *out, Py_ssize_t line_start, Py_ssize_t text_start) {
+    return text_start - line_start - 1 == 9 && memcmp(PyBytes_AS_STRING(out->bytes) + line_start, "assistant", 9) == 0;
+}
+
+/* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
+ * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
+ * assistant message; None when the record has no readable messages. */
 PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "normalise_record(record, normalize: unicodedata.normalize)");
         return NULL;
     }
-    PyObject *record = args[0], *normalize = args[1];
-    PyObject *messages = PyDict_Check(record) ? PyDict_GetItemWithError(record, MESSAGES) : NULL;
-    if (messages == NULL && PyErr_Occurred())
-        return NULL;
-    if (messages == NULL || !PyList_Check(messages) || PyList_GET_SIZE(messages) == 0)
-        Py_RETURN_NONE;
     Out out;
-    if (out_open(&out, 4096) < 0)
-        return NULL;
-    Py_ssize_t line_start = 0, text_start = 0;
-    Py_INCREF(messages); /* each message, role and text is held too while it is written */
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(messages); i++) {
-        PyObject *message = PyList_GET_ITEM(messages, i);
-        Py_INCREF(message);
-        int written = append_message(&out, message, i > 0, normalize, &line_start, &text_start);
-        Py_DECREF(message);
-        if (written <= 0) {
-            Py_DECREF(messages);
-            Py_XDECREF(out.bytes);
-            if (written < 0)
-                return NULL;
-            Py_RETURN_NONE;
-        }
+    Py_ssize_t line_start, text_start;
+    int written = write_record(args[0], args[1], &out, &line_start, &text_start);
+    if (written <= 0) {
+        if (written < 0)
+            return NULL;
+        Py_RETURN_NONE;
     }
-    Py_DECREF(messages);
     const char *base = PyBytes_AS_STRING(out.bytes);
     Py_ssize_t end = out.at - base;
-    if (text_start - line_start - 1 == 9 && memcmp(base + line_start, "assistant", 9) == 0) {
+    if (ends_with_answer(&out, line_start, text_start)) {
         PyObject *answer = PyBytes_FromStringAndSize(base + text_start, end - text_start);
         out.at = (char *)base + (line_start ? line_start - 1 : 0);
         PyObject *prompt = answer ? out_close(&out) : NULL;
@@ -405,8 +435,40 @@ PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return pair;
 }
 
+/* normalise_parts(record, normalize) -> (text, prompt_end, answer_start) | None: the same form in
+ * one piece, the whole record's text (NormalBytes.text) with where its parts lie: the prompt is
+ * text[:prompt_end], the answer text[answer_start:] (answer_start -1: no answer, the prompt is all).
+ * What the overlap observer hashes and sketches, without copying the answer out and the whole
+ * back together. */
+PyObject *normalise_parts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "normalise_parts(record, normalize: unicodedata.normalize)");
+        return NULL;
+    }
+    Out out;
+    Py_ssize_t line_start, text_start;
+    int written = write_record(args[0], args[1], &out, &line_start, &text_start);
+    if (written <= 0) {
+        if (written < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    int answered = ends_with_answer(&out, line_start, text_start);
+    Py_ssize_t prompt_end = answered ? (line_start ? line_start - 1 : 0) : out.at - PyBytes_AS_STRING(out.bytes);
+    PyObject *text = out_close(&out);
+    if (text == NULL)
+        return NULL;
+    return Py_BuildValue("(Nnn)", text, prompt_end, answered ? text_start : (Py_ssize_t)-1);
+}
+
 
 int normalise_ready(void) { /* the tables and strings every call uses, made once */
+    for (Py_UCS4 cp = 0; cp < 0x10000; cp++) {
+        unsigned int entry = fold_entry(cp);
+        if (entry != TG_FOLD_SPACE && entry >= BMP_SPACE)
+            return -1; /* a table too large for the packed form: never with Unicode's ~1,500 folds */
+        bmp_entry[cp] = (unsigned short)((entry == TG_FOLD_SPACE ? BMP_SPACE : entry) | (nfkc_unsafe(cp) ? BMP_UNSAFE : 0));
+    }
     for (Py_UCS4 cp = 0; cp < 0x80; cp++) { /* ASCII folds to one ASCII character */
         unsigned int entry = fold_entry(cp);
         ascii_map[cp] = entry == TG_FOLD_SPACE ? ' ' : entry ? (unsigned char)tg_folds[entry][1] : (unsigned char)cp;

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from xxhash import xxh3_128_digest
 
-from tunegate.overlap.normalize import NormalBytes, normalise_record_bytes
+from tunegate.overlap.normalize import NormalBytes, normal_parts
 from tunegate.overlap.reported import ReportedKeys
 from tunegate.overlap.spill import CHUNK_ROWS, RowStore, as_rows, spill_records
 
@@ -58,8 +58,20 @@ class SplitHashes:
     def add(self, line: int, index: int, norm: NormalBytes) -> bytes:
         """Hash one normalised record and keep its hashes and place; return its whole-record hash."""
         full, prompt, answer = record_hashes(norm)
+        return self._keep(line, index, full, prompt if norm.prompt and norm.answer is not None else NO_HASH, answer)
+
+    def add_parts(self, line: int, index: int, text: bytes, prompt_end: int, answer_start: int) -> bytes:
+        """`add` of the record in one piece (normalize.normal_parts: its whole text and where its
+        prompt and answer lie): the same hashes, from slices of the text instead of copies."""
+        view = memoryview(text)
+        prompt = xxh3_128_digest(view[:prompt_end])
+        answer = NO_HASH if answer_start < 0 else xxh3_128_digest(view[answer_start:])
+        return self._keep(line, index, xxh3_128_digest(prompt + answer),
+                          prompt if prompt_end and answer_start >= 0 else NO_HASH, answer)
+
+    def _keep(self, line: int, index: int, full: bytes, prompt: bytes, answer: bytes) -> bytes:
         self.full += full
-        self.prompt += prompt if norm.prompt and norm.answer is not None else NO_HASH
+        self.prompt += prompt
         self.answer += answer
         self.lines.append(line)
         self.indexes.append(index)
@@ -149,15 +161,15 @@ class OverlapObserver:
         start = time.perf_counter()
         split = self.split(role)
         split.seen += 1
-        norm = normalise_record_bytes(record)
-        if norm is None:
+        parts = normal_parts(record)
+        if parts is None:
             split.skipped += 1
             self.seconds += time.perf_counter() - start
             return
-        full = split.add(line, index, norm)
+        full = split.add_parts(line, index, *parts)
         self.seconds += time.perf_counter() - start
         if self.near is not None:  # its own clock: `near.seconds`
-            self.near.add(role, line, index, full, norm.text)
+            self.near.add(role, line, index, full, parts[0])
 
     def exact_repeat(self, role: str, index: int) -> None:
         found = self.exact_repeats.get(role)

@@ -114,6 +114,26 @@ def normalise_record_bytes(record: Any) -> NormalBytes | None:
     return python_normalise_record_bytes(record)
 
 
+def normal_parts(record: Any) -> tuple[bytes, int, int] | None:
+    """`normalise_record_bytes(record)` in one piece: (its `text`, where its prompt ends, where its
+    answer starts or -1 without one), so text[:prompt_end] is the prompt and text[answer_start:]
+    the answer. What the overlap observer hashes and sketches: no answer copied out, no whole
+    record put back together (None when the record has no readable messages)."""
+    if _parts is not None:  # tunegate/native/normalise.c
+        return _parts(record, unicodedata.normalize)  # type: ignore[no-any-return]
+    norm = normalise_record_bytes(record)
+    if norm is None:
+        return None
+    if norm.answer is None:
+        return norm.prompt, len(norm.prompt), -1
+    text = norm.text
+    return text, len(norm.prompt), len(text) - len(norm.answer)
+
+
+# An extension built before normalise_parts existed: the parts are taken from normalise_record's pair.
+_parts = getattr(compiled, "normalise_parts", None)
+
+
 def python_normalise_record_bytes(record: Any) -> NormalBytes | None:
     """The definition of `normalise_record_bytes`, in Python (see python_normal_bytes)."""
     messages = record.get("messages") if isinstance(record, dict) else None
