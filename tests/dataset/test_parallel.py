@@ -132,11 +132,31 @@ def test_a_part_whose_lines_are_gone_when_the_parent_hashes_it_is_refused(tmp_pa
     path = tmp_path / "changing.jsonl"
     path.write_bytes(b'{"messages": []}\n' * 3)
     taken: list[bytes] = []
-    hash_part(taken.append, (str(path), 0, path.stat().st_size), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
+    hash_part(taken.append, (str(path), 0, path.stat().st_size, None), array("q", [1, 2, 3]), [], bytearray(),
+              canonical_line)
     assert b"".join(taken) == b'{"messages":[]}\n' * 3
     path.write_bytes(b'{"messages": []}\n')  # rewritten before the part was hashed
     with pytest.raises(UnreadableRecord, match="changed while it was read"):
-        hash_part(taken.append, (str(path), 0, 51), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
+        hash_part(taken.append, (str(path), 0, 51, None), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
+
+
+def test_a_part_rewritten_in_place_after_the_worker_read_it_is_refused(tmp_path):
+    """The same size, other bytes: the parent would hash lines the checks never saw."""
+    import os
+    from array import array
+
+    from tunegate.dataset.fingerprint import canonical_line
+    from tunegate.dataset.part_lines import hash_part, stamp_of
+    from tunegate.errors import UnreadableRecord
+
+    path = tmp_path / "changing.jsonl"
+    path.write_bytes(b'{"messages": [1]}\n' * 3)
+    stamp = stamp_of(str(path))  # as the worker took it when it began the part
+    with path.open("r+b") as f:
+        f.write(b'{"messages": [2]}\n')
+    os.utime(path, ns=(stamp[2] + 10**9, stamp[2] + 10**9))  # as a write a tick later leaves it
+    with pytest.raises(UnreadableRecord, match="changed while it was read"):
+        hash_part([].append, (str(path), 0, stamp[1], stamp), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
 
 
 def test_a_blank_file_in_parts_is_still_a_file_without_records(tmp_path):

@@ -41,7 +41,7 @@ import orjson
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from tunegate.dataset.handoff import hand_over, handoff_folder, taken
-from tunegate.dataset.part_lines import from_file, hash_part
+from tunegate.dataset.part_lines import from_file, hash_part, stamp_of
 from tunegate.dataset.split import iter_split
 from tunegate.errors import UnreadableRecord
 from tunegate.native import compiled
@@ -152,7 +152,7 @@ class SplitDigest:
         self._hash.update(record_line(record, raw))
         self.records += 1
 
-    def add_part(self, span: tuple[str, int, int], numbers: array, own: Sequence[Any], buffer: bytearray) -> None:
+    def add_part(self, span: tuple[Any, ...], numbers: array, own: Sequence[Any], buffer: bytearray) -> None:
         """Add a part's records as a worker saw them (tunegate.dataset.part_lines.hash_part)."""
         hash_part(self._hash.update, span, numbers, own, buffer, canonical_line)
         self.records += len(numbers)
@@ -225,11 +225,16 @@ class CanonicalPart:
         self._numbers = array("q")  # per record: its line in the part, or -1 - k for the k-th of _own
         self._own: list[bytes] = []  # written out in one go (handoff.hand_over), never joined here
         self._folder = folder
-        self._span: tuple[str, int, int] | None = None
+        self._span: tuple[str, int, int, tuple[int, int, int] | None] | None = None
 
     def reads(self, path: str, start: int, end: int) -> None:
-        """The bytes of the file this part is (told by the worker before its first record)."""
-        self._span = (path, start, end)
+        """The bytes of the file this part is (told by the worker before its first record), and the
+        file's stamp then: the parent reads them again only from the same file, unwritten."""
+        try:
+            stamp = stamp_of(path)
+        except OSError:  # the worker's own read says what is wrong with the file
+            stamp = None
+        self._span = (path, start, end, stamp)
 
     def observe(self, role: str, line: int, index: int, record: dict[str, Any]) -> None:
         self.observe_line(role, line, index, record, None)

@@ -1,7 +1,7 @@
 """A part's canonical lines, made again in the gate's process from the part's own bytes in the file.
 
     numbers, own = array("q"), []      # in a worker: per record its line in the part, or -1-k for own[k]
-    hash_part(digest.update, (path, start, end), numbers, own, buffer, canonical_line)  # the gate's process
+    hash_part(digest.update, (path, start, end, stamp_of(path)), numbers, own, buffer, canonical_line)
 
 The digest is one SHA-256 stream over every record's canonical line in file order, so the gate's
 process hashes every part. A worker used to write each part's canonical lines to shared memory for
@@ -11,10 +11,13 @@ its line number: this process reads the part again (from the page cache, into on
 the whole read) and copies the lines from there in one compiled call a part. Only the other
 records' lines (another format, numbers made exact, a line canonical.c leaves to orjson) travel
 as bytes. The part is read, not mapped: a file cut short under a map would kill the process
-(SIGBUS), where a short read is a refusal (UnreadableRecord).
+(SIGBUS), where a short read is a refusal (UnreadableRecord). So is a file written or replaced
+since the worker began its part (its inode, size or modification time changed): the digest must
+cover the bytes the checks saw.
 """
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,7 +33,7 @@ from tunegate.pathguard import shown
 from_file = getattr(compiled, "canonical_lines", None)
 
 
-def hash_part(update: Callable[[Any], Any], span: tuple[str, int, int], numbers: array, own: Sequence[Any],
+def hash_part(update: Callable[[Any], Any], span: tuple[Any, ...], numbers: array, own: Sequence[Any],
               buffer: bytearray, serialise: Callable[[Any], bytes]) -> None:
     """Feed `update` the canonical lines of a part's records, in order: numbers[i] >= 0 is the line
     (1-based, in the part) whose own bytes make its canonical line; -1 - k stands for own[k].
@@ -43,9 +46,9 @@ def hash_part(update: Callable[[Any], Any], span: tuple[str, int, int], numbers:
         for n in numbers:
             update(own[-1 - n])
         return
-    path, start, end = span
+    path, start, end, stamp = span
     try:
-        size = _read_into(buffer, path, start, end)
+        size = _read_into(buffer, path, start, end, stamp)
         at = len(BOM) if start == 0 and buffer[:len(BOM)] == BOM else 0  # skipped, as the reader does
         with memoryview(buffer)[:size] as data:
             _hash_lines(update, data, buffer, at, numbers, own, serialise)
@@ -54,12 +57,23 @@ def hash_part(update: Callable[[Any], Any], span: tuple[str, int, int], numbers:
                                "taken; check it again once it is written") from None
 
 
-def _read_into(buffer: bytearray, path: str, start: int, end: int) -> int:
-    """Bytes [start, end) of the file into `buffer` (grown when too small); their count."""
+def stamp_of(path: str) -> tuple[int, int, int]:
+    """What changes when a file is written or replaced: its inode, size and modification time."""
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _read_into(buffer: bytearray, path: str, start: int, end: int, stamp: tuple[int, int, int] | None) -> int:
+    """Bytes [start, end) of the file into `buffer` (grown when too small); their count. ValueError
+    when the file is no longer the one `stamp` (taken where the worker began its part) describes:
+    the bytes read here must be the bytes the worker checked."""
     size = end - start
     if len(buffer) < size:
         buffer.extend(bytes(size - len(buffer)))
     with open(path, "rb", buffering=0) as f, memoryview(buffer)[:size] as into:
+        st = os.fstat(f.fileno())
+        if stamp is not None and (st.st_ino, st.st_size, st.st_mtime_ns) != stamp:
+            raise ValueError("the file was written since its part was read")
         f.seek(start)
         got = 0
         while got < size:
