@@ -64,12 +64,24 @@ def test_findings_judged_batch_by_batch_are_those_of_one_batch(tokenizer, monkey
     assert [f.model_dump() for f in batched.kept] == [f.model_dump() for f in whole.kept]
 
 
-def test_records_encoded_again_are_exactly_the_ones_the_audit_encoded(tokenizer, monkeypatch):
-    monkeypatch.setattr(token_audit, "BATCH", 3)  # the weighted record sends only its own batch down the by-prefix path
+def test_records_encoded_again_alone_are_exactly_the_ones_the_audit_encoded_in_its_batches(tokenizer):
+    """A record's encoding depends on it alone: the weighted record's batch-mate, encoded again on its own,
+    takes the same way and gets the same tokens and labels."""
     rendering, _, _, kept = audit(tokenizer, DATA / "train_weighted.jsonl", None, 256, "replies")
     _, _, _, light = audit(tokenizer, DATA / "train_weighted.jsonl", None, 256, "replies", keep_tokens=False)
-    again = encoded_again(light, range(len(light)), rendering, 256)
-    assert [again[i].encoded for i in range(len(light))] == [a.encoded for a in kept]
+    for i, item in enumerate(light):
+        [again] = encoded_again([item], rendering, 256)
+        assert again.encoded == kept[i].encoded
+
+
+def test_a_record_takes_the_same_way_in_any_batch(tokenizer):
+    from tunegate.training.chat_tokens import encode_chats
+
+    weighted = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello.", "weight": 0},
+                {"role": "user", "content": "Bye"}, {"role": "assistant", "content": "Bye."}]
+    plain = [{"role": "user", "content": "How are you?"}, {"role": "assistant", "content": "Fine."}]
+    together = encode_chats(tokenizer, [weighted, plain], 64)
+    assert together == encode_chats(tokenizer, [weighted], 64) + encode_chats(tokenizer, [plain], 64)
 
 
 def record(index: int, chars: int) -> ChatRecord:

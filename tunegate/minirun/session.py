@@ -24,7 +24,7 @@ from tunegate.training import model as base_model
 from tunegate.training.adapter_io import save_adapter
 from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad
 from tunegate.training.tiny_model import TINY_ID
-from tunegate.training.token_audit import AuditedRecord, audit_split, token_facts
+from tunegate.training.token_audit import AUDIT_CHARS, AuditedRecord, audit_split, encoded_again, token_facts
 from tunegate.training.tokenizer import TokenizerProblem, prepare_tokenizer
 
 
@@ -149,25 +149,33 @@ class MiniRun:
                      key="model.id")
 
     def _audit(self) -> tuple[list[AuditedRecord], list[AuditedRecord]]:
+        """Both splits' token audits, each record kept as its counts (the few the mini-run trains on
+        and evaluates are encoded again, `_batches`): a sample of long records kept as tokens took
+        ~1 GB (20,000 records of ~1,000 tokens)."""
         start = time.perf_counter()
         max_len, seed = self.spec.training.max_seq_len, self.spec.training.seed
         audits, found = {}, {}
+        pad, lost = self.tokenizer.pad_token_id, [0]
+
+        def count_lost(item: AuditedRecord) -> None:
+            if item.encoded is not None:
+                lost[0] += eos_labels_lost_to_pad([item.encoded], pad)
+
         for role in ("train", "validation"):
             paths = self.ctx.files[role]  # one file, or several read in order as one split
-            audits[role], found[role] = audit_split(paths, self._shown(role), self.tokenizer,
-                                                    max_len, self.out, seed=seed, fmt=self.spec.data.format,
-                                                    loss_on=self.spec.training.loss_on)
+            audits[role], found[role] = audit_split(
+                paths, self._shown(role), self.tokenizer, max_len, self.out, seed=seed, fmt=self.spec.data.format,
+                loss_on=self.spec.training.loss_on, keep_tokens=False, budget_chars=AUDIT_CHARS,
+                each=count_lost if role == "train" and self._pad_is_own_eos else None)
         self.stats["tokenize_s"] = round(time.perf_counter() - start, 3)
         self.stats["token_audit"] = audits
         self.ctx.facts.tokens = token_facts(audits["train"])
-        if self._pad_is_own_eos:
-            lost = eos_labels_lost_to_pad([a.encoded for a in found["train"] if a.encoded], self.tokenizer.pad_token_id)
-            if lost:
-                self.out.add("TG505", "warning", f"the pad token is the EOS token {self.tokenizer.eos_token!r}: a "
-                             f"collator that masks labels by pad id (DataCollatorForLanguageModeling) drops all "
-                             f"{lost} EOS labels of the training set, and the model never learns to stop",
-                             "Give the tokenizer a distinct pad token; tunegate masks padding by position, "
-                             "other trainers may not.", key="model.id")
+        if lost[0]:
+            self.out.add("TG505", "warning", f"the pad token is the EOS token {self.tokenizer.eos_token!r}: a "
+                         f"collator that masks labels by pad id (DataCollatorForLanguageModeling) drops all "
+                         f"{lost[0]} EOS labels of the training set, and the model never learns to stop",
+                         "Give the tokenizer a distinct pad token; tunegate masks padding by position, "
+                         "other trainers may not.", key="model.id")
         self._audited = found
         return found["train"], found["validation"]
 
@@ -247,12 +255,12 @@ class MiniRun:
         """TG546 (learned positions: the full run would crash) or TG547 (rotary: past what the model was
         trained on) when audited records are longer than the model's positions."""
         limit, learned = base_model.position_limit(model)
-        longest = max(((len(a.encoded.input_ids), role, a) for role, found in self._audited.items()
+        longest = max(((a.encoded.kept, role, a) for role, found in self._audited.items()
                        for a in found if a.encoded is not None), key=lambda x: x[0], default=None)
         if limit is None or longest is None or longest[0] <= limit:
             return True
         over = sum(1 for found in self._audited.values() for a in found
-                   if a.encoded is not None and len(a.encoded.input_ids) > limit)
+                   if a.encoded is not None and a.encoded.kept > limit)
         n, role, item = longest
         place = {**item.record.place(self._shown(role)), "key": "training.max_seq_len"}
         fix = (f"Set training.max_seq_len: {limit} (or less), or shorten the records; a model with more "
@@ -273,13 +281,15 @@ class MiniRun:
         """Training batches (packed rows when the spec packs, as the full run), the validation batch
         (never packed, as the full run evaluates), and the packed rows (None unpacked)."""
         micro, pad = self.spec.training.micro_batch_size, self.tokenizer.pad_token_id
+        max_len, loss_on = self.spec.training.max_seq_len, self.spec.training.loss_on
+        trained = [a.encoded for a in encoded_again(sample, self.tokenizer, max_len, loss_on)]
         rows = None
         if self.spec.training.packing:
-            batches, rows = packed.packed_batches([a.encoded for a in sample], self.spec.training.max_seq_len,
-                                                  micro, pad)
+            batches, rows = packed.packed_batches(trained, max_len, micro, pad)
         else:
-            batches = [collate([a.encoded for a in sample[i:i + micro]], pad) for i in range(0, len(sample), micro)]
-        usable_val = [a.encoded for a in val if a.usable][:micro]
+            batches = [collate(trained[i:i + micro], pad) for i in range(0, len(trained), micro)]
+        usable_val = [a.encoded for a in encoded_again([a for a in val if a.usable][:micro], self.tokenizer,
+                                                       max_len, loss_on)]
         return batches, (collate(usable_val, pad) if usable_val else None), rows
 
     def _load_model(self) -> Any:
@@ -397,7 +407,7 @@ def _rate(steps: list[minirun_steps.StepLog]) -> float | None:
 def pick_sample(usable: list[Any], size: int, micro: int, seed: int) -> list[Any]:
     """`size` records: the `micro` longest first (the peak-memory batch runs at step 1, so an OOM
     shows at once), then a seeded random draw of the rest."""
-    by_length = sorted(usable, key=lambda a: len(a.encoded.input_ids), reverse=True)
+    by_length = sorted(usable, key=lambda a: a.encoded.kept, reverse=True)
     longest, rest = by_length[:min(micro, size)], by_length[min(micro, size):]
     rest = sorted(rest, key=lambda a: (a.record.file, a.record.index))
     random.Random(seed).shuffle(rest)

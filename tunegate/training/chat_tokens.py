@@ -100,13 +100,21 @@ def encode_chats(tokenizer: Any, conversations: Sequence[Conversation], max_seq_
             for (ids, mask, unplaced), all_tokens in zip(_pairs(tokenizer, conversations, schemas), every)]
 
 
-def _pairs(tokenizer: Any, conversations: Sequence[Conversation], tools: list[Tools]) -> Any:
-    """(token ids, 1 where a reply's token is trained, replies not placed) of each conversation."""
-    weighted = any(m.get("weight") == 0 for conv in conversations for m in conv)
-    # One call renders the batch with one tools argument: only when no conversation has its own.
-    if has_generation_markers(tokenizer.chat_template) and not weighted and not any(tools):
-        return _with_masks(tokenizer, conversations)
-    return _encode_by_prefix(tokenizer, conversations, tools)
+def _pairs(tokenizer: Any, conversations: Sequence[Conversation], tools: list[Tools]) -> Iterator[Any]:
+    """(token ids, 1 where a reply's token is trained, replies not placed) of each conversation, in order.
+
+    A conversation whose template marks replies with {% generation %} and that has no reply weighted 0
+    and no tools of its own takes the template's masks (one call renders many with one tools
+    argument); any other is placed by prefix. Each conversation's way depends on it alone, so its
+    tokens are the same in any batch, or alone."""
+    marked = has_generation_markers(tokenizer.chat_template)
+    by_masks = [marked and not schemas and not any(m.get("weight") == 0 for m in conv)
+                for conv, schemas in zip(conversations, tools)]
+    masked = _with_masks(tokenizer, [c for c, m in zip(conversations, by_masks) if m])
+    prefixed = _encode_by_prefix(tokenizer, [c for c, m in zip(conversations, by_masks) if not m],
+                                 [t for t, m in zip(tools, by_masks) if not m])
+    for m in by_masks:
+        yield next(masked) if m else next(prefixed)
 
 
 def _with_masks(tokenizer: Any, conversations: Sequence[Conversation]) -> Iterator[tuple[list[int], list[int], tuple]]:

@@ -21,12 +21,8 @@ from tunegate.pathguard import shown
 from tunegate.report import FindingCollector
 from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import IGNORE, EncodedChat
-from tunegate.training.token_audit import AuditedRecord, audit_split, encoded_again
+from tunegate.training.token_audit import AUDIT_CHARS, AuditedRecord, audit_split, encoded_again
 from tunegate.training.tokenizer import TokenizerProblem, prepare_tokenizer
-
-
-# Message characters of the records the audit keeps: ~8-32 MB of text however long the records are.
-SAMPLE_CHARS = 8_000_000
 
 
 @dataclass(frozen=True)
@@ -113,7 +109,7 @@ def _tokenizer(spec: Spec, torch_free: bool = False) -> Any:
 def pick_samples(spec: Spec, tokenizer: Any, split: str, n: int, seed: int) -> tuple[list[Sample], dict[str, Any]]:
     """The token audit of the split's files (its stats) and `n` representative records of it.
 
-    The audit keeps each record's counts, not its tokens, and a sample of at most SAMPLE_CHARS
+    The audit keeps each record's counts, not its tokens, and a sample of at most AUDIT_CHARS
     characters; only the picked records are encoded again with their tokens: `samples` stays in
     bounded memory however long the records are (1,088 MB for 25,000 records of ~1,000 tokens before)."""
     paths = spec.data.files(split)
@@ -122,12 +118,10 @@ def pick_samples(spec: Spec, tokenizer: Any, split: str, n: int, seed: int) -> t
     with progress.step(f"token audit of {' + '.join(shown(p.name) for p in paths)}"):
         stats, audited = audit_split(paths, [str(p) for p in paths], tokenizer, spec.training.max_seq_len,
                                      FindingCollector("samples"), seed=seed, fmt=spec.data.format,
-                                     loss_on=spec.training.loss_on, keep_tokens=False, budget_chars=SAMPLE_CHARS)
+                                     loss_on=spec.training.loss_on, keep_tokens=False, budget_chars=AUDIT_CHARS)
     picked = representative(audited, n, seed)
-    where = {id(a): position for position, a in enumerate(audited)}
-    again = encoded_again(audited, [where[id(s.audited)] for s in picked], tokenizer, spec.training.max_seq_len,
-                          spec.training.loss_on)
-    return [Sample(s.why, again[where[id(s.audited)]]) for s in picked], stats
+    again = encoded_again([s.audited for s in picked], tokenizer, spec.training.max_seq_len, spec.training.loss_on)
+    return [Sample(s.why, item) for s, item in zip(picked, again)], stats
 
 
 def sample_text(sample: Sample, tokenizer: Any, max_seq_len: int, colour: bool,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,9 @@ from tunegate.training.split_judge import SplitJudge
 AUDIT_LIMIT = 20_000
 HISTOGRAM_BINS = 40  # enough to see a tail past max_seq_len, few enough to read in a report
 BATCH, BATCH_CHARS = 256, 262_144  # conversations per batch of the audit, and their characters
+# Message characters of the sample an audit that lets tokens go keeps (samples, the mini-run): ~8-32 MB
+# of text however long the records are; 20,000 records of 5,000 characters would be 100 MB.
+AUDIT_CHARS = 8_000_000
 # Truncation's two warnings: a record cut at max_seq_len, its final reply cut. A sweep's table and
 # its MLflow runs list them first among a candidate's warnings (tunegate.tracking.warning_counts).
 RECORD_TRUNCATED, FINAL_REPLY_CUT = "TG511", "TG512"
@@ -48,8 +51,8 @@ class AuditedRecord:
 
 def audit_split(path: Path | Sequence[Path], shown: str | Sequence[str], tokenizer: Any, max_seq_len: int,
                 out: FindingCollector, limit: int = AUDIT_LIMIT, seed: int = 0, fmt: str = "auto",
-                loss_on: str = "replies", keep_tokens: bool = True,
-                budget_chars: int | None = None) -> tuple[dict[str, Any], list[AuditedRecord]]:
+                loss_on: str = "replies", keep_tokens: bool = True, budget_chars: int | None = None,
+                each: Callable[[AuditedRecord], Any] | None = None) -> tuple[dict[str, Any], list[AuditedRecord]]:
     """Audit one split (a file, or several read in order); add findings to `out` and return its stats
     and the audited records.
 
@@ -59,7 +62,8 @@ def audit_split(path: Path | Sequence[Path], shown: str | Sequence[str], tokeniz
     batch at a time; with `keep_tokens` False each audited record keeps only its counts
     (`TokenCounts`: `encoded_again` gives any of them its tokens back), and `budget_chars` bounds the
     message characters of the sample kept (`read_chats`): together they bound the audit's memory
-    whatever the records' length. Findings and stats are the same either way."""
+    whatever the records' length. Findings and stats are the same either way. `each` is called with
+    every audited record while it still has its tokens."""
     names = [shown] if isinstance(shown, str) else list(shown)
     sample = read_chats(path, limit=limit, seed=seed, fmt=fmt, budget_chars=budget_chars)
     # Each kind of finding collected apart and merged in the order one pass over the whole list made them.
@@ -70,6 +74,8 @@ def audit_split(path: Path | Sequence[Path], shown: str | Sequence[str], tokeniz
         for item in encode_batch(batch, tokenizer, max_seq_len, encoding, names, loss_on == "all"):
             _record_findings(item, max_seq_len, per_record, names)
             judge.judge(item)
+            if each is not None:
+                each(item)
             whole = keep_tokens or item.encoded is None
             audited.append(item if whole else AuditedRecord(item.record, item.encoded.counts()))
     out.absorb(encoding)
@@ -85,26 +91,20 @@ def audit_split(path: Path | Sequence[Path], shown: str | Sequence[str], tokeniz
     return stats, audited
 
 
-def encoded_again(audited: list[AuditedRecord], wanted: Sequence[int], tokenizer: Any, max_seq_len: int,
-                  loss_on: str = "replies") -> dict[int, AuditedRecord]:
-    """The audited records at positions `wanted` of an audit's list, with their tokens: encoded again
-    in the batches the audit encoded them in, so exactly as audited (a batch may render differently
-    from one record alone: one weighted record sends its whole batch down the by-prefix path)."""
-    found: dict[int, AuditedRecord] = {}
-    start = 0
-    for batch in _batches([a.record for a in audited]):
-        if any(start <= position < start + len(batch) for position in wanted):
-            again = encode_batch(batch, tokenizer, max_seq_len, FindingCollector("again"), ["again"], loss_on == "all")
-            found.update((start + offset, item) for offset, item in enumerate(again) if start + offset in wanted)
-        start += len(batch)
-    return found
+def encoded_again(items: Sequence[AuditedRecord], tokenizer: Any, max_seq_len: int,
+                  loss_on: str = "replies") -> list[AuditedRecord]:
+    """`items` of an audit that let their tokens go, with their tokens, in order: encoded again, exactly
+    as audited, since a record's encoding depends on it alone (tunegate.training.chat_tokens._pairs)."""
+    again: list[AuditedRecord] = []
+    for batch in _batches([a.record for a in items]):
+        again.extend(encode_batch(batch, tokenizer, max_seq_len, FindingCollector("again"), ["again"],
+                                  loss_on == "all"))
+    return again
 
 
 def _batches(records: list[ChatRecord]) -> Iterator[list[ChatRecord]]:
     """Runs of at most BATCH records and, past the first, BATCH_CHARS characters: what one batch holds
-    encoded (~50 bytes a token) stays bounded however long the records are. Batches matter beyond
-    memory: one weighted record sends its whole batch down the by-prefix path (chat_tokens), so
-    every audit of a split (mini-run, full run, samples) cuts them by this one rule."""
+    encoded (~50 bytes a token) stays bounded however long the records are."""
     start = chars = 0
     for i, record in enumerate(records):
         size = record.char_count()
