@@ -19,10 +19,7 @@ from tunegate.overlap.numeric import np
 from tunegate.overlap.spill import private_folder, write_rows
 
 NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
-# MinHash rows an index keeps in memory: 16k rows at 128 permutations. Its band table and sorted keys
-# take ~2.5 times the rows again: at 32 MB (65k rows) a check of 1.1 GB with a 110 MB validation
-# file (30k rows) peaked at 155 MB, at 8 MB 111 MB, for 7.5 % more CPU there (the join on disk).
-NEAR_BUDGET_BYTES = 8 << 20
+NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
 KEY_ROWS = 1 << 13  # rows whose band keys are computed at once: ~8 MB at 128 permutations
 PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
 
