@@ -358,6 +358,17 @@ static int append_message(Out *out, PyObject *message, int after, PyObject *norm
     return done;
 }
 
+/* The (record, normalize) arguments of both entry points checked and the record written into `out`:
+ * 1 written, 0 no readable messages, -1 an error set. */
+static int record_written(PyObject *const *args, Py_ssize_t nargs, const char *name, Out *out,
+                          Py_ssize_t *line_start, Py_ssize_t *text_start) {
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "%s(record, normalize: unicodedata.normalize)", name);
+        return -1;
+    }
+    return write_record(args[0], args[1], out, line_start, text_start);
+}
+
 /* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
  * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
  * assistant message; None when the record has no readable messages. */
@@ -399,18 +410,11 @@ static inline int ends_with_answer(const Out *out, Py_ssize_t line_start, Py_ssi
  * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
  * assistant message; None when the record has no readable messages. */
 PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "normalise_record(record, normalize: unicodedata.normalize)");
-        return NULL;
-    }
     Out out;
     Py_ssize_t line_start, text_start;
-    int written = write_record(args[0], args[1], &out, &line_start, &text_start);
-    if (written <= 0) {
-        if (written < 0)
-            return NULL;
-        Py_RETURN_NONE;
-    }
+    int written = record_written(args, nargs, "normalise_record", &out, &line_start, &text_start);
+    if (written <= 0)
+        return written < 0 ? NULL : Py_NewRef(Py_None);
     const char *base = PyBytes_AS_STRING(out.bytes);
     Py_ssize_t end = out.at - base;
     if (ends_with_answer(&out, line_start, text_start)) {
@@ -441,18 +445,11 @@ PyObject *normalise_record(PyObject *self, PyObject *const *args, Py_ssize_t nar
  * What the overlap observer hashes and sketches, without copying the answer out and the whole
  * back together. */
 PyObject *normalise_parts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "normalise_parts(record, normalize: unicodedata.normalize)");
-        return NULL;
-    }
     Out out;
     Py_ssize_t line_start, text_start;
-    int written = write_record(args[0], args[1], &out, &line_start, &text_start);
-    if (written <= 0) {
-        if (written < 0)
-            return NULL;
-        Py_RETURN_NONE;
-    }
+    int written = record_written(args, nargs, "normalise_parts", &out, &line_start, &text_start);
+    if (written <= 0)
+        return written < 0 ? NULL : Py_NewRef(Py_None);
     int answered = ends_with_answer(&out, line_start, text_start);
     Py_ssize_t prompt_end = answered ? (line_start ? line_start - 1 : 0) : out.at - PyBytes_AS_STRING(out.bytes);
     PyObject *text = out_close(&out);
