@@ -358,20 +358,6 @@ static int append_message(Out *out, PyObject *message, int after, PyObject *norm
     return done;
 }
 
-/* The (record, normalize) arguments of both entry points checked and the record written into `out`:
- * 1 written, 0 no readable messages, -1 an error set. */
-static int record_written(PyObject *const *args, Py_ssize_t nargs, const char *name, Out *out,
-                          Py_ssize_t *line_start, Py_ssize_t *text_start) {
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "%s(record, normalize: unicodedata.normalize)", name);
-        return -1;
-    }
-    return write_record(args[0], args[1], out, line_start, text_start);
-}
-
-/* normalise_record(record, normalize) -> (prompt, answer) | None: normalize.normalise_record_bytes
- * without its NamedTuple: every message as `role<TAB>text`, one per line, cut at a final
- * assistant message; None when the record has no readable messages. */
 /* Every message of `record` as `role<TAB>text`, one per line, into a fresh `out`, with the last
  * line's and its text's offsets: 1 when written, 0 when the record has no readable messages, -1
  * on an error (out->bytes is then gone, as it is for 0). */
@@ -399,6 +385,17 @@ static int write_record(PyObject *record, PyObject *normalize, Out *out, Py_ssiz
     }
     Py_DECREF(messages);
     return 1;
+}
+
+/* The (record, normalize) arguments of both entry points checked and the record written into `out`:
+ * 1 written, 0 no readable messages, -1 an error set. */
+static int record_written(PyObject *const *args, Py_ssize_t nargs, const char *name, Out *out,
+                          Py_ssize_t *line_start, Py_ssize_t *text_start) {
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "%s(record, normalize: unicodedata.normalize)", name);
+        return -1;
+    }
+    return write_record(args[0], args[1], out, line_start, text_start);
 }
 
 /* Whether the last line written is a final assistant message (the record's answer). */
