@@ -10,7 +10,8 @@ binary searches a band in numpy); `BandIndex.search` is the numpy definition.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from tunegate.native import compiled
 from tunegate.overlap.numeric import np
@@ -28,14 +29,15 @@ def band_keys(matrix: Any, bands: tuple[int, int]) -> Any:
     return keys
 
 
-class BandIndex(NamedTuple):
+@dataclass
+class BandIndex:
     """The rows of one split, with each band's keys sorted for lookup."""
 
     rows: Any  # (n, num_perm) uint32
     bands: tuple[int, int]
     sorted_keys: Any  # (bands, n) uint64, each band sorted
     order: Any  # (bands, n) int64: the row of each sorted key
-    table: Any = None  # the compiled look-up of the sorted keys (tunegate/native/lsh.c), when built
+    _table: Any = None  # the compiled look-up of the sorted keys (tunegate/native/lsh.c), built at first use
 
     @classmethod
     def build(cls, rows: Any, bands: tuple[int, int]) -> BandIndex:
@@ -46,8 +48,15 @@ class BandIndex(NamedTuple):
     @classmethod
     def of(cls, rows: Any, bands: tuple[int, int], sorted_keys: Any, order: Any) -> BandIndex:
         """The index of rows whose band keys are already sorted (e.g. read back from files)."""
-        table = compiled.BandTable(np.ascontiguousarray(sorted_keys), bands[0]) if compiled is not None else None
-        return cls(rows, bands, sorted_keys, order, table)
+        return cls(rows, bands, sorted_keys, order)
+
+    @property
+    def table(self) -> Any:
+        """The compiled look-up, built when first asked for (~24 bytes a row and band): a gate's
+        process that only shares the index with its workers never builds one."""
+        if self._table is None and compiled is not None:
+            self._table = compiled.BandTable(np.ascontiguousarray(self.sorted_keys), self.bands[0])
+        return self._table
 
     def candidates(self, batch: Any) -> tuple[Any, Any]:
         """(batch row, index row) of every pair sharing a band, each pair once, sorted."""

@@ -130,6 +130,9 @@ class NearPass:
         if self._shared is None:
             self._shared = share_index(self._index, self._index_places)
             weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
+            # From here this process merges the workers' matches: its index becomes the shared files'
+            # map, pages the workers read too, instead of a private copy beside theirs.
+            self._index, self._index_places = load_index(self._shared, self.settings)
         fresh._shared = self._shared
         return fresh
 
