@@ -59,7 +59,10 @@ def hash_part(update: Callable[[Any], Any], span: tuple[Any, ...], numbers: arra
 
 def stamp_of(path: str) -> tuple[int, int, int]:
     """What changes when a file is written or replaced: its inode, size and modification time."""
-    st = os.stat(path)
+    return _stamp(os.stat(path))
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
@@ -71,8 +74,7 @@ def _read_into(buffer: bytearray, path: str, start: int, end: int, stamp: tuple[
     if len(buffer) < size:
         buffer.extend(bytes(size - len(buffer)))
     with open(path, "rb", buffering=0) as f, memoryview(buffer)[:size] as into:
-        st = os.fstat(f.fileno())
-        if stamp is not None and (st.st_ino, st.st_size, st.st_mtime_ns) != stamp:
+        if stamp is not None and _stamp(os.fstat(f.fileno())) != stamp:
             raise ValueError("the file was written since its part was read")
         f.seek(start)
         got = 0

@@ -57,21 +57,19 @@ class SplitHashes:
 
     def add(self, line: int, index: int, norm: NormalBytes) -> bytes:
         """Hash one normalised record and keep its hashes and place; return its whole-record hash."""
-        full, prompt, answer = record_hashes(norm)
-        return self._keep(line, index, full, prompt if norm.prompt and norm.answer is not None else NO_HASH, answer)
+        return self._keep(line, index, norm.prompt, norm.answer)
 
     def add_parts(self, line: int, index: int, text: bytes, prompt_end: int, answer_start: int) -> bytes:
         """`add` of the record in one piece (normalize.normal_parts: its whole text and where its
         prompt and answer lie): the same hashes, from slices of the text instead of copies."""
         view = memoryview(text)
-        prompt = xxh3_128_digest(view[:prompt_end])
-        answer = NO_HASH if answer_start < 0 else xxh3_128_digest(view[answer_start:])
-        return self._keep(line, index, xxh3_128_digest(prompt + answer),
-                          prompt if prompt_end and answer_start >= 0 else NO_HASH, answer)
+        return self._keep(line, index, view[:prompt_end], None if answer_start < 0 else view[answer_start:])
 
-    def _keep(self, line: int, index: int, full: bytes, prompt: bytes, answer: bytes) -> bytes:
+    def _keep(self, line: int, index: int, prompt_text: Any, answer_text: Any) -> bytes:
+        full, prompt, answer = part_hashes(prompt_text, answer_text)
         self.full += full
-        self.prompt += prompt
+        # a prompt leaks only with an answer beside it (TG302): an empty or answerless prompt is none
+        self.prompt += prompt if len(prompt_text) and answer_text is not None else NO_HASH
         self.answer += answer
         self.lines.append(line)
         self.indexes.append(index)
@@ -121,8 +119,13 @@ class SplitHashes:
 def record_hashes(norm: NormalBytes) -> tuple[bytes, bytes, bytes]:
     """(whole record, prompt, answer) hashes; the whole is hashed from the two parts, so each
     character is hashed once. A record without an answer gets NO_HASH as its answer."""
-    prompt = xxh3_128_digest(norm.prompt)  # 16-byte XXH3 of the UTF-8 text
-    answer = NO_HASH if norm.answer is None else xxh3_128_digest(norm.answer)
+    return part_hashes(norm.prompt, norm.answer)
+
+
+def part_hashes(prompt_text: Any, answer_text: Any | None) -> tuple[bytes, bytes, bytes]:
+    """`record_hashes` of a record's prompt and answer (None: none), as bytes or slices of one text."""
+    prompt = xxh3_128_digest(prompt_text)  # 16-byte XXH3 of the UTF-8 text
+    answer = NO_HASH if answer_text is None else xxh3_128_digest(answer_text)
     return xxh3_128_digest(prompt + answer), prompt, answer
 
 

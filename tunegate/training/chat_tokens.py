@@ -26,7 +26,7 @@ of every such record and the model sees the schemas it is taught to call.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,17 +126,24 @@ def _with_masks(tokenizer: Any, conversations: Sequence[Conversation]) -> Iterat
 
 
 def _chunks(conversations: Sequence[Conversation]) -> Iterator[tuple[int, int]]:
-    """(start, stop) of runs of at most RENDER_CHUNK conversations and, past the first, RENDER_CHARS
-    characters of content."""
-    start = chars = 0
-    for i, conv in enumerate(conversations):
-        size = sum(len(m["content"]) if isinstance(m.get("content"), str) else 0 for m in conv)
-        if i > start and (i - start == RENDER_CHUNK or chars + size > RENDER_CHARS):
+    """Runs of at most RENDER_CHUNK conversations and RENDER_CHARS characters of content (`bounded_runs`)."""
+    sizes = (sum(len(m["content"]) if isinstance(m.get("content"), str) else 0 for m in conv) for conv in conversations)
+    return bounded_runs(sizes, RENDER_CHUNK, RENDER_CHARS)
+
+
+def bounded_runs(sizes: Iterable[int], most: int, budget: int) -> Iterator[tuple[int, int]]:
+    """(start, stop) of consecutive runs of the items whose `sizes` are given: at most `most` items
+    and, past a run's first item, at most `budget` in size, so what one run holds stays bounded
+    however large the items are (an item larger than `budget` is a run of its own)."""
+    start = total = count = 0
+    for i, size in enumerate(sizes):
+        if i > start and (i - start == most or total + size > budget):
             yield start, i
-            start, chars = i, 0
-        chars += size
-    if start < len(conversations):
-        yield start, len(conversations)
+            start, total = i, 0
+        total += size
+        count = i + 1
+    if start < count:
+        yield start, count
 
 
 def _encode_by_prefix(tokenizer: Any, conversations: Sequence[Conversation],

@@ -54,7 +54,7 @@ class SplitJudge:
         if enc is None:
             return
         if self.stops and _reply_without_stop(enc, self.stops) and self.no_stop.add(item):
-            self.first_unstopped_text = _last_trained_text(self.tokenizer, enc)
+            self.first_unstopped_text = _last_trained_text(self.tokenizer, enc, self.stops)
         if template_fields.tool_calls_unrendered(item, self.tokenizer, self.tool_calls, self.names):
             self.unshown.add(item)
         if template_fields.reasoning_dropped(item, self.tokenizer):
@@ -120,7 +120,7 @@ def _reply_without_stop(enc: EncodedChat, stops: set[int]) -> bool:
     return False
 
 
-def _last_trained_text(tokenizer: Any, enc: EncodedChat) -> str:
-    runs = [r for r in _trained_runs(enc) if not any(enc.labels[i] in stop_ids(tokenizer) for i in range(*r))]
+def _last_trained_text(tokenizer: Any, enc: EncodedChat, stops: set[int]) -> str:
+    runs = [r for r in _trained_runs(enc) if not any(enc.labels[i] in stops for i in range(*r))]
     start, stop = runs[0]
     return tokenizer.decode(enc.input_ids[max(start, stop - 6):stop])

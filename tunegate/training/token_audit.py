@@ -20,7 +20,7 @@ from typing import Any
 from tunegate.dataset.records import ChatRecord, read_chats
 from tunegate.facts import TokenFacts
 from tunegate.report import FindingCollector
-from tunegate.training.chat_tokens import EncodedChat, TokenCounts, encode_chats, encode_plain
+from tunegate.training.chat_tokens import EncodedChat, TokenCounts, bounded_runs, encode_chats, encode_plain
 from tunegate.training.split_judge import SplitJudge
 
 # Records tokenised per file. Rendering and tokenising ~20k chats takes a few seconds on one core;
@@ -103,17 +103,10 @@ def encoded_again(items: Sequence[AuditedRecord], tokenizer: Any, max_seq_len: i
 
 
 def _batches(records: list[ChatRecord]) -> Iterator[list[ChatRecord]]:
-    """Runs of at most BATCH records and, past the first, BATCH_CHARS characters: what one batch holds
+    """Runs of at most BATCH records and BATCH_CHARS characters (`bounded_runs`): what one batch holds
     encoded (~50 bytes a token) stays bounded however long the records are."""
-    start = chars = 0
-    for i, record in enumerate(records):
-        size = record.char_count()
-        if i > start and (i - start == BATCH or chars + size > BATCH_CHARS):
-            yield records[start:i]
-            start, chars = i, 0
-        chars += size
-    if start < len(records):
-        yield records[start:]
+    for start, stop in bounded_runs((r.char_count() for r in records), BATCH, BATCH_CHARS):
+        yield records[start:stop]
 
 
 def _render_errors() -> tuple[type[BaseException], ...]:
