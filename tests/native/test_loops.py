@@ -367,6 +367,44 @@ def test_the_band_table_reads_an_index_mapped_read_only(tmp_path):
     assert [a.tolist() for a in mapped.candidates(queries)] == [a.tolist() for a in index.search(queries)]
 
 
+@needs_native
+def test_a_band_table_written_into_a_buffer_and_read_from_it_elsewhere_finds_the_same_pairs(tmp_path):
+    from tunegate.overlap.lsh import BandIndex
+
+    index, queries = band_case(9, 600, 200, 128, (14, 9))
+    keys = np.ascontiguousarray(index.sorted_keys)
+    size = native.BandTable.slots_bytes(len(index.rows), 14)
+    assert size == 14 * 2048 * 16  # a power of two, at least twice the keys, of 16-byte slots
+    written = bytearray(size)
+    native.BandTable(keys, 14, slots=written, fill=True)
+    (tmp_path / "table.bin").write_bytes(written)
+    read = native.BandTable(keys, 14, slots=np.memmap(tmp_path / "table.bin", mode="r"))
+    assert read.in_buffer and not native.BandTable(keys, 14).in_buffer
+    shared = BandIndex.of(index.rows, index.bands, index.sorted_keys, index.order, read)
+    assert [a.tolist() for a in shared.candidates(queries)] == [a.tolist() for a in index.search(queries)]
+
+
+@needs_native
+def test_a_band_table_refuses_slots_of_another_size_or_that_point_outside_the_keys():
+    index, _ = band_case(9, 100, 10, 64, (8, 8))
+    keys = np.ascontiguousarray(index.sorted_keys)
+    size = native.BandTable.slots_bytes(100, 8)
+    with pytest.raises(ValueError, match="slots_bytes"):
+        native.BandTable(keys, 8, slots=bytes(size - 16))
+    with pytest.raises(BufferError):  # filling needs a writable buffer
+        native.BandTable(keys, 8, slots=bytes(size), fill=True)
+    bad = bytearray(size)
+    native.BandTable(keys, 8, slots=bad, fill=True)
+    slots = np.frombuffer(bad, dtype=[("key", "<u8"), ("start", "<u4"), ("count", "<u4")])
+    slots["start"][np.flatnonzero(slots["count"])[0]] = 100  # a run past the band's 100 keys
+    with pytest.raises(ValueError, match="do not hold"):
+        native.BandTable(keys, 8, slots=bytes(bad))
+    full = np.frombuffer(bytearray(size), dtype=slots.dtype)
+    full["count"] = 1  # no free slot: a probe would never end
+    with pytest.raises(ValueError, match="do not hold"):
+        native.BandTable(keys, 8, slots=full.tobytes())
+
+
 def test_text_of_characters_nfkc_keeps_is_folded_without_unicodedata_and_the_same():
     """The normaliser skips unicodedata.normalize for text of characters the table calls safe:
     each is its own NFKC, and next to any other such character or to a composition's first half

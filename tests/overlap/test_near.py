@@ -1,12 +1,14 @@
 """The near-duplicate pass: MinHash LSH between train and validation."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.paths import DATA as TEST_DATA
 from tunegate.dataset.split import feed_observers, iter_split
 from tunegate.native import compiled
-from tunegate.overlap import near
+from tunegate.overlap import near, near_index
 from tunegate.overlap.exact import OverlapObserver
 from tunegate.overlap.near import NearPass, NearSettings, feed, find_near_duplicates, shingle_hashes
 from tunegate.overlap.stage import find_overlap
@@ -112,13 +114,18 @@ def test_a_pass_held_whole_finds_the_pairs_and_candidates_of_the_numpy_batches(s
         assert got[0].candidates > 400 and len(got[0].pairs) >= 3
 
 
-def test_the_gate_process_keeps_an_index_it_shares_as_the_shared_files_map_and_builds_no_table():
+@pytest.mark.parametrize("map_bytes", [near_index.MAP_BYTES, 4 * 128])
+def test_the_gate_process_keeps_an_index_it_shares_as_the_shared_files_map_and_its_look_up_in_a_shared_file(
+        map_bytes, monkeypatch):
     """Once workers read the streamed split, this process only merges their matches: its index is the
-    map of the files the workers read (pages shared with theirs), and the look-up table, ~24 bytes a
-    row and band, is built only where candidates are asked for (a check of 1.1 GB with two workers: 253-265
-    -> ~200 MB PSS over the process tree)."""
+    map of the files the workers read (pages shared with theirs), and the look-up table, ~32 bytes a
+    row and band, is written once into a file every worker maps instead of built in each (a check of
+    1.1 GB with two workers: 253-265 -> ~200 MB PSS over the process tree with the shared index,
+    less again with the shared look-up)."""
     import numpy as np
 
+    as_files = map_bytes < near_index.MAP_BYTES
+    monkeypatch.setattr(near_index, "MAP_BYTES", map_bytes)  # the second: an index built as files from the start
     settings = NearSettings(0.8, 5, 128)
     found = NearPass("validation", settings)
     for line, index, record in iter_split([FILES["validation"]]):
@@ -126,8 +133,15 @@ def test_the_gate_process_keeps_an_index_it_shares_as_the_shared_files_map_and_b
     found.finish("validation")
     part = found.part("train")
     assert part._shared == found._shared
-    assert isinstance(found._index.rows, np.memmap) and found._index._table is None
+    assert (found._shared == found._index_rows.shared) == as_files  # not written twice
+    assert isinstance(found._index.rows, np.memmap)
+    table = Path(found._shared) / "table.bin"
+    if compiled is not None:
+        assert table.stat().st_size == compiled.BandTable.slots_bytes(len(found._index.rows), found._index.bands[0])
+        assert found._index._table.in_buffer
+    else:
+        assert not table.exists() and found._index._table is None
     for line, index, record in iter_split([FILES["train"]]):
         feed(part, "train", line, index, record)
     assert part.payload()[0] == "matches"
-    assert (part._index._table is not None) == (compiled is not None)  # the worker's pass looked its rows up
+    assert part._index is found._index  # one process: the pass reads the same loaded index

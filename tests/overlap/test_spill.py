@@ -16,8 +16,9 @@ from pathlib import Path
 
 from tests.overlap.test_exact import DATA, EXACT_ONLY, chat, run_stage, write_jsonl
 from tests.support.peak_rss import run_measured
-from tunegate.overlap import buckets, near_join
+from tunegate.overlap import buckets, near, near_index, near_join, shared_index
 from tunegate.overlap.near_index import NEAR_SPILL_VARIABLE
+from tunegate.overlap.shared_index import write_index
 from tunegate.overlap.spill import SPILL_VARIABLE
 from tunegate.report import StageResult
 from tunegate.spec.model import OverlapSpec
@@ -68,6 +69,20 @@ def test_spilled_joins_and_index_report_what_the_in_memory_ones_report(tmp_path,
     assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
     assert expected[1][1]["TG301"] > 5 and expected[1][1]["TG302"] > 5 and expected[1][1]["TG304"] > 5
     assert expected[2][1]["TG303"] > 5 and expected[3][1]["TG303"] > 5  # each split indexed once
+
+
+def test_an_index_mapped_from_files_reports_what_the_one_in_the_heap_reports(tmp_path, monkeypatch):
+    near_train, near_val = _near_copies(tmp_path)
+    cases = [(DATA / "train.jsonl", DATA / "validation.jsonl", OverlapSpec()),
+             (near_train, near_val, OverlapSpec(threshold=0.6)), (near_val, near_train, OverlapSpec(threshold=0.6))]
+    monkeypatch.setattr(near, "BATCH_ROWS", 2)  # numpy batches, not the small splits' one compiled pass
+    expected = [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases]
+    monkeypatch.setattr(near_index, "MAP_BYTES", 3 * 4 * 128)  # past 3 rows the index goes to files
+    written = []
+    monkeypatch.setattr(shared_index, "write_index", lambda *a: written.append(a) or write_index(*a))
+    assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
+    assert len(written) == 3  # each case's index was built from its files
+    assert expected[1][1]["TG303"] > 5 and expected[2][1]["TG303"] > 5
 
 
 def test_a_spilled_split_leaves_no_temporary_files(tmp_path, monkeypatch):

@@ -1,9 +1,14 @@
 /* lsh.BandIndex.candidates, compiled: a hash table per band instead of two binary searches.
  *
- * BandTable(sorted_keys, bands) -> table
+ * BandTable(sorted_keys, bands, slots=None, fill=False) -> table
  *     sorted_keys: the index's (bands x n) uint64 band keys, each band sorted (lsh.BandIndex), as
  *     any C-contiguous buffer. Each band's distinct keys go into an open-addressing table that
- *     remembers where the key's run starts in the sorted band and how long it is.
+ *     remembers where the key's run starts in the sorted band and how long it is (16 bytes a slot).
+ *     With `slots` (a buffer of BandTable.slots_bytes(n, bands) bytes, e.g. a shared file's map)
+ *     the table lives there instead of in this process's heap: fill=True writes it into a writable
+ *     buffer; fill=False uses one filled before, checked first (its runs inside the band, a free
+ *     slot in every band), never written. The buffer is held until the table is dropped.
+ * BandTable.slots_bytes(n, bands) -> int: the bytes a table of n keys a band takes.
  * table.pairs(batch, num_perm, width, order) -> bytes
  *     batch: (rows x num_perm) uint32 MinHash rows; order: the index's (bands x n) int64 row of
  *     each sorted key. Every (batch row * n + index row) whose band keys agree in at least one
@@ -20,14 +25,17 @@
 
 typedef struct {
     uint64_t key;
-    int64_t start; /* where the key's run starts in its sorted band */
-    int64_t count; /* 0: an empty slot */
+    uint32_t start; /* where the key's run starts in its sorted band */
+    uint32_t count; /* 0: an empty slot */
 } Slot;
+
+#define MOST_KEYS ((Py_ssize_t)UINT32_MAX) /* keys a band may hold: a run's start and length fit a slot */
 
 typedef struct {
     PyObject_HEAD
     Slot *slots;       /* bands x capacity */
     Py_ssize_t bands, n, capacity; /* capacity: a power of two, at least twice the most keys a band holds */
+    Py_buffer held;    /* the caller's buffer the slots live in; held.obj NULL when they are this table's own */
 } BandTable;
 
 static inline size_t slot_of(uint64_t key, size_t mask) { return (size_t)(mix(key) & mask); }
@@ -53,7 +61,7 @@ static void fill_slots(Slot *all, const uint64_t *keys, Py_ssize_t bands, Py_ssi
             size_t at = slot_of(band[i], mask);
             while (slots[at].count) /* a key is stored once: its run is contiguous, the band sorted */
                 at = (at + 1) & mask;
-            slots[at].key = band[i], slots[at].start = i, slots[at].count = j - i;
+            slots[at].key = band[i], slots[at].start = (uint32_t)i, slots[at].count = (uint32_t)(j - i);
             i = j;
         }
     }
@@ -82,7 +90,7 @@ static int collect_pairs(const Slot *all, Py_ssize_t bands, Py_ssize_t n, Py_ssi
                 if (slots[at].key != key)
                     continue;
                 const int64_t *hit = positions + b * n + slots[at].start;
-                for (int64_t k = 0; k < slots[at].count; k++) {
+                for (uint32_t k = 0; k < slots[at].count; k++) {
                     if (values_reserve(found, 256) < 0)
                         return -1;
                     found->items[found->size++] = (uint64_t)(r * n + hit[k]);
@@ -110,38 +118,96 @@ static void sort_unique(Values *found) {
     found->size = kept;
 }
 
+/* Let go of the table's slots: its own, or the caller's buffer. */
+static void table_release(BandTable *self) {
+    if (self->held.obj != NULL)
+        PyBuffer_Release(&self->held);
+    else
+        PyMem_Free(self->slots);
+    self->slots = NULL;
+}
+
 static void table_dealloc(BandTable *self) {
-    PyMem_Free(self->slots);
+    table_release(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Whether slots filled elsewhere can be looked up safely: every run inside its band of n keys,
+ * at most n keys a band (so each band keeps free slots and a probe ends). */
+static int slots_sound(const Slot *all, Py_ssize_t bands, Py_ssize_t n, Py_ssize_t capacity) {
+    for (Py_ssize_t b = 0; b < bands; b++) {
+        Py_ssize_t used = 0;
+        for (const Slot *slot = all + b * capacity, *end = slot + capacity; slot < end; slot++) {
+            if (!slot->count)
+                continue;
+            if ((Py_ssize_t)slot->start + (Py_ssize_t)slot->count > n || ++used > n)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The slots of a table of `bands` x `capacity` in the caller's buffer: filled there (fill) or checked. */
+static int table_in_buffer(BandTable *self, PyObject *slots_obj, int fill, const uint64_t *keys) {
+    if (PyObject_GetBuffer(slots_obj, &self->held, fill ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    self->slots = self->held.buf;
+    if (self->held.len != self->bands * self->capacity * (Py_ssize_t)sizeof(Slot)) {
+        PyErr_SetString(PyExc_ValueError, "slots must be BandTable.slots_bytes(n, bands) bytes");
+        return -1;
+    }
+    if (fill) {
+        memset(self->slots, 0, (size_t)self->held.len);
+        fill_slots(self->slots, keys, self->bands, self->n, self->capacity);
+    } else if (!slots_sound(self->slots, self->bands, self->n, self->capacity)) {
+        PyErr_SetString(PyExc_ValueError, "slots do not hold a table of these keys");
+        return -1;
+    }
+    return 0;
+}
+
 static int table_init(BandTable *self, PyObject *args, PyObject *kwds) {
-    PyObject *keys_obj;
+    PyObject *keys_obj, *slots_obj = Py_None;
     Py_ssize_t bands;
-    static char *names[] = {"sorted_keys", "bands", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "On", names, &keys_obj, &bands))
+    int fill = 0;
+    static char *names[] = {"sorted_keys", "bands", "slots", "fill", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "On|Op", names, &keys_obj, &bands, &slots_obj, &fill))
         return -1;
     Py_buffer view;
     if (PyObject_GetBuffer(keys_obj, &view, PyBUF_C_CONTIGUOUS) < 0)
         return -1;
-    if (bands <= 0 || view.len % (bands * (Py_ssize_t)sizeof(uint64_t)) != 0) {
+    if (bands <= 0 || view.len % (bands * (Py_ssize_t)sizeof(uint64_t)) != 0 ||
+        view.len / (bands * (Py_ssize_t)sizeof(uint64_t)) > MOST_KEYS) {
         PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "sorted_keys must hold bands x n uint64 keys");
+        PyErr_SetString(PyExc_ValueError, "sorted_keys must hold bands x n uint64 keys (n < 2**32)");
         return -1;
     }
-    Py_ssize_t n = view.len / (bands * (Py_ssize_t)sizeof(uint64_t));
-    Py_ssize_t capacity = capacity_for(n);
-    PyMem_Free(self->slots);
-    self->slots = PyMem_Calloc((size_t)(bands * capacity), sizeof(Slot));
-    if (self->slots == NULL) {
-        PyBuffer_Release(&view);
+    table_release(self);
+    self->bands = bands, self->n = view.len / (bands * (Py_ssize_t)sizeof(uint64_t));
+    self->capacity = capacity_for(self->n);
+    int failed = 0;
+    if (slots_obj != Py_None) {
+        failed = table_in_buffer(self, slots_obj, fill, view.buf);
+    } else if ((self->slots = PyMem_Calloc((size_t)(bands * self->capacity), sizeof(Slot))) == NULL) {
         PyErr_NoMemory();
-        return -1;
+        failed = -1;
+    } else {
+        fill_slots(self->slots, view.buf, bands, self->n, self->capacity);
     }
-    self->bands = bands, self->n = n, self->capacity = capacity;
-    fill_slots(self->slots, view.buf, bands, n, capacity);
+    if (failed)
+        table_release(self);
     PyBuffer_Release(&view);
-    return 0;
+    return failed;
+}
+
+static PyObject *table_slots_bytes(PyObject *cls, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t n = -1, bands = -1;
+    if (nargs != 2 || (n = PyLong_AsSsize_t(args[0])) < 0 || (bands = PyLong_AsSsize_t(args[1])) < 1 || n > MOST_KEYS) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "slots_bytes(n, bands): 0 <= n < 2**32, bands >= 1");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(bands * capacity_for(n) * (Py_ssize_t)sizeof(Slot));
 }
 
 static PyObject *table_pairs(BandTable *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -267,6 +333,10 @@ PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         goto done;
     }
     Py_ssize_t n = index.len / row_bytes, rows = queries.len / row_bytes, capacity = capacity_for(n);
+    if (n > MOST_KEYS) {
+        PyErr_SetString(PyExc_ValueError, "at most 2**32 - 1 index rows");
+        goto done;
+    }
     keys = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(uint64_t));
     order = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(int64_t));
     slots = PyMem_Calloc((size_t)(bands * capacity), sizeof(Slot));
@@ -291,9 +361,18 @@ done:
     return result;
 }
 
+static PyObject *table_in_shared(BandTable *self, void *closure) { return PyBool_FromLong(self->held.obj != NULL); }
+
+static PyGetSetDef table_getset[] = {
+    {"in_buffer", (getter)table_in_shared, NULL, "whether the slots live in the caller's buffer (slots=...)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyMethodDef table_methods[] = {
     {"pairs", (PyCFunction)(void (*)(void))table_pairs, METH_FASTCALL,
      "pairs(batch, num_perm, width, order) -> bytes of int64 (batch row * n + index row), ascending."},
+    {"slots_bytes", (PyCFunction)(void (*)(void))table_slots_bytes, METH_FASTCALL | METH_CLASS,
+     "slots_bytes(n, bands) -> the bytes of a table of n keys a band (its `slots` buffer)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -304,6 +383,7 @@ PyTypeObject BandTableType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Each LSH band's sorted keys in a hash table: key -> its run in the sorted band.",
     .tp_methods = table_methods,
+    .tp_getset = table_getset,
     .tp_init = (initproc)table_init,
     .tp_new = PyType_GenericNew,
 };

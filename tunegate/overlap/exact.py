@@ -98,7 +98,13 @@ class SplitHashes:
         if self.store is None:
             self.store = RowStore()
             self._flush_at = CHUNK_ROWS  # from now on the arrays hold one chunk at most
-        self.store.append(as_rows(self.full, self.prompt, self.answer, self.lines, self.indexes))
+        held = len(self.lines)
+        columns = [memoryview(c) for c in (self.full, self.prompt, self.answer, self.lines, self.indexes)]
+        for start in range(0, held, CHUNK_ROWS):  # a chunk of rows at a time: the whole would be held twice more
+            end = min(start + CHUNK_ROWS, held)
+            self.store.append(as_rows(*(c[16 * start:16 * end] for c in columns[:3]),
+                                      *(c[start:end] for c in columns[3:])))
+        columns.clear()
         self.full, self.prompt, self.answer = bytearray(), bytearray(), bytearray()
         self.lines, self.indexes = array("q"), array("q")
 

@@ -17,14 +17,19 @@ from tunegate.native import compiled
 from tunegate.overlap.numeric import np
 
 
+KEY_ROWS = 1 << 12  # rows widened to 8 bytes a column at once (~4 MB at 128 permutations)
+
+
 def band_keys(matrix: Any, bands: tuple[int, int]) -> Any:
     """(rows, bands) uint64: one hash per band of each row, equal when the band's columns agree."""
     count, width = bands
     keys = np.zeros((len(matrix), count), dtype=np.uint64)
-    cols = matrix[:, :count * width].astype(np.uint64).reshape(len(matrix), count, width)
-    for c in range(width):  # polynomial of the band's columns; 64 bits, so unequal bands collide ~2**-64
-        keys *= np.uint64(0x100000001B3)
-        keys += cols[:, :, c] + np.uint64(1)
+    for start in range(0, len(matrix), KEY_ROWS):  # widened a slice at a time: the whole would be 2x the rows
+        chunk = keys[start:start + KEY_ROWS]
+        cols = matrix[start:start + KEY_ROWS, :count * width].astype(np.uint64).reshape(len(chunk), count, width)
+        for c in range(width):  # polynomial of the band's columns; 64 bits, so unequal bands collide ~2**-64
+            chunk *= np.uint64(0x100000001B3)
+            chunk += cols[:, :, c] + np.uint64(1)
     keys ^= keys >> np.uint64(29)
     return keys
 
@@ -46,13 +51,14 @@ class BandIndex:
         return cls.of(rows, bands, np.take_along_axis(keys, order, axis=1), order)
 
     @classmethod
-    def of(cls, rows: Any, bands: tuple[int, int], sorted_keys: Any, order: Any) -> BandIndex:
-        """The index of rows whose band keys are already sorted (e.g. read back from files)."""
-        return cls(rows, bands, sorted_keys, order)
+    def of(cls, rows: Any, bands: tuple[int, int], sorted_keys: Any, order: Any, table: Any = None) -> BandIndex:
+        """The index of rows whose band keys are already sorted (e.g. read back from files), with
+        their compiled look-up where one was built already (tunegate.overlap.shared_index)."""
+        return cls(rows, bands, sorted_keys, order, table)
 
     @property
     def table(self) -> Any:
-        """The compiled look-up, built when first asked for (~24 bytes a row and band): a gate's
+        """The compiled look-up, built when first asked for (~32 bytes a row and band): a gate's
         process that only shares the index with its workers never builds one."""
         if self._table is None and compiled is not None:
             self._table = compiled.BandTable(np.ascontiguousarray(self.sorted_keys), self.bands[0])

@@ -94,7 +94,7 @@ class NearPass:
                 self.usable = False  # the split to stream came first: its records would have to be kept
                 self._texts, self._places = [], []
                 return
-            self._index, self._index_places = load_index(self._shared, self.settings)
+            self._index, self._index_places = self._load_shared()
         self._role = role
         self._texts.append(text)
         self._places.append((line, index, exact))
@@ -132,7 +132,7 @@ class NearPass:
             weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
             # From here this process merges the workers' matches: its index becomes the shared files'
             # map, pages the workers read too, instead of a private copy beside theirs.
-            self._index, self._index_places = load_index(self._shared, self.settings)
+            self._index, self._index_places = self._load_shared()
         fresh._shared = self._shared
         return fresh
 
@@ -262,6 +262,15 @@ class NearPass:
         self._index, self._index_places = self._rows().build(band_layout(s.threshold, s.num_perm))
         if self._index_rows.spilled:  # too big for memory: the streamed split is joined with it on disk
             self._index = self._queries = QueryRows(self._index_rows)
+        elif self._index_rows.shared is not None:  # built as files: workers map the same ones
+            self._shared = self._index_rows.shared
+
+    def _load_shared(self) -> tuple[Any, Any]:
+        from tunegate.overlap.bands import band_layout
+
+        assert self._shared is not None
+        s = self.settings
+        return load_index(self._shared, s.num_perm, band_layout(s.threshold, s.num_perm))
 
     def _join_on_disk(self, role: str) -> None:
         """The spilled index's pairs at or above the threshold, once the streamed split is on disk."""

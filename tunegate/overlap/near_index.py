@@ -1,13 +1,15 @@
-"""The near-duplicate index of the smaller split, held in memory or, past a budget, on disk.
+"""The near-duplicate index of the smaller split: in the heap, mapped from files, or joined on disk.
 
     rows = IndexRows(num_perm)
     rows.keep(matrix, places)          # each batch of MinHash rows with its records' places (PLACE)
     index, places = rows.build(bands)  # the BandIndex and the places, row for row (None when spilled)
 
-Up to `near_spill_rows()` rows the index is built in memory as before (with the compiled band
-table: ~2.4 KB a record at its peak). Past it, rows and places are appended to files in a private
-folder as they come, `build` writes each band's keys to a file, and the streamed split is joined
-with them on disk (tunegate.overlap.near_join), in fixed memory.
+A small index (up to MAP_BYTES of rows) is built in the heap. A bigger one goes to files in a
+private folder as its rows come, and `build` writes its sorted band keys and compiled look-up
+beside them (tunegate.overlap.shared_index): the index is then the files' read-only map, which
+worker processes share and of which a process holds only the pages it reads. Past
+`near_spill_rows()` rows even that is too much to look up: `build` writes each band's keys to a
+file, and the streamed split is joined with them on disk (tunegate.overlap.near_join), in fixed memory.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from tunegate.overlap.numeric import np
 from tunegate.overlap.spill import private_folder, write_rows
 
 NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
-NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index keeps in memory: 65k rows at 128 permutations
+NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index looks up from its map: 65k rows at 128 permutations
+MAP_BYTES = 4 << 20  # MinHash rows an index keeps in the heap: 8k rows at 128 permutations
 KEY_ROWS = 1 << 13  # rows whose band keys are computed at once: ~8 MB at 128 permutations
 PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
 
@@ -46,10 +49,12 @@ class IndexRows:
         self.parts: list[tuple[Any, Any]] = []
         self.count = 0
         self.folder: Path | None = None
+        self.shared: str | None = None  # the folder of a mapped index, once built (shared_index)
 
     def keep(self, matrix: Any, places: Any) -> None:
         self.count += len(matrix)
-        if self.folder is None and (not self.spills or self.count <= near_spill_rows(self.num_perm)):
+        in_heap = self.count * 4 * self.num_perm <= MAP_BYTES and self.count <= near_spill_rows(self.num_perm)
+        if self.folder is None and (not self.spills or in_heap):
             self.parts.append((matrix, places))
             return
         if self.folder is None:
@@ -66,21 +71,37 @@ class IndexRows:
 
     @property
     def spilled(self) -> bool:
-        return self.folder is not None
+        """Whether the index is joined on disk rather than looked up."""
+        return self.folder is not None and self.count > near_spill_rows(self.num_perm)
 
     def build(self, bands: tuple[int, int]) -> tuple[Any, Any]:
         """The BandIndex of every row kept, and the rows' places; (None, None) for a spilled index,
         which is joined on disk instead (tunegate.overlap.near_join)."""
         from tunegate.overlap.lsh import BandIndex
+        from tunegate.overlap.shared_index import load_index, write_index
 
         if self.folder is None:
-            parts = [m for m, _ in self.parts]
-            matrix = np.concatenate(parts) if parts else np.empty((0, self.num_perm), dtype=np.uint32)
-            places = np.concatenate([p for _, p in self.parts]) if self.parts else np.empty(0, dtype=PLACE)
-            self.parts = []
+            matrix, places = self._gathered()
             return BandIndex.build(matrix, bands), places
+        if not self.spilled:
+            write_index(self.folder, self.num_perm, bands)
+            self.shared = str(self.folder)
+            return load_index(self.shared, self.num_perm, bands)
         self._write_bands(bands)
         return None, None
+
+    def _gathered(self) -> tuple[Any, Any]:
+        """The kept batches as one matrix and one places array, each batch let go once copied: a
+        concatenation would hold every batch and the whole twice at once."""
+        matrix = np.empty((self.count, self.num_perm), dtype=np.uint32)
+        places = np.empty(self.count, dtype=PLACE)
+        at = 0
+        self.parts.reverse()
+        while self.parts:
+            m, p = self.parts.pop()
+            matrix[at:at + len(m)], places[at:at + len(m)] = m, p
+            at += len(m)
+        return matrix, places
 
     def _write_bands(self, bands: tuple[int, int]) -> None:
         """Each band's key of every row, a file per band in row order (tunegate.overlap.near_join joins them)."""

@@ -66,7 +66,7 @@ class RowStore:
     def append(self, rows: Any) -> None:
         try:
             self._file.seek(0, os.SEEK_END)
-            self._file.write(rows.tobytes())
+            self._file.write(rows.data)
         except OSError as exc:
             raise spill_failed(self.folder, exc) from exc
         self.count += len(rows)
@@ -100,13 +100,14 @@ class RowStore:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def as_rows(full: bytearray, prompt: bytearray, answer: bytearray, lines: Any, indexes: Any) -> Any:
-    """The in-memory columns of a split (tunegate.overlap.exact.SplitHashes) as rows of `row_type()`."""
+def as_rows(full: Any, prompt: Any, answer: Any, lines: Any, indexes: Any) -> Any:
+    """The in-memory columns of a split (tunegate.overlap.exact.SplitHashes), or slices of them, as
+    rows of `row_type()`."""
     from tunegate.overlap.numeric import np
 
     rows = np.empty(len(lines), dtype=row_type())
     for name, column in (("full", full), ("prompt", prompt), ("answer", answer)):
-        rows[name] = np.frombuffer(bytes(column), dtype="V16")
+        rows[name] = np.frombuffer(column, dtype="V16")
     rows["line"] = np.frombuffer(lines, dtype=np.int64)
     rows["index"] = np.frombuffer(indexes, dtype=np.int64)
     return rows
