@@ -132,6 +132,28 @@ def test_the_overlap_of_half_a_million_records_stays_in_a_fixed_budget(tmp_path)
     assert done.peak_mb <= BUDGET_MB, f"peak RSS {done.peak_mb:.0f} MB"
 
 
+def test_a_big_validation_index_read_by_two_workers_stays_in_the_budget(tmp_path):
+    """40,000 validation records, a near-duplicate index of 40,000 MinHash rows (its look-up ~29 MB):
+    the workers share the index's files and one look-up; built in each worker, it took ~200 MB PSS."""
+    from tests.support.peak_rss import tunegate_args
+
+    rnd = random.Random(5)
+    words = [f"w{i}" for i in range(3000)]
+
+    def records(count: int) -> bytes:
+        return b"".join(json.dumps(chat(" ".join(rnd.choices(words, k=30)), " ".join(rnd.choices(words, k=8))))
+                        .encode() + b"\n" for _ in range(count))
+
+    (tmp_path / "validation.jsonl").write_bytes(records(40_000))
+    (tmp_path / "train.jsonl").write_bytes(records(120_000))
+    done = run_measured(tunegate_args("check", "--train", tmp_path / "train.jsonl", "--validation",
+                                      tmp_path / "validation.jsonl", "--json"), pss=True, env={"TUNEGATE_WORKERS": "2"})
+    assert done.returncode in (0, 1), done.stderr
+    overlap = next(s for s in json.loads(done.stdout)["stages"] if s["name"] == "overlap")
+    assert overlap["stats"]["near_duplicate_pass"]["indexed"] == "validation"
+    assert done.peak_mb <= BUDGET_MB, done.peak_mb
+
+
 def test_a_validation_file_that_is_the_training_file_builds_no_near_duplicate_index():
     from tunegate.overlap.stage import prepare
     from tunegate.stage import GateContext

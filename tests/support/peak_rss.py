@@ -29,9 +29,12 @@ class Measured:
     wall_s: float
 
 
-def run_measured(args: list[str], timeout_s: float = 120.0) -> Measured:
-    """Run `args` from the repository root (offline) and return its output, peak RSS in MiB and wall time."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+def run_measured(args: list[str], timeout_s: float = 120.0, pss: bool = False,
+                 env: dict[str, str] | None = None) -> Measured:
+    """Run `args` from the repository root (offline) and return its output, peak RSS in MiB and wall time.
+    pss: the proportional set size summed instead, where worker processes share pages (a page mapped
+    by two processes counts half in each: what the machine holds, once)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(env or {})}
     start = time.perf_counter()
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     peak, me = 0, psutil.Process(proc.pid)
@@ -39,7 +42,7 @@ def run_measured(args: list[str], timeout_s: float = 120.0) -> Measured:
         while proc.poll() is None:
             if time.perf_counter() - start > timeout_s:
                 raise TimeoutError(f"{args[3:5]} still running after {timeout_s:g} s")
-            peak = max(peak, tree_rss(me))
+            peak = max(peak, tree_pss(me) if pss else tree_rss(me))
             time.sleep(0.02)
     finally:
         if proc.poll() is None:
@@ -55,6 +58,20 @@ def tree_rss(me: psutil.Process) -> int:
         for p in [me, *me.children(recursive=True)]:
             try:
                 total += p.memory_info().rss
+            except psutil.Error:
+                pass
+    except psutil.Error:
+        pass
+    return total
+
+
+def tree_pss(me: psutil.Process) -> int:
+    """Proportional bytes resident in `me` and its descendants now (Linux: /proc/PID/smaps_rollup)."""
+    total = 0
+    try:
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                total += p.memory_full_info().pss
             except psutil.Error:
                 pass
     except psutil.Error:
