@@ -223,7 +223,6 @@ def read_part(part: Part) -> PartResult:
                 observe(part.role, line, index, seen)
             for observe_line in with_line:  # a part is always JSONL
                 observe_line(part.role, line, index, seen, raw if seen is record else None)
-    check.stats.fold()
     return PartResult(out, check.stats, log, reader.lines, reader.records_seen, reader.blank_lines,
                       reader.failure, [o.payload() for o in part.observers])
 
