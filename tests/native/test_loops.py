@@ -374,7 +374,7 @@ def test_a_band_table_written_into_a_buffer_and_read_from_it_elsewhere_finds_the
     index, queries = band_case(9, 600, 200, 128, (14, 9))
     keys = np.ascontiguousarray(index.sorted_keys)
     size = native.BandTable.slots_bytes(len(index.rows), 14)
-    assert size == 14 * 2048 * 16  # a power of two, at least twice the keys, of 16-byte slots
+    assert size == 14 * 2048 * 8  # a power of two, at least twice the keys, of 8-byte slots
     written = bytearray(size)
     native.BandTable(keys, 14, slots=written, fill=True)
     (tmp_path / "table.bin").write_bytes(written)
@@ -395,12 +395,12 @@ def test_a_band_table_refuses_slots_of_another_size_or_that_point_outside_the_ke
         native.BandTable(keys, 8, slots=bytes(size), fill=True)
     bad = bytearray(size)
     native.BandTable(keys, 8, slots=bad, fill=True)
-    slots = np.frombuffer(bad, dtype=[("key", "<u8"), ("start", "<u4"), ("count", "<u4")])
-    slots["start"][np.flatnonzero(slots["count"])[0]] = 100  # a run past the band's 100 keys
+    slots = np.frombuffer(bad, dtype=[("tag", "<u4"), ("start", "<u4")])  # start: the run's first key, plus one
+    slots["start"][np.flatnonzero(slots["start"])[0]] = 101  # a run past the band's 100 keys
     with pytest.raises(ValueError, match="do not hold"):
         native.BandTable(keys, 8, slots=bytes(bad))
     full = np.frombuffer(bytearray(size), dtype=slots.dtype)
-    full["count"] = 1  # no free slot: a probe would never end
+    full["start"] = 1  # no free slot: a probe would never end
     with pytest.raises(ValueError, match="do not hold"):
         native.BandTable(keys, 8, slots=full.tobytes())
 

@@ -118,7 +118,7 @@ def test_a_pass_held_whole_finds_the_pairs_and_candidates_of_the_numpy_batches(s
 def test_the_gate_process_keeps_an_index_it_shares_as_the_shared_files_map_and_its_look_up_in_a_shared_file(
         map_bytes, monkeypatch):
     """Once workers read the streamed split, this process only merges their matches: its index is the
-    map of the files the workers read (pages shared with theirs), and the look-up table, ~32 bytes a
+    map of the files the workers read (pages shared with theirs), and the look-up table, 16-32 bytes a
     row and band, is written once into a file every worker maps instead of built in each (a check of
     1.1 GB with two workers: 253-265 -> ~200 MB PSS over the process tree with the shared index,
     less again with the shared look-up)."""

@@ -3,7 +3,8 @@
  * BandTable(sorted_keys, bands, slots=None, fill=False) -> table
  *     sorted_keys: the index's (bands x n) uint64 band keys, each band sorted (lsh.BandIndex), as
  *     any C-contiguous buffer. Each band's distinct keys go into an open-addressing table that
- *     remembers where the key's run starts in the sorted band and how long it is (16 bytes a slot).
+ *     remembers where the key's run starts in the sorted band (8 bytes a slot; the table holds on to
+ *     the keys, which it reads to confirm a match and to find where the run ends).
  *     With `slots` (a buffer of BandTable.slots_bytes(n, bands) bytes, e.g. a shared file's map)
  *     the table lives there instead of in this process's heap: fill=True writes it into a writable
  *     buffer; fill=False uses one filled before, checked first (its runs inside the band, a free
@@ -23,22 +24,26 @@
 
 #define KEY_MUL 0x100000001B3ull
 
+/* 8 bytes: the key itself is read from the sorted band, where its run starts, only when the tag
+ * (32 other bits of the key's mix than the slot's position) agrees: a probe past a slot of another
+ * key almost never leaves the table, and the table is a third of one that kept keys and counts. */
 typedef struct {
-    uint64_t key;
-    uint32_t start; /* where the key's run starts in its sorted band */
-    uint32_t count; /* 0: an empty slot */
+    uint32_t tag;
+    uint32_t start; /* where the key's run starts in its sorted band, plus one; 0: an empty slot */
 } Slot;
 
-#define MOST_KEYS ((Py_ssize_t)UINT32_MAX) /* keys a band may hold: a run's start and length fit a slot */
+#define MOST_KEYS ((Py_ssize_t)UINT32_MAX - 1) /* keys a band may hold: a run's start, plus one, fits a slot */
 
 typedef struct {
     PyObject_HEAD
     Slot *slots;       /* bands x capacity */
     Py_ssize_t bands, n, capacity; /* capacity: a power of two, at least twice the most keys a band holds */
     Py_buffer held;    /* the caller's buffer the slots live in; held.obj NULL when they are this table's own */
+    Py_buffer keys;    /* the sorted keys the slots point into, held with the table */
 } BandTable;
 
 static inline size_t slot_of(uint64_t key, size_t mask) { return (size_t)(mix(key) & mask); }
+static inline uint32_t tag_of(uint64_t key) { return (uint32_t)(mix(key) >> 32); }
 
 /* A table's capacity for n keys a band: a power of two, at least twice n. */
 static Py_ssize_t capacity_for(Py_ssize_t n) {
@@ -59,9 +64,9 @@ static void fill_slots(Slot *all, const uint64_t *keys, Py_ssize_t bands, Py_ssi
             while (j < n && band[j] == band[i])
                 j++;
             size_t at = slot_of(band[i], mask);
-            while (slots[at].count) /* a key is stored once: its run is contiguous, the band sorted */
+            while (slots[at].start) /* a key is stored once: its run is contiguous, the band sorted */
                 at = (at + 1) & mask;
-            slots[at].key = band[i], slots[at].start = (uint32_t)i, slots[at].count = (uint32_t)(j - i);
+            slots[at].tag = tag_of(band[i]), slots[at].start = (uint32_t)(i + 1);
             i = j;
         }
     }
@@ -77,7 +82,7 @@ static inline uint64_t band_key(const uint32_t *row, Py_ssize_t band, Py_ssize_t
 
 /* Every (row * n + index row) of `rows` query rows sharing a band key with an index row, into
  * `found` (unsorted, repeated once per shared band); positions: each sorted key's index row. */
-static int collect_pairs(const Slot *all, Py_ssize_t bands, Py_ssize_t n, Py_ssize_t capacity,
+static int collect_pairs(const Slot *all, const uint64_t *keys, Py_ssize_t bands, Py_ssize_t n, Py_ssize_t capacity,
                          const int64_t *positions, const uint32_t *matrix, Py_ssize_t rows, Py_ssize_t num_perm,
                          Py_ssize_t width, Values *found) {
     size_t mask = (size_t)capacity - 1;
@@ -85,15 +90,17 @@ static int collect_pairs(const Slot *all, Py_ssize_t bands, Py_ssize_t n, Py_ssi
         const uint32_t *row = matrix + r * num_perm;
         for (Py_ssize_t b = 0; b < bands; b++) {
             uint64_t key = band_key(row, b, width);
+            uint32_t tag = tag_of(key);
             const Slot *slots = all + b * capacity;
-            for (size_t at = slot_of(key, mask); slots[at].count; at = (at + 1) & mask) {
-                if (slots[at].key != key)
+            const uint64_t *band = keys + b * n;
+            for (size_t at = slot_of(key, mask); slots[at].start; at = (at + 1) & mask) {
+                Py_ssize_t i = (Py_ssize_t)slots[at].start - 1;
+                if (slots[at].tag != tag || band[i] != key)
                     continue;
-                const int64_t *hit = positions + b * n + slots[at].start;
-                for (uint32_t k = 0; k < slots[at].count; k++) {
+                for (; i < n && band[i] == key; i++) { /* the key's run in the sorted band */
                     if (values_reserve(found, 256) < 0)
                         return -1;
-                    found->items[found->size++] = (uint64_t)(r * n + hit[k]);
+                    found->items[found->size++] = (uint64_t)(r * n + positions[b * n + i]);
                 }
                 break;
             }
@@ -125,6 +132,8 @@ static void table_release(BandTable *self) {
     else
         PyMem_Free(self->slots);
     self->slots = NULL;
+    if (self->keys.obj != NULL)
+        PyBuffer_Release(&self->keys);
 }
 
 static void table_dealloc(BandTable *self) {
@@ -132,15 +141,15 @@ static void table_dealloc(BandTable *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Whether slots filled elsewhere can be looked up safely: every run inside its band of n keys,
+/* Whether slots filled elsewhere can be looked up safely: every start inside its band of n keys,
  * at most n keys a band (so each band keeps free slots and a probe ends). */
 static int slots_sound(const Slot *all, Py_ssize_t bands, Py_ssize_t n, Py_ssize_t capacity) {
     for (Py_ssize_t b = 0; b < bands; b++) {
         Py_ssize_t used = 0;
         for (const Slot *slot = all + b * capacity, *end = slot + capacity; slot < end; slot++) {
-            if (!slot->count)
+            if (!slot->start)
                 continue;
-            if ((Py_ssize_t)slot->start + (Py_ssize_t)slot->count > n || ++used > n)
+            if ((Py_ssize_t)slot->start > n || ++used > n)
                 return 0;
         }
     }
@@ -173,30 +182,29 @@ static int table_init(BandTable *self, PyObject *args, PyObject *kwds) {
     static char *names[] = {"sorted_keys", "bands", "slots", "fill", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "On|Op", names, &keys_obj, &bands, &slots_obj, &fill))
         return -1;
-    Py_buffer view;
-    if (PyObject_GetBuffer(keys_obj, &view, PyBUF_C_CONTIGUOUS) < 0)
+    table_release(self);
+    if (PyObject_GetBuffer(keys_obj, &self->keys, PyBUF_C_CONTIGUOUS) < 0)
         return -1;
-    if (bands <= 0 || view.len % (bands * (Py_ssize_t)sizeof(uint64_t)) != 0 ||
-        view.len / (bands * (Py_ssize_t)sizeof(uint64_t)) > MOST_KEYS) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "sorted_keys must hold bands x n uint64 keys (n < 2**32)");
+    Py_ssize_t len = self->keys.len;
+    if (bands <= 0 || len % (bands * (Py_ssize_t)sizeof(uint64_t)) != 0 ||
+        len / (bands * (Py_ssize_t)sizeof(uint64_t)) > MOST_KEYS) {
+        table_release(self);
+        PyErr_SetString(PyExc_ValueError, "sorted_keys must hold bands x n uint64 keys (n < 2**32 - 1)");
         return -1;
     }
-    table_release(self);
-    self->bands = bands, self->n = view.len / (bands * (Py_ssize_t)sizeof(uint64_t));
+    self->bands = bands, self->n = len / (bands * (Py_ssize_t)sizeof(uint64_t));
     self->capacity = capacity_for(self->n);
     int failed = 0;
     if (slots_obj != Py_None) {
-        failed = table_in_buffer(self, slots_obj, fill, view.buf);
+        failed = table_in_buffer(self, slots_obj, fill, self->keys.buf);
     } else if ((self->slots = PyMem_Calloc((size_t)(bands * self->capacity), sizeof(Slot))) == NULL) {
         PyErr_NoMemory();
         failed = -1;
     } else {
-        fill_slots(self->slots, view.buf, bands, self->n, self->capacity);
+        fill_slots(self->slots, self->keys.buf, bands, self->n, self->capacity);
     }
     if (failed)
         table_release(self);
-    PyBuffer_Release(&view);
     return failed;
 }
 
@@ -236,7 +244,7 @@ static PyObject *table_pairs(BandTable *self, PyObject *const *args, Py_ssize_t 
         goto done;
     }
     Py_ssize_t rows = batch.len / (num_perm * (Py_ssize_t)sizeof(uint32_t));
-    if (collect_pairs(self->slots, self->bands, self->n, self->capacity, order.buf, batch.buf, rows, num_perm, width,
+    if (collect_pairs(self->slots, self->keys.buf, self->bands, self->n, self->capacity, order.buf, batch.buf, rows, num_perm, width,
                       &found) < 0)
         goto done;
     sort_unique(&found);
@@ -347,7 +355,7 @@ PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (sorted_bands(index.buf, n, num_perm, bands, width, keys, order) < 0)
         goto done;
     fill_slots(slots, keys, bands, n, capacity);
-    if (n && collect_pairs(slots, bands, n, capacity, order, queries.buf, rows, num_perm, width, &found) < 0)
+    if (n && collect_pairs(slots, keys, bands, n, capacity, order, queries.buf, rows, num_perm, width, &found) < 0)
         goto done;
     sort_unique(&found);
     result = pairs_with_agreement(&found, index.buf, queries.buf, n, num_perm);

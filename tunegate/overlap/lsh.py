@@ -58,7 +58,7 @@ class BandIndex:
 
     @property
     def table(self) -> Any:
-        """The compiled look-up, built when first asked for (~32 bytes a row and band): a gate's
+        """The compiled look-up, built when first asked for (16-32 bytes a row and band): a gate's
         process that only shares the index with its workers never builds one."""
         if self._table is None and compiled is not None:
             self._table = compiled.BandTable(np.ascontiguousarray(self.sorted_keys), self.bands[0])

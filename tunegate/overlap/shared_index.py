@@ -6,7 +6,7 @@
     drop_index(folder)                           # when the streamed split is done
 
 A worker reading a part of the streamed split needs the whole index (rows, sorted band keys,
-places, exact hashes: ~0.7 KB a record) and the compiled look-up of its keys (~0.45 KB a record).
+places, exact hashes: ~0.7 KB a record) and the compiled look-up of its keys (~0.2-0.45 KB a record).
 Sent with every part it would be pickled hundreds of times, and each worker would build its own
 look-up; as files memory-mapped read-only, every worker reads the same pages of the OS cache. A big
 index (tunegate.overlap.near_index) is written here from the start and never held in the heap:
