@@ -4,6 +4,7 @@
     python benchmarks/check_cli.py --mb 20 --rounds 1 --rss-mb 0    # a quick look
     python benchmarks/check_cli.py --quickstart             # the small spec: approval, rejections
     python benchmarks/check_cli.py --short 1000000          # 1M short records (~100 MB: per-record costs)
+    python benchmarks/check_cli.py --mb 1100 --index-records 64000   # memory of a big near-duplicate index
     python benchmarks/check_cli.py --against /tmp/old       # also old-check, old-no-near: another checkout's
                                                             # tunegate (e.g. `git archive main | tar -x -C /tmp/old`)
 
@@ -83,36 +84,41 @@ def launch(command: list[str], stdout: str, cwd: Path = ROOT, sample: bool = Fal
     with open(stdout, "wb") as out, open(f"{stdout}.err", "wb") as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd)
-        tree_peak = 0.0
+        tree_peak = tree_rss = 0.0
         while sample:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
             if pid:
                 break
-            tree_peak = max(tree_peak, tree_pss_mb(child.pid))
+            pss, rss = tree_memory_mb(child.pid)
+            tree_peak, tree_rss = max(tree_peak, pss), max(tree_rss, rss)
             time.sleep(0.02)
         if not sample:
             pid, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
     text = Path(f"{stdout}.err").read_text(errors="replace")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
-            "tree_mb": tree_peak, "rc": os.waitstatus_to_exitcode(status), "stderr": text[-2000:]}
+            "tree_mb": tree_peak, "tree_rss_mb": tree_rss, "rc": os.waitstatus_to_exitcode(status),
+            "stderr": text[-2000:]}
 
 
-def tree_pss_mb(pid: int) -> float:
-    """PSS (shared pages split between their sharers) of a process and all its descendants, in MB."""
-    total, todo = 0.0, [pid]
+def tree_memory_mb(pid: int) -> tuple[float, float]:
+    """(PSS, RSS) of a process and all its descendants, summed, in MB. PSS splits a shared page
+    between its sharers; RSS counts it in each (a forked worker's pages shared with the gate twice)."""
+    pss = rss = 0.0
+    todo = [pid]
     while todo:
         p = todo.pop()
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
-                    total += int(line.split()[1]) / 1024
-                    break
+                    pss += int(line.split()[1]) / 1024
+                elif line.startswith("Rss:"):
+                    rss += int(line.split()[1]) / 1024
             for task in Path(f"/proc/{p}/task").iterdir():
                 todo.extend(int(c) for c in (task / "children").read_text().split())
         except (OSError, ValueError):
             continue  # the process ended between two reads
-    return total
+    return pss, rss
 
 
 def measure(command: list[str], stdout: Path, cwd: Path = ROOT, sample: bool = False) -> dict:
@@ -329,6 +335,31 @@ def long_line(gigabytes: float) -> None:
           f"{run['rss_mb']:.0f} MB, all processes' PSS {run['tree_mb']:.0f} MB, exit {run['rc']}: {codes}")
 
 
+def index_memory(train_mb: float, records: int) -> None:
+    """Peak memory of the check whose validation file holds `records` fresh records (a near-duplicate
+    index of as many MinHash rows), in one process and with two workers, paired with --against."""
+    sys.path.insert(0, str(HERE))
+    import orjson
+    from chat_corpus import record
+
+    train, _ = generate(train_mb)
+    val = OUT / f"validation_{records}_records.jsonl"
+    if not val.exists():
+        rng = random.Random(7)
+        with open(val, "wb", buffering=1 << 20) as f:
+            for ticket in range(records):
+                f.write(orjson.dumps(record(rng, 10_000_000 + ticket)) + b"\n")
+    command = [*TUNEGATE, "check", "--train", str(train), "--validation", str(val), "--json"]
+    print(f"  {train.stat().st_size / 1e6:.0f} MB train, {records} validation records ({val.stat().st_size / 1e6:.0f} MB)")
+    for workers in ("1", "2"):
+        os.environ["TUNEGATE_WORKERS"] = workers
+        for name in ("check", *(("old-check",) if AGAINST else ())):
+            run = measure(command, OUT / f"{name}.index.out", workdir(name), sample=True)
+            print(f"  {name:<9} {workers} worker(s): PSS over the tree {run['tree_mb']:>4.0f} MB, RSS summed "
+                  f"{run['tree_rss_mb']:>4.0f} MB ({run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
+    del os.environ["TUNEGATE_WORKERS"]
+
+
 def quickstart(rounds: int) -> None:
     """The small spec through the CLI: approval, a rejection at the spec and one at the data stage
     (a bare train file that breaks the chat contract, beside the quickstart's validation file),
@@ -372,6 +403,8 @@ def main() -> None:
     ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and the two rejections")
     ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
     ap.add_argument("--short", type=int, default=0, help="time only a file of this many short records")
+    ap.add_argument("--index-records", type=int, default=0,
+                    help="memory only: the first --mb train file against a validation file of this many records")
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-check, old-no-near")
     args = ap.parse_args()
     if args.against:
@@ -386,6 +419,10 @@ def main() -> None:
         return
     if args.long_line_gb:
         long_line(args.long_line_gb)
+        return
+    if args.index_records:
+        index_memory(float(args.mb.split(",")[0]), args.index_records)
+        print(f"  load average after: {os.getloadavg()[0]:.1f}")
         return
     which = tuple(args.only.split(","))
     if args.short:
