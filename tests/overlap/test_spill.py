@@ -85,6 +85,28 @@ def test_an_index_mapped_from_files_reports_what_the_one_in_the_heap_reports(tmp
     assert expected[1][1]["TG303"] > 5 and expected[2][1]["TG303"] > 5
 
 
+def test_a_disk_without_room_for_the_index_look_up_is_an_environment_error_not_a_crash(tmp_path, monkeypatch):
+    import errno
+
+    import pytest
+
+    from tunegate.errors import OutputError
+    from tunegate.native import compiled
+
+    if compiled is None:
+        pytest.skip("the look-up is the compiled extension's")
+
+    def full(*_):  # where the look-up's blocks are taken: a full disk answers ENOSPC there
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    near_train, near_val = _near_copies(tmp_path)
+    monkeypatch.setattr(near, "BATCH_ROWS", 2)
+    monkeypatch.setattr(near_index, "MAP_BYTES", 3 * 4 * 128)
+    monkeypatch.setattr(shared_index.os, "posix_fallocate", full)
+    with pytest.raises(OutputError, match="set TMPDIR"):
+        run_stage(near_train, near_val, OverlapSpec(threshold=0.6))
+
+
 def test_a_spilled_split_leaves_no_temporary_files(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()

@@ -86,7 +86,9 @@ def _write_table(path: Path, sorted_keys: Any, bands: tuple[int, int]) -> None:
     size = compiled.BandTable.slots_bytes(n, bands[0])
     try:
         with open(path, "w+b") as f:
-            f.truncate(size)
+            # The blocks taken now: a full disk is an error here, where writing through the map into
+            # a sparse file would kill the process (SIGBUS) at the first page it cannot store.
+            os.posix_fallocate(f.fileno(), 0, size)
             with mmap.mmap(f.fileno(), size) as shared:
                 table = compiled.BandTable(sorted_keys, bands[0], slots=shared, fill=True)
                 del table  # lets go of the map before it closes
