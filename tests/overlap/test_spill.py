@@ -79,7 +79,7 @@ def test_an_index_mapped_from_files_reports_what_the_one_in_the_heap_reports(tmp
     expected = [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases]
     monkeypatch.setattr(near_index, "MAP_BYTES", 3 * 4 * 128)  # past 3 rows the index goes to files
     written = []
-    monkeypatch.setattr(shared_index, "write_index", lambda *a: written.append(a) or write_index(*a))
+    monkeypatch.setattr(near, "write_index", lambda *a: written.append(a) or write_index(*a))
     assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
     assert len(written) == 3  # each case's index was built from its files
     assert expected[1][1]["TG303"] > 5 and expected[2][1]["TG303"] > 5

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,25 +54,20 @@ def run_measured(args: list[str], timeout_s: float = 120.0, pss: bool = False,
 
 def tree_rss(me: psutil.Process) -> int:
     """Bytes resident in `me` and its descendants now (a process that ends meanwhile counts 0)."""
-    total = 0
-    try:
-        for p in [me, *me.children(recursive=True)]:
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                pass
-    except psutil.Error:
-        pass
-    return total
+    return _tree_total(me, lambda p: p.memory_info().rss)
 
 
 def tree_pss(me: psutil.Process) -> int:
     """Proportional bytes resident in `me` and its descendants now (Linux: /proc/PID/smaps_rollup)."""
+    return _tree_total(me, lambda p: p.memory_full_info().pss)
+
+
+def _tree_total(me: psutil.Process, size: Callable[[psutil.Process], int]) -> int:
     total = 0
     try:
         for p in [me, *me.children(recursive=True)]:
             try:
-                total += p.memory_full_info().pss
+                total += size(p)
             except psutil.Error:
                 pass
     except psutil.Error:

@@ -28,7 +28,7 @@ from tunegate.dataset.split import iter_split
 from tunegate.native import compiled
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record_bytes
-from tunegate.overlap.shared_index import drop_index, load_index, share_index
+from tunegate.overlap.shared_index import drop_index, load_index, share_index, write_index
 
 BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
 # and at most this many records: 70k short records fit in 1 MB, and their MinHash rows (512 bytes
@@ -259,11 +259,15 @@ class NearPass:
         from tunegate.overlap.near_join import QueryRows
 
         s = self.settings
-        self._index, self._index_places = self._rows().build(band_layout(s.threshold, s.num_perm))
-        if self._index_rows.spilled:  # too big for memory: the streamed split is joined with it on disk
-            self._index = self._queries = QueryRows(self._index_rows)
-        elif self._index_rows.shared is not None:  # built as files: workers map the same ones
-            self._shared = self._index_rows.shared
+        rows, bands = self._rows(), band_layout(s.threshold, s.num_perm)
+        if rows.in_files:  # looked up from its files' map, which workers map too
+            write_index(rows.folder, s.num_perm, bands)
+            self._shared = str(rows.folder)
+            self._index, self._index_places = self._load_shared()
+            return
+        self._index, self._index_places = rows.build(bands)
+        if rows.spilled:  # too big to look up: the streamed split is joined with it on disk
+            self._index = self._queries = QueryRows(rows)
 
     def _load_shared(self) -> tuple[Any, Any]:
         from tunegate.overlap.bands import band_layout

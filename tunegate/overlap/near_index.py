@@ -49,7 +49,6 @@ class IndexRows:
         self.parts: list[tuple[Any, Any]] = []
         self.count = 0
         self.folder: Path | None = None
-        self.shared: str | None = None  # the folder of a mapped index, once built (shared_index)
 
     def keep(self, matrix: Any, places: Any) -> None:
         self.count += len(matrix)
@@ -74,19 +73,21 @@ class IndexRows:
         """Whether the index is joined on disk rather than looked up."""
         return self.folder is not None and self.count > near_spill_rows(self.num_perm)
 
-    def build(self, bands: tuple[int, int]) -> tuple[Any, Any]:
-        """The BandIndex of every row kept, and the rows' places; (None, None) for a spilled index,
-        which is joined on disk instead (tunegate.overlap.near_join)."""
-        from tunegate.overlap.lsh import BandIndex
-        from tunegate.overlap.shared_index import load_index, write_index
+    @property
+    def in_files(self) -> bool:
+        """Whether the index is looked up from its files' map (tunegate.overlap.shared_index.write_index
+        makes them into an index) rather than built in the heap."""
+        return self.folder is not None and not self.spilled
 
+    def build(self, bands: tuple[int, int]) -> tuple[Any, Any]:
+        """The BandIndex of every row kept in the heap, and the rows' places; (None, None) for a
+        spilled index, which is joined on disk instead (tunegate.overlap.near_join)."""
+        from tunegate.overlap.lsh import BandIndex
+
+        assert not self.in_files
         if self.folder is None:
             matrix, places = self._gathered()
             return BandIndex.build(matrix, bands), places
-        if not self.spilled:
-            write_index(self.folder, self.num_perm, bands)
-            self.shared = str(self.folder)
-            return load_index(self.shared, self.num_perm, bands)
         self._write_bands(bands)
         return None, None
 
