@@ -176,6 +176,26 @@ def test_a_big_validation_index_read_by_two_workers_stays_in_the_budget(tmp_path
     assert done.peak_mb <= BUDGET_MB, done.peak_mb
 
 
+def test_a_plain_file_of_many_short_records_read_by_two_workers_stays_in_the_budget(tmp_path):
+    """800,000 short records (~110 MB): the TG210 index of byte-identical repeats grew to 2**21 slots
+    (and held both tables while growing) and each worker sketched 16,384 records a batch: 182 MB PSS
+    over the tree with two workers at c82a8da, ~137 MB now (18.5 M such records: 168 -> 131 MB)."""
+    from tests.support.peak_rss import tunegate_args
+
+    train = tmp_path / "train.jsonl"
+    with open(train, "wb") as f:
+        for start in range(0, 800_000, 100_000):
+            f.write(b"".join(b'{"messages": [{"role": "user", "content": "question %d about things"}, '
+                             b'{"role": "assistant", "content": "answer %d here."}]}\n' % (i, i * 7)
+                             for i in range(start, start + 100_000)))
+    done = run_measured(tunegate_args("check", "--train", train, "--validation", DATA / "validation.jsonl", "--json"),
+                        pss=True, env={"TUNEGATE_WORKERS": "2"})
+    assert done.returncode in (0, 1), done.stderr
+    dataset = next(s for s in json.loads(done.stdout)["stages"] if s["name"] == "dataset")
+    assert dataset["stats"]["train"]["records"] == 800_000
+    assert done.peak_mb <= BUDGET_MB, done.peak_mb
+
+
 def test_a_validation_file_that_is_the_training_file_builds_no_near_duplicate_index():
     from tunegate.overlap.stage import prepare
     from tunegate.stage import GateContext

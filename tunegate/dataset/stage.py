@@ -10,7 +10,7 @@ Records in any format (`tunegate.formats`: OpenAI chat, ShareGPT, Alpaca, TRL pr
 and handed to observers in chat form, the form every later stage reads.
 
 Each file is streamed once, in bounded memory: the index of byte-identical repeats holds ~32 bytes a
-record up to a million records of a file, then goes to disk (tunegate.dataset.repeats); a split of
+record up to 500,000 records of a file, then goes to disk (tunegate.dataset.repeats); a split of
 several files is read file after file as one stream of records, each found at its own file and
 line (byte-identical repeats, TG210, are found within a file; a record repeated in another file of
 the split is the overlap stage's TG304). Later stages that need every record (overlap,

@@ -31,9 +31,10 @@ from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.shared_index import drop_index, load_index, share_index, write_index
 
 BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
-# and at most this many records: 70k short records fit in 1 MB, and their MinHash rows (512 bytes
-# each at 128 permutations) and band keys would take ~100 MB for a moment
-BATCH_ROWS = 1 << 14
+# and at most this many records: their MinHash rows (512 bytes each at 128 permutations) and band
+# keys take ~3 MB for a moment. 16,384 held ~11 MB more in each worker reading short records
+# (a 2.6 GB file of 18.5 M records with two workers), for no speed.
+BATCH_ROWS = 1 << 12
 
 
 class NearPair(NamedTuple):
