@@ -5,9 +5,9 @@
     index, places = rows.build(bands)  # the BandIndex and the places, row for row (None when spilled)
 
 A small index (up to MAP_BYTES of rows) is built in the heap. A bigger one goes to files in a
-private folder as its rows come, and `build` writes its sorted band keys and compiled look-up
-beside them (tunegate.overlap.shared_index): the index is then the files' read-only map, which
-worker processes share and of which a process holds only the pages it reads. Past
+private folder as its rows come (`in_files`), and tunegate.overlap.shared_index.write_index writes
+its sorted band keys and compiled look-up beside them: the index is then the files' read-only map,
+which worker processes share and of which a process holds only the pages it reads. Past
 `near_spill_rows()` rows even that is too much to look up: `build` writes each band's keys to a
 file, and the streamed split is joined with them on disk (tunegate.overlap.near_join), in fixed memory.
 """
