@@ -41,10 +41,8 @@ class SplitStats:
             self._length_counts[role].update(pending)
         self._turn_counts.update(later.turns)
         for role, counts in later._length_counts.items():
-            if counts:
-                self._length_counts[role].update(counts)
-        if later._turn_counts:
-            self._turn_counts.update(later._turn_counts)
+            self._length_counts[role].update(counts)
+        self._turn_counts.update(later._turn_counts)
 
     def summary(self) -> dict[str, Any]:
         """turns, chars_per_role and roles, as the report shows them."""

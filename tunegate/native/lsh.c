@@ -212,7 +212,7 @@ static PyObject *table_slots_bytes(PyObject *cls, PyObject *const *args, Py_ssiz
     Py_ssize_t n = -1, bands = -1;
     if (nargs != 2 || (n = PyLong_AsSsize_t(args[0])) < 0 || (bands = PyLong_AsSsize_t(args[1])) < 1 || n > MOST_KEYS) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "slots_bytes(n, bands): 0 <= n < 2**32, bands >= 1");
+            PyErr_SetString(PyExc_ValueError, "slots_bytes(n, bands): 0 <= n < 2**32 - 1, bands >= 1");
         return NULL;
     }
     return PyLong_FromSsize_t(bands * capacity_for(n) * (Py_ssize_t)sizeof(Slot));
@@ -369,10 +369,10 @@ done:
     return result;
 }
 
-static PyObject *table_in_shared(BandTable *self, void *closure) { return PyBool_FromLong(self->held.obj != NULL); }
+static PyObject *table_is_in_buffer(BandTable *self, void *closure) { return PyBool_FromLong(self->held.obj != NULL); }
 
 static PyGetSetDef table_getset[] = {
-    {"in_buffer", (getter)table_in_shared, NULL, "whether the slots live in the caller's buffer (slots=...)", NULL},
+    {"in_buffer", (getter)table_is_in_buffer, NULL, "whether the slots live in the caller's buffer (slots=...)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

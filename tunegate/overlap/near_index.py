@@ -14,6 +14,7 @@ file, and the streamed split is joined with them on disk (tunegate.overlap.near_
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from tunegate.overlap.spill import private_folder, write_rows
 NEAR_SPILL_VARIABLE = "TUNEGATE_NEAR_SPILL_ROWS"
 NEAR_BUDGET_BYTES = 32 << 20  # MinHash rows an index looks up from its map: 65k rows at 128 permutations
 MAP_BYTES = 4 << 20  # MinHash rows an index keeps in the heap: 8k rows at 128 permutations
-KEY_ROWS = 1 << 13  # rows whose band keys are computed at once: ~8 MB at 128 permutations
+READ_ROWS = 1 << 13  # rows read back from a rows file at once: 4 MB at 128 permutations
 PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])  # a record's line, key, exact hash
 
 
@@ -106,13 +107,19 @@ class IndexRows:
 
     def _write_bands(self, bands: tuple[int, int]) -> None:
         """Each band's key of every row, a file per band in row order (tunegate.overlap.near_join joins them)."""
-        from tunegate.overlap.lsh import band_keys
-
         assert self.folder is not None
-        width = 4 * self.num_perm
-        with open(self.folder / "rows", "rb") as f:
-            for _ in range(0, self.count, KEY_ROWS):  # band_keys widens each row to 8 bytes a column
-                chunk = np.frombuffer(f.read(KEY_ROWS * width), dtype=np.uint32).reshape(-1, self.num_perm)
-                keys = band_keys(chunk, bands)
-                for b in range(bands[0]):
-                    write_rows(self.folder / f"band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
+        for _, keys in file_band_keys(self.folder / "rows", self.num_perm, bands):
+            for b in range(bands[0]):
+                write_rows(self.folder / f"band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
+
+
+def file_band_keys(path: Path, num_perm: int, bands: tuple[int, int]) -> Iterator[tuple[int, Any]]:
+    """(first row, its (rows, bands) band keys) of a file of MinHash rows, READ_ROWS rows at a time."""
+    from tunegate.overlap.lsh import band_keys
+
+    width = 4 * num_perm
+    start = 0
+    with open(path, "rb") as f:
+        while block := f.read(READ_ROWS * width):
+            yield start, band_keys(np.frombuffer(block, dtype=np.uint32).reshape(-1, num_perm), bands)
+            start += len(block) // width

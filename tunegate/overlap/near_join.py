@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tunegate.overlap.near_index import KEY_ROWS, PLACE, IndexRows
+from tunegate.overlap.near_index import PLACE, IndexRows
 from tunegate.overlap.numeric import np
 from tunegate.overlap.spill import CHUNK_ROWS, write_rows
 
@@ -41,10 +41,9 @@ class QueryRows:
 
         write_rows(self.folder / "q-rows", np.ascontiguousarray(matrix, dtype=np.uint32).tobytes())
         write_rows(self.folder / "q-places", np.ascontiguousarray(places, dtype=PLACE).tobytes())
-        for start in range(0, len(matrix), KEY_ROWS):  # band_keys widens each row to 8 bytes a column
-            keys = band_keys(matrix[start:start + KEY_ROWS], bands)
-            for b in range(bands[0]):
-                write_rows(self.folder / f"q-band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
+        keys = band_keys(matrix, bands)
+        for b in range(bands[0]):
+            write_rows(self.folder / f"q-band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
         self.count += len(matrix)
 
     def pairs(self, bands: tuple[int, int], threshold: float) -> tuple[list[tuple[int, int, float]], int]:

@@ -30,7 +30,6 @@ from tunegate.native import compiled
 
 _LOADED: dict[str, tuple[Any, Any]] = {}  # per process: folder -> index
 TABLE = "table.bin"
-KEY_ROWS = 1 << 12  # rows whose band keys are computed at once (~4 MB at 128 permutations)
 
 
 def share_index(index: Any, places: Any) -> str:
@@ -55,18 +54,15 @@ def _keep_until_dropped() -> None:
 def write_index(folder: Path, num_perm: int, bands: tuple[int, int]) -> None:
     """The sorted band keys, their rows and the look-up of the rows a folder holds, as files beside them.
     Memory: the band keys (8 bytes a row and band) and a slice of rows at a time."""
-    from tunegate.overlap.lsh import band_keys
+    from tunegate.overlap.near_index import file_band_keys
     from tunegate.overlap.numeric import np
     from tunegate.overlap.spill import spill_failed, write_rows
 
-    width = 4 * num_perm
-    n = os.path.getsize(folder / "rows") // width
+    n = os.path.getsize(folder / "rows") // (4 * num_perm)
     keys = np.empty((bands[0], n), dtype=np.uint64)
     try:
-        with open(folder / "rows", "rb") as f:
-            for start in range(0, n, KEY_ROWS):
-                chunk = np.frombuffer(f.read(min(KEY_ROWS, n - start) * width), dtype=np.uint32)
-                keys[:, start:start + KEY_ROWS] = band_keys(chunk.reshape(-1, num_perm), bands).T
+        for start, chunk in file_band_keys(folder / "rows", num_perm, bands):
+            keys[:, start:start + len(chunk)] = chunk.T
     except OSError as exc:
         raise spill_failed(folder, exc) from exc
     for band in keys:  # sorted band by band, in place: numpy's stable argsort, as BandIndex.build
