@@ -9,13 +9,21 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import blake3
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.paths import DATA as TEST_DATA
 from tests.support.paths import ROOT
-from tunegate.dataset.fingerprint import FingerprintObserver, canonical_bytes, canonical_line, fingerprint_file
+from tunegate.dataset.fingerprint import (
+    FingerprintObserver,
+    SplitDigest,
+    algorithm_of,
+    canonical_bytes,
+    canonical_line,
+    fingerprint_file,
+)
 from tunegate.dataset.split import feed_observers
 from tunegate.errors import UnreadableRecord
 
@@ -33,12 +41,28 @@ def copy_with(tmp_path: Path, data: bytes, name: str = "copy.jsonl") -> Path:
     return path
 
 
-def test_digest_is_sha256_of_the_sorted_key_compact_jsonl():
-    rows = [json.loads(line) for line in RECORDS.read_text(encoding="utf-8").splitlines()]
-    canonical = "".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows)
+def sorted_key_compact_jsonl(path: Path) -> bytes:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return "".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+                   for r in rows).encode("utf-8")
+
+
+def test_digest_is_blake3_of_the_sorted_key_compact_jsonl():
     fp = fingerprint_file(RECORDS)
-    assert fp.digest == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    assert fp.digest == "blake3:" + blake3.blake3(sorted_key_compact_jsonl(RECORDS)).hexdigest()
+    assert fp.algorithm == "blake3-canonical-jsonl"
     assert fp.records == 3
+
+
+def test_the_first_version_is_sha256_of_the_same_lines_in_bare_hex():
+    fp = fingerprint_file(RECORDS, "sha256-canonical-jsonl")
+    assert fp.digest == hashlib.sha256(sorted_key_compact_jsonl(RECORDS)).hexdigest()
+    assert fp.algorithm == "sha256-canonical-jsonl"
+
+
+def test_a_digest_names_its_own_version():
+    assert algorithm_of(fingerprint_file(RECORDS).digest) == "blake3-canonical-jsonl"
+    assert algorithm_of(fingerprint_file(RECORDS, "sha256-canonical-jsonl").digest) == "sha256-canonical-jsonl"
 
 
 def test_json_whitespace_key_order_and_blank_lines_do_not_change_the_digest():
@@ -109,6 +133,20 @@ def test_cli_prints_digest_records_and_file_per_file():
     first, second = out.stdout.splitlines()
     assert first.split() == [digest(RECORDS), "3", "records", str(RECORDS)]
     assert second.split()[1:] == ["12", "records", str(DATA / "train.jsonl")]
+
+
+def test_cli_prints_the_first_versions_digest_when_asked():
+    out = tunegate("fingerprint", "--algorithm", "sha256", str(RECORDS))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == hashlib.sha256(sorted_key_compact_jsonl(RECORDS)).hexdigest()
+
+
+def test_short_and_long_pieces_are_hashed_in_the_order_given():
+    pieces = [b"a" * 10, b"b" * 70_000, b"c" * 5, b"d" * 65_536, b"e" * 3]
+    digest = SplitDigest()
+    for piece in pieces:
+        digest._take(piece)
+    assert digest.result().digest == "blake3:" + blake3.blake3(b"".join(pieces)).hexdigest()
 
 
 def test_cli_json_is_a_list_of_fingerprints():

@@ -144,7 +144,7 @@ def test_ordinary_numbers_keep_the_digest_they_always_had(tmp_path):
     expected = hashlib.sha256()
     for line in path.read_bytes().splitlines():
         expected.update(orjson.dumps(orjson.loads(line), option=orjson.OPT_SORT_KEYS) + b"\n")
-    assert fingerprint_file(path).digest == expected.hexdigest()
+    assert fingerprint_file(path, "sha256-canonical-jsonl").digest == expected.hexdigest()
     assert digest_of(tmp_path, "1.5") == digest_of(tmp_path, "1.50") == digest_of(tmp_path, "15e-1")
 
 

@@ -3,7 +3,7 @@
     numbers, own = array("q"), []      # in a worker: per record its line in the part, or -1-k for own[k]
     hash_part(digest.update, (path, start, end, stamp_of(path)), numbers, own, buffer, canonical_line)
 
-The digest is one SHA-256 stream over every record's canonical line in file order, so the gate's
+The digest is one hash stream over every record's canonical line in file order, so the gate's
 process hashes every part. A worker used to write each part's canonical lines to shared memory for
 it (~2 copies, the pages mapped and unmapped: ~0.2 CPU s at 200 MB besides the hashing). A record
 whose canonical line comes straight from its JSONL line (tunegate/native/canonical.c) needs only

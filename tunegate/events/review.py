@@ -12,6 +12,7 @@ from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from pydantic import BaseModel, Field
 
+from tunegate.dataset.fingerprint import short_digest
 from tunegate.report import GateReport
 
 DEFAULT_TIMEOUT_S = 24 * 3600  # a person answers within a working day; past it the run ends untrained
@@ -37,7 +38,7 @@ def review_description(spec_path: str, approval: GateReport, report_file: str, a
     """The Markdown the UI shows above the form: what was approved, and where to look before answering."""
     prints = approval.fingerprints
     rows = [f"| {role} | `{Path(prints[role].get('file') or '?').name}` | {prints[role].get('records', '?')} | "
-            f"`{prints[role]['digest'][:16]}…` |" for role in ("train", "validation") if role in prints]
+            f"`{short_digest(prints[role]['digest'], 16)}…` |" for role in ("train", "validation") if role in prints]
     return "\n".join([
         f"## Review before the full run of `{Path(spec_path).name}`",
         "",

@@ -43,7 +43,7 @@ def load_report(path: Path) -> GateReport:
 def stale_reasons(report: GateReport, spec_path: Path, train: DataFiles, validation: DataFiles) -> list[str]:
     """Every reason the report does not approve a full run of these exact files (empty: it does); each
     split is a file, or several read in order."""
-    from tunegate.dataset.fingerprint import fingerprint_file
+    from tunegate.dataset.fingerprint import algorithm_of, fingerprint_file
     from tunegate.spec.digest import spec_digest
 
     reasons = []
@@ -57,8 +57,8 @@ def stale_reasons(report: GateReport, spec_path: Path, train: DataFiles, validat
     if prints.get("spec", {}).get("digest") != spec_digest(Path(spec_path)):
         reasons.append(f"{Path(spec_path).name} changed since it was approved")
     for role, files in (("train", split_files(train)), ("validation", split_files(validation))):
-        approved = prints.get(role, {}).get("digest")
-        if approved is None or fingerprint_file(files).digest != approved:
+        approved = prints.get(role, {}).get("digest")  # taken again in its own version: an old approval holds
+        if approved is None or fingerprint_file(files, algorithm_of(approved)).digest != approved:
             names = " + ".join(path.name for path in files)
             reasons.append(f"the {role} data ({names}) changed since it was approved")
     return reasons

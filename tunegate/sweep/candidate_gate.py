@@ -85,28 +85,29 @@ def frozen_validation(spec: Spec, base: GateReport, own: GateReport | None) -> S
     `own` is the candidate's report when its data stages ran (its validation digest is in it);
     otherwise the file is fingerprinted again here, so a change during the sweep is caught.
     """
-    from tunegate.dataset.fingerprint import fingerprint_file
+    from tunegate.dataset.fingerprint import algorithm_of, fingerprint_file, short_digest
 
     out = FindingCollector(FROZEN)
     frozen_print = base.fingerprints.get("validation") or {}
     frozen = frozen_print.get("digest")
     files = spec.data.files("validation")
-    now = (own.fingerprints.get("validation") or {}).get("digest") if own else fingerprint_file(files).digest
+    now = ((own.fingerprints.get("validation") or {}).get("digest") if own
+           else fingerprint_file(files, algorithm_of(frozen or "")).digest)
     if frozen is None or now is None or now == frozen:
-        return out.result(0.0, {"digest": (frozen or "")[:12], "summary": "the sweep's frozen validation set"})
+        return out.result(0.0, {"digest": short_digest(frozen or ""), "summary": "the sweep's frozen validation set"})
     base_files = frozen_print.get("files") or [frozen_print.get("file")]
     if base_files == [None] or [p.resolve() for p in files] == [Path(f).resolve() for f in base_files]:
         out.add("TG390", "error", f"the validation set {spec.data.names('validation')} changed during the sweep "
-                f"(digest {frozen[:12]} -> {now[:12]})",
+                f"(digest {short_digest(frozen)} -> {short_digest(now)})",
                 "Restore the validation file and rerun the sweep: scores on different validation data "
                 "cannot be compared.", file=str(files[0]))
     else:
         out.add("TG391", "error", f"this candidate is scored on another validation set "
-                f"({spec.data.names('validation')}, digest {now[:12]}) than the sweep's frozen one (digest "
-                f"{frozen[:12]})", "Do not override data.validation in a sweep: every candidate must be scored on "
-                "the same frozen validation set, or its score is not comparable.", file=str(files[0]),
+                f"({spec.data.names('validation')}, digest {short_digest(now)}) than the sweep's frozen one (digest "
+                f"{short_digest(frozen)})", "Do not override data.validation in a sweep: every candidate must be "
+                "scored on the same frozen validation set, or its score is not comparable.", file=str(files[0]),
                 key="data.validation")
-    return out.result(0.0, {"digest": now[:12]})
+    return out.result(0.0, {"digest": short_digest(now)})
 
 
 def _with(report: GateReport, *stages: StageResult) -> GateReport:

@@ -9,10 +9,13 @@ frozen set (TG390, TG391); this keeps every preflight, sweep and full run of an 
 so a later run on an edited validation file is never listed beside the old ones without a word:
 it is refused, naming both digests, until it names an experiment of its own (`tracking.experiment`).
 `tunegate runs` also ranks only runs on the same digests (`runs_table`). An experiment made before
-this tag existed is claimed by its next run.
+this tag existed is claimed by its next run; one tagged with a digest of the fingerprint's first
+version (SHA-256, tunegate.dataset.fingerprint) is tagged again with the new one when the
+validation data, hashed in that first version, is still the data it was tagged with.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tunegate.errors import UsageError
@@ -24,14 +27,23 @@ VALIDATION_TAG = "tunegate.validation_digest"  # on the experiment: the digest i
 
 
 def claim_validation(client: MlflowClient, experiment_id: str, experiment: str, digest: str,
-                     validation_file: str = "") -> None:
-    """Tag the experiment with `digest` on first use; raise UsageError when it holds another one."""
+                     validation_file: str = "", in_version: Callable[[str], str] | None = None) -> None:
+    """Tag the experiment with `digest` on first use; raise UsageError when it holds another one.
+
+    `in_version(algorithm)` is the validation data's digest in another version of the fingerprint:
+    an experiment tagged in the first version holds the same data when that digest is its tag.
+    """
+    from tunegate.dataset.fingerprint import algorithm_of
     from tunegate.tracking.runs import store_lock
 
     with store_lock(client):  # two first runs at once: one claims, the other is then compared
         held = client.get_experiment(experiment_id).tags.get(VALIDATION_TAG)
         if held is None:
             client.set_experiment_tag(experiment_id, VALIDATION_TAG, digest)
+            return
+        older = algorithm_of(held)
+        if held != digest and in_version is not None and older != algorithm_of(digest) and in_version(older) == held:
+            client.set_experiment_tag(experiment_id, VALIDATION_TAG, digest)  # the same data, the new version's digest
             return
     if held != digest:
         raise UsageError(refusal(experiment, held, digest, validation_file))

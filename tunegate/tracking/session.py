@@ -89,12 +89,14 @@ def claim_experiment(spec: Spec, spec_path: str | Path, validation_digest: str) 
 
 
 def _claim(client: Any, spec: Spec, uri: str, digest: str) -> None:
+    from tunegate.dataset.fingerprint import fingerprint_file
     from tunegate.tracking import ensure_experiment
     from tunegate.tracking.experiment_data import claim_validation
 
     experiment = spec.tracking.experiment
     claim_validation(client, ensure_experiment(client, experiment, uri), experiment, digest,
-                     spec.data.names("validation"))
+                     spec.data.names("validation"),
+                     lambda algorithm: fingerprint_file(spec.data.files("validation"), algorithm).digest)
 
 
 def parent_name(kind: str, spec: Spec, spec_path: str | Path) -> str:
