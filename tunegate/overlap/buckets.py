@@ -136,9 +136,25 @@ def _buckets(*splits: SplitHashes) -> int:
 
 def _grouped(keys: Any) -> tuple[Any, Any]:
     """(stable order sorting `keys`, start of each run of equal keys in that order)."""
-    order = np.argsort(keys, kind="stable")
+    order = _key_order(keys)
     ordered = keys[order]
     return order, np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(keys) else order
+
+
+def _key_order(keys: Any) -> Any:
+    """np.argsort(keys, kind="stable"), the searchsorted order of the tables here, in half the time
+    for hash keys: numpy compares void keys a byte at a time through a function call, so they are
+    sorted by their first eight bytes read big-endian (which order as the bytes do), and only where
+    two different keys share those bytes (~never for hashes) by all of them."""
+    if keys.dtype.kind != "V" or keys.dtype.itemsize % 8 or not len(keys):
+        return np.argsort(keys, kind="stable")
+    words = np.ascontiguousarray(keys).view(">u8").reshape(len(keys), -1)
+    order = np.argsort(words[:, 0], kind="stable")
+    lead = words[order, 0]
+    tie = np.flatnonzero(lead[1:] == lead[:-1])
+    if len(tie) and (words[order[tie], 1:] != words[order[tie + 1], 1:]).any():
+        return np.lexsort(words.T[::-1])  # lexsort's last key is its first
+    return order
 
 
 def _counted(keys: Any, first: Any, count: Any, dtype: Any) -> Any:
