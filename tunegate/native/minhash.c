@@ -173,11 +173,12 @@ static void one_row(const Words *words, Py_ssize_t size, Py_ssize_t num_perm, ui
     }
 }
 
-/* The densification's choices, precomputed once per call: first[b * num_perm + f] is the first
- * attempt at which bin b's donor list names bin f (`attempts` when it never does). */
+/* The densification's choices, precomputed once per call: first[f * num_perm + b] is the first
+ * attempt at which bin b's donor list names bin f (`attempts` when it never does): one filled bin's
+ * column over every bin lies in a row, so a short text's few filled bins are swept a row each. */
 typedef struct {
     const int64_t *table; /* num_perm x attempts donors */
-    int32_t *first;       /* num_perm x num_perm */
+    int32_t *first;       /* num_perm x num_perm, by donor */
     Py_ssize_t num_perm, attempts;
 } Densify;
 
@@ -195,7 +196,7 @@ static int densify_open(Densify *d, const int64_t *table, Py_ssize_t num_perm) {
                 PyErr_SetString(PyExc_ValueError, "densify table holds a bin outside 0..num_perm-1");
                 return -1;
             }
-            d->first[b * num_perm + donor] = (int32_t)a;
+            d->first[donor * num_perm + b] = (int32_t)a;
         }
     return 0;
 }
@@ -240,27 +241,72 @@ static PyObject *densify_plan(PyObject *table_obj, const int64_t *table, Py_ssiz
 
 #define FEW_FILLED 16 /* below this, look up each filled bin's first attempt instead of scanning */
 
+/* Scratch a row's densification uses: num_perm of each, allocated once per call. */
+typedef struct {
+    uint32_t *source, *value;
+    int32_t *best;
+    Py_ssize_t *filled;
+} Scratch;
+
+/* For each bin, the value of the filled bin its donor list names first (best[b]: at which attempt;
+ * `attempts` when none does). One pass over the row of each filled bin, every bin at once: the
+ * loop has no branch and compiles to vector compares and blends; looking the few filled bins up
+ * for each empty bin was ~1.5 us of a short text's ~2.2 us. */
+static void first_donors(const Densify *d, const uint32_t *source, const Py_ssize_t *filled, Py_ssize_t count,
+                         int32_t *restrict best, uint32_t *restrict value) {
+    Py_ssize_t num_perm = d->num_perm, b = 0;
+    for (Py_ssize_t k = 0; k < num_perm; k++)
+        best[k] = (int32_t)d->attempts, value[k] = EMPTY;
+    for (Py_ssize_t j = 0; j < count; j++) {
+        const int32_t *restrict column = d->first + filled[j] * num_perm;
+        uint32_t v = source[filled[j]];
+        b = 0;
+#if defined(__SSE2__)
+        const __m128i donor = _mm_set1_epi32((int)v);
+        for (; b + 4 <= num_perm; b += 4) {
+            __m128i at = _mm_loadu_si128((const __m128i *)(column + b));
+            __m128i held = _mm_loadu_si128((const __m128i *)(best + b));
+            __m128i earlier = _mm_cmplt_epi32(at, held);
+            __m128i was = _mm_loadu_si128((const __m128i *)(value + b));
+            _mm_storeu_si128((__m128i *)(best + b), _mm_or_si128(_mm_and_si128(earlier, at),
+                                                                 _mm_andnot_si128(earlier, held)));
+            _mm_storeu_si128((__m128i *)(value + b), _mm_or_si128(_mm_and_si128(earlier, donor),
+                                                                  _mm_andnot_si128(earlier, was)));
+        }
+#endif
+        for (; b < num_perm; b++) {
+            int earlier = column[b] < best[b];
+            best[b] = earlier ? column[b] : best[b];
+            value[b] = earlier ? v : value[b];
+        }
+    }
+}
+
 /* minhash._densify for one row: each empty bin copies the first filled donor the table names,
  * else the next filled bin to its right (cyclically); donors are read from the row before. A row
  * with few filled bins (a short text) finds that donor among its filled bins: scanning the
  * attempts would take ~num_perm tries for each empty bin. */
-static void densify(uint32_t *row, uint32_t *source, Py_ssize_t *filled, const Densify *d) {
+static void densify(uint32_t *row, Scratch *s, const Densify *d) {
     Py_ssize_t num_perm = d->num_perm, attempts = d->attempts, count = 0;
+    uint32_t *source = s->source;
+    Py_ssize_t *filled = s->filled;
     for (Py_ssize_t b = 0; b < num_perm; b++)
         if (row[b] != EMPTY)
             filled[count++] = b;
     if (count == num_perm)
         return;
     memcpy(source, row, num_perm * sizeof(uint32_t));
+    if (count < FEW_FILLED)
+        first_donors(d, source, filled, count, s->best, s->value);
     for (Py_ssize_t b = 0; b < num_perm; b++) {
         if (source[b] != EMPTY)
             continue;
         Py_ssize_t a = attempts, donor = -1;
         if (count < FEW_FILLED) {
-            const int32_t *first = d->first + b * num_perm;
-            for (Py_ssize_t j = 0; j < count; j++)
-                if (first[filled[j]] < a)
-                    a = first[filled[j]], donor = filled[j];
+            if (s->best[b] < attempts) {
+                row[b] = s->value[b];
+                continue;
+            }
         } else {
             const int64_t *donors = d->table + b * attempts;
             for (a = 0; a < attempts && source[donors[a]] == EMPTY; a++)
@@ -300,15 +346,16 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Words words = {NULL, 0, 0};
     PyObject *plan_obj = NULL;
     const Densify *plan = NULL;
-    uint32_t *source = PyMem_Malloc(num_perm * sizeof(uint32_t));
-    Py_ssize_t *filled = PyMem_Malloc(num_perm * sizeof(Py_ssize_t));
+    Scratch scratch = {PyMem_Malloc(num_perm * sizeof(uint32_t)), PyMem_Malloc(num_perm * sizeof(uint32_t)),
+                       PyMem_Malloc(num_perm * sizeof(int32_t)), PyMem_Malloc(num_perm * sizeof(Py_ssize_t))};
     if (table.len != (Py_ssize_t)(num_perm * DENSIFY_ATTEMPTS * num_perm * sizeof(int64_t))) {
         PyErr_SetString(PyExc_ValueError, "densify table must be num_perm x 4*num_perm int64");
         goto done;
     }
     matrix = PyBytes_FromStringAndSize(NULL, count * num_perm * sizeof(uint32_t));
     has = PyBytes_FromStringAndSize(NULL, count);
-    if (source == NULL || filled == NULL || matrix == NULL || has == NULL ||
+    if (scratch.source == NULL || scratch.value == NULL || scratch.best == NULL || scratch.filled == NULL ||
+        matrix == NULL || has == NULL ||
         (plan_obj = densify_plan(args[3], (const int64_t *)table.buf, num_perm)) == NULL) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
@@ -335,15 +382,17 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         flags[t] = words.size > 0;
         if (words.size) {
             one_row(&words, size, num_perm, row);
-            densify(row, source, filled, plan);
+            densify(row, &scratch, plan);
         }
     }
     result = PyTuple_Pack(2, matrix, has);
 done:
     PyBuffer_Release(&table);
     PyMem_Free(words.items);
-    PyMem_Free(source);
-    PyMem_Free(filled);
+    PyMem_Free(scratch.source);
+    PyMem_Free(scratch.value);
+    PyMem_Free(scratch.best);
+    PyMem_Free(scratch.filled);
     Py_XDECREF(plan_obj);
     Py_XDECREF(matrix);
     Py_XDECREF(has);
