@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tunegate.overlap.buckets import _key_order
+from tunegate.overlap.buckets import _key_order, _within_groups
 
 
 def keys(*hexes: str) -> np.ndarray:
@@ -31,3 +31,16 @@ def test_pairs_of_keys_are_ordered_by_their_first_key_then_their_second():
     raw[::3, :16] = raw[0, :16]  # one prompt with many answers
     pairs = raw.copy().view("V32").ravel()
     assert (_key_order(pairs) == np.argsort(pairs, kind="stable")).all()
+
+
+def test_bucket_numbers_are_ordered_stably():
+    rng = np.random.default_rng(5)
+    numbers = rng.integers(0, 9, 20_000).astype(np.uint64)
+    assert (_key_order(numbers) == np.argsort(numbers, kind="stable")).all()
+
+
+def test_rows_are_ordered_by_group_then_first_position():
+    rng = np.random.default_rng(11)
+    group = np.sort(rng.integers(0, 500, 5000))
+    first = rng.choice(10**9, 5000, replace=False).astype(np.int64)  # distinct, as record positions are
+    assert (_within_groups(group, first) == np.lexsort((first, group))).all()

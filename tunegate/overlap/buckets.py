@@ -142,18 +142,32 @@ def _grouped(keys: Any) -> tuple[Any, Any]:
 
 
 def _key_order(keys: Any) -> Any:
-    """np.argsort(keys, kind="stable"), the searchsorted order of the tables here, in half the time
-    for hash keys: numpy compares void keys a byte at a time through a function call, so they are
-    sorted by their first eight bytes read big-endian (which order as the bytes do), and only where
-    two different keys share those bytes (~never for hashes) by all of them."""
-    if keys.dtype.kind != "V" or keys.dtype.itemsize % 8 or not len(keys):
+    """np.argsort(keys, kind="stable"), the searchsorted order of the tables here, in less time.
+    Small numbers (bucket and range numbers) take numpy's radix sort as 16-bit values. Hash keys:
+    numpy compares void keys a byte at a time through a call, so they are sorted by their first
+    eight bytes read big-endian (which order as the bytes do) with the unstable sort, copies then
+    put back in their first order, and only where two different keys share those bytes (~never for
+    hashes) by all of their bytes."""
+    if not len(keys):
+        return np.argsort(keys, kind="stable")
+    if keys.dtype.kind in "ui":
+        small = keys.min() >= 0 and keys.max() < 1 << 16
+        return np.argsort(keys.astype(np.uint16) if small else keys, kind="stable")
+    if keys.dtype.kind != "V" or keys.dtype.itemsize % 8:
         return np.argsort(keys, kind="stable")
     words = np.ascontiguousarray(keys).view(">u8").reshape(len(keys), -1)
-    order = np.argsort(words[:, 0], kind="stable")
+    order = np.argsort(words[:, 0])
     lead = words[order, 0]
     tie = np.flatnonzero(lead[1:] == lead[:-1])
-    if len(tie) and (words[order[tie], 1:] != words[order[tie + 1], 1:]).any():
+    if not len(tie):
+        return order
+    if (words[order[tie], 1:] != words[order[tie + 1], 1:]).any():
         return np.lexsort(words.T[::-1])  # lexsort's last key is its first
+    copies = np.zeros(len(keys), dtype=bool)
+    copies[tie] = copies[tie + 1] = True
+    tied = np.flatnonzero(copies)  # runs of copies: each put in the order the copies came
+    within = order[tied]
+    order[tied] = within[np.lexsort((within, lead[tied]))]
     return order
 
 
@@ -249,7 +263,7 @@ class _PromptTable:
             np.empty(0, dtype=np.int64)
         sizes = np.diff(np.append(starts, len(prompts)))
         group = np.repeat(np.arange(len(sizes)), sizes)
-        by_first = np.lexsort((table["first"], group))  # each prompt's answers, earliest first
+        by_first = _within_groups(group, table["first"])  # each prompt's answers, earliest first
         self.prompts = prompts[starts]
         self.total = np.add.reduceat(self.counts, starts) if len(starts) else self.counts
         self.first = table["first"][by_first[starts]]
@@ -272,6 +286,17 @@ class _PromptTable:
         found["at"], found["count"] = at[hit], count[hit]
         found["other"] = np.where(answers[hit] != self.answer[g[hit]], self.first[g[hit]], self.second[g[hit]])
         return found
+
+
+def _within_groups(group: Any, first: Any) -> Any:
+    """np.lexsort((first, group)) for groups of rows with distinct `first` positions, as one key
+    (numpy's unstable sort gives the same order when no two keys are equal: ~3x faster)."""
+    if not len(group):
+        return np.lexsort((first, group))
+    span = int(first.max()) + 1
+    if int(first.min()) < 0 or (int(group.max()) + 1) * span >= 1 << 62:
+        return np.lexsort((first, group))
+    return np.argsort(group.astype(np.int64) * span + first)
 
 
 def _repeats(files: _Files, split: SplitHashes, reported: Any) -> Iterator[Repeat]:
