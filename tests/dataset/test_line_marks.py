@@ -5,7 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.dataset.line_marks import holds_double_brace, line_marks, may_hold_a_placeholder, may_repeat_a_key
+from tunegate.dataset.line_marks import (
+    holds_double_brace,
+    line_marks,
+    may_hold_a_placeholder,
+    may_hold_media,
+    may_repeat_a_key,
+)
 from tunegate.native import compiled
 
 DATA = Path(__file__).parents[1] / "data"
@@ -13,7 +19,11 @@ DATA = Path(__file__).parents[1] / "data"
 LINES = [b"", b'"', b"{", b"{{", b'":', b'a"', b"x{", b"{{x", b'":"', b'{"a":1,"a":2}\n',
          b'{"messages": [{"role": "user", "content": "say \\"hi\\": {{name}}"}]}\n',
          b'{"messages":[{"role":"user","content":"{ {"},{"role":"assistant","content":"}}"}]}',
-         b'{"k": "' + b'"' * 70_000 + b'{' * 3 + b'"}']
+         b'{"k": "' + b'"' * 70_000 + b'{' * 3 + b'"}', b"<", b"a<", b'{"c": "<image> x"}', b'{"c": "a < b"}']
+
+
+def counted(raw: bytes) -> tuple:
+    return raw.count(b'"'), raw.count(b'":'), raw.count(b"{"), b"{{" in raw, b"<" in raw
 
 
 def real_lines() -> list[bytes]:
@@ -23,7 +33,7 @@ def real_lines() -> list[bytes]:
 @pytest.mark.skipif(compiled is None, reason="the compiled loops are not built")
 def test_the_compiled_marks_are_the_byte_counts():
     for raw in LINES + real_lines():
-        assert line_marks(raw) == (raw.count(b'"'), raw.count(b'":'), raw.count(b"{"), b"{{" in raw), raw[:60]
+        assert line_marks(raw) == counted(raw), raw[:60]
 
 
 def test_the_tests_decide_the_same_either_way():
@@ -34,6 +44,7 @@ def test_the_tests_decide_the_same_either_way():
         assert holds_double_brace(raw, marks) == holds_double_brace(raw, None) == (b"{{" in raw)
         for objects in (0, 1, 3):
             assert may_hold_a_placeholder(raw, marks, objects) == may_hold_a_placeholder(raw, None, objects)
+        assert may_hold_media(raw, marks) == may_hold_media(raw)
 
 
 @pytest.mark.skipif(compiled is None, reason="the compiled loops are not built")
@@ -41,8 +52,8 @@ def test_the_compiled_marks_count_pairs_that_straddle_a_block_edge():
     # The compiled loop takes 16 bytes a step: `":` and `{{` may begin in one step and end in the next.
     for size in range(1, 50):
         for at in range(size):
-            for mark in (b'":', b"{{", b'"{', b'{"'):
+            for mark in (b'":', b"{{", b'"{', b'{"', b"<a"):
                 raw = bytearray(b"a" * size)
                 raw[at:at + 2] = mark
                 raw = bytes(raw[:size])
-                assert line_marks(raw) == (raw.count(b'"'), raw.count(b'":'), raw.count(b"{"), b"{{" in raw), raw
+                assert line_marks(raw) == counted(raw), raw

@@ -84,7 +84,7 @@ class RecordChecks:
         """The contract on an OpenAI chat record: the full check only where the fast scan is not sure."""
         # Weights, tool calls, names, a `{{placeholder}}`, an `<image>`: the full check decides.
         if shape >= ENDS_EARLY and (extra_keys or may_hold_a_placeholder(raw, marks, len(msgs) + 1)
-                                    or may_hold_media(raw)):
+                                    or may_hold_media(raw, marks)):
             shape = SHAPED
         if shape == ENDS_EARLY:
             self.explainer.last_turn(raw, msgs, line, index)
@@ -118,7 +118,7 @@ class RecordChecks:
             self.explainer.no_format(raw, record, line, index, fmt)
         elif own != fmt:
             self.explainer.mixed(raw, line, index, own, fmt, self.file_format)
-        elif (seen is record or shape != CLEAN or holds_double_brace(raw, marks) or may_hold_media(raw)
+        elif (seen is record or shape != CLEAN or holds_double_brace(raw, marks) or may_hold_media(raw, marks)
               or sum(map(len, msgs)) != 2 * len(msgs) + formats.added_keys(record, fmt)):
             # The chat form is not surely clean: the format's own check says what, in its own fields.
             # (A clean chat form means the record meets its format's contract: the conversions

@@ -8,7 +8,7 @@ static PyMethodDef methods[] = {
      "normalize.normalise_record_bytes, compiled: (prompt, answer) or None."},
     {"normalise_parts", (PyCFunction)(void (*)(void))normalise_parts, METH_FASTCALL,
      "normalise_record in one piece: (text, prompt_end, answer_start) or None."},
-    {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs) in a line."},
+    {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs, whether '<' does) in a line."},
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
     {"band_pairs", (PyCFunction)(void (*)(void))band_pairs, METH_FASTCALL,
      "(pairs, agree): the LSH candidate pairs of two sets of MinHash rows and their agreeing columns."},
