@@ -46,19 +46,19 @@ def test_a_preflight_and_a_sweep_on_an_edited_validation_file_are_refused_before
 
 
 def test_an_experiment_tagged_with_a_first_version_digest_takes_the_new_one_for_the_same_data(client, store_uri):
-    from tunegate.dataset.fingerprint import SHA256, fingerprint_file
+    from tunegate.dataset.fingerprint import SHA256, algorithm_of, fingerprint_file
 
     data = DATA / "overlap" / "disjoint_validation.jsonl"
     exp = ensure_experiment(client, "support", store_uri)
     claim_validation(client, exp, "support", fingerprint_file(data, SHA256).digest)  # before BLAKE3
     new = fingerprint_file(data).digest
     claim_validation(client, exp, "support", new, "validation.jsonl",
-                     lambda algorithm: fingerprint_file(data, algorithm).digest)
+                     lambda held: fingerprint_file(data, algorithm_of(held)).digest)
     assert client.get_experiment(exp).tags[VALIDATION_TAG] == new
 
 
 def test_an_experiment_tagged_with_a_first_version_digest_of_other_data_is_still_refused(client, store_uri):
-    from tunegate.dataset.fingerprint import SHA256, fingerprint_file
+    from tunegate.dataset.fingerprint import SHA256, algorithm_of, fingerprint_file
 
     data, other = DATA / "overlap" / "disjoint_validation.jsonl", DATA / "overlap" / "records.jsonl"
     exp = ensure_experiment(client, "support", store_uri)
@@ -66,5 +66,5 @@ def test_an_experiment_tagged_with_a_first_version_digest_of_other_data_is_still
     claim_validation(client, exp, "support", held)
     with pytest.raises(UsageError):
         claim_validation(client, exp, "support", fingerprint_file(data).digest, "validation.jsonl",
-                         lambda algorithm: fingerprint_file(data, algorithm).digest)
+                         lambda held: fingerprint_file(data, algorithm_of(held)).digest)
     assert client.get_experiment(exp).tags[VALIDATION_TAG] == held

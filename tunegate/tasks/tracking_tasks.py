@@ -1,6 +1,7 @@
 """MLflow tracking as Prefect tasks: open the flow run's parent, log candidates, close it."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from prefect import task
@@ -35,7 +36,7 @@ def open_tracking_task(parsed: ParsedSpec, kind: str, validation_digest: str | N
                        train_digest: str | None = None, variant: str | None = None) -> TrackingSession:
     """Make the MLflow store ready, reconcile crashed runs, open this flow run's parent run."""
     return open_session(parsed.require(), parsed.path, current_flow_run_id(), kind, flow_run_state,
-                        validation_digest, train_digest, variant)
+                        validation_digest, train_digest, variant, validation_in_version(parsed))
 
 
 @task(name="claim-experiment")
@@ -43,7 +44,21 @@ def claim_experiment_task(parsed: ParsedSpec, report: GateReport) -> None:
     """Refuse, before the mini-run, a spec whose validation data is not the one its experiment holds."""
     digest = (report.fingerprints.get("validation") or {}).get("digest")
     if parsed.spec is not None and digest:
-        claim_experiment(parsed.spec, parsed.path, digest)
+        claim_experiment(parsed.spec, parsed.path, digest, validation_in_version(parsed))
+
+
+def validation_in_version(parsed: ParsedSpec) -> Callable[[str], str | None]:
+    """The spec's validation data hashed in the fingerprint version a digest an experiment holds was
+    taken with (None when that is the version of today's digests: no need to hash it again)."""
+    def in_version(held: str) -> str | None:
+        from tunegate.dataset.fingerprint import ALGORITHM, algorithm_of, fingerprint_file
+
+        version = algorithm_of(held)
+        if version == ALGORITHM or parsed.spec is None:
+            return None
+        return fingerprint_file(parsed.spec.data.files("validation"), version).digest
+
+    return in_version
 
 
 @task(name="log-candidate", retries=1)

@@ -27,13 +27,12 @@ VALIDATION_TAG = "tunegate.validation_digest"  # on the experiment: the digest i
 
 
 def claim_validation(client: MlflowClient, experiment_id: str, experiment: str, digest: str,
-                     validation_file: str = "", in_version: Callable[[str], str] | None = None) -> None:
+                     validation_file: str = "", in_version: Callable[[str], str | None] | None = None) -> None:
     """Tag the experiment with `digest` on first use; raise UsageError when it holds another one.
 
-    `in_version(algorithm)` is the validation data's digest in another version of the fingerprint:
-    an experiment tagged in the first version holds the same data when that digest is its tag.
+    `in_version(held)` is the validation data's digest in the fingerprint version of the digest the
+    experiment holds (None when `digest` is of that version): the data is the same when it is `held`.
     """
-    from tunegate.dataset.fingerprint import algorithm_of
     from tunegate.tracking.runs import store_lock
 
     with store_lock(client):  # two first runs at once: one claims, the other is then compared
@@ -41,8 +40,7 @@ def claim_validation(client: MlflowClient, experiment_id: str, experiment: str, 
         if held is None:
             client.set_experiment_tag(experiment_id, VALIDATION_TAG, digest)
             return
-        older = algorithm_of(held)
-        if held != digest and in_version is not None and older != algorithm_of(digest) and in_version(older) == held:
+        if held != digest and in_version is not None and in_version(held) == held:
             client.set_experiment_tag(experiment_id, VALIDATION_TAG, digest)  # the same data, the new version's digest
             return
     if held != digest:

@@ -52,7 +52,7 @@ LIVE_STATES = {"SCHEDULED", "PENDING", "RUNNING", "PAUSED", "CANCELLING"}
 def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
                  flow_run_state: Callable[[str], str | None],
                  validation_digest: str | None = None, train_digest: str | None = None,
-                 variant: str | None = None) -> TrackingSession:
+                 variant: str | None = None, in_version: Callable[[str], str | None] | None = None) -> TrackingSession:
     """Create the store once, end runs that crashed flow runs left RUNNING, open the parent.
 
     `flow_run_state(id)` returns the orchestrator's state name of a flow run, or None if unknown.
@@ -66,7 +66,7 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     client = open_client(uri)
     experiment = spec.tracking.experiment
     if validation_digest:  # one validation set per experiment: another is refused (tracking.experiment_data)
-        _claim(client, spec, uri, validation_digest)
+        _claim(client, spec, uri, validation_digest, in_version)
     reconcile_stale_runs(client, experiment, liveness(client, experiment, flow_run_id, flow_run_state))
     tags = {"tunegate.flow": kind, HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
     key = sweep_key(spec_path, validation_digest, train_digest, variant) if kind == "sweep" else None
@@ -76,7 +76,8 @@ def open_session(spec: Spec, spec_path: str | Path, flow_run_id: str, kind: str,
     return TrackingSession(uri=uri, experiment=experiment, parent_run_id=parent, name=name)
 
 
-def claim_experiment(spec: Spec, spec_path: str | Path, validation_digest: str) -> None:
+def claim_experiment(spec: Spec, spec_path: str | Path, validation_digest: str,
+                     in_version: Callable[[str], str | None] | None = None) -> None:
     """Make the store ready and claim the spec's experiment for this validation digest, before a flow
     spends anything on a run the experiment would refuse (a preflight's mini-run).
 
@@ -85,18 +86,16 @@ def claim_experiment(spec: Spec, spec_path: str | Path, validation_digest: str) 
     """
     uri = resolve_tracking_uri(spec, spec_path)
     ensure_store(uri)
-    _claim(open_client(uri), spec, uri, validation_digest)
+    _claim(open_client(uri), spec, uri, validation_digest, in_version)
 
 
-def _claim(client: Any, spec: Spec, uri: str, digest: str) -> None:
-    from tunegate.dataset.fingerprint import fingerprint_file
+def _claim(client: Any, spec: Spec, uri: str, digest: str, in_version: Callable[[str], str | None] | None) -> None:
     from tunegate.tracking import ensure_experiment
     from tunegate.tracking.experiment_data import claim_validation
 
     experiment = spec.tracking.experiment
     claim_validation(client, ensure_experiment(client, experiment, uri), experiment, digest,
-                     spec.data.names("validation"),
-                     lambda algorithm: fingerprint_file(spec.data.files("validation"), algorithm).digest)
+                     spec.data.names("validation"), in_version)
 
 
 def parent_name(kind: str, spec: Spec, spec_path: str | Path) -> str:
