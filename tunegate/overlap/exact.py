@@ -56,30 +56,21 @@ class SplitHashes:
 
     def add(self, line: int, index: int, norm: NormalBytes) -> bytes:
         """Hash one normalised record and keep its hashes and place; return its whole-record hash."""
-        return self._keep(line, index, norm.prompt, norm.answer)
+        text = norm.text
+        return self.add_parts(line, index, text, len(norm.prompt), -1 if norm.answer is None else
+                              len(text) - len(norm.answer))
 
     def add_parts(self, line: int, index: int, text: bytes, prompt_end: int, answer_start: int) -> bytes:
         """`add` of the record in one piece (normalize.normal_parts: its whole text and where its
-        prompt and answer lie): the same hashes, from slices of the text instead of copies. `_keep`
-        written out: this runs once a record, where two calls less are ~10 % of its time."""
+        prompt and answer lie): the hashes of slices of the text, not of copies (`part_hashes`
+        written out: it runs once a record, where a call less is ~10 % of its time)."""
         view = memoryview(text)
         prompt = xxh3_128_digest(view[:prompt_end])
         answer = NO_HASH if answer_start < 0 else xxh3_128_digest(view[answer_start:])
         full = xxh3_128_digest(prompt + answer)
         self.full += full
-        self.prompt += prompt if prompt_end and answer_start >= 0 else NO_HASH
-        self.answer += answer
-        self.lines.append(line)
-        self.indexes.append(index)
-        if len(self.lines) == self._flush_at:
-            self.flush()
-        return full
-
-    def _keep(self, line: int, index: int, prompt_text: Any, answer_text: Any) -> bytes:
-        full, prompt, answer = part_hashes(prompt_text, answer_text)
-        self.full += full
         # a prompt leaks only with an answer beside it (TG302): an empty or answerless prompt is none
-        self.prompt += prompt if len(prompt_text) and answer_text is not None else NO_HASH
+        self.prompt += prompt if prompt_end and answer_start >= 0 else NO_HASH
         self.answer += answer
         self.lines.append(line)
         self.indexes.append(index)
