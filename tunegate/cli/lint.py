@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _digests(sink: dict, files: dict[str, Path], wanted: bool) -> list:
-    """The fingerprint observer (SHA-256 of each file, in the same single read) when an event will carry it."""
+    """The fingerprint observer (each file's content digest, in the same single read) when an event will carry it."""
     if not wanted:
         return []
     from tunegate.dataset.fingerprint import FingerprintObserver

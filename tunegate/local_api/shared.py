@@ -27,8 +27,8 @@ import subprocess
 import time
 
 from tunegate.local_api.child import TIMEOUT, healthy, reserved_port, server_command, server_env, wait_until_healthy
-from tunegate.local_api.state import (SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place, Record, age_s, is_server,
-                                      server_key)
+from tunegate.local_api.state import (SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place, Record, age_s, has_ended,
+                                      is_server, server_key)
 
 IDLE = "TUNEGATE_LOCAL_API_IDLE_S"
 DEFAULT_IDLE_S = 600.0
@@ -135,6 +135,12 @@ def stop_server(place: Place, record: Record, grace_s: float = 10) -> bool:
             os.kill(record.pid, signal.SIGKILL)
             break
         time.sleep(0.05)
+    # "stopped" means ended, its port free: a process on its way out is no longer a server by its
+    # command line but still runs a moment (longer on a loaded machine). Only waited for, never
+    # signalled again: the pid may be another program's by now.
+    deadline = time.monotonic() + 5
+    while not has_ended(record.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
     return True
 
 

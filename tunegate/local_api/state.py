@@ -154,5 +154,21 @@ def is_server(pid: int) -> bool:
         return False
 
 
+def has_ended(pid: int) -> bool:
+    """Whether `pid` has exited: gone, or a zombie its parent has not yet reaped. A process on its
+    way out already shows an empty command line (`is_server` is False) while it still runs."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return True
+    except OSError:  # no /proc here: alive is all this can tell
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] in (b"Z", b"X")
+
+
 def age_s(record: Record) -> float:
     return time.time() - record.started

@@ -91,8 +91,12 @@ def frozen_validation(spec: Spec, base: GateReport, own: GateReport | None) -> S
     frozen_print = base.fingerprints.get("validation") or {}
     frozen = frozen_print.get("digest")
     files = spec.data.files("validation")
-    now = ((own.fingerprints.get("validation") or {}).get("digest") if own
-           else fingerprint_file(files, algorithm_of(frozen or "")).digest)
+    if frozen is None:  # nothing frozen to compare with: the file need not be read again
+        now = None
+    elif own:
+        now = (own.fingerprints.get("validation") or {}).get("digest")
+    else:
+        now = fingerprint_file(files, algorithm_of(frozen)).digest
     if frozen is None or now is None or now == frozen:
         return out.result(0.0, {"digest": short_digest(frozen or ""), "summary": "the sweep's frozen validation set"})
     base_files = frozen_print.get("files") or [frozen_print.get("file")]
