@@ -1,4 +1,4 @@
-"""The token-length chart is drawn once per process for the same audit: a sweep's candidates share it."""
+"""A chart is drawn once per process for the same numbers: a preflight shows its report's charts twice."""
 from __future__ import annotations
 
 import pytest
@@ -16,7 +16,7 @@ def _audit(lengths: list[int], max_seq_len: int = 64) -> dict:
             "over_max_seq_len": sum(n > max_seq_len for n in lengths), "length_histogram": length_histogram(lengths, max_seq_len)}
 
 
-def test_candidates_with_the_same_audit_get_the_bytes_a_fresh_drawing_gives_drawn_once():
+def test_the_same_audit_gets_the_bytes_a_fresh_drawing_gives_drawn_once():
     drawn = []
 
     def counted(audit, title):
@@ -30,7 +30,7 @@ def test_candidates_with_the_same_audit_get_the_bytes_a_fresh_drawing_gives_draw
     assert first == again == tokens_png(audit, "train split")
 
 
-def test_a_candidate_on_its_own_data_draws_its_own_chart():
+def test_other_numbers_draw_their_own_chart():
     drawn = []
 
     def counted(audit, title):

@@ -233,3 +233,11 @@ def test_a_secret_in_a_failure_reason_is_masked(client, monkeypatch):
     record = approved_record(verdict="error", reason="advisor said: bad key sk-test-reason-canary-0001")
     run = client.get_run(log_candidate(client, parent, record).run_id)
     assert run.data.tags[FAILURE_REASON] == f"advisor said: bad key {MASK}"
+
+
+def test_a_sweep_candidate_logs_its_reports_and_step_metrics_but_draws_no_chart(client):
+    # The sweep charts its candidates once, on the parent run (tracking/parent_charts.py).
+    parent = start_parent(client, EXPERIMENT, "flow-1")
+    run_id = log_candidate(client, parent, approved_record(kind="sweep candidate")).run_id
+    assert {f.path for f in client.list_artifacts(run_id)} == {"report.json", "report.md", "advice.json"}
+    assert len(client.get_metric_history(run_id, "mini_run/loss")) == 4

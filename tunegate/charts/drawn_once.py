@@ -1,11 +1,11 @@
-"""A chart drawn once per process for the same numbers: a sweep's candidates on the base data share it.
+"""A chart drawn once per process for the same numbers.
 
-    png = drawn_once(tokens_png, audit, "train split")    # the second candidate gets the same bytes
+    png = drawn_once(tokens_png, audit, "train split")    # a second call gets the same bytes
 
-Every candidate of a sweep that keeps the base's data, tokenizer and max_seq_len has the same token
-audit, so the same token-length histogram: drawing it again (~0.1 s of matplotlib a candidate) gives
-the bytes the first drawing gave. The key is the chart's inputs as canonical JSON, so a candidate
-on its own data (another histogram) draws its own. A few charts are kept, the latest used.
+A preflight shows its report's charts twice, in its Prefect artifact and in its MLflow run, and
+drawing one again (~0.05-0.1 s of matplotlib each) gives the bytes the first drawing gave. The key
+is the chart's inputs as canonical JSON, so other numbers draw their own chart. A few charts are
+kept, the latest used.
 """
 from __future__ import annotations
 

@@ -11,7 +11,9 @@ MEMORY, TOKENS, MINI_RUN = "memory_breakdown.png", "token_lengths.png", "mini_ru
 
 def report_charts(report: GateReport) -> dict[str, bytes]:
     """memory_breakdown.png (the estimate), token_lengths.png (the mini-run's token audit) and
-    mini_run_loss.png, each only when the report holds its numbers; {} without matplotlib."""
+    mini_run_loss.png, each only when the report holds its numbers; {} without matplotlib. Each is
+    drawn once per process for the same numbers: a preflight shows them in its Prefect artifact and
+    in its MLflow run."""
     if not charts_available():
         return {}
     from tunegate.charts.drawn_once import drawn_once
@@ -22,15 +24,15 @@ def report_charts(report: GateReport) -> dict[str, bytes]:
     out: dict[str, bytes | None] = {}
     estimate = report.facts.estimate or {}
     if estimate.get("memory"):
-        out[MEMORY] = memory_png(estimate["memory"], _hardware(estimate))
+        out[MEMORY] = drawn_once(memory_png, estimate["memory"], _hardware(estimate))
     mini = report.stage("mini-run")
     stats: dict[str, Any] = mini.stats if mini is not None else {}
     audit = (stats.get("token_audit") or {}).get("train")
     if audit:
-        out[TOKENS] = drawn_once(tokens_png, audit, "train split")  # once per sweep on the base data
+        out[TOKENS] = drawn_once(tokens_png, audit, "train split")
     losses = [(i, float(v)) for i, v in enumerate(stats.get("losses") or [], 1) if _number(v)]
     if losses:
-        out[MINI_RUN] = losses_png({"mini-run": losses}, f"mini-run on {stats.get('device', '?')}")
+        out[MINI_RUN] = drawn_once(losses_png, {"mini-run": losses}, f"mini-run on {stats.get('device', '?')}")
     return {name: data for name, data in out.items() if data}
 
 
