@@ -89,3 +89,30 @@ def test_a_cpu_mini_run_is_shown_as_measured_but_never_replaces_the_gpu_prior(go
     est = estimate_run(load_spec("good"), ctx.facts)
     assert est.throughput.source == "model" and est.memory_check is None
     assert est.summary()["measured"]["device"] == "cpu"
+
+
+def test_the_cpu_split_from_the_profilers_raw_records_equals_the_one_from_its_events():
+    # cpu_busy_us nests ops as torch's events() does, ~10x faster; the same totals per kind,
+    # the tunegate ranges (data, optimizer) included.
+    import torch
+
+    from tunegate.minirun.profile_split import StepProfiler, busy_us, cpu_busy_us, data_range, optimizer_range
+    from tunegate.training.device import RunPlace
+
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    profiler = StepProfiler(RunPlace("cpu", "fp32", "sdpa"))
+    for number in range(1, PROFILED_STEPS + 2):
+        with profiler.step(number):
+            with data_range():
+                x = torch.randn(16, 32).clone()
+            loss = torch.nn.functional.softmax(model(x), -1).pow(2).sum()
+            loss.backward()
+            with optimizer_range():
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                opt.zero_grad()
+    fast = cpu_busy_us(profiler.profile)
+    slow = busy_us([e for p in profiler.profile for e in p.events()], on_gpu=False)
+    assert all(fast[k] > 0 for k in ("matmul", "optimizer", "data", "other"))
+    assert fast == pytest.approx(slow, rel=1e-9)
