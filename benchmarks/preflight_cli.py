@@ -6,8 +6,9 @@ Each round runs `python -m tunegate preflight quickstart.yaml --no-advisor --jso
 as the `preflight` Prefect flow: spec, dataset, overlap, estimate, the mini-run on the built-in tiny
 model, MLflow tracking, Prefect's local API started and stopped) once from this checkout and once
 from --against (PYTHONPATH), in alternating order, on a copy of examples/quickstart.yaml and its data
-in a scratch folder (preflight writes its report beside the spec), one torch thread. Prefect's home
-and MLflow's store are shared by both and warmed first, so first-use migrations are not counted. It
+in a scratch folder (preflight writes its report beside the spec), one torch thread. MLflow's store
+is shared by both; each checkout has its own Prefect home (its own warm local API, as one install
+has); both are warmed first, so first-use migrations are not counted. It
 prints each run's wall and CPU (user + sys of the command and its children), the medians, the
 ratio, and whether both reached the same verdict and findings.
 """
@@ -39,8 +40,8 @@ def main() -> None:
     shutil.copy(ROOT / "examples" / "quickstart.yaml", work)
     shutil.copytree(ROOT / "examples" / "data", work / "data")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "MLFLOW_"))}
-    env.update(PREFECT_HOME=str(work / "prefect-home"), MLFLOW_TRACKING_URI=f"sqlite:///{work / 'mlflow.db'}",
-               TUNEGATE_TORCH_THREADS="1", PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    env.update(MLFLOW_TRACKING_URI=f"sqlite:///{work / 'mlflow.db'}", TUNEGATE_TORCH_THREADS="1",
+               PREFECT_SERVER_ANALYTICS_ENABLED="false")
     sources = {"this": ROOT, "other": args.against.resolve()}
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
     for source in sources.values():  # warm-up
@@ -68,7 +69,11 @@ def _run(source: Path, work: Path, env: dict[str, str]) -> tuple[float, float, s
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     command = [sys.executable, "-m", "tunegate", "preflight", "quickstart.yaml", "--no-advisor", "--json"]
-    done = subprocess.run(command, cwd=work, env={**env, "PYTHONPATH": str(source)}, capture_output=True, text=True)
+    # Each checkout its own Prefect home, so each keeps its own warm local API as one install does (the
+    # two checkouts' servers differ by their code: on one home each command would replace the other's).
+    home = work / ("prefect-home" if source == ROOT else "prefect-home-other")
+    done = subprocess.run(command, cwd=work, env={**env, "PYTHONPATH": str(source), "PREFECT_HOME": str(home)},
+                          capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -31,7 +31,8 @@ imports, the ephemeral Prefect API (a flow with one task), an MLflow store creat
 SQLite file and opened again, a parent run opened and closed. --split runs one 1-candidate sweep
 and samples every process under it (/proc/PID/stat, every 0.1 s): the CPU of the sweep's own
 process, Prefect's API (uvicorn), the fork server and each job forked from it. Prefect's home and
-the tiny model cache are warmed first, so first-use migrations and the model build are not counted.
+the tiny model cache are warmed first, so first-use migrations and the model build are not counted;
+--against's checkout has a Prefect home of its own (its own warm local API, as one install has).
 --slots runs one 1-candidate sweep of each checkout with a DEBUG log file and counts, from httpx's
 request lines, Prefect's tag-concurrency slot requests (`increment-with-lease`, one per task with
 tags unless Prefect's 5 s "no limits" cache answers), the 503s the API gave (SQLite refused the
@@ -146,13 +147,21 @@ def timed(command: list[str], source: Path = ROOT, api: str | None = None) -> tu
     tunegate (from that folder: `python -m` puts the working folder first on sys.path); with `api`,
     against that Prefect API."""
     start = time.perf_counter()
-    env = {**ENV, "PYTHONPATH": str(source), **({"PREFECT_API_URL": api} if api else {})}
+    env = {**ENV, "PYTHONPATH": str(source), "PREFECT_HOME": str(prefect_home(source)),
+           **({"PREFECT_API_URL": api} if api else {})}
     child = subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = child.communicate()
     wall = time.perf_counter() - start
     if child.returncode not in (0, 1):
         raise SystemExit(f"{command[:4]} failed ({child.returncode}): {err.decode()[-2000:]}")
     return wall, _children_cpu(), out.decode()
+
+
+def prefect_home(source: Path) -> Path:
+    """Each checkout's own Prefect home, so each keeps its own warm local API as one install does: the
+    servers of two checkouts differ by their code, and on one home each command would stop the
+    other's and start its own."""
+    return OUT / "prefect-home" if source == ROOT else OUT / "prefect-home-against"
 
 
 _LAST = [0.0]

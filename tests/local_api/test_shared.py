@@ -87,3 +87,29 @@ def test_an_idle_time_that_is_not_a_number_is_refused(local_api_home):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "TUNEGATE_LOCAL_API_IDLE_S='ten'" in done.stderr
     assert servers_of(local_api_home) == []
+
+
+def test_a_server_of_other_settings_that_no_command_uses_is_stopped_by_the_next_command(local_api_home):
+    # Its key differs (another PREFECT_ setting, as another checkout's code would): once the record
+    # names the new server nobody could find the old one, which would idle on for 600 s.
+    old, _ = finish(start_command(command_env(local_api_home, PREFECT_LOGGING_LEVEL="WARNING")))
+    new, _ = finish(start_command(command_env(local_api_home), ready=False))
+    assert new != old and record(local_api_home)["pid"] == int(new)
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(int(old)).wait(timeout=30)
+    assert [p.pid for p in servers_of(local_api_home)] == [int(new)]
+
+
+def test_a_server_of_other_settings_that_a_command_still_uses_is_left_running(local_api_home):
+    holding = subprocess.Popen([sys.executable, "-c", COMMAND.replace("print(api.pid, api.url)\n", "print(api.pid, "
+                                "api.url, flush=True)\nimport time; time.sleep(120)\n"), "ready"], cwd=ROOT,
+                               env=command_env(local_api_home, PREFECT_LOGGING_LEVEL="WARNING"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        old = holding.stdout.readline().split()[0]
+        new, _ = finish(start_command(command_env(local_api_home), ready=False))
+        assert new != old and record(local_api_home)["pid"] == int(new)
+        assert psutil.Process(int(old)).is_running()  # its command still talks to it
+    finally:
+        holding.kill()
+        holding.wait()

@@ -103,14 +103,20 @@ def idle_seconds() -> float:
 
 def attach(idle_s: float) -> SharedApi:
     """Use the place's running server when it is ours (alive, same key) and answering or still
-    starting; else start one (replacing a dead, hung or foreign record). Two commands racing
-    here start one server: the place's lock is held from reading the record to writing it."""
+    starting; else start one (replacing a dead, hung or foreign record; a server of another key
+    that no command uses is stopped). Two commands racing here start one server: the place's lock
+    is held from reading the record to writing it."""
     place = Place.of_environment()
     key = server_key()
     with place.choosing():
         users_fd = place.use(key)
         record = place.read()
-        if record is not None and record.key == key and is_server(record.pid):
+        if record is not None and record.key != key and is_server(record.pid):
+            # Another code's or settings' server: once the record names ours nobody finds it, and
+            # left alone it would idle on for idle_s at ~0.8 CPU s a minute (every other command of
+            # two checkouts used in turn started one more).
+            _stop_if_unused(place, record)
+        elif record is not None and is_server(record.pid):
             starting = age_s(record) < float(os.environ.get(TIMEOUT) or 120)
             # A server busy with other commands may answer slowly: only one nobody else uses and
             # that stays silent is taken for hung.
@@ -156,11 +162,14 @@ def stop_unused(place: Place) -> tuple[Record | None, bool]:
     record = running(place)
     if record is None:
         return None, False
+    return record, _stop_if_unused(place, record)
+
+
+def _stop_if_unused(place: Place, record: Record) -> bool:
+    """Stop the recorded server unless a command holds its users lock; whether it was stopped."""
     fd = place.open_users(record.key)
     try:
-        if not _alone(fd):
-            return record, False
-        return record, stop_server(place, record)
+        return _alone(fd) and stop_server(place, record)
     finally:
         os.close(fd)
 

@@ -70,7 +70,8 @@ class Place:
 
     def users_file(self, key: str) -> Path:
         """The users lock of the servers started with `key` (a server replaced by one of another key
-        stops once its own commands end, whoever uses the new one)."""
+        is stopped then if no command uses it, else once idle after its own commands end, whoever
+        uses the new one)."""
         return self.folder / f"local-api-{key}.users"
 
     @property
