@@ -63,11 +63,17 @@ def _ranges(event: Any) -> set[str]:
     return found
 
 
+def _counted(name: str) -> bool:
+    """Whether an op's time counts as work: tunegate's ranges and the profiler's step markers only
+    hold other ops."""
+    return name not in (DATA_RANGE, OPTIMIZER_RANGE) and not name.startswith("ProfilerStep")
+
+
 def busy_us(events: list[Any], on_gpu: bool) -> dict[str, float]:
     """Microseconds per kind: the kernels each op launched on a GPU, each op's own time on a CPU."""
     totals = dict.fromkeys(_KINDS, 0.0)
     for event in events:
-        if event.name in (DATA_RANGE, OPTIMIZER_RANGE) or event.name.startswith("ProfilerStep"):
+        if not _counted(event.name):
             continue
         kind = kind_of(event.name, _ranges(event))
         if on_gpu:
@@ -106,7 +112,7 @@ def _add_own_times(ops: list[tuple[int, int, str]], totals: dict[str, float]) ->
 
     def close(op: list[Any]) -> None:
         end, name, ranges, children, start = op
-        if name not in (DATA_RANGE, OPTIMIZER_RANGE) and not name.startswith("ProfilerStep"):
+        if _counted(name):
             totals[kind_of(name, ranges)] += (end - start - children) / 1000
 
     for start, end, name in ops:
