@@ -113,3 +113,20 @@ def test_a_server_of_other_settings_that_a_command_still_uses_is_left_running(lo
     finally:
         holding.kill()
         holding.wait()
+
+
+def test_a_prefect_home_named_relative_to_the_command_folder_is_the_servers_home_too(local_api_home):
+    # The server runs in the home's tunegate folder: given the relative path as it was, it looked for
+    # its database under that folder (tmp/prefect-home/tunegate/tmp/prefect-home/prefect.db), could
+    # not open it and exited with code 3, which the command reported as an internal error.
+    relative = f"{local_api_home.parent.name}/{local_api_home.name}"
+    pid, _ = finish(start_command(command_env(local_api_home, PREFECT_HOME=relative), cwd=local_api_home.parent.parent))
+    assert record(local_api_home)["pid"] == int(pid)
+    assert (local_api_home / "prefect.db").is_file()
+    assert [p.pid for p in servers_of(local_api_home)] == [int(pid)]
+
+
+def test_one_home_named_relative_then_absolute_is_one_server(local_api_home):
+    first, _ = finish(start_command(command_env(local_api_home, PREFECT_HOME=local_api_home.name),
+                                    cwd=local_api_home.parent))
+    assert finish(start_command(command_env(local_api_home), ready=False))[0] == first

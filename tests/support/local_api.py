@@ -33,8 +33,8 @@ def command_env(home: Path, idle_s: str = "600", **extra: str) -> dict[str, str]
             **extra}
 
 
-def start_command(env: dict[str, str], ready: bool = True) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", COMMAND, *(["ready"] if ready else [])], cwd=ROOT, env=env,
+def start_command(env: dict[str, str], ready: bool = True, cwd: Path = ROOT) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", COMMAND, *(["ready"] if ready else [])], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -26,6 +26,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from tunegate.local_api.setting_paths import absolute_settings
 from tunegate.processes import on_parent_death
 
 API_URL = "PREFECT_API_URL"
@@ -97,8 +98,9 @@ def server_command(port: int) -> list[str]:
 
 
 def server_env(**extra: str) -> dict[str, str]:
-    """The child's environment: this process's, as Prefect gives its ephemeral server, plus `extra`."""
-    env = {**os.environ, **SERVER_ENV, **extra}
+    """The child's environment: this process's, as Prefect gives its ephemeral server, plus `extra`;
+    Prefect's path settings absolute (a shared server runs in another folder: setting_paths)."""
+    env = {**os.environ, **absolute_settings(os.environ), **SERVER_ENV, **extra}
     env.pop(API_URL, None)
     return env
 

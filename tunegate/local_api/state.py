@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from tunegate.local_api.setting_paths import HOME, absolute_settings
 
 API_URL = "PREFECT_API_URL"
 APP = b"tunegate.local_api.app:create_app"  # in the server's command line: tells it from a reused pid
@@ -61,8 +62,8 @@ class Place:
     def of_environment(cls) -> Place:
         """The place of the Prefect home this process's environment names (Prefect's default home
         when none: ~/.prefect)."""
-        home = Path(os.environ.get("PREFECT_HOME") or "~/.prefect").expanduser()
-        return cls(home / "tunegate")
+        home = os.path.abspath(os.path.expanduser(os.environ.get(HOME) or "~/.prefect"))  # relative: to this folder
+        return cls(Path(home) / "tunegate")
 
     @property
     def record_file(self) -> Path:
@@ -128,7 +129,8 @@ def server_key() -> str:
         prefect = version("prefect")
     except PackageNotFoundError:
         prefect = ""
-    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("PREFECT_") and k != API_URL)
+    env = {**os.environ, **absolute_settings(os.environ)}  # what the server is given
+    settings = sorted((k, v) for k, v in env.items() if k.startswith("PREFECT_") and k != API_URL)
     # The package's own version, read where it already is (importing the package's front door from
     # here would run back up the layers), and the server's own code as it is on disk now: an
     # edited checkout does not reuse a server running the old code.
