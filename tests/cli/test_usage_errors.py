@@ -65,3 +65,16 @@ def test_a_missing_argument_is_argparse_usage_with_exit_2(command, tmp_path):
     run, _ = tunegate([command], tmp_path / "log")
     assert run.returncode == 2 and "the following arguments are required" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_prefect_home_that_is_not_a_folder_is_one_line_naming_it_not_an_internal_error(tmp_path):
+    # Before: "tunegate: internal error: RuntimeError: Prefect's local API exited with code 3 while
+    # starting ... This is a bug in tunegate", after uvicorn's traceback on the terminal (exit 3).
+    home = tmp_path / "prefect-home"
+    home.write_text("a file, not a folder\n")
+    run = subprocess.run([sys.executable, "-m", "tunegate", "preflight", "examples/quickstart.yaml"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=180,
+                         env={**_env(), "PREFECT_HOME": str(home), "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
+    assert run.returncode == 2
+    line = _one_error_line(run)
+    assert "unable to open database file" in line and f"PREFECT_HOME ({home}) must be a folder" in line

@@ -130,3 +130,15 @@ def test_one_home_named_relative_then_absolute_is_one_server(local_api_home):
     first, _ = finish(start_command(command_env(local_api_home, PREFECT_HOME=local_api_home.name),
                                     cwd=local_api_home.parent))
     assert finish(start_command(command_env(local_api_home), ready=False))[0] == first
+
+
+def test_a_server_that_cannot_start_is_the_environments_error_with_its_reason(local_api_home, tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    env = command_env(local_api_home, PREFECT_API_DATABASE_CONNECTION_URL=f"sqlite+aiosqlite:///{blocked}/prefect.db")
+    proc = start_command(env)
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 1  # the helper's uncaught error; a command turns it into exit 2
+    assert "ServiceUnavailable: Prefect's local API exited while starting" in err
+    assert "unable to open database file" in err and str(local_api_home / "tunegate" / "local-api.log") in err
+    assert servers_of(local_api_home) == []

@@ -18,15 +18,19 @@ import logging
 import os
 import signal
 import socket
+import re
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
-from tunegate.local_api.setting_paths import absolute_settings
+from tunegate.errors import ServiceUnavailable
+from tunegate.local_api.setting_paths import HOME, absolute_settings
 from tunegate.processes import on_parent_death
 
 API_URL = "PREFECT_API_URL"
@@ -47,6 +51,8 @@ class LocalApi:
         self._reserved = reserved_port()
         self.port = self._reserved.getsockname()[1]
         self.proc: subprocess.Popen | None = None
+        # Its output, read back when it cannot start; on the terminal a failed start was a traceback.
+        self._output = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         self._start()
         atexit.register(self.stop)
 
@@ -66,19 +72,20 @@ class LocalApi:
         logger.info(f"Starting temporary server on http://127.0.0.1:{self.port} (Prefect's local API, "
                     "started by tunegate before Prefect is imported)")
         # SIGTERM when this process dies, however it dies (elsewhere than Linux the atexit stop is all)
-        self.proc = subprocess.Popen(server_command(self.port), env=server_env(),
-                                     preexec_fn=on_parent_death(signal.SIGTERM))
+        self.proc = subprocess.Popen(server_command(self.port), env=server_env(), stdout=self._output,
+                                     stderr=subprocess.STDOUT, preexec_fn=on_parent_death(signal.SIGTERM))
 
     def wait_ready(self) -> None:
-        """Block until the API answers its health check; RuntimeError when it cannot start (as
-        Prefect's own start: the command reports it as an internal error, exit 3)."""
-        wait_until_healthy(self.url, lambda: self.proc.poll() if self.proc is not None else 1)
+        """Block until the API answers its health check; ServiceUnavailable when it cannot start."""
+        wait_until_healthy(self.url, lambda: self.proc.poll() if self.proc is not None else 1,
+                           lambda: _tail(self._output))
         self._reserved.close()
 
     def stop(self) -> None:
         """Terminate the child (as Prefect stops its ephemeral server) and reap it."""
         proc, self.proc = self.proc, None
         self._reserved.close()
+        self._output.close()
         if proc is None or proc.poll() is not None:
             return
         logger.info(f"Stopping temporary server on http://127.0.0.1:{self.port}")
@@ -105,19 +112,58 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def wait_until_healthy(url: str, exit_code: Callable[[], int | None]) -> None:
-    """Poll `url`'s health check until it answers; RuntimeError when `exit_code()` says the server
-    ended, or past the start-up limit (Prefect's own setting, 120 s by default here)."""
+def wait_until_healthy(url: str, exit_code: Callable[[], int | None], output: Callable[[], str] = str,
+                       log: Path | None = None) -> None:
+    """Poll `url`'s health check until it answers. ServiceUnavailable when `exit_code()` says the
+    server ended (the reason taken from its `output()`, which `log` holds) or past the start-up
+    limit (Prefect's own setting, 120 s by default here): the environment's problem (its Prefect
+    home, its settings), not the config's and not a bug of ours."""
     limit = float(os.environ.get(TIMEOUT) or 120)
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         code = exit_code()
         if code is not None:
-            raise RuntimeError(f"Prefect's local API exited with code {code} while starting")
+            raise ServiceUnavailable(cannot_start(code, output(), log))
         if healthy(url):
             return
         time.sleep(0.05)
-    raise RuntimeError(f"Prefect's local API did not answer within {limit:g} s")
+    raise ServiceUnavailable(f"Prefect's local API did not answer within {limit:g} s; on a busy machine raise "
+                             f"{TIMEOUT}, or set PREFECT_API_URL to a running Prefect server "
+                             "(`prefect server start`)")
+
+
+def cannot_start(code: int, output: str, log: Path | None = None) -> str:
+    """Why the local API ended while starting, and what to check: the error it gave, its Prefect home."""
+    reason = start_error(output)
+    home = absolute_settings(os.environ).get(HOME) or os.path.expanduser(os.environ.get(HOME) or "~/.prefect")
+    return (f"Prefect's local API exited while starting (code {code})" + (f": {reason}" if reason else "")
+            + f". Fix: PREFECT_HOME ({home}) must be a folder this user can write and the PREFECT_ settings "
+            "ones `prefect server start` accepts; or set PREFECT_API_URL to a running Prefect server"
+            + (f" (the server's output: {log})" if log is not None else ""))
+
+
+# The last line of a Python traceback: the exception's dotted name at the line's start, then its message.
+_RAISED = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?(\w*(?:Error|Exception|Exit))\b:?\s*(.*)$")
+
+
+def start_error(output: str) -> str:
+    """The last exception a server's `output` shows ("OperationalError: ... unable to open database
+    file"), or "" when it shows none."""
+    for line in reversed(output.splitlines()[-400:]):
+        found = _RAISED.match(line.strip())
+        if found and line[:1] not in " \t":
+            return f"{found.group(1)}: {found.group(2)}".rstrip(": ")[:300]
+    return ""
+
+
+def _tail(file: Any, size: int = 1 << 16) -> str:
+    """The end of an output file still open for the child's writes."""
+    try:
+        end = file.seek(0, os.SEEK_END)
+        file.seek(max(0, end - size))
+        return file.read().decode("utf-8", "replace")
+    except (OSError, ValueError):  # closed meanwhile
+        return ""
 
 
 def reserved_port() -> socket.socket:

@@ -25,6 +25,7 @@ import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 from tunegate.local_api.child import TIMEOUT, healthy, reserved_port, server_command, server_env, wait_until_healthy
 from tunegate.local_api.state import (SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place, Record, age_s, has_ended,
@@ -40,8 +41,9 @@ class SharedApi:
     and the child when this command started it."""
 
     def __init__(self, place: Place, record: Record, users_fd: int, proc: subprocess.Popen | None = None,
-                 reserved: socket.socket | None = None) -> None:
+                 reserved: socket.socket | None = None, log_from: int = 0) -> None:
         self.place, self.record, self._users_fd, self.proc = place, record, users_fd, proc
+        self._log_from = log_from  # where the log's output of a server this command started begins
         self._reserved = reserved  # the port, held until a server this command started answers
 
     @property
@@ -57,8 +59,9 @@ class SharedApi:
         return self._users_fd is not None
 
     def wait_ready(self) -> None:
-        """Block until the server answers its health check (RuntimeError when it cannot start)."""
-        wait_until_healthy(self.url, self._exit_code)
+        """Block until the server answers its health check (ServiceUnavailable when it cannot start)."""
+        log = self.place.log_file
+        wait_until_healthy(self.url, self._exit_code, lambda: _log_tail(log, self._log_from), log)
         if self._reserved is not None:
             self._reserved.close()
             self._reserved = None
@@ -183,12 +186,13 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
     # Only the server's errors land there (uvicorn at level error); the last server's are kept
     # until the file passes 1 MB.
     with open(place.log_file, "ab" if _size(place.log_file) < 2**20 else "wb") as log:
+        log_from = log.tell()
         # Its own session: Ctrl-C or a hang-up of the command's terminal does not reach it.
         proc = subprocess.Popen(server_command(port), env=env, cwd=place.folder, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=log, start_new_session=True)
     record = Record(proc.pid, port, key, time.time())
     place.write(record)
-    return SharedApi(place, record, users_fd, proc, reserved)
+    return SharedApi(place, record, users_fd, proc, reserved, log_from)
 
 
 def _only_user(users_fd: int) -> bool:
@@ -206,6 +210,16 @@ def _alone(users_fd: int) -> bool:
     except BlockingIOError:
         return False
     return True
+
+
+def _log_tail(path: Path, start: int = 0, size: int = 1 << 16) -> str:
+    """The end of the place's log from `start`: a server's output (uvicorn's errors, a failed start's traceback)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(start, _size(path) - size))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _size(path) -> int:
