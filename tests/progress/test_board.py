@@ -68,3 +68,24 @@ def test_with_progress_off_steps_and_notes_leave_no_trace(screen):
         progress.note("ignored", advance=5)
     assert (s.text, s.done, progress.enabled()) == ("", 0, False)
     assert screen.getvalue() == ""
+
+
+def test_a_child_relays_each_new_note_as_one_marked_line_and_nothing_else(monkeypatch):
+    from tunegate.progress import board
+
+    out = io.StringIO()
+    monkeypatch.setattr(board, "_relay", [])
+    progress.relay(out)
+    for text in ("loading the model", "step 1/4 loss 6.64", "step 1/4 loss 6.64", "step 2/4 loss 6.63"):
+        progress.note(text)
+    assert out.getvalue().splitlines() == [f"{progress.RELAYED}loading the model",
+                                           f"{progress.RELAYED}step 1/4 loss 6.64",
+                                           f"{progress.RELAYED}step 2/4 loss 6.63"]
+
+
+def test_a_relayed_line_becomes_the_parents_note_and_other_output_is_left_alone(screen):
+    _board(screen)
+    with progress.step("mini-run") as s:
+        assert progress.relayed(f"{progress.RELAYED}step 2/4 loss 6.63\n")
+        assert not progress.relayed("UserWarning: something the child printed\n")
+        assert s.text == "step 2/4 loss 6.63"

@@ -171,10 +171,12 @@ def mini_run_job(args: dict) -> int:
     written to args["report"] (renamed into place: a half-written report is never read)."""
     from pathlib import Path
 
+    from tunegate import progress
     from tunegate.facts import GateFacts
     from tunegate.gate import check
     from tunegate.spec.check import ParsedSpec
 
+    progress.relay(sys.stdout)  # "loading the model", "step 2/4 ...": the parent shows them
     parsed = ParsedSpec.model_validate_json(args["parsed"])
     facts = GateFacts.model_validate_json(args["facts"])
     report = check(parsed, only={"mini-run"}, facts=facts)

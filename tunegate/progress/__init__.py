@@ -12,13 +12,16 @@ a terminal and `--quiet` was not given: stdout stays the report alone (`--json` 
 document), and a CI log or a pipe never gets carriage returns. A step shows only once it has
 run for `DELAY_S` (a fast `tunegate check` prints its report and nothing else) and disappears
 when it ends. Off, a step costs one attribute check: the data stages call it in their loops.
+A child process the gate reads the output of (a forked mini-run) relays its notes as marked
+lines (`relay`), which the gate shows as its own (`relayed`).
 """
 from __future__ import annotations
 
 from tunegate.front_door import front_door
 
 # Each name's module, imported on first use (tunegate.front_door).
-_HOME = dict.fromkeys(["DELAY_S", "Step", "disable", "enable", "enabled", "note", "step"], "tunegate.progress.board")
+_HOME = dict.fromkeys(["DELAY_S", "RELAYED", "Step", "disable", "enable", "enabled", "note", "relay", "relayed", "step"],
+                      "tunegate.progress.board")
 
-__all__ = ["DELAY_S", "Step", "disable", "enable", "enabled", "note", "step"]
+__all__ = ["DELAY_S", "RELAYED", "Step", "disable", "enable", "enabled", "note", "relay", "relayed", "step"]
 __getattr__ = front_door(__name__, _HOME)

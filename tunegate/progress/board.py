@@ -17,8 +17,12 @@ from typing import Any, TextIO
 DELAY_S = 1.0
 REFRESH_S = 0.1  # ten redraws a second: smooth enough, and under 1% of one core
 
+# A child process's note as one line of the output its parent reads (`relay`, `relayed`).
+RELAYED = "tunegate-progress: "
+
 _board: _Board | None = None
 _local = threading.local()
+_relay: list[Any] = []  # [stream, last note written] in a child that relays its notes
 
 
 class Step:
@@ -73,11 +77,29 @@ def step(label: str, total: float | None = None, unit: str = "", poll: Callable[
 
 def note(text: str, advance: float = 0) -> None:
     """Say where the innermost step of this thread is (and move it on by `advance`); no-op if none."""
+    if _relay and text != _relay[1]:
+        _relay[1] = text
+        _relay[0].write(f"{RELAYED}{text}\n")
+        _relay[0].flush()
     if _board is None:
         return
     stack = _stack()
     if stack:
         stack[-1].advance(advance, text)
+
+
+def relay(stream: TextIO) -> None:
+    """In a child whose output its parent reads (a forked mini-run): write each new note there as
+    one marked line, which the parent shows on its own board (`relayed`): the child has no terminal."""
+    _relay[:] = [stream, None]
+
+
+def relayed(line: str) -> bool:
+    """Whether `line` of a child's output is a relayed note; if so it becomes this thread's note."""
+    if not line.startswith(RELAYED):
+        return False
+    note(line[len(RELAYED):].rstrip("\n"))
+    return True
 
 
 def _stack() -> list[Step]:
