@@ -1,6 +1,7 @@
 """A sweep candidate's mini-run in a child of the fork server, or here when there is none.
 
     report = mini_run_report(parsed, facts)   # the same GateReport as check(parsed, only={"mini-run"}, facts=facts)
+    report = forked_mini_run(parsed, facts)   # a preflight's: in the fork server's child, or None (run it here)
 
 The mini-run needs torch, transformers and peft; in the sweep's own process that import cost
 ~5 CPU s on the 2-core machine, on top of the same import in every candidate's training process
@@ -39,19 +40,27 @@ TAIL_LINES = 30
 
 def mini_run_report(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
     """The candidate's mini-run stage as a report (run in a forked child when the sweep has a fork server)."""
-    from tunegate.fullrun.forks import FORKS
-
-    if FORKS.running():
-        with tempfile.TemporaryDirectory(prefix="tunegate-mini-run-") as folder:
-            report_path = Path(folder) / "report.json"
-            job = FORKS.run("mini-run", _job_args(parsed, facts, report_path))
-            if job is not None:
-                return _read_back(job, report_path)
+    forked = forked_mini_run(parsed, facts)
+    if forked is not None:
+        return forked
     if will_use_a_gpu(parsed):
         return mini_run_in_child(parsed, facts)
     from tunegate.gate import check
 
     return check(parsed, only={"mini-run"}, facts=facts)
+
+
+def forked_mini_run(parsed: ParsedSpec, facts: GateFacts) -> GateReport | None:
+    """The mini-run stage run in a child of this process's fork server; None when none runs or it
+    refuses the job (the caller runs the stage itself)."""
+    from tunegate.fullrun.forks import FORKS
+
+    if not FORKS.running():
+        return None
+    with tempfile.TemporaryDirectory(prefix="tunegate-mini-run-") as folder:
+        report_path = Path(folder) / "report.json"
+        job = FORKS.run("mini-run", _job_args(parsed, facts, report_path))
+        return _read_back(job, report_path) if job is not None else None
 
 
 def will_use_a_gpu(parsed: ParsedSpec) -> bool:
@@ -82,7 +91,8 @@ def _read_back(job, report_path: Path) -> GateReport:
     progress.note(f"mini-run in process {job.pid}")
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     for line in job.stdout:
-        tail.append(line.rstrip("\n"))
+        if not progress.relayed(line):  # the child's notes show here as the stage's own
+            tail.append(line.rstrip("\n"))
     code = job.wait()
     if not report_path.is_file():
         shown = "\n".join(tail)

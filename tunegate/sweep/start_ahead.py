@@ -3,6 +3,8 @@
     start_trainers_ahead(parsed, strategy)   # tunegate sweep: as soon as the spec is read
     start_imports_ahead(parsed)              # then, just before Prefect's local API starts
     with trainers_stopped_after(): ...       # the flow: what no candidate took is stopped
+    import_charts_ahead()                    # the flow, as the candidates start: the sweep's charts
+    start_mini_run_ahead(parsed)             # tunegate preflight: its mini-run's fork server
 
 Issue 15 measured a 1-candidate sweep on the tiny model at 6x a bare loop of the same LoRA steps,
 mostly in waits one after the other: Prefect's ephemeral API (~6 s, in its own process, while this
@@ -16,10 +18,15 @@ instead, on the CPU the waits leave idle:
   each a fresh process that imports the training stack and then waits for its candidate's arguments;
 - one thread importing, in this process, the modules the flow is sure to import later: MLflow's
   client and SQL store first (the tracking session opens right after the data gate), then the
-  training stack the mini-run imports (not when the fork server runs the mini-runs), then
-  matplotlib for the loss curves. Importing is all it
-  does: no model, no store, no torch state. A module the other thread reaches first just waits
-  for this one to finish it (Python's per-module import locks).
+  training stack the mini-run imports (not when the fork server runs the mini-runs). Importing is
+  all it does: no model, no store, no torch state. A module the other thread reaches first just
+  waits for this one to finish it (Python's per-module import locks).
+
+matplotlib, for the charts the sweep draws once its candidates are done, is imported as they
+start: while they train in other processes this one waits. Imported with the rest it took ~0.4 s
+of this process's interpreter (one thread runs Python at a time) on the sweep's longest path,
+Prefect's and MLflow's imports and the flow's start, while the fork server imported the training
+stack on the other core (a 1-candidate sweep, 4 pairs: 0.27-0.59 s less wall, issue 33).
 
 Only for the threads runner: on Dask or Ray the candidates run in worker processes, which import
 for themselves, and as deployment runs (`sweep.candidates_on: deployment`) in a worker's flow runs. The gate's order and verdicts are unchanged; only when the imports happen moves.
@@ -58,6 +65,24 @@ def start_trainers_ahead(parsed: ParsedSpec, strategy: str | None) -> None:
     STANDBY.plan(env, total=total, width=width)
 
 
+def start_mini_run_ahead(parsed: ParsedSpec) -> bool:
+    """Start the fork server for a preflight's mini-run (Linux), as soon as the spec is read: the
+    training stack imports there, on the other core, while this process imports Prefect and MLflow
+    and runs the data gate (in this process the two imported one after the other: one thread runs
+    Python at a time). Its child runs the mini-run stage as it runs here (`mini_run_apart`), in the
+    environment a launched run gets (`training_env`: the advisor's keys left out) with OpenMP's and
+    MKL's threads at the mini-run's own torch threads (tunegate.training.runtime sets those either
+    way; unset, torch's import starts their pools and the server, no longer one thread, refuses to
+    fork). Every GPU stays visible, as to a mini-run here. Whether it runs."""
+    if parsed.spec is None:
+        return False
+    from tunegate.fullrun.forks import FORKS
+    from tunegate.fullrun.launcher import torch_threads, training_env
+
+    threads = str(torch_threads(1))
+    return FORKS.start({**training_env(parsed.spec), "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
+
+
 def stop_trainers_left() -> None:
     """Stop what no candidate took: the standby trainers, then the fork server."""
     from tunegate.fullrun.forks import FORKS
@@ -89,7 +114,13 @@ def start_imports_ahead(parsed: ParsedSpec) -> threading.Thread:
 
     local = trains_here(parsed)
     training = () if FORKS.running() else TRAINING_MODULES  # the fork server's children run the mini-runs
-    return import_ahead(TRACKING_MODULES + (training + CHART_MODULES if local else ()))
+    return import_ahead(TRACKING_MODULES + (training if local else ()))
+
+
+def import_charts_ahead() -> threading.Thread:
+    """Import, in a daemon thread, the modules the sweep's charts are drawn with (called as its
+    candidates start; see the module doc)."""
+    return import_ahead(CHART_MODULES)
 
 
 def trains_here(parsed: ParsedSpec) -> bool:

@@ -90,8 +90,12 @@ def static_gate_task(parsed: ParsedSpec) -> GateReport:
 
 @task(name="mini-run", tags=["gpu"])
 def mini_run_task(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
-    """Run a few real LoRA steps on a sample, with health checks, eval and adapter round trip."""
-    return check(parsed, only={"mini-run"}, facts=facts)
+    """Run a few real LoRA steps on a sample, with health checks, eval and adapter round trip: in a
+    child of this process's fork server when one runs (`tunegate preflight` starts it ahead), else here."""
+    from tunegate.sweep.mini_run_apart import forked_mini_run
+
+    forked = forked_mini_run(parsed, facts)
+    return forked if forked is not None else check(parsed, only={"mini-run"}, facts=facts)
 
 
 @task(name="advisor", retries=2, retry_delay_seconds=5, timeout_seconds=300, tags=["network"])
