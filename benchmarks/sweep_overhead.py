@@ -6,6 +6,7 @@
     python benchmarks/sweep_overhead.py --rounds 0 --split             # one 1-candidate sweep's CPU per process
     python benchmarks/sweep_overhead.py --rounds 0 --slots --against /tmp/old  # Prefect's slot requests, 503s
     python benchmarks/sweep_overhead.py --rounds 3 --server             # also server-sweep-1/6: a running server
+    python benchmarks/sweep_overhead.py --rounds 3 --cold --against /tmp/old   # also cold-sweep-1: a fresh Prefect home
 
 Every command runs as a fresh process (as a user runs it), on the built-in tiny model and the
 quickstart data, CPU, one torch thread, the rounds interleaved (A B, then B A: a load change on the
@@ -20,6 +21,11 @@ shared machine, or being first or second of a pair, hits every variant alike):
             ephemeral API), on a fresh MLflow store;
   sweep-6   the same with six candidates: (sweep-6 - sweep-1) / 5 is the cost of one more;
   old-*     with --against DIR: the same sweeps run from another checkout's tunegate (PYTHONPATH).
+  cold-*    with --cold: sweep-1 on a fresh Prefect home (and a fresh MLflow store), as a user's
+            first command there runs it, with the command's own local API (TUNEGATE_LOCAL_API_IDLE_S=0)
+            so its start-up, Prefect's migrations of the fresh database (or, from this checkout on, the
+            copy of the database a first start kept: tunegate.local_api.db_template, in the user
+            cache) count in the command's CPU;
   server-*  with --server: the same sweeps against a Prefect server already running (`prefect server
             start`, started once before the rounds, as a user who sweeps all day keeps one), with
             PREFECT_API_URL naming it: no local API to start per sweep. The server's own CPU while
@@ -66,6 +72,7 @@ CANDIDATES = [{"lora.r": 8, "lora.alpha": 16, "training.learning_rate": 3e-4},
               {"lora.r": 4, "lora.alpha": 16, "training.learning_rate": 1e-4}]
 AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs the old-* sweeps
 SERVER: list[str] = []  # --server: the running server's API URL, for the server-* sweeps
+COLD: list[bool] = []  # --cold: also the cold-* sweeps
 
 BARE = r'''
 import json, sys, time
@@ -142,13 +149,15 @@ print(round(t1 - t0, 3), round(t2 - t1, 3), round(t3 - t2, 3), round(t4 - t3, 3)
 '''
 
 
-def timed(command: list[str], source: Path = ROOT, api: str | None = None) -> tuple[float, float, str]:
+def timed(command: list[str], source: Path = ROOT, api: str | None = None,
+          cold: bool = False) -> tuple[float, float, str]:
     """(wall, CPU of the process and its children, stdout) of one fresh process running `source`'s
     tunegate (from that folder: `python -m` puts the working folder first on sys.path); with `api`,
-    against that Prefect API."""
+    against that Prefect API; `cold`: on a fresh Prefect home, with the command's own local API."""
     start = time.perf_counter()
-    env = {**ENV, "PYTHONPATH": str(source), "PREFECT_HOME": str(prefect_home(source)),
-           **({"PREFECT_API_URL": api} if api else {})}
+    home = Path(tempfile.mkdtemp(prefix="cold-home-", dir=OUT)) if cold else prefect_home(source)
+    env = {**ENV, "PYTHONPATH": str(source), "PREFECT_HOME": str(home),
+           **({"PREFECT_API_URL": api} if api else {}), **({"TUNEGATE_LOCAL_API_IDLE_S": "0"} if cold else {})}
     child = subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = child.communicate()
     wall = time.perf_counter() - start
@@ -197,11 +206,14 @@ def main() -> None:
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-sweep-1/6")
     ap.add_argument("--parts", action="store_true", help="also time the fixed parts, each in a fresh process")
     ap.add_argument("--split", action="store_true", help="also one 1-candidate sweep's CPU per process")
+    ap.add_argument("--cold", action="store_true", help="also a 1-candidate sweep on a fresh Prefect home")
     ap.add_argument("--slots", action="store_true", help="also count Prefect's slot requests and 503s per checkout")
     ap.add_argument("--server", action="store_true", help="also the sweeps against a running `prefect server`")
     args = ap.parse_args()
     if args.against:
         AGAINST.append(args.against.resolve())
+    if args.cold:
+        COLD.append(True)
     OUT.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
     server = start_server() if args.server else None
@@ -249,6 +261,9 @@ def start_server() -> subprocess.Popen:
 def measure(args: argparse.Namespace) -> None:
     for source in [ROOT, *AGAINST]:  # warm-up: Prefect's home, the tiny model, each checkout's bytecode
         timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"], source=source)
+        if COLD:  # and a first start on a fresh home: where a checkout keeps a database template, it is there
+            timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"],
+                  source=source, cold=True)
     if SERVER:
         timed([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, args.steps)), "--json"], api=SERVER[0])
     runs: dict[str, list[tuple[float, float]]] = {}
@@ -286,6 +301,10 @@ def one_round(steps: int, flip: bool = False) -> dict[str, tuple[float, float, s
             wall, cpu, text = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, steps)), "--json"],
                                     api=SERVER[0])
             out[f"server-sweep-{n}"] = (wall, cpu, _verdicts(text))
+    for label, source in (reversed(order) if flip else order) if COLD else ():
+        wall, cpu, text = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(1, steps)), "--json"], source=source,
+                                cold=True)
+        out[f"{label}cold-sweep-1"] = (wall, cpu, _verdicts(text))
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -142,3 +143,16 @@ def test_a_server_that_cannot_start_is_the_environments_error_with_its_reason(lo
     assert "ServiceUnavailable: Prefect's local API exited while starting" in err
     assert "unable to open database file" in err and str(local_api_home / "tunegate" / "local-api.log") in err
     assert servers_of(local_api_home) == []
+
+
+def test_a_fresh_home_starts_from_the_database_the_first_start_on_a_fresh_home_kept(local_api_home, tmp_path):
+    # A first start migrates the whole schema (~10 s, ~10 CPU s here); the next fresh home copies its result.
+    cache = tmp_path / "cache"
+    finish(start_command(command_env(local_api_home, TUNEGATE_CACHE=str(cache))))
+    [template] = (cache / "prefect-db").glob("prefect-*.db")
+    second = tmp_path / "second-home"
+    finish(start_command(command_env(second, idle_s="0", TUNEGATE_CACHE=str(cache)), ready=False))
+    with sqlite3.connect(template) as kept, sqlite3.connect(second / "prefect.db") as seeded:
+        revision = "SELECT version_num FROM alembic_version"
+        assert seeded.execute(revision).fetchall() == kept.execute(revision).fetchall() != []
+        assert seeded.execute("SELECT count(*) FROM flow_run").fetchone() == (0,)

@@ -30,6 +30,7 @@ from typing import Any
 from pathlib import Path
 
 from tunegate.errors import ServiceUnavailable
+from tunegate.local_api.db_template import FRESH, database_file, keep, seed
 from tunegate.local_api.setting_paths import HOME, absolute_settings
 from tunegate.processes import on_parent_death
 
@@ -72,7 +73,10 @@ class LocalApi:
         logger.info(f"Starting temporary server on http://127.0.0.1:{self.port} (Prefect's local API, "
                     "started by tunegate before Prefect is imported)")
         # SIGTERM when this process dies, however it dies (elsewhere than Linux the atexit stop is all)
-        self.proc = subprocess.Popen(server_command(self.port), env=server_env(), stdout=self._output,
+        env = server_env()
+        database = database_file(env, Path.cwd())
+        self._fresh_db = database if seed(database) == FRESH else None  # a fresh home: the template's copy
+        self.proc = subprocess.Popen(server_command(self.port), env=env, stdout=self._output,
                                      stderr=subprocess.STDOUT, preexec_fn=on_parent_death(signal.SIGTERM))
 
     def wait_ready(self) -> None:
@@ -80,6 +84,9 @@ class LocalApi:
         wait_until_healthy(self.url, lambda: self.proc.poll() if self.proc is not None else 1,
                            lambda: _tail(self._output))
         self._reserved.close()
+        if self._fresh_db is not None:  # its first start migrated: the template for the next fresh home
+            keep(self._fresh_db)
+            self._fresh_db = None
 
     def stop(self) -> None:
         """Terminate the child (as Prefect stops its ephemeral server) and reap it."""

@@ -1,0 +1,75 @@
+"""A fresh Prefect home's database from the template a first start kept (tunegate.local_api.db_template).
+
+The databases here are small SQLite files with the tables the checks read (a real migrated one is
+made by tests/local_api/test_shared.py's server); the rules are about rows, not Prefect's schema.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tunegate.local_api.db_template import EXISTING, FRESH, SEEDED, database_file, keep, seed, template_path
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "cache"))
+
+
+def _migrated(path: Path, **rows: int) -> Path:
+    """A database shaped as one Prefect's first start leaves: its revision, its block catalogue."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("CREATE TABLE alembic_version (version_num TEXT)")
+        for table in ("block_type", "configuration", "flow_run", "task_run"):
+            db.execute(f"CREATE TABLE {table} (value TEXT)")
+        db.execute("INSERT INTO alembic_version VALUES ('27d8f4e1a6c9')")
+        for table, count in {"block_type": 3, **rows}.items():
+            db.executemany(f"INSERT INTO {table} VALUES (?)", [(f"{table} {i}",) for i in range(count)])
+    return path
+
+
+def _rows(path: Path, table: str) -> int:
+    with sqlite3.connect(path) as db:
+        return db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_a_fresh_homes_database_is_the_kept_templates_copy(tmp_path):
+    keep(_migrated(tmp_path / "first" / "prefect.db", configuration=1))
+    home_db = tmp_path / "second" / "prefect.db"
+    assert seed(home_db) == SEEDED
+    assert _rows(home_db, "block_type") == 3 and _rows(home_db, "alembic_version") == 1
+    assert _rows(home_db, "configuration") == 0  # Prefect's telemetry session is the home's own
+
+
+def test_without_a_template_the_server_migrates_and_an_existing_database_is_left_alone(tmp_path):
+    assert seed(tmp_path / "home" / "prefect.db") == FRESH
+    existing = _migrated(tmp_path / "used" / "prefect.db", flow_run=2)
+    keep(_migrated(tmp_path / "first" / "prefect.db"))
+    assert seed(existing) == EXISTING and _rows(existing, "flow_run") == 2
+
+
+def test_a_database_holding_a_commands_rows_is_never_kept(tmp_path):
+    keep(_migrated(tmp_path / "first" / "prefect.db", flow_run=1))  # a command raced the first start
+    assert not template_path().exists()
+    assert seed(tmp_path / "home" / "prefect.db") == FRESH
+
+
+def test_a_damaged_template_is_removed_and_not_copied(tmp_path):
+    template_path().parent.mkdir(parents=True)
+    template_path().write_bytes(b"not a database")
+    assert seed(tmp_path / "home" / "prefect.db") == FRESH
+    assert not template_path().exists() and not (tmp_path / "home" / "prefect.db").exists()
+
+
+def test_only_prefects_default_database_is_seeded(tmp_path):
+    home, folder = tmp_path / "home", tmp_path / "run-folder"
+    folder.mkdir()
+    assert database_file({"PREFECT_HOME": str(home)}, folder) == home / "prefect.db"
+    assert database_file({"PREFECT_HOME": str(home), "PREFECT_API_DATABASE_CONNECTION_URL": "postgresql://x"},
+                         folder) is None
+    (folder / "prefect.toml").write_text('[server.database]\nconnection_url = "postgresql://x"\n')
+    assert database_file({"PREFECT_HOME": str(home)}, folder) is None

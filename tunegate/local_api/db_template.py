@@ -1,0 +1,167 @@
+"""A migrated, empty Prefect database kept once per Prefect version, copied into a fresh Prefect home.
+
+    state = seed(database_file(env, cwd))   # before a local API starts on the home
+    ...                                     # the server answers its health check
+    if state == FRESH: keep(path)           # its first start migrated: that database becomes the template
+
+Why: a local API started on a fresh Prefect home runs all of Prefect's migrations before it
+answers: 10.2-10.8 s wall and ~10 CPU s on the 2-core machine, against 3.9-4.1 s where the home's
+database exists (issue 33: a sweep or preflight on a fresh home was to take <= 2x a bare loop).
+The migrations write the same schema every time for the same Prefect, SQLAlchemy and SQLite, so
+the first start on a fresh home keeps a copy of its database in the user cache
+(`$TUNEGATE_CACHE/prefect-db/`, default `~/.cache/tunegate`, beside MLflow's store template,
+tunegate.tracking.store_template), named for those versions, and a later fresh home starts from a
+copy: Prefect then finds its schema at its revision and migrates nothing.
+
+Only Prefect's default database, `$PREFECT_HOME/prefect.db`, and only when nothing names another:
+a database setting in the environment, or the word "database" in the home's profiles or in the
+`prefect.toml`, `.env` or `pyproject.toml` of the folder the server runs in, leaves it alone. The
+template holds the schema, its revision and the block catalogue Prefect registers at every start,
+nothing else: a copy with any other row (a flow run of a command that raced the first start) is
+not kept, and Prefect's `configuration` rows (its telemetry session) are cleared. A template that
+fails those checks is removed and the server migrates as before. Copies are written beside their
+final name and put in place only where no file is (a second command, or a kill, never leaves half
+a database under the name).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from urllib.parse import quote
+
+from tunegate.local_api.setting_paths import HOME, absolute_settings
+
+TEMPLATE_DIR = "prefect-db"
+EXISTING, SEEDED, FRESH = "existing", "seeded", "fresh"
+# The tables Prefect's start fills by itself (besides the schema's revision): its block catalogue.
+STARTUP_TABLES = frozenset({"alembic_version", "block_type", "block_schema", "block_schema_reference", "configuration"})
+_SETTINGS_FILES = ("prefect.toml", ".env", "pyproject.toml")
+
+
+def database_file(env: Mapping[str, str], cwd: Path) -> Path | None:
+    """The home's default database file the server started with `env` in `cwd` will use, or None
+    when a setting may name another database (see the module doc)."""
+    if any(key.startswith("PREFECT_") and "DATABASE" in key for key in env):
+        return None
+    paths = absolute_settings(env)
+    home = Path(paths.get(HOME) or os.path.expanduser(env.get(HOME) or "~/.prefect"))
+    profiles = Path(paths.get("PREFECT_PROFILES_PATH") or home / "profiles.toml")
+    if any(_mentions_database(path) for path in (profiles, *(cwd / name for name in _SETTINGS_FILES))):
+        return None
+    return home / "prefect.db"
+
+
+def seed(database: Path | None) -> str:
+    """Give a fresh home's database the template's copy: SEEDED; FRESH when there is no good
+    template yet (the server migrates; `keep` its result), EXISTING when the file is there already
+    or the database is not ours to make (None)."""
+    if database is None or _has_content(database):
+        return EXISTING
+    template = template_path()
+    if not template.is_file():
+        return FRESH
+    try:
+        source = sqlite3.connect(_read_only(template), uri=True)
+    except sqlite3.Error:
+        return FRESH
+    with contextlib.closing(source):
+        try:
+            good = _only_startup_rows(source)
+        except sqlite3.Error:
+            good = False
+        if not good:  # a damaged cache: never copied; this start's migrations make a new one
+            with contextlib.suppress(OSError):
+                template.unlink()
+            return FRESH
+        try:
+            _copy_into_place(source, database)
+        except (OSError, sqlite3.Error):  # a home this user cannot write: the server says so
+            return FRESH
+    return SEEDED
+
+
+def keep(database: Path) -> None:
+    """After the first start on a fresh home: its database becomes the template, if it holds
+    nothing but what any start puts there (best effort: without one the next fresh home migrates)."""
+    template = template_path()
+    tmp = template.with_name(f".{template.name}.creating-{os.getpid()}")
+    try:
+        template.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.closing(sqlite3.connect(_read_only(database), uri=True)) as source, \
+                contextlib.closing(sqlite3.connect(tmp)) as copy:
+            source.backup(copy)
+            copy.execute("DELETE FROM configuration")
+            copy.commit()
+            if not _only_startup_rows(copy):
+                raise sqlite3.DatabaseError("holds rows of a command")
+            # One file, no -wal beside it while it is read (Prefect turns WAL on for every connection).
+            copy.execute("PRAGMA journal_mode = DELETE")
+            copy.execute("VACUUM")
+        os.replace(tmp, template)
+    except (OSError, sqlite3.Error):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def template_path() -> Path:
+    """The template's file for the installed Prefect, SQLAlchemy and SQLite (versions read from the
+    installed packages' metadata: Prefect is not imported here)."""
+    from tunegate.tracking.store_template import cache_root
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "none"
+
+    name = f"prefect-{installed('prefect')}_sqlalchemy-{installed('sqlalchemy')}_sqlite-{sqlite3.sqlite_version}.db"
+    return cache_root() / TEMPLATE_DIR / name
+
+
+def _only_startup_rows(db: sqlite3.Connection) -> bool:
+    """A migrated Prefect database (one revision) whose only rows are those every start makes."""
+    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if "alembic_version" not in tables or "flow_run" not in tables:
+        return False
+    if len(db.execute("SELECT version_num FROM alembic_version").fetchall()) != 1:
+        return False
+    return all(db.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone() is None
+               for name in tables if name not in STARTUP_TABLES and not name.startswith("sqlite_"))
+
+
+def _copy_into_place(source: sqlite3.Connection, database: Path) -> None:
+    """The template's copy as `database`, only where no file is (another command may be first)."""
+    database.parent.mkdir(parents=True, exist_ok=True)
+    tmp = database.with_name(f".{database.name}.seeding-{os.getpid()}")
+    try:
+        with contextlib.closing(sqlite3.connect(tmp)) as copy:
+            source.backup(copy)
+        if database.exists() and not _has_content(database):
+            database.unlink()  # an empty file: nothing to keep (SQLite reads it as a new database)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, database)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _read_only(path: Path) -> str:
+    return f"file:{quote(os.fsencode(path))}?mode=ro"  # quoted: `?` or `%41` in a folder name is no URI syntax
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _mentions_database(path: Path) -> bool:
+    try:
+        return "database" in path.read_text(encoding="utf-8", errors="replace").lower()
+    except OSError:
+        return False
