@@ -22,7 +22,7 @@ RANKS = {
     "front_door": -1,  # a wing package's names loaded on first use (PEP 562); imports nothing of ours
     "destination": 0.55,  # where a command writes a file (never over an input); imports only errors and pathguard
     "file_kinds": 0.7,  # which container a data file is (by magic bytes, else name); imports only pathguard
-    "local_api": 0.6,  # the Prefect API child a flow command starts (imports only processes)
+    "local_api": 0.6,  # the Prefect API child a flow command starts (imports only processes and errors)
     "stages": 0.8,  # the table of the gate's stages: read by the report, the gate, tasks and sweep; imports nothing
     "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
     "stage": 4,

@@ -110,8 +110,6 @@ def keep(database: Path) -> None:
 def template_path() -> Path:
     """The template's file for the installed Prefect, SQLAlchemy and SQLite (versions read from the
     installed packages' metadata: Prefect is not imported here)."""
-    from tunegate.tracking.store_template import cache_root
-
     def installed(name: str) -> str:
         try:
             return version(name)
@@ -119,7 +117,13 @@ def template_path() -> Path:
             return "none"
 
     name = f"prefect-{installed('prefect')}_sqlalchemy-{installed('sqlalchemy')}_sqlite-{sqlite3.sqlite_version}.db"
-    return cache_root() / TEMPLATE_DIR / name
+    return _cache_root() / TEMPLATE_DIR / name
+
+
+def _cache_root() -> Path:
+    """$TUNEGATE_CACHE, else ~/.cache/tunegate: the user cache of the tiny model and of MLflow's store
+    template too (tunegate.tracking.store_template, a layer above this one: not imported from here)."""
+    return Path(os.environ.get("TUNEGATE_CACHE") or Path.home() / ".cache" / "tunegate")
 
 
 def _only_startup_rows(db: sqlite3.Connection) -> bool:
