@@ -19,6 +19,7 @@ PACKAGE = ROOT / "tunegate"
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
     "errors": 0, "progress": 0, "processes": 0, "pathguard": 0.5,
+    "user_cache": 0,  # the folder of what tunegate builds once and keeps ($TUNEGATE_CACHE); imports nothing
     "front_door": -1,  # a wing package's names loaded on first use (PEP 562); imports nothing of ours
     "destination": 0.55,  # where a command writes a file (never over an input); imports only errors and pathguard
     "file_kinds": 0.7,  # which container a data file is (by magic bytes, else name); imports only pathguard
@@ -37,7 +38,7 @@ RANKS = {
     "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
 }
 KERNEL = {"errors", "front_door", "pathguard", "destination", "file_kinds", "stages", "facts", "report", "render",
-          "stage", "gate"}
+          "stage", "gate", "user_cache"}
 
 
 def module_name(path: Path) -> str:

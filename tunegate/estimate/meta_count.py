@@ -22,6 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tunegate.user_cache import cache_root
+
 # A cold `import torch, transformers` plus building a 70B model's skeleton takes 3-10 s.
 SUBPROCESS_TIMEOUT_S = 60.0
 
@@ -71,7 +73,7 @@ def transformers_installed() -> bool:
 
 
 def _cache_file(config: dict[str, Any]) -> Path:
-    root = Path(os.environ.get("TUNEGATE_CACHE") or Path.home() / ".cache" / "tunegate")
+    root = cache_root()
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:32]
     return root / "param-counts" / f"{digest}.json"
 

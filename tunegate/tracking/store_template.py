@@ -23,12 +23,9 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from tunegate.user_cache import cache_root
+
 TEMPLATE_DIR = "mlflow-store"
-
-
-def cache_root() -> Path:
-    """$TUNEGATE_CACHE, else ~/.cache/tunegate (the tiny model's cache, tunegate.training.tiny_model)."""
-    return Path(os.environ.get("TUNEGATE_CACHE") or Path.home() / ".cache" / "tunegate")
 
 
 def template_path() -> Path:

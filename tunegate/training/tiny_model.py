@@ -16,6 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tunegate.user_cache import cache_root
+
 TINY_ID = "tunegate/tiny-llama"
 # Bump when the recipe below changes so old caches are not reused.
 VERSION = "v2"  # v2: the chat template renders tools, tool calls and reasoning
@@ -53,11 +55,6 @@ CHAT_TEMPLATE = (
 HIDDEN, LAYERS, HEADS, KV_HEADS, INTERMEDIATE = 64, 2, 4, 2, 128
 TARGET_VOCAB = 768
 MAX_POSITIONS = 4096  # RoPE has no hard limit; this only has to cover the specs' max_seq_len
-
-
-def cache_root() -> Path:
-    """Folder that holds built models: $TUNEGATE_CACHE, else ~/.cache/tunegate."""
-    return Path(os.environ.get("TUNEGATE_CACHE") or Path.home() / ".cache" / "tunegate")
 
 
 def resolve_model_id(model_id: str) -> str:
