@@ -24,3 +24,12 @@ def test_a_relative_sqlite_database_is_made_absolute_and_other_databases_are_lef
            "PREFECT_X_DATABASE_CONNECTION_URL": "postgresql+asyncpg://u@host/prefect"}
     assert absolute_settings(env) == {
         "PREFECT_API_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{tmp_path}/db/prefect.db?timeout=30"}
+
+
+def test_the_prefect_home_is_the_command_folders_when_relative_and_prefects_default_when_unset(tmp_path, monkeypatch):
+    from tunegate.local_api.setting_paths import prefect_home
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert prefect_home({"PREFECT_HOME": "homes/a"}) == tmp_path / "homes" / "a"
+    assert prefect_home({}) == tmp_path / "user" / ".prefect"

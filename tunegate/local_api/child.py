@@ -16,9 +16,9 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import re
 import signal
 import socket
-import re
 import subprocess
 import sys
 import tempfile
@@ -26,12 +26,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from tunegate.errors import ServiceUnavailable
 from tunegate.local_api.db_template import FRESH, database_file, keep, seed
-from tunegate.local_api.setting_paths import HOME, absolute_settings
+from tunegate.local_api.setting_paths import absolute_settings, prefect_home
 from tunegate.processes import on_parent_death
 
 API_URL = "PREFECT_API_URL"
@@ -82,7 +82,7 @@ class LocalApi:
     def wait_ready(self) -> None:
         """Block until the API answers its health check; ServiceUnavailable when it cannot start."""
         wait_until_healthy(self.url, lambda: self.proc.poll() if self.proc is not None else 1,
-                           lambda: _tail(self._output))
+                           lambda: output_tail(self._output))
         self._reserved.close()
         if self._fresh_db is not None:  # its first start migrated: the template for the next fresh home
             keep(self._fresh_db)
@@ -119,7 +119,7 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def wait_until_healthy(url: str, exit_code: Callable[[], int | None], output: Callable[[], str] = str,
+def wait_until_healthy(url: str, exit_code: Callable[[], int | None], output: Callable[[], str],
                        log: Path | None = None) -> None:
     """Poll `url`'s health check until it answers. ServiceUnavailable when `exit_code()` says the
     server ended (the reason taken from its `output()`, which `log` holds) or past the start-up
@@ -142,7 +142,7 @@ def wait_until_healthy(url: str, exit_code: Callable[[], int | None], output: Ca
 def cannot_start(code: int, output: str, log: Path | None = None) -> str:
     """Why the local API ended while starting, and what to check: the error it gave, its Prefect home."""
     reason = start_error(output)
-    home = absolute_settings(os.environ).get(HOME) or os.path.expanduser(os.environ.get(HOME) or "~/.prefect")
+    home = prefect_home(os.environ)
     return (f"Prefect's local API exited while starting (code {code})" + (f": {reason}" if reason else "")
             + f". Fix: PREFECT_HOME ({home}) must be a folder this user can write and the PREFECT_ settings "
             "ones `prefect server start` accepts; or set PREFECT_API_URL to a running Prefect server"
@@ -163,13 +163,14 @@ def start_error(output: str) -> str:
     return ""
 
 
-def _tail(file: Any, size: int = 1 << 16) -> str:
-    """The end of an output file still open for the child's writes."""
+def output_tail(file: Any, start: int = 0, size: int = 1 << 16) -> str:
+    """The end of a server's output in `file` (binary, open), from byte `start` on: at most `size`
+    bytes, "" when it cannot be read (closed meanwhile)."""
     try:
         end = file.seek(0, os.SEEK_END)
-        file.seek(max(0, end - size))
+        file.seek(max(start, end - size))
         return file.read().decode("utf-8", "replace")
-    except (OSError, ValueError):  # closed meanwhile
+    except (OSError, ValueError):
         return ""
 
 

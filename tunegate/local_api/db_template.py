@@ -33,7 +33,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from urllib.parse import quote
 
-from tunegate.local_api.setting_paths import HOME, absolute_settings
+from tunegate.local_api.setting_paths import absolute_settings, prefect_home
+from tunegate.user_cache import cache_root
 
 TEMPLATE_DIR = "prefect-db"
 EXISTING, SEEDED, FRESH = "existing", "seeded", "fresh"
@@ -48,7 +49,7 @@ def database_file(env: Mapping[str, str], cwd: Path) -> Path | None:
     if any(key.startswith("PREFECT_") and "DATABASE" in key for key in env):
         return None
     paths = absolute_settings(env)
-    home = Path(paths.get(HOME) or os.path.expanduser(env.get(HOME) or "~/.prefect"))
+    home = prefect_home(env)
     profiles = Path(paths.get("PREFECT_PROFILES_PATH") or home / "profiles.toml")
     if any(_mentions_database(path) for path in (profiles, *(cwd / name for name in _SETTINGS_FILES))):
         return None
@@ -117,13 +118,7 @@ def template_path() -> Path:
             return "none"
 
     name = f"prefect-{installed('prefect')}_sqlalchemy-{installed('sqlalchemy')}_sqlite-{sqlite3.sqlite_version}.db"
-    return _cache_root() / TEMPLATE_DIR / name
-
-
-def _cache_root() -> Path:
-    """$TUNEGATE_CACHE, else ~/.cache/tunegate: the user cache of the tiny model and of MLflow's store
-    template too (tunegate.tracking.store_template, a layer above this one: not imported from here)."""
-    return Path(os.environ.get("TUNEGATE_CACHE") or Path.home() / ".cache" / "tunegate")
+    return cache_root() / TEMPLATE_DIR / name
 
 
 def _only_startup_rows(db: sqlite3.Connection) -> bool:

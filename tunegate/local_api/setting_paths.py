@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 HOME = "PREFECT_HOME"
 _SQLITE = "sqlite"  # sqlite:///relative.db, sqlite+aiosqlite:///relative.db; four slashes: absolute
@@ -35,6 +36,11 @@ def absolute_settings(env: Mapping[str, str]) -> dict[str, str]:
             if url != value:
                 changed[key] = url
     return changed
+
+
+def prefect_home(env: Mapping[str, str]) -> Path:
+    """The Prefect home `env` names (Prefect's default, ~/.prefect, when none), absolute."""
+    return Path(os.path.abspath(os.path.expanduser(env.get(HOME) or "~/.prefect")))
 
 
 def _absolute_sqlite(url: str) -> str:

@@ -27,7 +27,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from tunegate.local_api.child import TIMEOUT, healthy, reserved_port, server_command, server_env, wait_until_healthy
+from tunegate.local_api.child import (TIMEOUT, healthy, output_tail, reserved_port, server_command, server_env,
+                                      wait_until_healthy)
 from tunegate.local_api.db_template import FRESH, database_file, keep, seed
 from tunegate.local_api.state import (SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place, Record, age_s, has_ended,
                                       is_server, server_key)
@@ -219,12 +220,11 @@ def _alone(users_fd: int) -> bool:
     return True
 
 
-def _log_tail(path: Path, start: int = 0, size: int = 1 << 16) -> str:
-    """The end of the place's log from `start`: a server's output (uvicorn's errors, a failed start's traceback)."""
+def _log_tail(path: Path, start: int) -> str:
+    """The place's log from `start`: a server's output (uvicorn's errors, a failed start's traceback)."""
     try:
         with open(path, "rb") as f:
-            f.seek(max(start, _size(path) - size))
-            return f.read().decode("utf-8", "replace")
+            return output_tail(f, start)
     except OSError:
         return ""
 

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from tunegate.local_api.setting_paths import HOME, absolute_settings
+from tunegate.local_api.setting_paths import absolute_settings, prefect_home
 
 API_URL = "PREFECT_API_URL"
 APP = b"tunegate.local_api.app:create_app"  # in the server's command line: tells it from a reused pid
@@ -62,8 +62,7 @@ class Place:
     def of_environment(cls) -> Place:
         """The place of the Prefect home this process's environment names (Prefect's default home
         when none: ~/.prefect)."""
-        home = os.path.abspath(os.path.expanduser(os.environ.get(HOME) or "~/.prefect"))  # relative: to this folder
-        return cls(Path(home) / "tunegate")
+        return cls(prefect_home(os.environ) / "tunegate")  # a relative home: in this command's folder
 
     @property
     def record_file(self) -> Path:
