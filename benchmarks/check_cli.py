@@ -41,6 +41,7 @@ import sys
 import time
 from pathlib import Path
 
+from bytecode import compile_trees
 from naive_contract import contract_problems
 
 HERE = Path(__file__).resolve().parent
@@ -383,15 +384,6 @@ def quickstart(rounds: int) -> None:
         ratios = [new["cpu"] / old["cpu"] for new, old in zip(times[name], times[f"old-{name}"])]
         print(f"  quickstart {name}: CPU {statistics.median(ratios):.2f}x the --against tree's (median of rounds)")
     print(f"  load average after: {os.getloadavg()[0]:.1f}")
-
-
-def compile_trees(roots: list[Path]) -> None:
-    """Bytecode for every tree's tunegate, as an installed package has. Where PYTHONDONTWRITEBYTECODE
-    is set (these machines), a fresh `git archive` has none and would compile every module on every
-    run: ~0.1 s of a 0.3 s rejection, all of it on the --against side."""
-    for root in roots:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "tunegate")], check=True,
-                       stdout=subprocess.DEVNULL)
 
 
 def main() -> None:

@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_trees
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).resolve().parent / "out" / "preflight"
 
@@ -49,6 +51,7 @@ def main() -> None:
     env.update(MLFLOW_TRACKING_URI=f"sqlite:///{work / 'mlflow.db'}", TUNEGATE_TORCH_THREADS="1",
                PREFECT_SERVER_ANALYTICS_ENABLED="false")
     sources = {"this": ROOT, "other": args.against.resolve()}
+    compile_trees(list(sources.values()))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
     if args.cold:
         env["TUNEGATE_LOCAL_API_IDLE_S"] = "0"

@@ -59,6 +59,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_trees
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = HERE / "out" / "sweep"
@@ -215,6 +217,7 @@ def main() -> None:
     if args.cold:
         COLD.append(True)
     OUT.mkdir(parents=True, exist_ok=True)
+    compile_trees([ROOT, *AGAINST])
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
     server = start_server() if args.server else None
     try:
