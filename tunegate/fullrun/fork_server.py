@@ -15,7 +15,7 @@ and that CUDA was not initialised; otherwise it refuses the job and the sweep st
 process instead. It never uses a tokenizer or a model itself, so the check holds for its life.
 
 Protocol, on the Unix socket FD (the other end is the sweep's `ForkServer`): each request is one
-JSON line {"job": id, "kind": "train"|"mini-run", "args": ..., "env": {...}} sent with one file
+JSON line {"job": id, "kind": "train"|"mini-run"|"candidate", "args": ..., "env": {...}} sent with one file
 descriptor (SCM_RIGHTS), where the child's stdout and stderr go. Replies, one JSON line each:
 {"job": id, "pid": pid} once forked, {"job": id, "refused": why}, {"job": id, "exit": code}
 once reaped. EOF on the socket (the sweep ended) ends it; so does its parent's death (a
@@ -44,7 +44,8 @@ def _import_training_stack() -> None:
                  "tunegate.fullrun.args", "tunegate.fullrun.data", "tunegate.fullrun.health",
                  "tunegate.fullrun.step_recorder", "tunegate.fullrun.live_metrics", "tunegate.fullrun.publish",
                  "tunegate.training.model", "tunegate.training.runtime", "tunegate.spec.check", "tunegate.gate",
-                 "tunegate.minirun.stage", "tunegate.minirun.session", "tunegate.minirun.steps"):
+                 "tunegate.minirun.stage", "tunegate.minirun.session", "tunegate.minirun.steps",
+                 "tunegate.fullrun.candidate_job"):
         importlib.import_module(name)
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
 
@@ -156,14 +157,23 @@ def _become_fresh(request: dict, out: int, sock: socket.socket) -> None:
 
 def run_job(kind: str, args: dict) -> int:
     """Run one job in this (forked) process; its exit code."""
-    print(f"{FORKED} (pid {os.getpid()}, the training stack imported before the job was known)", flush=True)
+    print(forked_line(), flush=True)
     if kind == "train":
         from tunegate.fullrun.trainer import main as train_main
 
         return train_main(args["argv"])
     if kind == "mini-run":
         return mini_run_job(args)
+    if kind == "candidate":  # the mini-run, then the short training if the sweep approves it
+        from tunegate.fullrun.candidate_job import candidate_job
+
+        return candidate_job(args)
     raise ValueError(f"unknown job kind {kind!r}")
+
+
+def forked_line() -> str:
+    """A job's first output line (a training's train.log begins with it)."""
+    return f"{FORKED} (pid {os.getpid()}, the training stack imported before the job was known)"
 
 
 def mini_run_job(args: dict) -> int:

@@ -116,6 +116,11 @@ class ForkServer:
         with self._lock:
             return self._sock is not None
 
+    def env(self) -> dict[str, str] | None:
+        """The environment the server was started with (its jobs' default); None when none runs."""
+        with self._lock:
+            return dict(self._env) if self._sock is not None and self._env is not None else None
+
     def run(self, kind: str, args: dict, env: Mapping[str, str] | None = None) -> ForkedJob | None:
         """Fork a child running job `kind` with `args` in `env` (None: the server's own, a training
         environment without API keys); None when the server cannot (not started, another

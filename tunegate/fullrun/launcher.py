@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tunegate.errors import LaunchConfigError
+from tunegate.fullrun import held_jobs
 from tunegate.fullrun.devices import planned_devices
 from tunegate.fullrun.forks import FORKS
 from tunegate.fullrun.result import (
@@ -283,8 +284,9 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     new `TrainingArguments` resets, so two trainers in threads of one process break each other
     (an AttributeError mid-step). A process per training shares nothing but the files. When a
     standby trainer with this environment waits (`tunegate.fullrun.standby`: started ahead by the
-    sweep, its imports done), it is that process, given these arguments; before that, a child of
-    the sweep's fork server (`tunegate.fullrun.forks`); otherwise a cold one. `eval_every` and
+    sweep, its imports done), it is that process, given these arguments; before that, the child of
+    the sweep's fork server that ran the candidate's mini-run and waits (`tunegate.fullrun.held_jobs`),
+    else a fresh child of the fork server (`tunegate.fullrun.forks`); otherwise a cold one. `eval_every` and
     `pruning` (a `tunegate.pruning.PrunePlan`) go to it as `--eval-every` and `--pruning`.
     """
     output_dir = Path(output_dir)
@@ -296,6 +298,12 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     args += ["--pruning", pruning.model_dump_json()] if pruning is not None else []
     env = candidate_env(spec, threads)
     result_path.unlink(missing_ok=True)
+    held = held_jobs.train(spec_path, args, env)  # the child that ran its mini-run (tunegate.fullrun.held_jobs)
+    if held is not None:
+        try:
+            return follow_launched(held.job, result_path, timeout_s, log)
+        finally:
+            held_jobs.tidy(held)
     forked = FORKS.run("train", {"argv": args}, env)  # a fresh child of the fork server (tunegate.fullrun.forks)
     if forked is not None:
         return follow_launched(forked, result_path, timeout_s, log)

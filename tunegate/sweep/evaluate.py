@@ -8,7 +8,9 @@ with what it trained (`run.trained_steps`: the sweep's budget, not the spec's ma
 A crash of ours (an exception while gating, a training that crashed, died or never started) is
 not a verdict on the candidate: its outcome is `errored`, its run FAILED with verdict `error` and
 the reason, and a rerun of the sweep evaluates it again. The short training runs in a process of
-its own (`tunegate.fullrun.launcher.train_apart`), so candidates in parallel share no process state.
+its own (`tunegate.fullrun.launcher.train_apart`), so candidates in parallel share no process state:
+with the sweep's fork server, the process that ran the candidate's mini-run, held until its merged
+report approves it (`tunegate.fullrun.held_jobs`), so the candidate is one job, warmed up once.
 
 The budget (`tunegate.sweep.budget`) says how long it trains, how often it is evaluated and under
 which pruning rule: a candidate the rule stops is `pruned` (the gate approved it; its run ends KILLED
@@ -87,7 +89,17 @@ def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateRe
 
 def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, session: TrackingSession | None,
               budget: Budget, parallel: int) -> CandidateOutcome:
+    from tunegate.fullrun import held_jobs
+
     path = write_candidate_spec(base_spec, overrides)
+    try:
+        return _gated_and_trained(path, base_spec, overrides, base, session, budget, parallel)
+    finally:  # its mini-run's child, held for its training (tunegate.fullrun.held_jobs), ends if it did not train
+        held_jobs.release(path)
+
+
+def _gated_and_trained(path: Path, base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
+                       session: TrackingSession | None, budget: Budget, parallel: int) -> CandidateOutcome:
     parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
     spec = parsed.spec
     own = changed_data_inputs(spec, base_spec.require()) if spec is not None else []

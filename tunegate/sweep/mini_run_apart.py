@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from tunegate.facts import GateFacts
+from tunegate.fullrun.candidate_job import MINI_RUN_DONE
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 
@@ -40,7 +41,7 @@ TAIL_LINES = 30
 
 def mini_run_report(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
     """The candidate's mini-run stage as a report (run in a forked child when the sweep has a fork server)."""
-    forked = forked_mini_run(parsed, facts)
+    forked = _in_candidate_child(parsed, facts)
     if forked is not None:
         return forked
     if will_use_a_gpu(parsed):
@@ -61,6 +62,32 @@ def forked_mini_run(parsed: ParsedSpec, facts: GateFacts) -> GateReport | None:
         report_path = Path(folder) / "report.json"
         job = FORKS.run("mini-run", _job_args(parsed, facts, report_path))
         return _read_back(job, report_path) if job is not None else None
+
+
+def _in_candidate_child(parsed: ParsedSpec, facts: GateFacts) -> GateReport | None:
+    """The mini-run in a child of the fork server that then waits, held for the candidate's
+    training (`tunegate.fullrun.candidate_job`); None when the server forks nothing."""
+    import shutil
+
+    from tunegate.fullrun import held_jobs
+    from tunegate.fullrun.forks import FORKS
+
+    if not FORKS.running():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="tunegate-candidate-"))
+    report_path = folder / "report.json"
+    args = {"mini_run": _job_args(parsed, facts, report_path), "decision": str(folder / held_jobs.DECISION)}
+    job, env = FORKS.run("candidate", args), FORKS.env()
+    if job is None or env is None:
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    try:
+        report = _read_back(job, report_path, until=MINI_RUN_DONE)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    held_jobs.hold(parsed.path, job, folder, env)  # the sweep trains it there, or releases it
+    return report
 
 
 def will_use_a_gpu(parsed: ParsedSpec) -> bool:
@@ -85,14 +112,19 @@ def _job_args(parsed: ParsedSpec, facts: GateFacts, report_path: Path) -> dict[s
     return {"parsed": parsed.model_dump_json(), "facts": facts.model_dump_json(), "report": str(report_path)}
 
 
-def _read_back(job, report_path: Path) -> GateReport:
+def _read_back(job, report_path: Path, until: str | None = None) -> GateReport:
+    """The report the job wrote, read once it exits, or once it prints the line `until` (a
+    candidate's child, which then waits for the sweep's decision)."""
     from tunegate import progress
 
     progress.note(f"mini-run in process {job.pid}")
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     for line in job.stdout:
-        if not progress.relayed(line):  # the child's notes show here as the stage's own
-            tail.append(line.rstrip("\n"))
+        if progress.relayed(line):  # the child's notes show here as the stage's own
+            continue
+        tail.append(line.rstrip("\n"))
+        if until is not None and tail[-1] == until and report_path.is_file():
+            return GateReport.model_validate_json(report_path.read_text(encoding="utf-8"))
     code = job.wait()
     if not report_path.is_file():
         shown = "\n".join(tail)

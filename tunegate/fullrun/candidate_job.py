@@ -1,0 +1,72 @@
+"""A sweep candidate's mini-run and short training in one forked child: one process per candidate.
+
+    python: run_job("candidate", {"mini_run": {...}, "decision": PATH})   # in a child of the fork server
+
+Issue 33 measured each candidate running two jobs, each a forked child that loaded the model,
+tokenised and warmed torch up (its first steps, the first Trainer, the optimizer's first step)
+before training: ~0.8 s of a candidate's 2.5 on the tiny model. This child runs the mini-run
+(`mini_run_job`: the same report, written the same way), prints MINI_RUN_DONE, and waits for the
+sweep's decision, written to args["decision"] (`tunegate.fullrun.held_jobs` writes it once the
+candidate's merged report is read): {"argv": null} ends it, {"argv": [...], "env": {...}} trains
+there, as `python -m tunegate.fullrun.trainer ARGV` in a fresh child would.
+
+What a fresh child would start the training with is put back first: the job's environment, torch's
+intra-op threads (the mini-run sets its own), its RNGs (the trainer seeds them all), and on CUDA
+the allocator's peak, so the training's measured peak is its own. The trainer still reads its
+spec, tokeniser, data and model itself (the same calls, the same numbers); what it no longer
+pays is a second process and a second warm-up.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+MINI_RUN_DONE = "mini-run report written; waiting for the sweep's decision"
+POLL_S = 0.01
+# A sweep that never decides has died or stopped: the child dies with the fork server anyway.
+DECISION_WAIT_S = 24 * 3600
+
+
+def candidate_job(args: dict) -> int:
+    """The mini-run, then (if the sweep says so) the short training, in this process; its exit code."""
+    from tunegate.fullrun.fork_server import forked_line, mini_run_job
+
+    import torch
+
+    threads = torch.get_num_threads()
+    code = mini_run_job(args["mini_run"])
+    print(MINI_RUN_DONE, flush=True)
+    decision = _decision(Path(args["decision"]))
+    if code != 0 or not decision or decision.get("argv") is None:
+        return code
+    _as_fresh(decision.get("env") or {}, threads)
+    print(forked_line(), flush=True)  # train.log begins as a forked trainer's does
+    from tunegate.fullrun.trainer import main as train_main
+
+    return train_main(decision["argv"])
+
+
+def _decision(path: Path) -> dict | None:
+    """The sweep's decision, once written (atomically: never half read); None if it never comes."""
+    deadline = time.monotonic() + DECISION_WAIT_S
+    while time.monotonic() < deadline:
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+        time.sleep(POLL_S)
+    return None
+
+
+def _as_fresh(env: dict[str, str], threads: int) -> None:
+    """Put back what a fresh child of the fork server starts its training with."""
+    import torch
+
+    if env:
+        os.environ.clear()
+        os.environ.update(env)
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    if "torch.cuda" in sys.modules and torch.cuda.is_initialized():
+        torch.cuda.reset_peak_memory_stats()
