@@ -1,6 +1,8 @@
 """A sweep candidate is one job: the child that ran its mini-run waits, then trains or ends.
 
-Real fork server processes (`tunegate.fullrun.forks`), as tests/fullrun/test_fork_server.py. The
+A real fork server process (`tunegate.fullrun.forks`), as tests/fullrun/test_fork_server.py, started
+in each test (~7 s: the training stack's imports), in the test's own phase: a job runs only in the
+environment the server started with, and pytest names its phase there (PYTEST_CURRENT_TEST). The
 mini-run here is one the spec stage already rejected (skipped at once); the training one that
 cannot read its spec (TG709): what is checked is which process runs what, not the numbers
 (tests/flows/test_sweep.py sweeps through it; the validation losses are compared in the report).
@@ -8,6 +10,7 @@ cannot read its spec (TG709): what is checked is which process runs what, not th
 from __future__ import annotations
 
 import contextlib
+import resource
 from pathlib import Path
 
 import pytest
@@ -15,26 +18,25 @@ import pytest
 from tests.support.minirun import load_spec
 from tunegate.facts import GateFacts
 from tunegate.fullrun import forks, held_jobs
+from tunegate.fullrun.candidate_job import reset_peak_rss
 from tunegate.fullrun.fork_server import FORKED
 from tunegate.fullrun.forks import ForkServer
 from tunegate.fullrun.launcher import candidate_env, train_apart
 from tunegate.spec.check import parse_spec
 from tunegate.sweep import mini_run_apart
 
-pytestmark = pytest.mark.nightly  # ~7 s each: the server's imports
-
 
 @contextlib.contextmanager
 def _serving():
     """This sweep's fork server, started in the test itself (the job's environment is the test's)."""
-    serving, env = ForkServer(), candidate_env(load_spec("good"), 1)
-    assert serving.start(env)
-    saved, forks.FORKS = forks.FORKS, serving
+    server, env = ForkServer(), candidate_env(load_spec("good"), 1)
+    assert server.start(env)
+    saved, forks.FORKS = forks.FORKS, server
     try:
-        yield serving
+        yield server
     finally:
         forks.FORKS = saved
-        serving.close()
+        server.close()
 
 
 def _mini_run(tmp_path: Path):
@@ -45,6 +47,7 @@ def _mini_run(tmp_path: Path):
     return spec, report, held_jobs._HELD[str(spec.resolve())]
 
 
+@pytest.mark.nightly  # ~7 s (the server's imports); the next test runs the same child in `make test`
 def test_the_child_of_a_candidate_that_is_not_trained_ends_when_released(tmp_path):
     with _serving():
         spec, report, held = _mini_run(tmp_path)
@@ -64,3 +67,13 @@ def test_an_approved_candidate_trains_in_the_process_that_ran_its_mini_run(tmp_p
     assert result.status == "failed" and result.codes == ["TG709"], lines
     assert lines[0].startswith(f"{FORKED} (pid {held.job.pid},")  # the mini-run's child, not a new fork
     assert held.job.returncode == 1 and not held.folder.exists()
+
+
+def test_the_training_after_a_mini_run_measures_its_peak_rss_from_where_it_starts():
+    freed = bytearray(256 << 20)
+    freed[::4096] = bytes(len(range(0, len(freed), 4096)))  # every page written: resident
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    del freed  # what a mini-run frees before the training starts
+    reset_peak_rss()
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert after < before - (200 << 10), (before, after)  # KiB: the 256 MiB peak is no longer counted

@@ -4,17 +4,19 @@
 
 Issue 33 measured each candidate running two jobs, each a forked child that loaded the model,
 tokenised and warmed torch up (its first steps, the first Trainer, the optimizer's first step)
-before training: ~0.8 s of a candidate's 2.5 on the tiny model. This child runs the mini-run
-(`mini_run_job`: the same report, written the same way), prints MINI_RUN_DONE, and waits for the
-sweep's decision, written to args["decision"] (`tunegate.fullrun.held_jobs` writes it once the
-candidate's merged report is read): {"argv": null} ends it, {"argv": [...], "env": {...}} trains
-there, as `python -m tunegate.fullrun.trainer ARGV` in a fresh child would.
+before training. One process per candidate cut a 6-candidate sweep of the tiny model from 18.6 to
+17.1 CPU s (a candidate 1.8 -> 1.5 s; benchmarks/sweep_overhead.py, 3 paired rounds). This child
+runs the mini-run (`mini_run_job`: the same report, written the same way), prints MINI_RUN_DONE,
+and waits for the sweep's decision, written to args["decision"] (`tunegate.fullrun.held_jobs`
+writes it once the candidate's merged report is read): {"argv": null} ends it, {"argv": [...],
+"env": {...}} trains there, as `python -m tunegate.fullrun.trainer ARGV` in a fresh child would.
 
 What a fresh child would start the training with is put back first: the job's environment, torch's
-intra-op threads (the mini-run sets its own), its RNGs (the trainer seeds them all), and on CUDA
-the allocator's peak, so the training's measured peak is its own. The trainer still reads its
-spec, tokeniser, data and model itself (the same calls, the same numbers); what it no longer
-pays is a second process and a second warm-up.
+intra-op threads (the mini-run sets its own), its RNGs (the trainer seeds them all), and the
+memory marks: on CUDA the allocator's cache emptied and its peaks reset, so the training's measured
+peak is its own; off CUDA the process's peak RSS restarts (`reset_peak_rss`). The trainer still
+reads its spec, tokeniser, data and model itself (the same calls, the same numbers); what it no
+longer pays is a second process and a second warm-up.
 """
 from __future__ import annotations
 
@@ -61,6 +63,8 @@ def _decision(path: Path) -> dict | None:
 
 def _as_fresh(env: dict[str, str], threads: int) -> None:
     """Put back what a fresh child of the fork server starts its training with."""
+    import gc
+
     import torch
 
     if env:
@@ -68,19 +72,23 @@ def _as_fresh(env: dict[str, str], threads: int) -> None:
         os.environ.update(env)
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+    gc.collect()  # the mini-run's model, optimizer and batches, before either mark restarts
     if "torch.cuda" in sys.modules and torch.cuda.is_initialized():
+        # The blocks the mini-run's allocator still caches go back to the device, so the training's
+        # peak reserved (and the context read beside it) starts from what is live: nothing of the mini-run.
+        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-    _reset_peak_rss()
+    reset_peak_rss()
 
 
-def _reset_peak_rss() -> None:
+def reset_peak_rss() -> None:
     """Off CUDA the training's peak is the process's peak RSS (`runtime.peak_memory`): the heap the
     mini-run freed goes back to the system and the kernel's high-water mark restarts from here
-    (Linux: /proc/self/clear_refs 5), so it is the training's own, as in a child of its own."""
+    (Linux: /proc/self/clear_refs 5). What the mini-run left resident stays counted: ~0.01 GiB on
+    the tiny model (a 3-candidate sweep logged 0.517-0.521 GiB against 0.507-0.510 from a child of
+    its own, 2026-12-06), beside the ~0.4 GiB of the training stack both count."""
     import ctypes
-    import gc
 
-    gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
         with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
