@@ -83,6 +83,18 @@ def test_a_child_relays_each_new_note_as_one_marked_line_and_nothing_else(monkey
                                            f"{progress.RELAYED}step 2/4 loss 6.63"]
 
 
+def test_a_child_that_stops_relaying_writes_no_more_notes(monkeypatch):
+    from tunegate.progress import board
+
+    out = io.StringIO()
+    monkeypatch.setattr(board, "_relay", [])
+    progress.relay(out)
+    progress.note("step 4/4 loss 6.61")  # the mini-run's last note
+    progress.relay(None)  # its training starts in the same process
+    progress.note("step 1/12 loss 6.60")
+    assert out.getvalue().splitlines() == [f"{progress.RELAYED}step 4/4 loss 6.61"]
+
+
 def test_a_relayed_line_becomes_the_parents_note_and_other_output_is_left_alone(screen):
     _board(screen)
     with progress.step("mini-run") as s:

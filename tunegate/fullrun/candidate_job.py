@@ -67,6 +67,9 @@ def _as_fresh(env: dict[str, str], threads: int) -> None:
 
     import torch
 
+    from tunegate import progress
+
+    progress.relay(None)  # the training's output is its log, read as a fresh trainer's is
     if env:
         os.environ.clear()
         os.environ.update(env)

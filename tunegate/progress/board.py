@@ -88,10 +88,11 @@ def note(text: str, advance: float = 0) -> None:
         stack[-1].advance(advance, text)
 
 
-def relay(stream: TextIO) -> None:
+def relay(stream: TextIO | None) -> None:
     """In a child whose output its parent reads (a forked mini-run): write each new note there as
-    one marked line, which the parent shows on its own board (`relayed`): the child has no terminal."""
-    _relay[:] = [stream, None]
+    one marked line, which the parent shows on its own board (`relayed`): the child has no terminal.
+    None stops it (a sweep candidate's training after its mini-run: that output is the training's log)."""
+    _relay[:] = [stream, None] if stream is not None else []
 
 
 def relayed(line: str) -> bool:
