@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.fullrun.fork_server import FORKED
+from tunegate.fullrun.forked_jobs import FORKED
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from tests.support.minirun import load_spec
 from tunegate.facts import GateFacts
 from tunegate.fullrun import forks, held_jobs
 from tunegate.fullrun.candidate_job import reset_peak_rss
-from tunegate.fullrun.fork_server import FORKED
+from tunegate.fullrun.forked_jobs import FORKED
 from tunegate.fullrun.forks import ForkServer
 from tunegate.fullrun.launcher import candidate_env, train_apart
 from tunegate.spec.check import parse_spec

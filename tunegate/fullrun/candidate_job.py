@@ -34,7 +34,7 @@ DECISION_WAIT_S = 24 * 3600
 
 def candidate_job(args: dict) -> int:
     """The mini-run, then (if the sweep says so) the short training, in this process; its exit code."""
-    from tunegate.fullrun.fork_server import forked_line, mini_run_job
+    from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
 
     import torch
 

@@ -32,8 +32,9 @@ import socket
 import sys
 import time
 
+from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
+
 READY = "fork server ready"
-FORKED = "forked from the fork server"  # a job's first output line (the candidate's train.log)
 
 
 def _import_training_stack() -> None:
@@ -169,32 +170,6 @@ def run_job(kind: str, args: dict) -> int:
 
         return candidate_job(args)
     raise ValueError(f"unknown job kind {kind!r}")
-
-
-def forked_line() -> str:
-    """A job's first output line (a training's train.log begins with it)."""
-    return f"{FORKED} (pid {os.getpid()}, the training stack imported before the job was known)"
-
-
-def mini_run_job(args: dict) -> int:
-    """The mini-run of a parsed spec with the facts the earlier stages gathered; its report JSON
-    written to args["report"] (renamed into place: a half-written report is never read)."""
-    from pathlib import Path
-
-    from tunegate import progress
-    from tunegate.facts import GateFacts
-    from tunegate.gate import check
-    from tunegate.spec.check import ParsedSpec
-
-    progress.relay(sys.stdout)  # "loading the model", "step 2/4 ...": the parent shows them
-    parsed = ParsedSpec.model_validate_json(args["parsed"])
-    facts = GateFacts.model_validate_json(args["facts"])
-    report = check(parsed, only={"mini-run"}, facts=facts)
-    path = Path(args["report"])
-    aside = path.with_name(path.name + ".part")
-    aside.write_text(report.model_dump_json(), encoding="utf-8")
-    os.replace(aside, path)
-    return 0
 
 
 def _die_with_parent() -> None:

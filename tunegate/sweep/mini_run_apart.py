@@ -133,6 +133,6 @@ def _read_back(job, report_path: Path, until: str | None = None) -> GateReport:
 
 
 if __name__ == "__main__":
-    from tunegate.fullrun.fork_server import mini_run_job
+    from tunegate.fullrun.forked_jobs import mini_run_job
 
     sys.exit(mini_run_job(json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))))
