@@ -34,9 +34,9 @@ DECISION_WAIT_S = 24 * 3600
 
 def candidate_job(args: dict) -> int:
     """The mini-run, then (if the sweep says so) the short training, in this process; its exit code."""
-    from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
-
     import torch
+
+    from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
 
     threads = torch.get_num_threads()
     code = mini_run_job(args["mini_run"])
