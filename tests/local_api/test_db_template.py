@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.local_api.db_template import EXISTING, FRESH, SEEDED, database_file, keep, seed, template_path
+from tunegate.local_api.db_template import (EXISTING, EXTRA_ENTRYPOINTS, FRESH, SEEDED, database_file, keep, seed,
+                                            seeded_settings, template_path)
 
 
 @pytest.fixture(autouse=True)
@@ -73,3 +74,18 @@ def test_only_prefects_default_database_is_seeded(tmp_path):
                          folder) is None
     (folder / "prefect.toml").write_text('[server.database]\nconnection_url = "postgresql://x"\n')
     assert database_file({"PREFECT_HOME": str(home)}, folder) is None
+
+
+def test_a_server_on_the_templates_copy_is_told_not_to_register_block_types_again():
+    assert seeded_settings(SEEDED, {}) == {"PREFECT_API_BLOCKS_REGISTER_ON_START": "false"}
+    assert seeded_settings(FRESH, {}) == seeded_settings(EXISTING, {}) == {}  # registration as Prefect does it
+
+
+def test_a_registration_setting_of_the_users_own_is_left_alone():
+    assert seeded_settings(SEEDED, {"PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "true"}) == {}
+
+
+def test_the_template_is_kept_per_set_of_modules_that_add_block_types(monkeypatch):
+    plain = template_path()
+    monkeypatch.setenv(EXTRA_ENTRYPOINTS, "my_company.prefect_blocks")
+    assert template_path() != plain and template_path().parent == plain.parent
