@@ -43,8 +43,9 @@ def _key(spec_path: str | Path) -> str:
 
 def hold(spec_path: str | Path, job: Any, folder: Path, env: dict[str, str]) -> None:
     """Keep `job` for the candidate's training; a child held before for the same spec is ended."""
+    key = _key(spec_path)
     with _GUARD:
-        earlier, _HELD[_key(spec_path)] = _HELD.get(_key(spec_path)), Held(job, folder, dict(env))
+        earlier, _HELD[key] = _HELD.get(key), Held(job, folder, dict(env))
     if earlier is not None:
         _end(earlier)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.errors import ServiceUnavailable
-from tunegate.local_api.db_template import FRESH, database_file, keep, seed, seeded_settings
+from tunegate.local_api.db_template import keep, prepare
 from tunegate.local_api.setting_paths import absolute_settings, prefect_home
 from tunegate.processes import on_parent_death
 
@@ -74,10 +74,7 @@ class LocalApi:
                     "started by tunegate before Prefect is imported)")
         # SIGTERM when this process dies, however it dies (elsewhere than Linux the atexit stop is all)
         env = server_env()
-        database = database_file(env, Path.cwd())
-        state = seed(database)  # a fresh home: the template's copy
-        self._fresh_db = database if state == FRESH else None
-        env.update(seeded_settings(state, env))
+        self._fresh_db = prepare(env, Path.cwd())  # a fresh home: the template's copy
         self.proc = subprocess.Popen(server_command(self.port), env=env, stdout=self._output,
                                      stderr=subprocess.STDOUT, preexec_fn=on_parent_death(signal.SIGTERM))
 

@@ -1,9 +1,8 @@
 """A migrated, empty Prefect database kept once per Prefect version, copied into a fresh Prefect home.
 
-    state = seed(database_file(env, cwd))   # before a local API starts on the home
-    env.update(seeded_settings(state, env)) # a template's copy: no block registration at start
-    ...                                     # the server answers its health check
-    if state == FRESH: keep(path)           # its first start migrated: that database becomes the template
+    fresh = prepare(env, cwd)    # before a local API starts on the home: seed it, settings into env
+    ...                          # the server answers its health check
+    if fresh: keep(fresh)        # its first start migrated: that database becomes the template
 
 Why: a local API started on a fresh Prefect home runs all of Prefect's migrations before it
 answers: 10.2-10.8 s wall and ~10 CPU s on the 2-core machine, against 3.9-4.1 s where the home's
@@ -66,6 +65,16 @@ def database_file(env: Mapping[str, str], cwd: Path) -> Path | None:
     if any(_mentions_database(path) for path in (profiles, *(cwd / name for name in _SETTINGS_FILES))):
         return None
     return home / "prefect.db"
+
+
+def prepare(env: dict[str, str], cwd: Path) -> Path | None:
+    """Before a local API starts with `env` in `cwd`: its home's database seeded from the template
+    and `env` given what a start on the copy skips (`seeded_settings`); the database to `keep` once
+    the server answers (a fresh home, no template yet), else None."""
+    database = database_file(env, cwd)
+    state = seed(database)
+    env.update(seeded_settings(state, env))
+    return database if state == FRESH else None
 
 
 def seed(database: Path | None) -> str:

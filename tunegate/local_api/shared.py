@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tunegate.local_api.child import (TIMEOUT, healthy, output_tail, reserved_port, server_command, server_env,
                                       wait_until_healthy)
-from tunegate.local_api.db_template import FRESH, database_file, keep, seed, seeded_settings
+from tunegate.local_api.db_template import keep, prepare
 from tunegate.local_api.state import (SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place, Record, age_s, has_ended,
                                       is_server, server_key)
 
@@ -189,9 +189,7 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
     logger.info(f"Starting the shared local API on http://127.0.0.1:{port} (Prefect's API for every tunegate "
                 f"command on this Prefect home; it stops {idle_s:g} s after the last)")
     env = server_env(**{SERVER_IDLE: repr(idle_s), SERVER_PLACE: str(place.folder), SERVER_KEY: key})
-    database = database_file(env, place.folder)
-    state = seed(database)  # a fresh home starts from the template: no migrations, no block registration
-    env.update(seeded_settings(state, env))
+    fresh_db = prepare(env, place.folder)  # a fresh home starts from the template: no migrations, no block registration
     # Only the server's errors land there (uvicorn at level error); the last server's are kept
     # until the file passes 1 MB.
     with open(place.log_file, "ab" if _size(place.log_file) < 2**20 else "wb") as log:
@@ -201,7 +199,7 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
                                 stdout=log, stderr=log, start_new_session=True)
     record = Record(proc.pid, port, key, time.time())
     place.write(record)
-    return SharedApi(place, record, users_fd, proc, reserved, log_from, database if state == FRESH else None)
+    return SharedApi(place, record, users_fd, proc, reserved, log_from, fresh_db)
 
 
 def _only_user(users_fd: int) -> bool:
