@@ -77,3 +77,14 @@ def test_the_training_after_a_mini_run_measures_its_peak_rss_from_where_it_start
     reset_peak_rss()
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert after < before - (200 << 10), (before, after)  # KiB: the 256 MiB peak is no longer counted
+
+
+def test_the_training_environment_reaches_the_held_child_through_a_pipe_never_a_file(tmp_path):
+    with _serving():
+        spec, _, held = _mini_run(tmp_path)
+        env = {**held.env, "MLFLOW_TRACKING_TOKEN": "token-never-on-disk"}  # a late setting: the same start
+        assert held_jobs.train(spec, ["--help"], env) is held
+        written = [path for path in held.folder.rglob("*") if path.is_file()]  # the FIFO is no file
+        assert written and all(b"token-never-on-disk" not in path.read_bytes() for path in written)
+        held.job.wait(60)
+        held_jobs.tidy(held)

@@ -7,9 +7,10 @@ tokenised and warmed torch up (its first steps, the first Trainer, the optimizer
 before training. One process per candidate cut a 6-candidate sweep of the tiny model from 18.6 to
 17.1 CPU s (a candidate 1.8 -> 1.5 s; benchmarks/sweep_overhead.py, 3 paired rounds). This child
 runs the mini-run (`mini_run_job`: the same report, written the same way), prints MINI_RUN_DONE,
-and waits for the sweep's decision, written to args["decision"] (`tunegate.fullrun.held_jobs`
-writes it once the candidate's merged report is read): {"argv": null} ends it, {"argv": [...],
-"env": {...}} trains there, as `python -m tunegate.fullrun.trainer ARGV` in a fresh child would.
+and waits for the sweep's decision, one JSON line through the FIFO args["decision"]
+(`tunegate.fullrun.held_jobs` writes it once the candidate's merged report is read; a FIFO, so the
+environment never reaches the disk): {"argv": null} ends it, {"argv": [...], "env": {...}} trains
+there, as `python -m tunegate.fullrun.trainer ARGV` in a fresh child would.
 
 What a fresh child would start the training with is put back first: the job's environment, torch's
 intra-op threads (the mini-run sets its own), its RNGs (the trainer seeds them all), and the
@@ -23,13 +24,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-from pathlib import Path
 
 MINI_RUN_DONE = "mini-run report written; waiting for the sweep's decision"
-POLL_S = 0.01
-# A sweep that never decides has died or stopped: the child dies with the fork server anyway.
-DECISION_WAIT_S = 24 * 3600
 
 
 def candidate_job(args: dict) -> int:
@@ -39,10 +35,13 @@ def candidate_job(args: dict) -> int:
     from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
 
     threads = torch.get_num_threads()
+    # Open before the sweep may write (it does once it reads MINI_RUN_DONE); read and write, so
+    # opening does not wait for the writer and reading waits for the line, never for an EOF.
+    channel = os.open(args["decision"], os.O_RDWR)
     code = mini_run_job(args["mini_run"])
     print(MINI_RUN_DONE, flush=True)
-    decision = _decision(Path(args["decision"]))
-    if code != 0 or not decision or decision.get("argv") is None:
+    decision = _decision(channel)
+    if code != 0 or decision.get("argv") is None:
         return code
     _as_fresh(decision.get("env") or {}, threads)
     print(forked_line(), flush=True)  # train.log begins as a forked trainer's does
@@ -51,14 +50,14 @@ def candidate_job(args: dict) -> int:
     return train_main(decision["argv"])
 
 
-def _decision(path: Path) -> dict | None:
-    """The sweep's decision, once written (atomically: never half read); None if it never comes."""
-    deadline = time.monotonic() + DECISION_WAIT_S
-    while time.monotonic() < deadline:
-        if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))
-        time.sleep(POLL_S)
-    return None
+def _decision(channel: int) -> dict:
+    """The sweep's decision: the line it writes (a sweep that never decides has died, and this
+    child with its fork server)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        data += os.read(channel, 1 << 16)
+    os.close(channel)
+    return json.loads(data)
 
 
 def _as_fresh(env: dict[str, str], threads: int) -> None:

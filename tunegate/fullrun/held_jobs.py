@@ -5,9 +5,12 @@
     held_jobs.tidy(held)                           # once held.job, now the training, has ended
     held_jobs.release(spec_path)                   # tunegate.sweep.evaluate, always: a rejected one ends
 
-The child (`tunegate.fullrun.candidate_job`) polls for `decision.json` in its folder; it is written
-once, atomically. A candidate's child is found by its spec file (absolute). Whatever no training
-took is ended by `release`, which every candidate's evaluation calls when it ends, trained or not.
+The child (`tunegate.fullrun.candidate_job`) reads its decision from a FIFO in its folder (`channel`),
+one JSON line: what goes through it, the training's environment with its tokens (an HF or MLflow
+token stays in a training's environment: `training_env` drops only the advisor's keys), never
+reaches the disk, as a standby trainer's comes through its stdin. A candidate's child is found by
+its spec file (absolute). Whatever no training took is ended by `release`, which every candidate's
+evaluation calls when it ends, trained or not.
 """
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DECISION = "decision.json"
-END_WAIT_S = 10  # a released child reads its decision within POLL_S, then exits
+DECISION = "decision"  # the FIFO's name in the child's folder
+END_WAIT_S = 10  # a released child reads its decision at once, then exits
 
 
 @dataclass
@@ -63,7 +66,11 @@ def train(spec_path: str | Path, argv: list[str], env: dict[str, str]) -> Held |
     if not _same_start(held.env, env):
         _end(held)
         return None
-    _decide(held.folder, {"argv": list(argv), "env": dict(env)})
+    try:
+        _decide(held.folder, {"argv": list(argv), "env": dict(env)})
+    except OSError:  # it died: the caller forks a fresh one
+        _end(held)
+        return None
     return held
 
 
@@ -80,10 +87,19 @@ def tidy(held: Held) -> None:
     shutil.rmtree(held.folder, ignore_errors=True)
 
 
+def channel(folder: Path) -> Path:
+    """The FIFO a candidate's child reads its decision from (this user's alone)."""
+    path = folder / DECISION
+    os.mkfifo(path, 0o600)
+    return path
+
+
 def _decide(folder: Path, decision: dict[str, Any]) -> None:
-    aside = folder / (DECISION + ".part")
-    aside.write_text(json.dumps(decision), encoding="utf-8")
-    os.replace(aside, folder / DECISION)
+    """Write the decision to the child; OSError when it is gone (no reader: ENXIO; EPIPE mid-way)."""
+    fd = os.open(folder / DECISION, os.O_WRONLY | os.O_NONBLOCK)  # never blocks on a child that died
+    os.set_blocking(fd, True)  # the child reads as it comes, whatever its size
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(decision) + "\n")
 
 
 def _end(held: Held) -> None:

@@ -76,7 +76,7 @@ def _in_candidate_child(parsed: ParsedSpec, facts: GateFacts) -> GateReport | No
         return None
     folder = Path(tempfile.mkdtemp(prefix="tunegate-candidate-"))
     report_path = folder / "report.json"
-    args = {"mini_run": _job_args(parsed, facts, report_path), "decision": str(folder / held_jobs.DECISION)}
+    args = {"mini_run": _job_args(parsed, facts, report_path), "decision": str(held_jobs.channel(folder))}
     job, env = FORKS.run("candidate", args), FORKS.env()
     if job is None or env is None:
         shutil.rmtree(folder, ignore_errors=True)
