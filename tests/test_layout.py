@@ -19,7 +19,7 @@ PACKAGE = ROOT / "tunegate"
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
     "errors": 0, "progress": 0, "processes": 0, "pathguard": 0.5,
-    "user_cache": 0,  # the folder of what tunegate builds once and keeps ($TUNEGATE_CACHE); imports nothing
+    "user_cache": 0.5,  # the folder of what tunegate builds once and keeps ($TUNEGATE_CACHE); imports only errors
     "front_door": -1,  # a wing package's names loaded on first use (PEP 562); imports nothing of ours
     "destination": 0.55,  # where a command writes a file (never over an input); imports only errors and pathguard
     "file_kinds": 0.7,  # which container a data file is (by magic bytes, else name); imports only pathguard

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.minirun import load_spec
+from tunegate.errors import UsageError
 from tunegate.facts import GateFacts
 from tunegate.fullrun import forks, held_jobs
 from tunegate.fullrun.candidate_job import reset_peak_rss
@@ -88,3 +89,16 @@ def test_the_training_environment_reaches_the_held_child_through_a_pipe_never_a_
         assert written and all(b"token-never-on-disk" not in path.read_bytes() for path in written)
         held.job.wait(60)
         held_jobs.tidy(held)
+
+
+def test_a_candidate_whose_mini_run_cannot_run_as_asked_raises_that_usage_error_and_waits_for_nothing(
+        tmp_path, monkeypatch):
+    # The cache the built-in model is built in is a file: in-process, the stage raises a UsageError
+    # (exit 2); forked, it did end as an "internal error" with a traceback (the child's exception).
+    (tmp_path / "afile").write_text("not a folder")
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "afile"))
+    parsed = parse_spec(Path(__file__).resolve().parents[1] / "data" / "minirun" / "good.yaml")
+    with _serving() as server:
+        with pytest.raises(UsageError, match=r"TUNEGATE_CACHE=.*afile is not a folder tunegate can use"):
+            mini_run_apart.mini_run_report(parsed, GateFacts())
+        assert str(Path(parsed.path).resolve()) not in held_jobs._HELD and server.running()

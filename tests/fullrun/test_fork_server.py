@@ -142,3 +142,15 @@ def test_a_candidate_mini_run_that_will_use_a_gpu_gets_a_process_of_its_own(monk
     assert not will_use_a_gpu(auto)  # auto on a worker without a GPU: here, in process
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")  # a worker given one GPU
     assert will_use_a_gpu(auto)
+
+
+def test_a_mini_run_of_its_own_that_cannot_run_as_asked_raises_that_usage_error(tmp_path, monkeypatch):
+    from tunegate.errors import UsageError
+    from tunegate.facts import GateFacts
+    from tunegate.spec.check import parse_spec
+    from tunegate.sweep import mini_run_apart
+
+    (tmp_path / "afile").write_text("not a folder")
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "afile"))
+    with pytest.raises(UsageError, match=r"TUNEGATE_CACHE=.*afile is not a folder tunegate can use"):
+        mini_run_apart.mini_run_in_child(parse_spec(SPEC), GateFacts())

@@ -10,7 +10,8 @@ Prefect first) refuse it up front with the same guard (`tunegate.pathguard`), so
 /dev/zero or a symlink loop is a usage error in a second, never a hang, a crash or a silent
 estimate of zero tokens. So is what only a flow needs: a spec path Prefect can carry (its
 parameters are JSON, so the path must be UTF-8) and a tracking store that can be opened (a valid
-URI, not a folder, a server that answers), said before Prefect's 10-20 s of start-up.
+URI, not a folder, a server that answers) and, for the built-in tiny model, a user cache that can
+be a folder ($TUNEGATE_CACHE naming a file), said before Prefect's 10-20 s of start-up.
 """
 from __future__ import annotations
 
@@ -42,9 +43,12 @@ def require_file(path: str | Path, what: str) -> None:
 
 def require_flow_inputs(parsed: Any) -> None:
     """Raise UsageError (or ServiceUnavailable) when a flow could not start on this parsed spec: its path
-    is not UTF-8 (a Prefect parameter is JSON), or its tracking store cannot be opened."""
+    is not UTF-8 (a Prefect parameter is JSON), its tracking store cannot be opened, or the user cache
+    the built-in tiny model is built in cannot be a folder."""
     from tunegate.pathguard import shown
     from tunegate.tracking.store import check_store, resolve_tracking_uri
+    from tunegate.training.tiny_model import TINY_ID
+    from tunegate.user_cache import cache_folder
 
     where = os.path.abspath(parsed.path)  # the data paths resolve against its folder: they are carried too
     try:
@@ -54,3 +58,5 @@ def require_flow_inputs(parsed: Any) -> None:
                          "rename the file or its folder (or run `tunegate check` on it)") from None
     if parsed.spec is not None:
         check_store(resolve_tracking_uri(parsed.spec, parsed.path))
+        if parsed.spec.model.id == TINY_ID:  # the flow's mini-run builds it into the user cache
+            cache_folder()

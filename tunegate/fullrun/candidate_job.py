@@ -39,9 +39,12 @@ def candidate_job(args: dict) -> int:
     # opening does not wait for the writer and reading waits for the line, never for an EOF.
     channel = os.open(args["decision"], os.O_RDWR)
     code = mini_run_job(args["mini_run"])
+    if code != 0:  # no report (a usage error): the sweep reads why from the output and decides nothing
+        os.close(channel)
+        return code
     print(MINI_RUN_DONE, flush=True)
     decision = _decision(channel)
-    if code != 0 or decision.get("argv") is None:
+    if decision.get("argv") is None:
         return code
     _as_fresh(decision.get("env") or {}, threads)
     print(forked_line(), flush=True)  # train.log begins as a forked trainer's does

@@ -12,6 +12,9 @@ import os
 import sys
 
 FORKED = "forked from the fork server"  # a job's first output line (the candidate's train.log)
+# A mini-run job's last line when the stage cannot run as asked (a UsageError: the cache is not a
+# folder, an extra is missing): the parent raises it again, as the stage run in-process would have.
+USAGE = "tunegate usage error: "
 
 
 def forked_line() -> str:
@@ -21,10 +24,12 @@ def forked_line() -> str:
 
 def mini_run_job(args: dict) -> int:
     """The mini-run of a parsed spec with the facts the earlier stages gathered; its report JSON
-    written to args["report"] (renamed into place: a half-written report is never read)."""
+    written to args["report"] (renamed into place: a half-written report is never read). A
+    UsageError is its last line (USAGE) and exit code 2, and no report."""
     from pathlib import Path
 
     from tunegate import progress
+    from tunegate.errors import EXIT_USAGE, UsageError
     from tunegate.facts import GateFacts
     from tunegate.gate import check
     from tunegate.spec.check import ParsedSpec
@@ -32,7 +37,11 @@ def mini_run_job(args: dict) -> int:
     progress.relay(sys.stdout)  # "loading the model", "step 2/4 ...": the parent shows them
     parsed = ParsedSpec.model_validate_json(args["parsed"])
     facts = GateFacts.model_validate_json(args["facts"])
-    report = check(parsed, only={"mini-run"}, facts=facts)
+    try:
+        report = check(parsed, only={"mini-run"}, facts=facts)
+    except UsageError as exc:
+        print(f"{USAGE}{exc}", flush=True)
+        return EXIT_USAGE
     path = Path(args["report"])
     aside = path.with_name(path.name + ".part")
     aside.write_text(report.model_dump_json(), encoding="utf-8")

@@ -17,7 +17,9 @@ GPU, so a good candidate could be rejected for an OOM (TG706), and a sticky CUDA
 every later candidate on that worker (issue 31). On a CPU it runs here.
 
 A child that ends without its report is a crash of ours, raised (the sweep makes the candidate
-`errored`, not rejected), with the tail of its output.
+`errored`, not rejected), with the tail of its output; one that says the stage could not run as
+asked (`forked_jobs.USAGE`, a UsageError there) raises that UsageError here, as the stage run in
+this process would.
 
     python -m tunegate.sweep.mini_run_apart ARGS.json     # {"parsed": ..., "facts": ..., "report": PATH}
 """
@@ -31,8 +33,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tunegate.errors import UsageError
 from tunegate.facts import GateFacts
 from tunegate.fullrun.candidate_job import MINI_RUN_DONE
+from tunegate.fullrun.forked_jobs import USAGE
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 
@@ -127,6 +131,8 @@ def _read_back(job, report_path: Path, until: str | None = None) -> GateReport:
             return GateReport.model_validate_json(report_path.read_text(encoding="utf-8"))
     code = job.wait()
     if not report_path.is_file():
+        if tail and tail[-1].startswith(USAGE):  # the stage's usage error, raised as it is in-process
+            raise UsageError(tail[-1][len(USAGE):])
         shown = "\n".join(tail)
         raise RuntimeError(f"the mini-run's process exited with code {code} without its report; last output:\n{shown}")
     return GateReport.model_validate_json(report_path.read_text(encoding="utf-8"))

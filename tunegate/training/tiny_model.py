@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tunegate.user_cache import cache_root
+from tunegate.user_cache import cache_folder, cache_root
 
 TINY_ID = "tunegate/tiny-llama"
 # Bump when the recipe below changes so old caches are not reused.
@@ -69,6 +69,8 @@ def ensure_tiny_model(root: Path | None = None) -> Path:
     final = (root or cache_root()) / f"tiny-llama-{VERSION}"
     if (final / "config.json").is_file():
         return final
+    if root is None:
+        cache_folder()  # a cache that cannot be a folder is a usage error, not a model that cannot load
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-llama-build-", dir=final.parent))
     try:
