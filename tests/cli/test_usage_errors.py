@@ -80,16 +80,20 @@ def test_a_prefect_home_that_is_not_a_folder_is_one_line_naming_it_not_an_intern
     assert "unable to open database file" in line and f"PREFECT_HOME ({home}) must be a folder" in line
 
 
-@pytest.mark.parametrize("cache", ["a file", "a folder under a file"])
-def test_a_cache_that_cannot_be_a_folder_is_a_usage_error_not_a_verdict_on_the_model(cache, tmp_path):
+@pytest.mark.parametrize(("cache", "args"), [
+    ("a file", ["check", "examples/quickstart.yaml", "--mini-run"]),
+    ("a folder under a file", ["check", "examples/quickstart.yaml", "--mini-run"]),
+    ("a file", ["preflight", "examples/quickstart.yaml"]),  # said before the flow starts
+    ("a file", ["sweep", str(FLOWS / "three.yaml")]),
+])
+def test_a_cache_that_cannot_be_a_folder_is_a_usage_error_not_a_verdict_on_the_model(cache, args, tmp_path):
     """Measured before: TUNEGATE_CACHE naming a file rejected the spec with TG508 'model.id cannot be
     loaded' and told the user to download the model: a verdict caused by this machine's setting."""
     (tmp_path / "afile").write_text("not a folder")
     root = tmp_path / "afile" if cache == "a file" else tmp_path / "afile" / "cache"
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "tunegate", "check", "examples/quickstart.yaml", "--mini-run"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={**_env(), "TUNEGATE_CACHE": str(root), "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
+    run = subprocess.run([sys.executable, "-m", "tunegate", *args], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300, env={**_env(), "TUNEGATE_CACHE": str(root), "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
     assert run.returncode == 2, run.stdout + run.stderr
     line = _one_error_line(run)
     assert f"TUNEGATE_CACHE={root}" in line and "not a folder" in line
