@@ -93,7 +93,8 @@ def test_a_cache_that_cannot_be_a_folder_is_a_usage_error_not_a_verdict_on_the_m
     root = tmp_path / "afile" if cache == "a file" else tmp_path / "afile" / "cache"
     start = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "tunegate", *args], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, env={**_env(), "TUNEGATE_CACHE": str(root), "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
+                         timeout=300,
+                         env={**_env(), "TUNEGATE_CACHE": str(root), "TUNEGATE_LOG_FILE": str(tmp_path / "log")})
     assert run.returncode == 2, run.stdout + run.stderr
     line = _one_error_line(run)
     assert f"TUNEGATE_CACHE={root}" in line and "not a folder" in line
