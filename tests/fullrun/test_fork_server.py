@@ -154,3 +154,12 @@ def test_a_mini_run_of_its_own_that_cannot_run_as_asked_raises_that_usage_error(
     monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "afile"))
     with pytest.raises(UsageError, match=r"TUNEGATE_CACHE=.*afile is not a folder tunegate can use"):
         mini_run_apart.mini_run_in_child(parse_spec(SPEC), GateFacts())
+
+
+def test_the_server_builds_the_checkpoint_conversion_table_its_children_would_each_build():
+    said = _python("import transformers.conversion_mapping as table\n"
+                   "from tunegate.fullrun.fork_server import _build_conversion_table\n"
+                   "print(table._checkpoint_conversion_mapping_cache is None)\n"
+                   "_build_conversion_table()\n"
+                   "print(table._checkpoint_conversion_mapping_cache is not None)\n")
+    assert said.splitlines() == ["True", "True"]  # not built on import; built by the server

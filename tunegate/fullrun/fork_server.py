@@ -50,6 +50,20 @@ def _import_training_stack() -> None:
         importlib.import_module(name)
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
 
+    _build_conversion_table()
+
+
+def _build_conversion_table() -> None:
+    """transformers 5 builds its table of checkpoint conversions (every model type's weight
+    renamings, ~0.07 CPU s of regex compiles) on a process's first `from_pretrained`: every
+    candidate's child built it again. Built here, each child finds it built (it copies the entry it
+    uses); a transformers without the table builds what it needs itself."""
+    try:
+        from transformers.conversion_mapping import get_checkpoint_conversion_mapping
+    except ImportError:
+        return
+    get_checkpoint_conversion_mapping("llama")
+
 
 def unsafe_to_fork() -> str | None:
     """Why forking now could deadlock or break the child (None: it is safe)."""
