@@ -39,6 +39,10 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 # No phoning home: these machines (and many clusters) have no route out, and it only adds noise.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+# Prefect 3's client has usage events of its own (Amplitude): queued from a terminal, sent when the
+# API's server allows analytics (a team's server may). DO_NOT_TRACK is its opt-out, read when
+# prefect is imported, which the flow commands do after this module.
+os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
 def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]:
