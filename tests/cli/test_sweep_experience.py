@@ -68,8 +68,8 @@ def test_each_candidate_and_the_sweep_have_their_own_artifact(sweep_run):
     [(data,)] = _prefect(sweep_run, "select data from artifact where key like 'tunegate-sweep-three-%'")
     markdown = json.loads(data) if data.startswith('"') else data
     assert "3 of 3 candidate(s) approved" in markdown
-    assert "![val_loss_per_candidate.png](data:image/png;base64," in markdown
-    assert "![loss_curves.png](data:image/png;base64," in markdown
+    assert "![val_loss_per_candidate.svg](data:image/svg+xml;base64," in markdown
+    assert "![loss_curves.svg](data:image/svg+xml;base64," in markdown
 
 
 def test_the_flow_run_is_named_and_tagged_for_what_it_gates(sweep_run):
@@ -91,7 +91,7 @@ def test_the_experiment_opens_as_model_training_with_val_loss_per_candidate_on_t
     points = client.get_metric_history(parent.info.run_id, "candidates/val_loss")
     assert sorted(p.step for p in points) == [1, 2, 3]
     names = {a.path for a in client.list_artifacts(parent.info.run_id)}
-    assert {"val_loss_per_candidate.png", "loss_curves.png"} <= names
+    assert {"val_loss_per_candidate.svg", "loss_curves.svg"} <= names
 
 
 def test_verbose_shows_the_library_lines_on_stderr(tmp_path, tiny_cache):

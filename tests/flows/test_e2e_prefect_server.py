@@ -135,7 +135,7 @@ def test_mlflow_holds_the_flow_runs_parent_and_its_candidate_with_params_and_min
     losses = client.get_metric_history(child.info.run_id, "mini_run/loss")
     assert sorted(m.step for m in losses) == [1, 2, 3]  # gate.mini_run.steps: 3, one loss per step
     assert all(math.isfinite(m.value) and m.value > 0 for m in losses)
-    assert {"report.json", "loss_curve.png"} <= {a.path for a in client.list_artifacts(child.info.run_id)}
+    assert {"report.json", "loss_curve.svg"} <= {a.path for a in client.list_artifacts(child.info.run_id)}
 
 
 def test_triggered_preflight_on_broken_data_ends_failed_naming_the_stage_and_logs_a_failed_candidate(

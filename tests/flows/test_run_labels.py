@@ -63,7 +63,7 @@ def test_each_spec_keeps_its_own_report_artifact_with_its_charts(prefect_api, wo
     for key in keys:
         [artifact] = _artifact(key)
         assert "# tunegate preflight" in artifact.data
-        assert "![memory_breakdown.png](data:image/png;base64," in artifact.data
+        assert "![memory_breakdown.svg](data:image/svg+xml;base64," in artifact.data
 
 
 def test_the_findings_are_in_the_flow_runs_log_one_line_each(prefect_api, workdir):

@@ -17,7 +17,9 @@ import pytest
 from tests.support.paths import ROOT
 from tunegate import check
 
-PNG = b"\x89PNG\r\n\x1a\n"
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg"'
+PNG = b"\x89PNG\r\n\x1a\n"  # the screenshot's
+BROKEN_SVG = base64.b64encode(SVG + b"><text>not closed").decode()
 
 
 def write_page(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
@@ -45,8 +47,8 @@ def test_the_page_needs_nothing_outside_itself(passed_page):
     html = passed_page.read_text()
     assert "<script" not in html
     assert not re.search(r'(src|href)="(?!data:)', html)  # no external file, font or stylesheet
-    charts = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
-    assert charts and all(base64.b64decode(c).startswith(PNG) for c in charts)
+    charts = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
+    assert charts and all(base64.b64decode(c).startswith(SVG) for c in charts)
 
 
 def test_a_rejected_spec_lists_each_finding_at_its_place(rejected_page):
@@ -65,8 +67,8 @@ def test_the_passed_page_renders_in_chromium_with_its_chart_and_no_console_error
     assert {"verdict", "stages", "findings", "caveats"} <= set(page.ids) and "NOT APPROVED" in page.text
     assert "not approved for a full run: spec, dataset, overlap, estimate passed; mini-run" in page.text
     charts = {i["chart"]: i for i in page.images}
-    assert set(charts) == {"memory_breakdown.png"}  # the static gate has no token audit: no histogram
-    assert charts["memory_breakdown.png"]["complete"] and charts["memory_breakdown.png"]["naturalWidth"] == 800
+    assert set(charts) == {"memory_breakdown.svg"}  # the static gate has no token audit: no histogram
+    assert charts["memory_breakdown.svg"]["complete"] and charts["memory_breakdown.svg"]["naturalWidth"] == 800
     assert "rerun with --mini-run" in page.text
     assert (tmp_path / "shot.png").read_bytes().startswith(PNG)
 
@@ -81,11 +83,11 @@ def test_the_rejected_page_renders_its_findings_in_chromium(chromium, rejected_p
 def test_the_browser_check_catches_a_script_error_and_a_broken_chart(chromium, tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text('<!DOCTYPE html><html><head><title>bad</title></head><body>'
-                   '<img alt="c" data-chart="c.png" src="data:image/png;base64,AAAA">'
+                   f'<img alt="c" data-chart="c.svg" src="data:image/svg+xml;base64,{BROKEN_SVG}">'
                    '<script>console.error("boom"); undefinedFunction();</script></body></html>')
     page = chromium.load(bad.as_uri())
     assert any("boom" in e for e in page.errors) and any("undefinedFunction" in e for e in page.errors)
-    assert page.images[0]["naturalWidth"] == 0
+    assert page.images[0]["naturalWidth"] == 0  # an SVG that is not well-formed XML is no image
 
 
 @pytest.mark.slow
@@ -95,5 +97,5 @@ def test_a_mini_run_page_shows_all_three_charts_in_chromium(chromium, tiny_cache
     page = chromium.load(html.as_uri(), screenshot=tmp_path / "shot.png")
     assert page.errors == []
     charts = {i["chart"]: i for i in page.images}
-    assert set(charts) == {"memory_breakdown.png", "token_lengths.png", "mini_run_loss.png"}
+    assert set(charts) == {"memory_breakdown.svg", "token_lengths.svg", "mini_run_loss.svg"}
     assert all(c["complete"] and c["naturalWidth"] > 0 for c in charts.values())

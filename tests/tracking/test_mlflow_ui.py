@@ -77,3 +77,17 @@ def test_from_the_home_page_the_experiment_shows_the_link_into_its_training_runs
     # The note's link opens in a tab of its own (MLflow renders description links target=_blank).
     followed = browser.load(f"{server.url}/{landed.title}", settle=TRAINING_LAYOUT, wait_s=2)
     assert _training_layout(followed)
+
+
+def test_a_sweep_s_chart_opens_as_an_image_in_mlflow_s_artifact_view(ui, browser):
+    from tunegate.tracking.parent_charts import VAL_LOSS_CHART, chart_candidates
+
+    server, client = ui
+    experiment = client.get_experiment_by_name("tunegate").experiment_id
+    [parent] = client.search_runs([experiment], "tags.`tunegate.kind` = 'parent'")
+    chart_candidates(client, parent.info.run_id, "sweep")
+    shown = f"[...document.images].some(i => i.alt === '{VAL_LOSS_CHART}' && i.complete && i.naturalWidth > 0)"
+    page = browser.load(f"{server.url}/#/experiments/{experiment}/runs/{parent.info.run_id}/artifacts/{VAL_LOSS_CHART}",
+                        settle=shown, wait_s=1)
+    [chart] = [i for i in page.images if i["alt"] == VAL_LOSS_CHART]
+    assert chart["complete"] and chart["naturalWidth"] == 500  # two candidates: the chart's narrowest, 5 inches

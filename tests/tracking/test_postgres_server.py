@@ -80,7 +80,7 @@ def test_the_artifacts_are_served_by_the_server(team):
     # proxied through the server (mlflow-artifacts:), not a path on the client's disk
     assert team["artifact_location"].startswith("mlflow-artifacts:")
     for run in _candidates(team):
-        assert {"report.json", "report.md", "loss_curve.png"} <= set(run["artifacts"])
+        assert {"report.json", "report.md", "loss_curve.svg"} <= set(run["artifacts"])
         assert run["report"]["approved_for_full_run"] is True
 
 

@@ -75,9 +75,9 @@ def test_the_report_advice_and_loss_curve_are_artifacts(client, tmp_path):
     parent = start_parent(client, EXPERIMENT, "flow-1")
     run_id = log_candidate(client, parent, approved_record()).run_id
     assert {f.path for f in client.list_artifacts(run_id)} == {"report.json", "report.md", "advice.json",
-                                                               "loss_curve.png"}
-    png = client.download_artifacts(run_id, "loss_curve.png", str(tmp_path))
-    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+                                                               "loss_curve.svg"}
+    chart = client.download_artifacts(run_id, "loss_curve.svg", str(tmp_path))
+    assert open(chart, "rb").read().startswith(b'<svg xmlns="http://www.w3.org/2000/svg"')
     md = open(client.download_artifacts(run_id, "report.md", str(tmp_path))).read()
     assert md.startswith("# tunegate preflight: ✅ approved")
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from tunegate.charts.canvas import figure, png
+from tunegate.charts.svg import Canvas, left_margin, text_width, ticks
+
+BEST, OTHER, REJECTED = "#2E7D32", "#4C72B0", "#C62828"
 
 
 class CandidateBar(NamedTuple):
@@ -13,30 +15,33 @@ class CandidateBar(NamedTuple):
     approved: bool
 
 
-def val_loss_png(bars: list[CandidateBar], title: str) -> bytes | None:
-    """PNG of one point per candidate (the best green); a rejected or unscored one is a labelled slot."""
+def val_loss_svg(bars: list[CandidateBar], title: str) -> bytes | None:
+    """SVG of one point per candidate (the best green); a rejected or unscored one is a labelled slot."""
     if not bars:
         return None
-    fig = figure(max(5.0, 1.1 * len(bars) + 2), 3.4)
-    ax = fig.subplots()
-    scored = [b.val_loss for b in bars if b.approved and b.val_loss is not None and math.isfinite(b.val_loss)]
+    scored = [b.val_loss for b in bars if _scored(b)]
     low, high = (min(scored), max(scored)) if scored else (0.0, 1.0)
     pad = max((high - low) * 0.25, abs(high) * 0.01, 1e-3)
+    y_range = (low - pad, high + pad)
+    y_ticks = ticks(*y_range, most=5)
+    # the candidates' names, slanted under their points: the longest sets the room below
+    below = max(text_width(b.label, 9) for b in bars) * math.sin(math.radians(20)) + 40
+    canvas = Canvas(int(max(5.0, 1.1 * len(bars) + 2) * 100), int(300 + below))
+    plot = canvas.plot((-0.6, len(bars) - 0.4), y_range,
+                       (left_margin(y_ticks), 32, canvas.width - 15, canvas.height - below))
+    plot.axes(y_label="validation loss (same frozen set)", y_ticks=y_ticks, grid_y=True,
+              x_ticks=range(len(bars)), x_names=[b.label for b in bars], rotate_names=20)
     # Points, not bars from zero: candidates' losses differ in the second decimal, which bars would hide.
     for i, b in enumerate(bars):
-        if not b.approved or b.val_loss is None or not math.isfinite(b.val_loss):
-            ax.text(i, low - pad * 0.5, "rejected" if not b.approved else "no score", ha="center",
-                    va="center", fontsize=8, color="#C62828")
+        if not _scored(b):
+            plot.text(i, low - pad * 0.5, "rejected" if not b.approved else "no score", size=9, colour=REJECTED,
+                      anchor="middle", baseline="middle")
             continue
-        colour = "#2E7D32" if b.val_loss == low else "#4C72B0"
-        ax.plot([i], [b.val_loss], marker="o", markersize=9, color=colour)
-        ax.annotate(f"{b.val_loss:.4f}", (i, b.val_loss), textcoords="offset points", xytext=(0, 8),
-                    ha="center", fontsize=8)
-    ax.set_xlim(-0.6, len(bars) - 0.4)
-    ax.set_ylim(low - pad, high + pad)
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_xticks(range(len(bars)))
-    ax.set_xticklabels([b.label for b in bars], fontsize=7, rotation=20, ha="right")
-    ax.set_ylabel("validation loss (same frozen set)")
-    ax.set_title(title, fontsize=10)
-    return png(fig)
+        plot.dot(i, b.val_loss, BEST if b.val_loss == low else OTHER, 5)
+        plot.text(i, b.val_loss, f"{b.val_loss:.4f}", dy=-10, size=9, anchor="middle")
+    canvas.title(title)
+    return canvas.svg()
+
+
+def _scored(bar: CandidateBar) -> bool:
+    return bar.approved and bar.val_loss is not None and math.isfinite(bar.val_loss)

@@ -1,9 +1,10 @@
 """A chart drawn once per process for the same numbers.
 
-    png = drawn_once(tokens_png, audit, "train split")    # a second call gets the same bytes
+    svg = drawn_once(tokens_svg, audit, "train split")    # a second call gets the same bytes
 
 A preflight shows its report's charts twice, in its Prefect artifact and in its MLflow run, and
-drawing one again (~0.05-0.1 s of matplotlib each) gives the bytes the first drawing gave. The key
+drawing one again gives the bytes the first drawing gave (with matplotlib it cost 0.05-0.1 s a
+chart; the SVG charts take a millisecond, and a caller still gets the very same bytes). The key
 is the chart's inputs as canonical JSON, so other numbers draw their own chart. A few charts are
 kept, the latest used.
 """
@@ -22,16 +23,16 @@ _GUARD = threading.Lock()
 
 
 def drawn_once(draw: Callable[..., bytes | None], *inputs: Any) -> bytes | None:
-    """`draw(*inputs)`, or the PNG it gave for equal inputs earlier in this process."""
+    """`draw(*inputs)`, or the chart it gave for equal inputs earlier in this process."""
     key = (f"{draw.__module__}.{draw.__qualname__}",
            orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str))
     with _GUARD:
         if key in _DRAWN:
             _DRAWN.move_to_end(key)
             return _DRAWN[key]
-    png = draw(*inputs)  # outside the lock: candidates logging in parallel draw their own charts at once
+    chart = draw(*inputs)  # outside the lock: candidates logging in parallel draw their own charts at once
     with _GUARD:
-        _DRAWN[key] = png
+        _DRAWN[key] = chart
         while len(_DRAWN) > KEPT:
             _DRAWN.popitem(last=False)
-    return png
+    return chart

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.charts.canvas import figure, png
+from tunegate.charts.svg import Canvas, text_width, ticks
 
 GROUPS = {
     "weights": "weights", "lora_weights": "adapters", "gradients": "optimizer", "optimizer_states": "optimizer",
@@ -31,28 +31,31 @@ def grouped(breakdown: dict[str, float]) -> dict[str, float]:
     return {g: sums[g] for g in ORDER if sums.get(g)}
 
 
-def memory_png(memory: dict[str, Any], title: str) -> bytes | None:
-    """PNG of `memory` (the estimate's `memory` summary: breakdown, peak_gib, capacity_gib, verdict)."""
+def memory_svg(memory: dict[str, Any], title: str) -> bytes | None:
+    """SVG of `memory` (the estimate's `memory` summary: breakdown, peak_gib, capacity_gib, verdict)."""
     breakdown = memory.get("breakdown") or {}
     capacity = memory.get("capacity_gib")
     if not breakdown or not capacity:
         return None
     groups = grouped(breakdown)
-    fig = figure(8, 2.4)
-    ax = fig.subplots()
+    total = sum(groups.values())
+    x_range = (0.0, max(total, capacity) * 1.15)
+    x_ticks = ticks(*x_range)
+    canvas = Canvas(800, 240)
+    plot = canvas.plot(x_range, (-0.6, 0.9), (20, 32, canvas.width - 20, canvas.height - 45))
+    plot.axes(x_label="GiB per GPU", x_ticks=x_ticks)
     left = 0.0
     for name, gib in groups.items():
-        ax.barh([0], [gib], left=left, color=COLOURS[name], label=f"{name} {gib:.1f}")
+        plot.rect(left, -0.4, left + gib, 0.4, COLOURS[name])
         left += gib
+    plot.vline(capacity, "black", width=2)
+    label = f" GPU memory {capacity:g} GiB "
+    fits_right = plot.px(capacity) + text_width(label, 9) <= plot.box[2]
+    plot.text(capacity, 0.45, label, size=9, anchor="start" if fits_right else "end")
+    columns = min(len(groups), 4)
+    canvas.legend([(COLOURS[name], f"{name} {gib:.1f}") for name, gib in groups.items()],
+                  plot.box[0] + 6, plot.box[1] + 6, columns=columns)
     verdict = memory.get("verdict", "")
-    ax.axvline(capacity, color="black", linewidth=2)
-    ax.text(capacity, 0.45, f" GPU memory {capacity:g} GiB", va="bottom", fontsize=8)
-    ax.set_xlim(0, max(left, capacity) * 1.15)
-    ax.set_ylim(-0.6, 0.9)
-    ax.set_yticks([])
-    ax.set_xlabel("GiB per GPU")
-    peak = memory.get("peak_gib", left)
-    ax.set_title(f"{title}: peak {peak:.1f} of {capacity:g} GiB ({verdict})", fontsize=10,
-                 color=VERDICT_COLOURS.get(verdict, "black"))
-    ax.legend(ncol=min(len(groups), 4), fontsize=7, loc="upper left", frameon=False)
-    return png(fig)
+    peak = memory.get("peak_gib", total)
+    canvas.title(f"{title}: peak {peak:.1f} of {capacity:g} GiB ({verdict})", VERDICT_COLOURS.get(verdict, "black"))
+    return canvas.svg()

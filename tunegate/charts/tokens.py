@@ -3,26 +3,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.charts.canvas import figure, png
+from tunegate.charts.svg import Canvas, left_margin, ticks
+
+FITS, TRUNCATED = "#4C72B0", "#C44E52"
 
 
-def tokens_png(audit: dict[str, Any], title: str) -> bytes | None:
-    """PNG of a token audit's `length_histogram` (edges, counts), `max_seq_len` and `over_max_seq_len`."""
+def tokens_svg(audit: dict[str, Any], title: str) -> bytes | None:
+    """SVG of a token audit's `length_histogram` (edges, counts), `max_seq_len` and `over_max_seq_len`."""
     hist = audit.get("length_histogram") or {}
     edges, counts = hist.get("edges") or [], hist.get("counts") or []
     audited, limit = audit.get("audited") or 0, audit.get("max_seq_len")
     if not counts or len(edges) != len(counts) + 1 or not audited or not limit:
         return None
     over = audit.get("over_max_seq_len", 0)
-    fig = figure(8, 3)
-    ax = fig.subplots()
-    widths = [b - a for a, b in zip(edges, edges[1:])]
-    colours = ["#C44E52" if a >= limit else "#4C72B0" for a in edges[:-1]]
-    ax.bar(edges[:-1], counts, width=widths, align="edge", color=colours, edgecolor="white", linewidth=0.5)
-    ax.axvline(limit, color="black", linewidth=2)
-    ax.text(limit, ax.get_ylim()[1] * 0.92, f"max_seq_len {limit:,} ", fontsize=8, ha="right")
-    ax.set_xlabel("tokens per record (chat template applied)")
-    ax.set_ylabel("records")
-    ax.set_title(f"{title}: {over:,} of {audited:,} records ({over / audited:.1%}) longer than max_seq_len, "
-                 "truncated", fontsize=10)
-    return png(fig)
+    low, high = min(edges[0], limit), max(edges[-1], limit)
+    pad = (high - low) * 0.05 or 1
+    x_range, y_range = (low - pad, high + pad), (0.0, max(max(counts), 1) * 1.05)
+    y_ticks = ticks(*y_range, most=5, integer=True)
+    canvas = Canvas(800, 300)
+    plot = canvas.plot(x_range, y_range, (left_margin(y_ticks), 32, canvas.width - 15, canvas.height - 45))
+    plot.axes(x_label="tokens per record (chat template applied)", y_label="records", x_ticks=ticks(*x_range),
+              y_ticks=y_ticks)
+    for a, b, n in zip(edges, edges[1:], counts):
+        if n:
+            plot.rect(a, 0, b, n, TRUNCATED if a >= limit else FITS, edge="#ffffff")
+    plot.vline(limit, "black", width=2)
+    plot.text(limit, y_range[1] * 0.92, f"max_seq_len {limit:,} ", size=9, anchor="end")
+    canvas.title(f"{title}: {over:,} of {audited:,} records ({over / audited:.1%}) longer than max_seq_len, truncated")
+    return canvas.svg()

@@ -21,7 +21,7 @@ EXTRA_OF = {
     "torch": "train", "transformers": "train", "peft": "train", "accelerate": "train",
     "tokenizers": "train", "safetensors": "train", "jinja2": "train",
     "prefect": "orchestrate", "mlflow": "orchestrate", "filelock": "orchestrate", "rich": "orchestrate",
-    "matplotlib": "report", "openai": "advisor", "pyarrow": "parquet", "PyNomad": "nomad",
+    "openai": "advisor", "pyarrow": "parquet", "PyNomad": "nomad",
     "prefect_dask": "dask", "dask": "dask", "distributed": "dask", "prefect_ray": "ray", "ray": "ray",
     "psycopg": "postgres", "bitsandbytes": "qlora",
 }

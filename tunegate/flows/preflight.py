@@ -17,7 +17,7 @@ from tunegate.facts import GateFacts
 from tunegate.render import verdict_text
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
-from tunegate.sweep.start_ahead import import_charts_ahead, trainers_stopped_after
+from tunegate.sweep.start_ahead import trainers_stopped_after
 from tunegate.tasks.event_tasks import emit_preflight_event_task
 from tunegate.tasks.gate_tasks import advisor_task, mini_run_task, parse_spec_task, static_gate_task
 from tunegate.tasks.names import flow_run_namer
@@ -37,7 +37,6 @@ def preflight(spec_path: str, mini_run: bool = True, advisor: bool = True,
         report = static_gate_task(parsed)
         claim_experiment_task(parsed, report)  # one validation set per experiment: refused before the mini-run
         if report.gates_passed and mini_run:
-            import_charts_ahead()  # the tracked run's charts come after it; this process mostly waits for it
             report = GateReport.merge([report, _mini_run(parsed, report.facts, mini_run_deployment)])
     if report.gates_passed and advisor:
         report = GateReport.merge([report, advisor_task(parsed, report.facts)])

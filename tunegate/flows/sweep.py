@@ -18,8 +18,7 @@ from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.budget import sweep_budget
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
-from tunegate.sweep.start_ahead import (import_charts_ahead, start_trainers_ahead, stop_trainers_left,
-                                        trainers_stopped_after)
+from tunegate.sweep.start_ahead import start_trainers_ahead, stop_trainers_left, trainers_stopped_after
 from tunegate.sweep.summary import SweepSummary, summarise
 from tunegate.sweep.tally import CandidateTally
 from tunegate.sweep.winner import Launch
@@ -51,7 +50,6 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                    unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    import_charts_ahead()  # drawn once the candidates are done; this process mostly waits for them
     with tally, trainers_stopped_after():  # what no candidate took is stopped
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]

@@ -1,6 +1,6 @@
 """`tunegate check SPEC --html report.html`: one self-contained page a reviewer opens from CI.
 
-Everything is inside the file: the styles, and the charts as PNG data URIs. There is no script
+Everything is inside the file: the styles, and the charts as SVG data URIs. There is no script
 and no external request, so the page renders the same from a CI artifact, an email or disk.
 Every text that is not ours (a record's, a key, a file name) goes through `escape`: `<`, `&` and
 quotes as entities, and characters no HTML page may hold (NUL, ESC and the other C0 controls, a
@@ -12,7 +12,7 @@ import base64
 import datetime as dt
 from html import escape as html_escape
 
-from tunegate.charts import charts_available, report_charts
+from tunegate.charts import report_charts
 from tunegate.render import MARKS, by_severity, stage_summary, verdict_text
 from tunegate.output.safe import xml_legal
 from tunegate.report import GateReport
@@ -21,10 +21,10 @@ from tunegate.report import GateReport
 # (tunegate.destination); any other file at that path is the user's.
 PAGE_MARKER = b'<meta name="generator" content="tunegate'
 CAPTIONS = {
-    "memory_breakdown.png": "Memory per GPU as the estimate predicts it, against the GPU's usable memory.",
-    "token_lengths.png": "Tokens per training record with the chat template applied (the mini-run's token "
+    "memory_breakdown.svg": "Memory per GPU as the estimate predicts it, against the GPU's usable memory.",
+    "token_lengths.svg": "Tokens per training record with the chat template applied (the mini-run's token "
                          "audit), against training.max_seq_len.",
-    "mini_run_loss.png": "Training loss per step of the mini-run.",
+    "mini_run_loss.svg": "Training loss per step of the mini-run.",
 }
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;
@@ -106,13 +106,11 @@ def _findings(report: GateReport) -> str:
 
 
 def _charts(report: GateReport) -> str:
-    if not charts_available():
-        return ("<h2>Charts</h2><p>Charts need matplotlib: <code>pip install 'tunegate[report]'</code>.</p>")
-    pngs = report_charts(report)
+    charts = report_charts(report)
     figures = [f"<figure><img alt=\"{escape(name)}\" data-chart=\"{escape(name)}\" "
-               f"src=\"data:image/png;base64,{base64.b64encode(data).decode()}\">"
-               f"<figcaption>{escape(CAPTIONS.get(name, name))}</figcaption></figure>" for name, data in pngs.items()]
-    if "token_lengths.png" not in pngs:
+               f"src=\"data:image/svg+xml;base64,{base64.b64encode(data).decode()}\">"
+               f"<figcaption>{escape(CAPTIONS.get(name, name))}</figcaption></figure>" for name, data in charts.items()]
+    if "token_lengths.svg" not in charts:
         figures.append("<p>Token lengths need real tokenisation with the chat template: rerun with "
                        "<code>--mini-run</code>.</p>")
     return "<h2>Charts</h2>" + "".join(figures)

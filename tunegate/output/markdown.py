@@ -1,7 +1,7 @@
 """The Markdown report with its charts inlined, for the Prefect UI's artifacts.
 
-Prefect renders an artifact's Markdown itself; its sanitiser keeps `data:` images, so the PNGs
-travel inside the artifact and need no file server (a local MLflow store's artifacts are not on
+Prefect renders an artifact's Markdown itself; its sanitiser keeps `data:` images, so the SVG
+charts travel inside the artifact and need no file server (a local MLflow store's artifacts are not on
 any URL the Prefect UI could load).
 """
 from __future__ import annotations
@@ -14,13 +14,13 @@ from tunegate.report import GateReport
 
 
 def image(name: str, data: bytes) -> str:
-    return f"![{name}](data:image/png;base64,{base64.b64encode(data).decode()})"
+    return f"![{name}](data:image/svg+xml;base64,{base64.b64encode(data).decode()})"
 
 
-def charts_section(pngs: dict[str, bytes]) -> str:
-    if not pngs:
+def charts_section(charts: dict[str, bytes]) -> str:
+    if not charts:
         return ""
-    return "\n## Charts\n\n" + "\n\n".join(image(name, data) for name, data in pngs.items()) + "\n"
+    return "\n## Charts\n\n" + "\n\n".join(image(name, data) for name, data in charts.items()) + "\n"
 
 
 def markdown_with_charts(report: GateReport) -> str:

@@ -17,8 +17,6 @@ TRACKING_MODULES = ("mlflow", "mlflow.store.db.utils", "mlflow.store.tracking.sq
 # The training stack the mini-run imports.
 TRAINING_MODULES = ("torch", "peft", "transformers.models.auto.modeling_auto",
                     "transformers.models.auto.tokenization_auto")
-# The charts of the report and of the MLflow runs: a bare Figure on the Agg canvas, never pyplot.
-CHART_MODULES = ("matplotlib.figure", "matplotlib.backends.backend_agg", "matplotlib.ticker")
 
 
 def import_ahead(names: tuple[str, ...]) -> threading.Thread:

@@ -3,7 +3,6 @@
     start_trainers_ahead(parsed, strategy)   # tunegate sweep: as soon as the spec is read
     start_imports_ahead(parsed)              # then, just before Prefect's local API starts
     with trainers_stopped_after(): ...       # the flow: what no candidate took is stopped
-    import_charts_ahead()                    # the flow, as the candidates start: the sweep's charts
     start_mini_run_ahead(parsed)             # tunegate preflight: its mini-run's fork server
 
 Issue 15 measured a 1-candidate sweep on the tiny model at 6x a bare loop of the same LoRA steps,
@@ -22,11 +21,8 @@ instead, on the CPU the waits leave idle:
   all it does: no model, no store, no torch state. A module the other thread reaches first just
   waits for this one to finish it (Python's per-module import locks).
 
-matplotlib, for the charts the sweep draws once its candidates are done, is imported as they
-start: while they train in other processes this one waits. Imported with the rest it took ~0.4 s
-of this process's interpreter (one thread runs Python at a time) on the sweep's longest path,
-Prefect's and MLflow's imports and the flow's start, while the fork server imported the training
-stack on the other core (a 1-candidate sweep, 4 pairs: 0.27-0.59 s less wall, issue 33).
+The charts need no import ahead: they are SVG text (tunegate.charts.svg), drawn in milliseconds
+where matplotlib's import took ~0.45 CPU s of this process (issue 33).
 
 Only for the threads runner: on Dask or Ray the candidates run in worker processes, which import
 for themselves, and as deployment runs (`sweep.candidates_on: deployment`) in a worker's flow runs. The gate's order and verdicts are unchanged; only when the imports happen moves.
@@ -37,7 +33,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from tunegate.processes.import_ahead import CHART_MODULES, TRACKING_MODULES, TRAINING_MODULES, import_ahead
+from tunegate.processes.import_ahead import TRACKING_MODULES, TRAINING_MODULES, import_ahead
 from tunegate.spec.check import ParsedSpec
 
 
@@ -115,12 +111,6 @@ def start_imports_ahead(parsed: ParsedSpec) -> threading.Thread:
     local = trains_here(parsed)
     training = () if FORKS.running() else TRAINING_MODULES  # the fork server's children run the mini-runs
     return import_ahead(TRACKING_MODULES + (training if local else ()))
-
-
-def import_charts_ahead() -> threading.Thread:
-    """Import, in a daemon thread, the modules the sweep's charts are drawn with (called as its
-    candidates start; see the module doc)."""
-    return import_ahead(CHART_MODULES)
 
 
 def trains_here(parsed: ParsedSpec) -> bool:

@@ -154,7 +154,7 @@ def _log_everything(client: MlflowClient, run_id: str, record: CandidateRecord, 
 
 
 def run_charts(record: CandidateRecord) -> dict[str, bytes]:
-    """The PNGs of a run that stands alone (a preflight, a full run): its loss curve, and the charts
+    """The charts of a run that stands alone (a preflight, a full run): its loss curve, and the charts
     of its report (memory per GPU, token lengths, mini-run loss).
 
     A sweep candidate gets none: the sweep charts its candidates once, on its parent run
@@ -162,13 +162,13 @@ def run_charts(record: CandidateRecord) -> dict[str, bytes]:
     are metrics MLflow's own run page charts. Drawing and logging them cost ~0.4 s of a
     candidate's ~2.2 (issue 33 item 4).
     """
-    from tunegate.tracking.loss_plot import loss_curve_png
+    from tunegate.tracking.loss_plot import loss_curve_svg
 
     files: dict[str, bytes] = {}
-    png = loss_curve_png({"mini-run": record.mini_run_steps, "training": record.train_steps},
-                         record.name or f"candidate {record.candidate_id[:12]}")
-    if png is not None:
-        files["loss_curve.png"] = png
+    chart = loss_curve_svg({"mini-run": record.mini_run_steps, "training": record.train_steps},
+                           record.name or f"candidate {record.candidate_id[:12]}")
+    if chart is not None:
+        files["loss_curve.svg"] = chart
     if record.report is not None:
         from tunegate.charts import report_charts
 

@@ -4,7 +4,7 @@ MLflow's experiment page charts the runs its table shows, and a sweep's candidat
 under their parent, so a comparison needs every parent expanded. The parent therefore carries:
 - `candidates/val_loss`, one point per scored candidate (step = the candidate's order), which
   the default chart view draws as validation loss per candidate;
-- `val_loss_per_candidate.png` and `loss_curves.png` (every candidate's training loss on one
+- `val_loss_per_candidate.svg` and `loss_curves.svg` (every candidate's training loss on one
   chart), which the sweep's Prefect artifact embeds too.
 Logging is idempotent like the rest of the run tree: a rerun adds no second point per step.
 """
@@ -22,20 +22,20 @@ if TYPE_CHECKING:
     from mlflow import MlflowClient
 
 VAL_LOSS_METRIC = "candidates/val_loss"
-VAL_LOSS_PNG, CURVES_PNG = "val_loss_per_candidate.png", "loss_curves.png"
+VAL_LOSS_CHART, CURVES_CHART = "val_loss_per_candidate.svg", "loss_curves.svg"
 
 
 def chart_candidates(client: MlflowClient, parent_run_id: str, title: str) -> dict[str, bytes]:
-    """Log the per-candidate metric and charts on the parent; return the PNGs by file name."""
+    """Log the per-candidate metric and charts on the parent; return the charts by file name."""
     runs = children(client, parent_run_id)
     _log_val_loss_points(client, parent_run_id, runs)
-    pngs = _charts(client, runs, title)
-    if pngs:
+    charts = _charts(client, runs, title)
+    if charts:
         with tempfile.TemporaryDirectory(prefix="tunegate-charts-") as tmp:
-            for name, data in pngs.items():
+            for name, data in charts.items():
                 (Path(tmp) / name).write_bytes(data)
             client.log_artifacts(parent_run_id, tmp)
-    return pngs
+    return charts
 
 
 def candidate_label(run: Any, index: int) -> str:
@@ -59,12 +59,10 @@ def _log_val_loss_points(client: MlflowClient, parent_run_id: str, runs: list[An
 
 
 def _charts(client: MlflowClient, runs: list[Any], title: str) -> dict[str, bytes]:
-    from tunegate.charts import charts_available
-
-    if not runs or not charts_available():
+    if not runs:
         return {}
-    from tunegate.charts.candidates import CandidateBar, val_loss_png
-    from tunegate.charts.losses import losses_png
+    from tunegate.charts.candidates import CandidateBar, val_loss_svg
+    from tunegate.charts.losses import losses_svg
 
     bars, curves = [], {}
     for i, run in enumerate(runs, 1):
@@ -73,6 +71,6 @@ def _charts(client: MlflowClient, runs: list[Any], title: str) -> dict[str, byte
         history = client.get_metric_history(run.info.run_id, "train/loss") or \
             client.get_metric_history(run.info.run_id, "mini_run/loss")
         curves[label] = sorted((m.step, m.value) for m in history)
-    out = {VAL_LOSS_PNG: val_loss_png(bars, f"{title}: validation loss per candidate (same frozen set)"),
-           CURVES_PNG: losses_png(curves, f"{title}: training loss of every candidate")}
+    out = {VAL_LOSS_CHART: val_loss_svg(bars, f"{title}: validation loss per candidate (same frozen set)"),
+           CURVES_CHART: losses_svg(curves, f"{title}: training loss of every candidate")}
     return {name: data for name, data in out.items() if data}

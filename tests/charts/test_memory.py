@@ -1,0 +1,33 @@
+"""The estimate's memory per GPU: one stacked bar of its terms, grouped, against the GPU's memory."""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.svg import Drawn
+from tunegate.charts.memory import COLOURS, VERDICT_COLOURS, grouped, memory_svg
+
+MEMORY = {"breakdown": {"weights": 14.9, "lora_weights": 0.1, "gradients": 0.1, "optimizer_states": 0.3,
+                        "activations": 12.0, "logits": 3.2, "fragmentation": 2.0, "cuda_context": 0.5,
+                        "a_term_from_later": 0.4},
+          "capacity_gib": 79.1, "peak_gib": 33.5, "verdict": "fits"}
+
+
+def test_the_bar_holds_every_term_grouped_and_adds_up_to_the_peak():
+    assert grouped(MEMORY["breakdown"]) == pytest.approx({"weights": 14.9, "adapters": 0.1, "optimizer": 0.4,
+                                                          "activations": 12.0, "logits": 3.2, "reserve": 2.5,
+                                                          "other": 0.4})
+    assert sum(grouped(MEMORY["breakdown"]).values()) == pytest.approx(33.5)
+
+
+def test_each_group_is_a_segment_with_its_legend_entry_and_the_gpu_memory_is_a_line():
+    drawn = Drawn(memory_svg(MEMORY, "model on 1 x H100"))
+    segments = [f for f in drawn.fills("rect") if f in COLOURS.values()]
+    assert segments == [COLOURS[g] for g in grouped(MEMORY["breakdown"])] * 2  # the bar, then the legend
+    assert "weights 14.9" in drawn.texts() and " GPU memory 79.1 GiB " in drawn.texts()
+    title = [t for t in drawn.marks("text") if t.text.startswith("model on 1 x H100: peak 33.5 of 79.1 GiB (fits)")]
+    assert [t.get("fill") for t in title] == [VERDICT_COLOURS["fits"]]
+
+
+def test_without_a_breakdown_or_a_capacity_there_is_no_chart():
+    assert memory_svg({**MEMORY, "breakdown": {}}, "t") is None
+    assert memory_svg({**MEMORY, "capacity_gib": None}, "t") is None
