@@ -30,6 +30,8 @@ def test_tick_labels_carry_the_decimals_their_spacing_needs():
 
 def test_a_single_value_gets_a_range_around_it():
     assert padded([3.0]) == (2.5, 3.5) and padded([0.0, 10.0]) == (-0.5, 10.5)
+    low, high = padded([6.6456, 6.6456 + 1e-13])  # equal to a float's last digits: one value
+    assert len(set(ticks(low, high))) == len(ticks(low, high)) > 1
 
 
 def test_the_document_is_its_size_on_white():

@@ -90,9 +90,12 @@ def legend_size(labels: Sequence[str], columns: int = 1, size: float = FONT_PX -
 
 def padded(values: Sequence[float], share: float = 0.05) -> tuple[float, float]:
     """The range of `values` with `share` of it added each side (matplotlib's margins); a single
-    value gets a range around it."""
+    value, or values equal to a millionth, get a range around them (ticks a float can tell apart)."""
     low, high = min(values), max(values)
-    pad = (high - low) * share or max(abs(high) * 0.05, 0.5)
+    if high - low <= abs(high) * 1e-6:
+        pad = max(abs(high) * 0.05, 0.5)
+    else:
+        pad = (high - low) * share
     return low - pad, high + pad
 
 
