@@ -11,9 +11,9 @@ Issue 33: drawing a sweep's or a preflight's charts with matplotlib cost ~0.45 C
 and 0.07-0.13 s a chart, in every flow command; these charts are points, lines, bars and text,
 which SVG states directly and a browser (MLflow's artifact view, Prefect's, the HTML report)
 draws sharp at any size. Text is measured nowhere: the layout reserves room from the number of
-characters (CHAR_EM), and the viewer sets the glyphs. Every text and attribute value is escaped,
-and characters XML cannot hold are replaced, so a label from a spec (a run name, a model id) is
-only ever text, never markup.
+characters (CHAR_EM), and the viewer sets the glyphs. Every text is escaped and characters XML
+cannot hold are replaced, so a label from a spec (a run name, a model id) is only ever text, never
+markup; attributes hold only numbers this module formats and the charts' own colours.
 """
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def _import_training_stack() -> None:
 
 def _build_conversion_table() -> None:
     """transformers 5 builds its table of checkpoint conversions (every model type's weight
-    renamings, ~0.07 CPU s of regex compiles) on a process's first `from_pretrained`: every
+    renamings, ~0.05 CPU s of regex compiles) on a process's first `from_pretrained`: every
     candidate's child built it again. Built here, each child finds it built (it copies the entry it
     uses); a transformers without the table builds what it needs itself."""
     try:
