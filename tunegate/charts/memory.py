@@ -1,8 +1,9 @@
 """The estimate's memory per GPU as one stacked bar, against the GPU's usable memory.
 
-The estimate's terms are grouped the way a person reasons about them: the frozen weights, the
-adapter, what the optimizer keeps (gradients, its states, DDP's buckets), activations, logits,
-and the reserve nobody can use (allocator fragmentation, the CUDA context). A term this version
+The estimate's terms are grouped the way a person reasons about them: the weights (with autocast's
+copies, ZeRO-3's gathered layers, QLoRA's dequantised matrix), the adapters (with the trained copies
+of modules_to_save), what the optimizer keeps (gradients, its states, an fp32 master copy, DDP's
+buckets), activations, logits, and the reserve nobody can use (the allocator's, the CUDA context). A term this version
 does not know is drawn as "other", never dropped: the bar always adds up to the estimate's peak.
 """
 from __future__ import annotations
@@ -11,10 +12,14 @@ from typing import Any
 
 from tunegate.charts.svg import Canvas, text_width, ticks
 
-GROUPS = {
-    "weights": "weights", "lora_weights": "adapters", "gradients": "optimizer", "optimizer_states": "optimizer",
-    "ddp_buckets": "optimizer", "activations": "activations", "logits": "logits",
-    "fragmentation": "reserve", "cuda_context": "reserve",
+GROUPS = {  # every term of tunegate.estimate.memory (tests/charts/test_memory.py enumerates them)
+    "weights": "weights", "autocast_weight_copies": "weights", "gathered_layer": "weights",
+    "gathered_root": "weights", "dequant_buffer": "weights",
+    "lora_weights": "adapters", "saved_modules": "adapters",
+    "gradients": "optimizer", "optimizer_states": "optimizer", "master_weights": "optimizer",
+    "optimizer_temporaries": "optimizer", "ddp_buckets": "optimizer",
+    "activations": "activations", "logits": "logits",
+    "allocator_reserve": "reserve", "cuda_context": "reserve",
 }
 ORDER = ["weights", "adapters", "optimizer", "activations", "logits", "reserve", "other"]
 COLOURS = {"weights": "#4C72B0", "adapters": "#55A868", "optimizer": "#8172B2", "activations": "#DD8452",
