@@ -27,3 +27,11 @@ def test_a_run_that_is_all_non_finite_is_drawn_in_red_without_a_line():
 
 def test_no_points_no_chart():
     assert losses_svg({"a": []}, "t") is None
+
+
+def test_a_diverging_loss_gets_short_tick_labels_and_keeps_the_plot_wide():
+    # Before: the y labels spelt 8e29 out in 37 characters and took ~280 px of the chart's 800.
+    drawn = Drawn(losses_svg({"diverged": [(1, 6.9), (2, 3e4), (3, 8e29)]}, "t"))
+    [line] = drawn.marks("polyline")
+    xs = [float(point.split(",")[0]) for point in line.get("points").split()]
+    assert xs[0] < 150 and xs[-1] < 800 and "8e+29" in drawn.texts()

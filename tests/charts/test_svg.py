@@ -26,6 +26,8 @@ def test_tick_labels_carry_the_decimals_their_spacing_needs():
     assert [tick_label(v, [6.55, 6.6, 6.65]) for v in (6.55, 6.6)] == ["6.55", "6.60"]
     assert tick_label(2.5, [0, 2.5, 5]) == "2.5" and tick_label(20, [0, 20, 40]) == "20"
     assert tick_label(20000, [0, 20000, 40000]) == "20,000"
+    assert tick_label(2e30, [0, 2e30, 4e30]) == "2e+30"  # a diverged loss: one short label, not 31 digits
+    assert tick_label(2e-6, [0, 2e-6, 4e-6]) == "2e-06"
 
 
 def test_a_single_value_gets_a_range_around_it():

@@ -67,8 +67,11 @@ def ticks(low: float, high: float, most: int = 6, integer: bool = False) -> list
 
 
 def tick_label(value: float, values: Sequence[float]) -> str:
-    """`value` with as many decimals as the ticks' spacing needs (0.25 -> 2, 0.5 -> 1, 5 -> 0)."""
+    """`value` with as many decimals as the ticks' spacing needs (0.25 -> 2, 0.5 -> 1, 5 -> 0); past
+    a million, or with steps below 1e-4, in powers of ten (a diverged loss of 1e30 stays one label)."""
     step = min((b - a for a, b in zip(values, values[1:])), default=abs(value) or 1.0)
+    if max(abs(v) for v in (*values, value)) >= 1e6 or 0 < step < 1e-4:
+        return f"{value:.4g}"
     decimals = 0
     while decimals < 6 and abs(step * 10 ** decimals - round(step * 10 ** decimals)) > 1e-6:
         decimals += 1
