@@ -1,6 +1,9 @@
 """The user cache: $TUNEGATE_CACHE or ~/.cache/tunegate, made when first needed, or a usage error."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from tunegate.errors import UsageError
@@ -36,3 +39,46 @@ def test_a_home_whose_cache_cannot_be_made_says_the_variable_is_unset(tmp_path, 
     with pytest.raises(UsageError, match=r"the cache folder .*/\.cache/tunegate \(TUNEGATE_CACHE unset\) is not a "
                                          r"folder tunegate can use: Not a directory"):
         cache_folder()
+
+
+ROOT_USER = os.geteuid() == 0
+
+
+@pytest.fixture
+def read_only_cache(tmp_path):
+    """A cache folder that exists and this user cannot write in: made read-only, or, for root (who
+    writes anywhere else), a procfs folder."""
+    if ROOT_USER:
+        yield Path("/proc/1")
+        return
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o555)
+    yield cache
+    cache.chmod(0o755)
+
+
+def test_a_folder_this_user_cannot_write_in_cannot_take_the_built_in_model(read_only_cache, monkeypatch):
+    # Before: the build's PermissionError became the mini-run's TG508, "model.id cannot be loaded".
+    from tunegate.training.tiny_model import ensure_buildable
+
+    monkeypatch.setenv("TUNEGATE_CACHE", str(read_only_cache))
+    with pytest.raises(UsageError) as raised:
+        ensure_buildable()
+    assert str(raised.value) == (f"TUNEGATE_CACHE={read_only_cache} is a folder this user cannot write in "
+                                 f"({read_only_cache}); point TUNEGATE_CACHE at a folder tunegate may write in")
+
+
+@pytest.mark.skipif(ROOT_USER, reason="root writes in any folder it can make here")
+def test_a_read_only_cache_that_holds_the_built_model_is_enough(tmp_path, monkeypatch):
+    from tunegate.training.tiny_model import VERSION, ensure_buildable
+
+    built = tmp_path / "cache" / f"tiny-llama-{VERSION}"
+    built.mkdir(parents=True)
+    (built / "config.json").write_text("{}")
+    (tmp_path / "cache").chmod(0o555)
+    monkeypatch.setenv("TUNEGATE_CACHE", str(tmp_path / "cache"))
+    try:
+        ensure_buildable()  # only read from there
+    finally:
+        (tmp_path / "cache").chmod(0o755)

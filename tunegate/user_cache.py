@@ -25,14 +25,18 @@ def cache_root() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "tunegate")
 
 
-def cache_folder(*parts: str) -> Path:
-    """cache_root() / parts, made if missing; UsageError naming where the root comes from if it cannot be."""
+def cache_folder(*parts: str, writable: bool = False) -> Path:
+    """cache_root() / parts, made if missing (and, with `writable`, one this user may write in);
+    UsageError naming where the root comes from if it cannot be."""
     root = cache_root()
     folder = root.joinpath(*parts)
+    where = f"{CACHE_ENV}={root}" if os.environ.get(CACHE_ENV) else f"the cache folder {root} ({CACHE_ENV} unset)"
+    fix = f"point {CACHE_ENV} at a folder tunegate may write in"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        where = f"{CACHE_ENV}={root}" if os.environ.get(CACHE_ENV) else f"the cache folder {root} ({CACHE_ENV} unset)"
-        raise UsageError(f"{where} is not a folder tunegate can use: {exc.strerror or exc} ({exc.filename or folder}); "
-                         f"point {CACHE_ENV} at a folder tunegate may write in") from None
+        raise UsageError(f"{where} is not a folder tunegate can use: {exc.strerror or exc} "
+                         f"({exc.filename or folder}); {fix}") from None
+    if writable and not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{where} is a folder this user cannot write in ({folder}); {fix}")
     return folder

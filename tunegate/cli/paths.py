@@ -10,8 +10,9 @@ Prefect first) refuse it up front with the same guard (`tunegate.pathguard`), so
 /dev/zero or a symlink loop is a usage error in a second, never a hang, a crash or a silent
 estimate of zero tokens. So is what only a flow needs: a spec path Prefect can carry (its
 parameters are JSON, so the path must be UTF-8) and a tracking store that can be opened (a valid
-URI, not a folder, a server that answers) and, for the built-in tiny model, a user cache that can
-be a folder ($TUNEGATE_CACHE naming a file), said before Prefect's 10-20 s of start-up.
+URI, not a folder, a server that answers) and, for the built-in tiny model not built yet, a user
+cache it can be built in ($TUNEGATE_CACHE naming a file or a read-only folder), said before
+Prefect's 10-20 s of start-up.
 """
 from __future__ import annotations
 
@@ -47,8 +48,7 @@ def require_flow_inputs(parsed: Any) -> None:
     the built-in tiny model is built in cannot be a folder."""
     from tunegate.pathguard import shown
     from tunegate.tracking.store import check_store, resolve_tracking_uri
-    from tunegate.training.tiny_model import TINY_ID
-    from tunegate.user_cache import cache_folder
+    from tunegate.training.tiny_model import TINY_ID, ensure_buildable
 
     where = os.path.abspath(parsed.path)  # the data paths resolve against its folder: they are carried too
     try:
@@ -59,4 +59,4 @@ def require_flow_inputs(parsed: Any) -> None:
     if parsed.spec is not None:
         check_store(resolve_tracking_uri(parsed.spec, parsed.path))
         if parsed.spec.model.id == TINY_ID:  # the flow's mini-run builds it into the user cache
-            cache_folder()
+            ensure_buildable()

@@ -64,13 +64,20 @@ def resolve_model_id(model_id: str) -> str:
     return model_id
 
 
+def ensure_buildable() -> None:
+    """UsageError now if the built-in model is not built yet and the user cache cannot take it (not
+    a folder, or one this user cannot write in): a flow command says so before it starts."""
+    if not (cache_root() / f"tiny-llama-{VERSION}" / "config.json").is_file():
+        cache_folder(writable=True)
+
+
 def ensure_tiny_model(root: Path | None = None) -> Path:
     """Build the tiny model into the cache once and return its folder."""
     final = (root or cache_root()) / f"tiny-llama-{VERSION}"
     if (final / "config.json").is_file():
         return final
     if root is None:
-        cache_folder()  # a cache that cannot be a folder is a usage error, not a model that cannot load
+        cache_folder(writable=True)  # a cache that cannot take it is a usage error, not a model that cannot load
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-llama-build-", dir=final.parent))
     try:
