@@ -1,6 +1,8 @@
 """A sweep's validation loss per candidate: one point each, the best green, a rejected one a named slot."""
 from __future__ import annotations
 
+import re
+
 from tests.support.svg import Drawn
 from tunegate.charts.candidates import BEST, OTHER, CandidateBar, val_loss_svg
 
@@ -23,3 +25,13 @@ def test_a_rejected_and_an_unscored_candidate_keep_their_named_slot():
 def test_more_candidates_make_a_wider_chart_and_none_makes_none():
     assert Drawn(val_loss_svg(BARS * 5, "sweep")).root.get("width") == "2400"
     assert val_loss_svg([], "sweep") is None
+
+
+def test_a_sweep_of_hundreds_of_candidates_stays_one_readable_chart():
+    bars = [CandidateBar(f"nomad-{i:03d}", 6.7 - (i % 37) / 1000, True) for i in range(300)]
+    drawn = Drawn(val_loss_svg(bars, "nomad"))
+    texts = drawn.texts()
+    assert drawn.root.get("width") == "2400" and len(drawn.marks("circle")) == 300
+    names = [t for t in texts if t.startswith("nomad-")]
+    assert 20 < len(names) < 300 and "nomad-036" in names  # every k-th name, and the best's (loss 6.664)
+    assert [t for t in texts if re.fullmatch(r"\d\.\d{4}", t)] == ["6.6640"]  # only the best's value
