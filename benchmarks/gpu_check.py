@@ -11,7 +11,13 @@ GPU clusters are; hub kernels off, as tunegate's default):
 2. the full run through the launcher (`tunegate.fullrun.launcher.launch`: accelerate launch, the
    real `from_pretrained` of the saved proxy), a few optimizer steps;
 3. a QLoRA mini-run (`model.quantization: 4bit`) where bitsandbytes is installed and the device is CUDA;
-4. a 2-process DDP full run where 2 GPUs are visible.
+4. a 2-process DDP full run where 2 GPUs are visible;
+5. `tunegate preflight SPEC --json`: the same mini-run in a child of the fork server (Prefect's local
+   API and a fresh MLflow store in the work folder);
+6. `tunegate sweep SPEC --json`, one candidate: its mini-run and short training in one forked child
+   (on CUDA the mini-run's allocator cache is emptied and the peaks reset before the training); the
+   candidate's MLflow run then holds the training's measured peak (`mini_run/peak_memory_gib`, read
+   back from the work folder's store beside the estimate's predicted peak).
 
 Each part prints its status, finding codes, measured peak memory (allocated; on CUDA also reserved
 and the CUDA context) and tokens/s beside the estimate's figures for the same spec (`tunegate estimate
@@ -91,7 +97,7 @@ def write_records(path: Path, count: int, seq_len: int, seed: int) -> None:
 
 
 def write_spec(folder: Path, name: str, args: argparse.Namespace, *, quantization: str = "none",
-               count: int = 1) -> Path:
+               count: int = 1, sweep: bool = False) -> Path:
     spec = f"""
 model: {{id: "{folder / 'proxy'}", quantization: {quantization}}}
 data: {{train: train.jsonl, validation: validation.jsonl}}
@@ -103,7 +109,10 @@ hardware: {{gpu: {args.gpu}, count: {count}}}
 estimate: {{dataset_tokens: {args.micro_batch * args.steps * args.seq_len * count}}}
 gate: {{mini_run: {{sample_size: {args.micro_batch * 2}, steps: {args.steps}, device: {args.device}}}}}
 full_run: {{output_dir: "{folder / ('out-' + name)}", save_steps: {args.steps}}}
+tracking: {{mlflow_uri: "sqlite:///{folder / 'mlflow.db'}"}}
 """
+    if sweep:
+        spec += f"sweep: {{strategy: list, train_steps: {args.steps}, candidates: [{{lora.r: 8, lora.alpha: 16}}]}}\n"
     path = folder / f"{name}.yaml"
     path.write_text(spec)
     return path
@@ -193,6 +202,45 @@ def full_run_part(spec_path: Path) -> dict[str, Any]:
             "measured": measure, "estimate": est, "measured_over_estimate": against(measure, est)}
 
 
+def preflight_part(spec_path: Path) -> dict[str, Any]:
+    """`tunegate preflight SPEC --json` (no advisor), as a user runs it: the mini-run in the fork server's child."""
+    start = time.perf_counter()
+    code, report, err = tunegate("preflight", str(spec_path), "--json", "--no-advisor", timeout=1800)
+    if report is None:
+        return {"status": "crashed", "exit_code": code, "stderr": err}
+    stage = next((s for s in report["stages"] if s["name"] == "mini-run"), {})
+    stats = stage.get("stats") or {}
+    return {"status": stage.get("status"), "exit_code": code, "seconds": round(time.perf_counter() - start, 1),
+            "codes": sorted({f["code"] for f in report["findings"]}),
+            "errors": [f"{f['code']} {f['message']}" for f in report["findings"] if f["severity"] == "error"],
+            "device": stats.get("device"),
+            "measured": measured(stats, stats.get("tokens_per_s_steady") or stats.get("tokens_per_s"))}
+
+
+def sweep_part(spec_path: Path) -> dict[str, Any]:
+    """`tunegate sweep SPEC --json` with one candidate, as a user runs it."""
+    start = time.perf_counter()
+    code, summary, err = tunegate("sweep", str(spec_path), "--json", timeout=1800)
+    if summary is None:
+        return {"status": "crashed", "exit_code": code, "stderr": err}
+    keep = ("approved", "errored", "codes", "val_loss", "final_train_loss", "predicted_peak_gib")
+    return {"exit_code": code, "seconds": round(time.perf_counter() - start, 1), "approved": summary["approved"],
+            "errored": summary["errored"],
+            "candidates": [{**{k: o.get(k) for k in keep}, "reason": (o.get("reason") or "")[:600],
+                            "logged_memory": logged_memory(spec_path.parent / "mlflow.db", o.get("run_id"))}
+                           for o in summary["outcomes"]]}
+
+
+def logged_memory(store: Path, run_id: str | None) -> dict[str, float]:
+    """The memory figures a candidate's MLflow run holds (GiB), as the sweep logged them."""
+    if run_id is None:
+        return {}
+    from mlflow import MlflowClient
+
+    metrics = MlflowClient(f"sqlite:///{store}").get_run(run_id).data.metrics
+    return {k: round(v, 3) for k, v in sorted(metrics.items()) if "memory" in k or "peak" in k}
+
+
 def gpus_visible(device: str) -> int:
     if device != "cuda":
         return 0
@@ -224,6 +272,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         parts["ddp_full_run"] = {"status": f"skipped: needs 2 GPUs, {gpus_visible(args.device)} visible"}
     else:
         parts["ddp_full_run"] = full_run_part(write_spec(work, "ddp", args, count=2))
+    missing = [m for m in ("prefect", "mlflow") if importlib.util.find_spec(m) is None]
+    if args.no_flows or missing:
+        why = "--no-flows" if args.no_flows else f"needs the orchestrate extra ({', '.join(missing)} missing)"
+        parts["preflight"] = parts["sweep"] = {"status": f"skipped: {why}"}
+    else:
+        parts["preflight"] = preflight_part(write_spec(work, "preflight", args))
+        parts["sweep"] = sweep_part(write_spec(work, "sweep", args, sweep=True))
     out["total_s"] = round(time.perf_counter() - start, 1)
     out["work_dir"] = str(work)  # kept: the runs' logs and adapters, for a second look
     return out
@@ -240,6 +295,8 @@ def main() -> None:
     parser.add_argument("--precision", default="bf16", choices=["bf16", "fp16", "fp32"])
     parser.add_argument("--gpu", default="H200", help="the catalog GPU the estimate is made for (tunegate gpus)")
     parser.add_argument("--gradient-checkpointing", action="store_true")
+    parser.add_argument("--no-flows", action="store_true",
+                        help="leave out the preflight and the sweep (Prefect, MLflow)")
     args = parser.parse_args()
     if args.tiny and args.seq_len == 2048:
         args.seq_len = 256

@@ -17,7 +17,7 @@ def run_script(*args: str) -> dict:
 
 
 @pytest.mark.slow
-def test_the_gpu_check_runs_the_cli_mini_run_and_the_launched_full_run_on_a_cpu_proxy(tiny_cache):
+def test_the_gpu_check_runs_the_mini_run_full_run_preflight_and_sweep_on_a_cpu_proxy(tiny_cache):
     report = run_script("benchmarks/gpu_check.py", "--device", "cpu", "--tiny", "--seq-len", "64", "--steps", "2")
     parts = report["parts"]
     assert report["proxy"]["layers"] == 2 and report["batch"]["seq_len"] == 64
@@ -30,6 +30,12 @@ def test_the_gpu_check_runs_the_cli_mini_run_and_the_launched_full_run_on_a_cpu_
     # what needs CUDA says so instead of claiming a figure
     assert parts["qlora_mini_run"]["status"].startswith("skipped")
     assert parts["ddp_full_run"]["status"].startswith("skipped")
+    # the flow commands: the preflight's mini-run and a one-candidate sweep, forked from the fork server
+    preflight, sweep = parts["preflight"], parts["sweep"]
+    assert (preflight["status"], preflight["exit_code"], preflight["errors"]) == ("passed", 0, [])
+    assert (sweep["exit_code"], sweep["approved"], sweep["errored"]) == (0, 1, 0)
+    [candidate] = sweep["candidates"]
+    assert candidate["val_loss"] > 0 and candidate["logged_memory"]["mini_run/peak_memory_gib"] > 0
 
 
 @pytest.mark.slow
