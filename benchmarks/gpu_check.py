@@ -167,10 +167,11 @@ def against(measure: dict[str, Any], est: dict[str, Any]) -> dict[str, Any]:
     return ratios
 
 
-def mini_run_part(spec_path: Path) -> dict[str, Any]:
-    """`tunegate check SPEC --mini-run --json`, as a user runs it."""
+def mini_run_part(spec_path: Path, command: tuple[str, ...] = ("check", "--mini-run")) -> dict[str, Any]:
+    """`tunegate check SPEC --mini-run --json` (or `command`, another whose report holds the mini-run
+    stage), as a user runs it."""
     start = time.perf_counter()
-    code, report, err = tunegate("check", str(spec_path), "--mini-run", "--json", timeout=1200)
+    code, report, err = tunegate(command[0], str(spec_path), *command[1:], "--json", timeout=1800)
     if report is None:
         return {"status": "crashed", "exit_code": code, "stderr": err}
     stage = next((s for s in report["stages"] if s["name"] == "mini-run"), {})
@@ -203,18 +204,8 @@ def full_run_part(spec_path: Path) -> dict[str, Any]:
 
 
 def preflight_part(spec_path: Path) -> dict[str, Any]:
-    """`tunegate preflight SPEC --json` (no advisor), as a user runs it: the mini-run in the fork server's child."""
-    start = time.perf_counter()
-    code, report, err = tunegate("preflight", str(spec_path), "--json", "--no-advisor", timeout=1800)
-    if report is None:
-        return {"status": "crashed", "exit_code": code, "stderr": err}
-    stage = next((s for s in report["stages"] if s["name"] == "mini-run"), {})
-    stats = stage.get("stats") or {}
-    return {"status": stage.get("status"), "exit_code": code, "seconds": round(time.perf_counter() - start, 1),
-            "codes": sorted({f["code"] for f in report["findings"]}),
-            "errors": [f"{f['code']} {f['message']}" for f in report["findings"] if f["severity"] == "error"],
-            "device": stats.get("device"),
-            "measured": measured(stats, stats.get("tokens_per_s_steady") or stats.get("tokens_per_s"))}
+    """`tunegate preflight SPEC --json` (no advisor): the mini-run in a child of the fork server."""
+    return mini_run_part(spec_path, ("preflight", "--no-advisor"))
 
 
 def sweep_part(spec_path: Path) -> dict[str, Any]:
