@@ -3,8 +3,9 @@
 The estimate's terms are grouped the way a person reasons about them: the weights (with autocast's
 copies, ZeRO-3's gathered layers, QLoRA's dequantised matrix), the adapters (with the trained copies
 of modules_to_save), what the optimizer keeps (gradients, its states, an fp32 master copy, DDP's
-buckets), activations, logits, and the reserve nobody can use (the allocator's, the CUDA context). A term this version
-does not know is drawn as "other", never dropped: the bar always adds up to the estimate's peak.
+buckets), activations, logits, and the reserve nobody can use (the allocator's, the CUDA context).
+A term this version does not know is drawn as "other", never dropped: the bar always adds up to
+the estimate's peak.
 """
 from __future__ import annotations
 

@@ -44,8 +44,8 @@ def require_file(path: str | Path, what: str) -> None:
 
 def require_flow_inputs(parsed: Any) -> None:
     """Raise UsageError (or ServiceUnavailable) when a flow could not start on this parsed spec: its path
-    is not UTF-8 (a Prefect parameter is JSON), its tracking store cannot be opened, or the user cache
-    the built-in tiny model is built in cannot be a folder."""
+    is not UTF-8 (a Prefect parameter is JSON), its tracking store cannot be opened, or the built-in
+    tiny model is not built yet and the user cache cannot take it (not a folder, or not writable)."""
     from tunegate.pathguard import shown
     from tunegate.tracking.store import check_store, resolve_tracking_uri
     from tunegate.training.tiny_model import TINY_ID, ensure_buildable

@@ -67,17 +67,17 @@ def resolve_model_id(model_id: str) -> str:
 def ensure_buildable() -> None:
     """UsageError now if the built-in model is not built yet and the user cache cannot take it (not
     a folder, or one this user cannot write in): a flow command says so before it starts."""
-    if not (cache_root() / f"tiny-llama-{VERSION}" / "config.json").is_file():
+    if not (_built_in(cache_root()) / "config.json").is_file():
         cache_folder(writable=True)
 
 
 def ensure_tiny_model(root: Path | None = None) -> Path:
     """Build the tiny model into the cache once and return its folder."""
-    final = (root or cache_root()) / f"tiny-llama-{VERSION}"
+    if root is None:
+        ensure_buildable()  # a cache that cannot take it is a usage error, not a model that cannot load
+    final = _built_in(root or cache_root())
     if (final / "config.json").is_file():
         return final
-    if root is None:
-        cache_folder(writable=True)  # a cache that cannot take it is a usage error, not a model that cannot load
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-llama-build-", dir=final.parent))
     try:
@@ -91,6 +91,11 @@ def ensure_tiny_model(root: Path | None = None) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def _built_in(root: Path) -> Path:
+    """The built model's folder under a cache root."""
+    return root / f"tiny-llama-{VERSION}"
 
 
 def build_tiny_model(dest: Path) -> Path:
