@@ -25,7 +25,7 @@ def import_ahead(names: tuple[str, ...]) -> threading.Thread:
     def run() -> None:
         for name in names:
             try:
-                importlib.import_module(name)
+                _import(name)
                 if name == "torch":
                     _settle_profiler()
             except Exception:  # noqa: BLE001  (the stage that needs it reports a missing package itself)
@@ -34,6 +34,16 @@ def import_ahead(names: tuple[str, ...]) -> threading.Thread:
     thread = threading.Thread(target=run, name="tunegate-import-ahead", daemon=True)
     thread.start()
     return thread
+
+
+def _import(name: str) -> None:
+    """`name` imported as the command would: MLflow without what its tracking does not use."""
+    if name == "mlflow":
+        from tunegate.tracking.mlflow_import import import_mlflow
+
+        import_mlflow()
+        return
+    importlib.import_module(name)
 
 
 def _settle_profiler() -> None:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
 from tunegate.errors import ServiceUnavailable, UsageError
+from tunegate.tracking.mlflow_import import import_mlflow
 from tunegate.tracking.sqlite_uris import SQLITE as _SQLITE
 from tunegate.tracking.sqlite_uris import sqlite_path, sqlite_uri
 
@@ -153,6 +154,7 @@ def ensure_store(uri: str) -> None:
     An out-of-date SQLite schema is backed up beside the file (`mlflow.db.bak-<revision>`) before
     it is upgraded, as MLflow asks. Non-SQLite stores are only opened (a server owns its schema).
     """
+    import_mlflow()
     path = sqlite_path(uri)
     if path is None:
         _open_server_store(uri)
@@ -323,6 +325,7 @@ def _sqlite_backup(src: Path, dst: Path) -> None:
 
 def open_client(uri: str) -> MlflowClient:
     """An explicit MlflowClient for `uri`. Thread-safe, unlike the fluent API's thread-local run."""
+    import_mlflow()
     from mlflow import MlflowClient
 
     # With a server, MLflow prints "View run ... at: <url>" on stdout as each run ends, into

@@ -23,6 +23,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from tunegate.tracking.mlflow_import import import_mlflow
 from tunegate.user_cache import cache_root
 
 TEMPLATE_DIR = "mlflow-store"
@@ -30,6 +31,7 @@ TEMPLATE_DIR = "mlflow-store"
 
 def template_path() -> Path:
     """The template's file for the installed MLflow, SQLAlchemy and SQLite, at MLflow's latest revision."""
+    import_mlflow()
     import mlflow
     import sqlalchemy
     from mlflow.store.db.utils import _get_latest_schema_revision

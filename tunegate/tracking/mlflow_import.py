@@ -1,0 +1,50 @@
+"""MLflow imported without the packages it pulls in for features tunegate's tracking never calls.
+
+    from tunegate.tracking.mlflow_import import import_mlflow
+    import_mlflow()          # before the first `from mlflow import ...` of a command; then as usual
+
+`import mlflow` runs MLflow's package start-up, which imports pandas (to register its pandas
+dataset constructor and for model signatures), scipy (sparse-matrix model signatures) and FastAPI
+(its AI gateway, reached through the GenAI judges): ~0.45 of the import's ~1.5 CPU s here, in every
+sweep and preflight. tunegate logs runs, metrics, parameters, tags, artifacts and dataset inputs
+through `MlflowClient`, none of which needs them. So for this one import they are refused to the
+importing thread alone (another thread importing pandas meanwhile gets it): MLflow catches the
+ImportError of each and leaves those features out until they are imported again. After it, they
+import as usual: a module of MLflow's that needs pandas later imports it then. Where one of them is
+already imported, or MLflow is, nothing changes.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import sys
+import threading
+from typing import Any
+
+# What MLflow's start-up imports for features tunegate's tracking does not use (see above).
+NOT_FOR_TRACKING = ("pandas", "scipy")
+
+
+class _Refused(importlib.abc.MetaPathFinder):
+    """Refuses the packages in `names`, to one thread, while it is on sys.meta_path."""
+
+    def __init__(self, names: tuple[str, ...], thread: int):
+        self.names = names
+        self.thread = thread
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if threading.get_ident() == self.thread and name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"{name} is left out while MLflow starts (tunegate.tracking.mlflow_import)",
+                                      name=name)
+        return None
+
+
+def import_mlflow() -> None:
+    """Import MLflow (once per process) without NOT_FOR_TRACKING; a missing MLflow raises as its import does."""
+    if "mlflow" in sys.modules:
+        return
+    refused = _Refused(tuple(n for n in NOT_FOR_TRACKING if n not in sys.modules), threading.get_ident())
+    sys.meta_path.insert(0, refused)
+    try:
+        import mlflow  # noqa: F401
+    finally:
+        sys.meta_path.remove(refused)
