@@ -3,9 +3,11 @@ thread importing ahead what the command will need.
 
     subprocess.Popen(cmd, preexec_fn=on_parent_death(signal.SIGTERM))
     import_ahead(TRACKING_MODULES)
+    import_mlflow()
 
 `parent_death.py`: Linux's parent-death signal, for a server or worker the command starts;
-`import_ahead.py`: the import thread, and the module lists the flow commands give it.
+`import_ahead.py`: the import thread, and the module lists the flow commands give it;
+`mlflow_import.py`: MLflow imported without the packages its tracking does not use.
 """
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import threading
 
+from tunegate.processes.mlflow_import import import_mlflow
+
 # MLflow's client and SQL store: the tracking session opens right after the data gate.
 TRACKING_MODULES = ("mlflow", "mlflow.store.db.utils", "mlflow.store.tracking.sqlalchemy_store",
                     "mlflow.tracking")
@@ -39,8 +41,6 @@ def import_ahead(names: tuple[str, ...]) -> threading.Thread:
 def _import(name: str) -> None:
     """`name` imported as the command would: MLflow without what its tracking does not use."""
     if name == "mlflow":
-        from tunegate.tracking.mlflow_import import import_mlflow
-
         import_mlflow()
         return
     importlib.import_module(name)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
 from tunegate.errors import ServiceUnavailable, UsageError
-from tunegate.tracking.mlflow_import import import_mlflow
+from tunegate.processes.mlflow_import import import_mlflow
 from tunegate.tracking.sqlite_uris import SQLITE as _SQLITE
 from tunegate.tracking.sqlite_uris import sqlite_path, sqlite_uri
 

@@ -23,7 +23,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from tunegate.tracking.mlflow_import import import_mlflow
+from tunegate.processes.mlflow_import import import_mlflow
 from tunegate.user_cache import cache_root
 
 TEMPLATE_DIR = "mlflow-store"

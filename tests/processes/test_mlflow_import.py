@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from tests.support.paths import ROOT
-from tunegate.tracking.mlflow_import import NOT_FOR_TRACKING, _Refused
+from tunegate.processes.mlflow_import import NOT_FOR_TRACKING, _Refused
 
 pytest.importorskip("pandas")  # with pandas absent there is nothing to leave out
 
@@ -26,7 +26,7 @@ def _fresh(script: str, *args: str) -> dict:
 
 STARTS = """
 import json, sys
-from tunegate.tracking.mlflow_import import import_mlflow
+from tunegate.processes.mlflow_import import import_mlflow
 import_mlflow()
 loaded = sorted(m for m in ("mlflow", "pandas", "scipy") if m in sys.modules)
 import pandas  # afterwards it imports as usual
@@ -42,7 +42,7 @@ def test_mlflow_is_imported_without_pandas_or_scipy_which_import_as_usual_afterw
 KEPT = """
 import json, sys
 import pandas
-from tunegate.tracking.mlflow_import import import_mlflow
+from tunegate.processes.mlflow_import import import_mlflow
 import_mlflow()
 import mlflow.models
 print(json.dumps({"signature": hasattr(mlflow.models, "ModelSignature")}))
@@ -56,7 +56,7 @@ def test_where_pandas_is_already_imported_mlflow_starts_with_it_as_usual():
 LOGS = """
 import json, sys
 from pathlib import Path
-from tunegate.tracking.mlflow_import import import_mlflow
+from tunegate.processes.mlflow_import import import_mlflow
 import_mlflow()
 from tests.support.tracking import EXPERIMENT, approved_record
 from tunegate.tracking.candidate_log import log_candidate

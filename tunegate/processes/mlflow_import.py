@@ -1,6 +1,6 @@
 """MLflow imported without the packages it pulls in for features tunegate's tracking never calls.
 
-    from tunegate.tracking.mlflow_import import import_mlflow
+    from tunegate.processes.mlflow_import import import_mlflow
     import_mlflow()          # before the first `from mlflow import ...` of a command; then as usual
 
 `import mlflow` runs MLflow's package start-up, which imports pandas (to register its pandas
@@ -33,7 +33,7 @@ class _Refused(importlib.abc.MetaPathFinder):
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
         if threading.get_ident() == self.thread and name.partition(".")[0] in self.names:
-            raise ModuleNotFoundError(f"{name} is left out while MLflow starts (tunegate.tracking.mlflow_import)",
+            raise ModuleNotFoundError(f"{name} is left out while MLflow starts (tunegate.processes.mlflow_import)",
                                       name=name)
         return None
 
