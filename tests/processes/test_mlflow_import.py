@@ -29,14 +29,17 @@ import json, sys
 from tunegate.processes.mlflow_import import import_mlflow
 import_mlflow()
 loaded = sorted(m for m in ("mlflow", "pandas", "scipy") if m in sys.modules)
+hdfs = sys.modules["mlflow.store.artifact.hdfs_artifact_repo"]  # pyarrow's file systems: not left out
+import importlib.util
+whole = hasattr(hdfs, "HadoopFileSystem") or importlib.util.find_spec("pyarrow") is None
 import pandas  # afterwards it imports as usual
-print(json.dumps({"loaded": loaded, "pandas_after": pandas.__name__}))
+print(json.dumps({"loaded": loaded, "pandas_after": pandas.__name__, "hdfs": whole}))
 """
 
 
 def test_mlflow_is_imported_without_pandas_or_scipy_which_import_as_usual_afterwards():
     found = _fresh(STARTS)
-    assert found == {"loaded": ["mlflow"], "pandas_after": "pandas"}
+    assert found == {"loaded": ["mlflow"], "pandas_after": "pandas", "hdfs": True}
 
 
 KEPT = """
