@@ -315,7 +315,7 @@ def rss_only(train_mb: float) -> None:
     for name in ("baseline", "check"):
         run = measure(cmds[name], OUT / f"{name}.out", sample=True)
         print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, "
-              f"all processes' PSS {run['tree_mb']:>5.0f} MB "
+              f"all processes' PSS {run['tree_mb']:>5.0f} MB, their RSS summed {run['tree_rss_mb']:>5.0f} MB "
               f"(one run: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
 
 

@@ -1,6 +1,7 @@
 """A 1-candidate sweep against a bare script of the same LoRA steps, and what each more candidate costs.
 
     python benchmarks/sweep_overhead.py --rounds 3                     # bare-1/6, sweep-1/6
+    python benchmarks/sweep_overhead.py --rounds 3 --counts 1,3,6      # also bare-3 and sweep-3
     python benchmarks/sweep_overhead.py --rounds 3 --against /tmp/old  # also old-sweep-1/6: another checkout's
     python benchmarks/sweep_overhead.py --rounds 1 --parts             # also the fixed parts, one by one
     python benchmarks/sweep_overhead.py --rounds 0 --split             # one 1-candidate sweep's CPU per process
@@ -20,6 +21,8 @@ shared machine, or being first or second of a pair, hits every variant alike):
             training in a process of its own, scoring, MLflow parent and child runs, Prefect's
             ephemeral API), on a fresh MLflow store;
   sweep-6   the same with six candidates: (sweep-6 - sweep-1) / 5 is the cost of one more;
+  -N        with --counts: bare-N and sweep-N for each N given (default 1,6), each sweep also as a
+            ratio to the bare loop of its own N candidates (the issue's targets are per count);
   old-*     with --against DIR: the same sweeps run from another checkout's tunegate (PYTHONPATH).
   cold-*    with --cold: sweep-1 on a fresh Prefect home (and a fresh MLflow store), as a user's
             first command there runs it, with the command's own local API (TUNEGATE_LOCAL_API_IDLE_S=0)
@@ -75,6 +78,7 @@ CANDIDATES = [{"lora.r": 8, "lora.alpha": 16, "training.learning_rate": 3e-4},
 AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs the old-* sweeps
 SERVER: list[str] = []  # --server: the running server's API URL, for the server-* sweeps
 COLD: list[bool] = []  # --cold: also the cold-* sweeps
+COUNTS: list[int] = [1, 6]  # --counts: the candidates of each bare loop and sweep
 
 BARE = r'''
 import json, sys, time
@@ -205,6 +209,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds; medians are shown")
     ap.add_argument("--steps", type=int, default=12, help="sweep.train_steps of each candidate")
+    ap.add_argument("--counts", default="1,6", help="candidates per bare loop and sweep, comma-separated (1 to 6)")
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-sweep-1/6")
     ap.add_argument("--parts", action="store_true", help="also time the fixed parts, each in a fresh process")
     ap.add_argument("--split", action="store_true", help="also one 1-candidate sweep's CPU per process")
@@ -216,6 +221,9 @@ def main() -> None:
         AGAINST.append(args.against.resolve())
     if args.cold:
         COLD.append(True)
+    COUNTS[:] = sorted({int(n) for n in args.counts.split(",")})
+    if not set(COUNTS) <= set(range(1, len(CANDIDATES) + 1)) or 1 not in COUNTS:
+        raise SystemExit(f"--counts: between 1 and {len(CANDIDATES)}, 1 among them (the ratios' base)")
     OUT.mkdir(parents=True, exist_ok=True)
     compile_trees([ROOT, *AGAINST])
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
@@ -286,15 +294,15 @@ def measure(args: argparse.Namespace) -> None:
 
 
 def one_round(steps: int, flip: bool = False) -> dict[str, tuple[float, float, str]]:
-    """Each variant once: the bare loops, then each checkout's 1- and 6-candidate sweeps, alternating
+    """Each variant once: the bare loops, then each checkout's sweeps of each of COUNTS candidates, alternating
     (this checkout first, or with `flip` last: rounds A B, B A, so the order hits both alike)."""
     py, data = sys.executable, ROOT / "examples" / "data"
     out: dict[str, tuple[float, float, str]] = {}
-    for n in (1, 6):
+    for n in COUNTS:
         wall, cpu, text = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
                                  str(4 + steps), json.dumps(CANDIDATES[:n])])
         out[f"bare-{n}"] = (wall, cpu, f"val loss {float(text.split()[1]):.4f}")
-    for n in (1, 6):
+    for n in COUNTS:
         order = [("", ROOT)] + [("old-", a) for a in AGAINST]
         for label, source in reversed(order) if flip else order:
             wall, cpu, text = timed([py, "-m", "tunegate", "sweep", str(sweep_spec(n, steps)), "--json"],
@@ -322,13 +330,19 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> None:
     bare_wall, bare_cpu = med["bare-1"]
     print(f"medians of {len(runs['bare-1'])} round(s):")
     for name, (wall, cpu) in med.items():
+        count = name.rsplit("-", 1)[1]
+        own = med.get(f"bare-{count}") if count.isdigit() and count != "1" and "sweep" in name else None
         print(f"  {name:<12} {wall:6.1f} s wall {cpu:6.1f} s CPU   x{wall / bare_wall:.2f} bare-1's wall, "
-              f"x{cpu / bare_cpu:.2f} its CPU")
-    bare_per = ((med["bare-6"][0] - bare_wall) / 5, (med["bare-6"][1] - bare_cpu) / 5)
+              f"x{cpu / bare_cpu:.2f} its CPU" + (f"; x{wall / own[0]:.2f} bare-{count}'s wall, "
+                                                  f"x{cpu / own[1]:.2f} its CPU" if own else ""))
+    most = COUNTS[-1] - 1
+    if not most:
+        return
+    bare_per = ((med[f"bare-{most + 1}"][0] - bare_wall) / most, (med[f"bare-{most + 1}"][1] - bare_cpu) / most)
     print(f"  one more candidate, bare loop: {bare_per[0]:.1f} s wall, {bare_per[1]:.1f} s CPU")
     for label in [""] + ["old-"] * bool(AGAINST) + ["server-"] * bool(SERVER):
-        one, six = med[f"{label}sweep-1"], med[f"{label}sweep-6"]
-        per = ((six[0] - one[0]) / 5, (six[1] - one[1]) / 5)
+        one, six = med[f"{label}sweep-1"], med[f"{label}sweep-{most + 1}"]
+        per = ((six[0] - one[0]) / most, (six[1] - one[1]) / most)
         print(f"  one more candidate, {label}sweep: {per[0]:.1f} s wall, {per[1]:.1f} s CPU "
               f"(x{per[0] / bare_per[0]:.2f} the bare loop's wall); fixed cost of a sweep beyond bare-1: "
               f"{one[0] - bare_wall:.1f} s wall, {one[1] - bare_cpu:.1f} s CPU")
