@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tunegate.errors import UsageError
+from tunegate.processes.mlflow_import import import_mlflow
 from tunegate.tracking.runs_table import RunGroup, candidate_rows, compare_runs, format_table, group_by_data
 from tunegate.tracking.store import TRAINING_PAGE, check_tracking_uri, open_client, resolve_tracking_uri, sqlite_path
 
@@ -35,6 +36,7 @@ def list_runs(spec_path: str | None, tracking_uri: str | None, experiment: str |
         UsageError: no store there, or MLflow cannot read it.
         IncomparableRunsError: the `compare` runs were trained or scored on different data.
     """
+    import_mlflow()
     from mlflow.exceptions import MlflowException
 
     from tunegate.tracking.reachable import check_reachable
