@@ -87,6 +87,20 @@ def test_a_candidate_logs_its_metrics_params_datasets_and_artifacts_with_mlflow_
     assert found["datasets"] and found["artifacts"]
 
 
+NEEDS_ONE = """
+import json, sys
+from tunegate.processes import mlflow_import
+mlflow_import.NOT_FOR_TRACKING = ("pandas", "scipy", "fastapi")  # MLflow 3.17 cannot start without FastAPI
+mlflow_import.import_mlflow()
+import mlflow.models
+print(json.dumps({"pandas": "pandas" in sys.modules, "signature": hasattr(mlflow.models, "ModelSignature")}))
+"""
+
+
+def test_an_mlflow_that_cannot_start_without_a_refused_package_is_imported_whole_as_it_is():
+    assert _fresh(NEEDS_ONE) == {"pandas": True, "signature": True}
+
+
 def test_the_refusal_holds_for_the_importing_thread_alone():
     refused = _Refused(NOT_FOR_TRACKING, threading.get_ident())
     with pytest.raises(ModuleNotFoundError, match="left out while MLflow starts"):

@@ -4,18 +4,20 @@
     import_mlflow()          # before the first `from mlflow import ...` of a command; then as usual
 
 `import mlflow` runs MLflow's package start-up, which imports pandas (to register its pandas
-dataset constructor and for model signatures), scipy (sparse-matrix model signatures) and FastAPI
-(its AI gateway, reached through the GenAI judges): ~0.45 of the import's ~1.5 CPU s here, in every
-sweep and preflight. tunegate logs runs, metrics, parameters, tags, artifacts and dataset inputs
-through `MlflowClient`, none of which needs them. So for this one import they are refused to the
-importing thread alone (another thread importing pandas meanwhile gets it): MLflow catches the
-ImportError of each and leaves those features out until they are imported again. After it, they
-import as usual: a module of MLflow's that needs pandas later imports it then. Where one of them is
-already imported, or MLflow is, nothing changes.
+dataset constructor and for model signatures) and scipy (sparse-matrix model signatures): ~0.4 of
+the import's ~1.45 CPU s here (docs/benchmarks.md, session 40), in every sweep, preflight and
+`tunegate runs`. tunegate logs runs, metrics, parameters, tags, artifacts and dataset inputs
+through `MlflowClient`, none of which needs them, and MLflow starts without them as its "skinny"
+install does (it wraps those imports in `try`). So for this one import they are refused to the
+importing thread alone (another thread importing pandas meanwhile gets it); after it they import as
+usual: a module of MLflow's that needs pandas later imports it then. Where one of them is already
+imported, or MLflow is, nothing changes. numpy and pyarrow are not refused: without them MLflow's
+HDFS artifact store is left unusable for the rest of the process.
 """
 from __future__ import annotations
 
 import importlib.abc
+import importlib.util
 import sys
 import threading
 from typing import Any
@@ -39,12 +41,22 @@ class _Refused(importlib.abc.MetaPathFinder):
 
 
 def import_mlflow() -> None:
-    """Import MLflow (once per process) without NOT_FOR_TRACKING; a missing MLflow raises as its import does."""
+    """Import MLflow (once per process) without NOT_FOR_TRACKING; a missing MLflow raises as its import does.
+
+    An MLflow whose start-up cannot do without one of them (another version than the one this was
+    measured with) is imported again as it is, its half-started modules dropped first."""
     if "mlflow" in sys.modules:
         return
     refused = _Refused(tuple(n for n in NOT_FOR_TRACKING if n not in sys.modules), threading.get_ident())
     sys.meta_path.insert(0, refused)
     try:
         import mlflow  # noqa: F401
+        return
+    except ImportError:
+        if not refused.names or importlib.util.find_spec("mlflow") is None:
+            raise  # nothing was refused, or no MLflow: the error is MLflow's own
     finally:
         sys.meta_path.remove(refused)
+    for name in [m for m in sys.modules if m == "mlflow" or m.startswith("mlflow.")]:
+        del sys.modules[name]
+    import mlflow  # noqa: F401,F811
