@@ -70,12 +70,22 @@ def test_a_check_rejected_at_the_data_stage_imports_neither_numpy_nor_the_traini
 
 
 def test_a_check_of_bare_data_files_reads_no_spec():
-    # Neither the YAML reader nor the spec's models: the overlap stage's defaults are one section.
+    # Neither the YAML reader nor the spec's models: the overlap stage's defaults are a dataclass.
     code = ("from tunegate.cli.main import main\n"
             "assert main(['check', '--train', 'examples/data/train.jsonl',"
             " '--validation', 'examples/data/validation.jsonl']) == 0")
     loaded = modules_after(code)
-    assert not loaded & {"tunegate.spec.check", "tunegate.spec.model", "tunegate.spec.yaml_loader", "yaml"}
+    assert not loaded & {"tunegate.spec.check", "tunegate.spec.model", "tunegate.spec.overlap_settings",
+                         "tunegate.spec.yaml_loader", "yaml"}
+
+
+@pytest.mark.parametrize("train", ["examples/data/train.jsonl", "tests/data/dataset/bad/last_from_user.jsonl"])
+def test_a_check_of_bare_data_files_writes_its_json_report_without_pydantic(train):
+    # The report is dataclasses; pydantic (0.12-0.18 CPU s per process) only reads one back.
+    code = ("from tunegate.cli.main import main\n"
+            f"assert main(['check', '--train', '{train}', '--validation', 'examples/data/validation.jsonl',"
+            " '--json']) in (0, 1)")
+    assert not packages(modules_after(code)) & {"pydantic", "pydantic_core"}
 
 
 def test_a_near_pass_fed_both_splits_sketches_them_only_when_its_answer_is_asked_for():

@@ -25,6 +25,7 @@ RANKS = {
     "file_kinds": 0.7,  # which container a data file is (by magic bytes, else name); imports only pathguard
     "local_api": 0.6,  # the Prefect API child a flow command starts (imports only processes and errors)
     "stages": 0.8,  # the table of the gate's stages: read by the report, the gate, tasks and sweep; imports nothing
+    "plain_record": 0.9,  # the report's dataclasses' dump, copy and validate (pydantic only to read back)
     "facts": 1, "report": 2, "render": 3, "spec": 3, "charts": 3.5,
     "stage": 4,
     "native": 4.2,  # compiled hot loops (C), used by dataset and overlap; they import nothing of ours
@@ -37,8 +38,8 @@ RANKS = {
     "pruning": 8.8,  # a sweep's pruning rules and the board its candidates report to (the trainer reads them)
     "fullrun": 9, "sweep": 10, "tasks": 11, "flows": 12, "cli": 13, "__main__": 14,
 }
-KERNEL = {"errors", "front_door", "pathguard", "destination", "file_kinds", "stages", "facts", "report", "render",
-          "stage", "gate", "user_cache"}
+KERNEL = {"errors", "front_door", "pathguard", "destination", "file_kinds", "stages", "plain_record", "facts", "report",
+          "render", "stage", "gate", "user_cache"}
 
 
 def module_name(path: Path) -> str:

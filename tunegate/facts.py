@@ -9,20 +9,21 @@ A report carries its facts; a flow hands them from one task to the next. The JSO
 report's `facts` keys (`tokens`, `estimate`, `mini_run`, `advice`, `content`); facts a run did
 not learn are left out of the JSON rather than written as null.
 """
-# Annotations are real types here, not `from __future__ import annotations` strings: pydantic
-# would compile and evaluate each field's type from its text when the models are built, at every
-# start-up (~2 % of a rejection's instructions over the report, facts and spec models; issue 15).
+# Dataclasses, not pydantic models, as the report's (tunegate.plain_record; issue 33); annotations
+# are real types, so reading facts back resolves none from text.
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from tunegate.plain_record import PlainRecord, field_names, new_dict
 
 
-class _Facts(BaseModel):
+class _Facts(PlainRecord):
     # ignore: a report written by a newer tunegate (more facts) still loads in this one.
-    model_config = ConfigDict(extra="ignore")
+    __pydantic_config__ = {"extra": "ignore"}
 
 
+@dataclass(kw_only=True)
 class SplitContent(_Facts):
     """One split as the dataset stage read it."""
 
@@ -30,6 +31,7 @@ class SplitContent(_Facts):
     content_chars: int  # characters of message text, every role
 
 
+@dataclass(kw_only=True)
 class TokenFacts(_Facts):
     """The training split's real token counts, from the mini-run's token audit."""
 
@@ -41,6 +43,7 @@ class TokenFacts(_Facts):
     mean_tokens_per_record: float
 
 
+@dataclass(kw_only=True)
 class ProfileFacts(_Facts):
     """Where the mini-run's profiled steps spent their time (torch.profiler), as shares of wall time.
 
@@ -61,6 +64,7 @@ class ProfileFacts(_Facts):
     peak_memory_bytes: int | None = None
 
 
+@dataclass(kw_only=True)
 class MiniRunFacts(_Facts):
     """What the mini-run measured, with the device and model it measured them on."""
 
@@ -80,6 +84,10 @@ class MiniRunFacts(_Facts):
     grad_norm_max: float | None = None
     profile: ProfileFacts | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.profile, dict):  # the mini-run's stats hold the profile as its dict
+            self.profile = ProfileFacts.model_validate(self.profile)
+
     def tokens_steady_or_mean(self) -> float | None:
         """Tokens/s without the warm-up step when measured, else over every step."""
         return self.tokens_per_s_steady or self.tokens_per_s
@@ -96,10 +104,11 @@ class MiniRunFacts(_Facts):
         return out
 
 
+@dataclass(kw_only=True)
 class GateFacts(_Facts):
     """Everything the stages of one gate run learned for the stages after them."""
 
-    content: dict[str, SplitContent] = {}
+    content: dict[str, SplitContent] = field(default_factory=new_dict)
     tokens: TokenFacts | None = None
     estimate: dict[str, Any] | None = None  # `Estimate.summary()`
     mini_run: MiniRunFacts | None = None
@@ -107,11 +116,19 @@ class GateFacts(_Facts):
 
     def merged(self, later: "GateFacts") -> "GateFacts":
         """These facts updated by what a later step learned (a later value wins)."""
-        update = {name: getattr(later, name) for name in type(later).model_fields
-                  if name in later.model_fields_set}
+        update = {name: getattr(later, name) for name in field_names(GateFacts) if getattr(later, name) is not None}
         content = {**self.content, **later.content}
         return self.model_copy(update={**update, "content": content})
 
     def as_json(self) -> dict[str, Any]:
         """The report's `facts` object: learned facts only."""
         return self.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """Facts in a pydantic model (a report in a candidate's record) are written as `as_json`."""
+        from pydantic_core import core_schema
+
+        schema = handler(source)
+        schema["serialization"] = core_schema.plain_serializer_function_ser_schema(lambda facts: facts.as_json())
+        return schema

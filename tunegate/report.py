@@ -3,18 +3,18 @@
 Every stage returns a `StageResult`; `GateReport` gathers them and decides. The JSON shape is the
 contract other tools (CI, Prefect artifacts, MLflow) read, so fields are only ever added.
 """
-# Annotations are real types here, not `from __future__ import annotations` strings: pydantic
-# would compile and evaluate each field's type from its text when the models are built, at every
-# start-up (~2 % of a rejection's instructions over the report, facts and spec models; issue 15).
+# Dataclasses, not pydantic models: a check writes a report without importing pydantic, which
+# validates one only where it is read back (tunegate.plain_record; issue 33). Annotations are real
+# types, not `from __future__ import annotations` strings, so reading back resolves none from text.
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 
 from tunegate import stages
 from tunegate.facts import GateFacts
 from tunegate.pathguard import shown
+from tunegate.plain_record import PlainRecord, dumped, new_dict, new_list
 
 Severity = Literal["error", "warning", "info"]
 LAUNCH = "tunegate launch"  # tunegate's own full run: the trainer of a tunegate spec
@@ -31,45 +31,26 @@ CAVEATS = (
 )
 
 
-# The mutable defaults' factories are plain functions, not the builtins dict and list: pydantic reads
-# a factory's signature when it builds a model, and a builtin's is parsed from its text by the
-# tokenizer, whose first use compiles its regexes (~5 ms of a 0.2 s rejection; issue 15).
-def new_dict() -> dict:
-    """A new empty dict (a `default_factory`)."""
-    return {}
-
-
-def new_list() -> list:
-    """A new empty list (a `default_factory`)."""
-    return []
-
-
-class Finding(BaseModel):
+@dataclass(kw_only=True)
+class Finding(PlainRecord):
     """One problem, with its exact place and the fix."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    code: str = Field(description="Stable finding code, documented in docs/checks.md (TG1xx spec, TG2xx dataset, ...).")
+    code: str  # stable finding code, documented in docs/checks.md (TG1xx spec, TG2xx dataset, ...)
     severity: Severity
     stage: str
-    message: str = Field(description="What is wrong, with the offending value.")
-    hint: str = Field(default="", description="How to fix it.")
+    message: str  # what is wrong, with the offending value
+    hint: str = ""  # how to fix it
     file: str | None = None
-    line: int | None = Field(default=None, description="1-based physical line.")
-    column: int | None = Field(default=None, description="1-based column.")
-    record: int | None = Field(default=None, description="0-based index of the record among the file's records.")
-    key: str | None = Field(default=None, description="Spec key path, e.g. training.learning_rate.")
+    line: int | None = None  # 1-based physical line
+    column: int | None = None  # 1-based column
+    record: int | None = None  # 0-based index of the record among the file's records
+    key: str | None = None  # spec key path, e.g. training.learning_rate
 
-    @field_validator("file")
-    @classmethod
-    def _printable(cls, file: str | None) -> str | None:
+    def __post_init__(self) -> None:
         # A file name need not be UTF-8 nor free of newlines; the report is JSON and terminal lines.
-        return None if file is None else shown(file)
-
-    @field_validator("line")
-    @classmethod
-    def _no_line_zero(cls, line: int | None) -> int | None:
-        return line or None  # line 0 is how readers mark a record without lines (a parquet row)
+        if self.file is not None:
+            self.file = shown(self.file)
+        self.line = self.line or None  # line 0 is how readers mark a record without lines (a parquet row)
 
     def place(self) -> str:
         """`file:line:col` (or `file:key`, or `file:row N` for a parquet row), as much of it as is known."""
@@ -152,58 +133,52 @@ class FindingCollector:
             status="failed" if self.has_errors() else "passed",
             duration_s=round(duration_s, 4),
             stats=stats or {},
-            findings=self.kept,
+            findings=list(self.kept),
             totals_by_code=dict(self.totals),
         )
 
 
-class StageResult(BaseModel):
+@dataclass(kw_only=True)
+class StageResult(PlainRecord):
     """What one stage of the gate concluded."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     status: Status
     duration_s: float = 0.0
-    reason: str = Field(default="", description="Why the stage was skipped.")
-    stats: dict[str, Any] = Field(default_factory=new_dict)
-    findings: list[Finding] = Field(default_factory=new_list)
-    totals_by_code: dict[str, int] = Field(
-        default_factory=new_dict, description="Every finding counted, including those past the per-code cap.")
+    reason: str = ""  # why the stage was skipped
+    stats: dict[str, Any] = field(default_factory=new_dict)
+    findings: list[Finding] = field(default_factory=new_list)
+    totals_by_code: dict[str, int] = field(default_factory=new_dict)  # every finding counted, those past the cap too
 
     @classmethod
     def skipped(cls, name: str, reason: str) -> "StageResult":
         return cls(name=name, status="skipped", reason=reason)
 
 
-class Requirement(BaseModel):
+@dataclass(kw_only=True)
+class Requirement(PlainRecord):
     """Something the run needs where it must hold: a package or hardware of the machine that trains."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    need: str = Field(description="What is needed: a package (bitsandbytes, flash-attn) or hardware (a CUDA GPU, "
-                                  "the GPUs and their memory).")
+    need: str  # a package (bitsandbytes, flash-attn) or hardware (a CUDA GPU, the GPUs and their memory)
     kind: Literal["package", "hardware"]
-    reason: str = Field(description="The setting that needs it, in the config's own keys.")
+    reason: str  # the setting that needs it, in the config's own keys
     key: str | None = None
-    where: str = Field(description="Where it must hold: 'run machine', the machine that runs the training.")
-    met_here: bool | None = Field(description="Whether the machine that made this report has it (None: not "
-                                              "judged here); only the run machine must.")
+    where: str  # where it must hold: 'run machine', the machine that runs the training
+    met_here: bool | None  # whether the machine that made this report has it (None: not judged here)
     install: str | None = None
 
 
-class TrainerVerdict(BaseModel):
+@dataclass(kw_only=True)
+class TrainerVerdict(PlainRecord):
     """Whether one trainer can run the config, by every check that ran."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    trainer: str = Field(description="axolotl, trl sft, or tunegate launch.")
-    passed: bool = Field(description="No check that ran found a reason this trainer refuses or fails the run.")
-    reasons: list[str] = Field(default_factory=new_list, description="Why not: each refusing finding, as "
-                                                                     "`place CODE message`.")
+    trainer: str  # axolotl, trl sft, or tunegate launch
+    passed: bool  # no check that ran found a reason this trainer refuses or fails the run
+    reasons: list[str] = field(default_factory=new_list)  # why not: each refusing finding, as `place CODE message`
 
 
-class GateReport(BaseModel):
+@dataclass(kw_only=True)
+class GateReport(PlainRecord):
     """The verdict and everything behind it.
 
     Two verdicts, never confused: `gates_passed` (every gate that ran passed: exit code 0, and a
@@ -212,47 +187,37 @@ class GateReport(BaseModel):
     report cannot claim an approval its stages do not hold.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
-    approved_for_full_run: bool = Field(
-        False, description="Every required gate (spec, dataset, overlap against a separate validation set, "
-                           "estimate, mini-run) ran and passed. Still review samples and evaluate on the "
-                           "frozen validation set (`caveats`).")
-    gates_passed: bool = Field(
-        False, description="Every gate that ran passed; says nothing about the gates that did not run.")
-    not_run: dict[str, str] = Field(
-        default_factory=new_dict, description="Required gates that did not run, with the reason: why the report "
-                                          "does not approve a full run although its gates passed.")
-    caveats: list[str] = Field(default_factory=new_list, description="What the verdict does not prove.")
+    # Every required gate (spec, dataset, overlap against a separate validation set, estimate,
+    # mini-run) ran and passed. Still review samples and evaluate on the frozen validation set (`caveats`).
+    approved_for_full_run: bool = False
+    gates_passed: bool = False  # every gate that ran passed; says nothing about the gates that did not run
+    # Required gates that did not run, with the reason: why the report does not approve a full run
+    # although its gates passed.
+    not_run: dict[str, str] = field(default_factory=new_dict)
+    caveats: list[str] = field(default_factory=new_list)  # what the verdict does not prove
     stages: list[StageResult]
     findings: list[Finding]
     counts: dict[str, int]
-    spec: str | None = Field(default=None, description="Path of the spec that was checked.")
-    fingerprints: dict[str, Any] = Field(
-        default_factory=new_dict, description="Content digests of spec and data, keyed by role.")
-    facts: GateFacts = Field(
-        default_factory=GateFacts, description="What the stages measured for later ones: tokens, estimate, mini-run, advice.")
-    config_trainer: TrainerVerdict | None = Field(
-        default=None, description="The config judged for the trainer it is written for (axolotl, trl sft, or "
-                                  "tunegate launch for a tunegate spec), by every check that ran.")
-    tunegate_launch: TrainerVerdict | None = Field(
-        default=None, description="Whether `tunegate launch` can run it: what tunegate's own trainer refuses is a "
-                                  "warning of `check` and an error of the mini-run and `launch`.")
-    requirements: list[Requirement] = Field(
-        default_factory=new_list, description="What the run machine needs (packages, a CUDA GPU, the GPUs and "
-                                          "their memory), with whether this machine has it: never a failure here.")
+    spec: str | None = None  # path of the spec that was checked
+    fingerprints: dict[str, Any] = field(default_factory=new_dict)  # content digests of spec and data, by role
+    # What the stages measured for later ones: tokens, estimate, mini-run, advice (written as
+    # `GateFacts.as_json`: the facts learned, nothing else).
+    facts: GateFacts = field(default_factory=GateFacts)
+    # The config judged for the trainer it is written for (axolotl, trl sft, or tunegate launch for a
+    # tunegate spec), by every check that ran.
+    config_trainer: TrainerVerdict | None = None
+    # Whether `tunegate launch` can run it: what tunegate's own trainer refuses is a warning of
+    # `check` and an error of the mini-run and `launch`.
+    tunegate_launch: TrainerVerdict | None = None
+    # What the run machine needs (packages, a CUDA GPU, the GPUs and their memory), with whether this
+    # machine has it: never a failure here.
+    requirements: list[Requirement] = field(default_factory=new_list)
 
-    @field_validator("spec")
-    @classmethod
-    def _printable_spec(cls, spec: str | None) -> str | None:
-        return None if spec is None else shown(spec)
-
-    @field_serializer("facts")
-    def _facts_json(self, facts: GateFacts) -> dict[str, Any]:
-        return facts.as_json()
-
-    @model_validator(mode="after")
-    def _decide(self) -> "GateReport":
+    def __post_init__(self) -> None:
+        if self.spec is not None:
+            self.spec = shown(self.spec)
+        if isinstance(self.facts, dict):
+            self.facts = GateFacts.model_validate(self.facts)
         failed = any(s.status == "failed" for s in self.stages) or self.counts.get("error", 0) > 0
         by_name = {s.name: s for s in self.stages}
         self.not_run = {g: _why_not_run(by_name.get(g)) for g in REQUIRED_GATES
@@ -263,7 +228,14 @@ class GateReport(BaseModel):
         self.caveats = [*CAVEATS, *dict.fromkeys(extra)]
         self.config_trainer, self.tunegate_launch = _verdicts(self.stages)
         self.requirements = _requirements(self.stages)
-        return self
+
+    def model_dump(self, *, mode: Literal["python", "json"] = "python", exclude: set[str] | None = None,
+                   exclude_none: bool = False, exclude_defaults: bool = False) -> dict[str, Any]:
+        data = super().model_dump(mode=mode, exclude=(exclude or set()) | {"facts"}, exclude_none=exclude_none,
+                                  exclude_defaults=exclude_defaults)
+        if not exclude or "facts" not in exclude:
+            data = _with_facts(data, dumped(self.facts.as_json(), mode == "json"))
+        return data
 
     def passed_gates(self) -> list[str]:
         """Names of the stages that ran and passed, in order."""
@@ -303,6 +275,18 @@ class GateReport(BaseModel):
         return {f.code for f in self.findings}
 
 
+def _with_facts(data: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """The report's dump with its facts in their place among the keys (after `fingerprints`)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "fingerprints":
+            out["facts"] = facts
+    if "facts" not in out:
+        out["facts"] = facts
+    return out
+
+
 def _why_not_run(stage: StageResult | None) -> str:
     if stage is None:
         return "not run"
@@ -339,8 +323,8 @@ def _requirements(stages: list[StageResult]) -> list[Requirement]:
     for stage in stages:
         for need in stage.stats.get("requirements", []):
             try:
-                req = Requirement.model_validate(need)
-            except ValueError:  # a report written by another version: its requirements are its own
+                req = need if isinstance(need, Requirement) else Requirement(**need)
+            except (TypeError, ValueError):  # a report written by another version: its requirements are its own
                 continue
             found[(req.need, req.where)] = req
     return list(found.values())

@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.minirun import load_spec, run_stage
 from tunegate.facts import MiniRunFacts
+from tunegate.plain_record import field_names
 from tunegate.minirun.profile_split import PROFILED_STEPS, kind_of, shares
 
 KEYS = ("matmul", "attention", "optimizer", "data", "other", "idle")
@@ -79,7 +80,7 @@ def test_every_measured_key_reaches_the_advisors_payload(good, tmp_path):
     assert set(measured) <= set(_MINIRUN_KEYS)
     assert {k for k in measured if k != "profile"} == {k for k in sent if k != "profile"}
     assert sent["device"] == "cpu" and sent["profile"]["device"] == "cpu"
-    assert set(_MINIRUN_KEYS) <= set(MiniRunFacts.model_fields) | {"train_peak_memory_gib"}
+    assert set(_MINIRUN_KEYS) <= set(field_names(MiniRunFacts)) | {"train_peak_memory_gib"}
 
 
 def test_a_cpu_mini_run_is_shown_as_measured_but_never_replaces_the_gpu_prior(good):

@@ -41,6 +41,7 @@ import base64
 import hashlib
 import json
 from array import array
+from dataclasses import dataclass
 from decimal import Decimal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,7 +49,6 @@ from typing import Any
 
 import blake3
 import orjson
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from tunegate.dataset.handoff import hand_over, handoff_folder, taken
 from tunegate.dataset.part_lines import from_file, hash_part, stamp_of
@@ -56,6 +56,7 @@ from tunegate.dataset.split import iter_split
 from tunegate.errors import UnreadableRecord
 from tunegate.native import compiled
 from tunegate.pathguard import shown
+from tunegate.plain_record import PlainRecord
 from tunegate.spec.path_names import split_files
 
 ALGORITHM = "blake3-canonical-jsonl"  # the default
@@ -75,25 +76,24 @@ def short_digest(digest: str, width: int = 12) -> str:
     return digest.split(":", 1)[-1][:width]
 
 
-class Fingerprint(BaseModel):
+@dataclass(kw_only=True)
+class Fingerprint(PlainRecord):
     """The digest of one split and how many records went into it."""
 
-    digest: str = Field(description="The hash of the canonical JSONL of the records: 'blake3:<hex>' (BLAKE3), or "
-                                    "bare hex (SHA-256, the first version), as `algorithm` says.")
-    records: int = Field(description="Number of records hashed.")
-    file: str | None = Field(default=None, description="The file the records came from (a split of several "
-                                                       "files: its first).")
+    # The hash of the canonical JSONL of the records: 'blake3:<hex>' (BLAKE3), or bare hex (SHA-256,
+    # the first version), as `algorithm` says.
+    digest: str
+    records: int  # number of records hashed
+    file: str | None = None  # the file the records came from (a split of several files: its first)
     algorithm: str = ALGORITHM
-    files: list[str] | None = Field(default=None, description="Every file of a split of several, in the order "
-                                                               "hashed (left out for one file).")
+    files: list[str] | None = None  # every file of a split of several, in the order hashed (left out for one)
 
-    @model_serializer(mode="wrap")
-    def _files_only_when_several(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def model_dump(self, **how: Any) -> dict[str, Any]:
         """A one-file fingerprint is written as it always was: no `files` key."""
-        data = handler(self)
+        data = super().model_dump(**how)
         if self.files is None:
             data.pop("files", None)
-        return data  # type: ignore[no-any-return]
+        return data
 
 
 _LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE

@@ -14,6 +14,7 @@ from typing import Any
 
 from tunegate import progress
 from tunegate.facts import MiniRunFacts
+from tunegate.plain_record import field_names
 from tunegate.minirun import adapter_check, packed
 from tunegate.minirun import steps as minirun_steps
 from tunegate.minirun.profile_split import PROFILED_STEPS, StepProfiler
@@ -64,7 +65,7 @@ class MiniRun:
             torch.manual_seed(self.spec.training.seed)  # LoRA init and dropout: same run, same numbers
             self._train(sample, val)
         self.stats.update(runtime.peak_memory(self.place.device))
-        measured = {k: self.stats.get(k) for k in MiniRunFacts.model_fields if k in self.stats}
+        measured = {k: self.stats.get(k) for k in field_names(MiniRunFacts) if k in self.stats}
         # The estimate trusts this speed and memory only for the same GPU type and model.
         self.ctx.facts.mini_run = MiniRunFacts(**measured, model=self.spec.model.id, gpu=self._gpu_name())
 

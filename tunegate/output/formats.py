@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tunegate.output.safe import encodable_tree, json_without_legacy_commands
+from tunegate.plain_record import json_text
 from tunegate.report import GateReport
 
 FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -35,11 +36,10 @@ def report_json(report: GateReport) -> str:
     UTF-8: such strings are written with the surrogate as an escape instead of failing the run; and
     `##[` is written `\\u0023#[`, the same string to a JSON parser but no command to a CI runner.
     """
-    from pydantic_core import PydanticSerializationError, to_json
-
+    data = report.model_dump(mode="json")
+    text = json_text(data, indent=2)
     try:
-        text = report.model_dump_json(indent=2)
-    except PydanticSerializationError:
-        data = encodable_tree(report.model_dump(mode="json"))
-        text = to_json(data, indent=2, inf_nan_mode="null").decode("utf-8")
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json_text(encodable_tree(data), indent=2)
     return json_without_legacy_commands(text) + "\n"

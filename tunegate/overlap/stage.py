@@ -26,8 +26,12 @@ from tunegate.pathguard import same_file
 from tunegate.report import FindingCollector, StageResult
 from tunegate.stage import GateContext
 
-if TYPE_CHECKING:  # a type: the section's model loads where a check without a spec needs its defaults
+from tunegate.spec.overlap_defaults import OVERLAP_DEFAULTS, OverlapDefaults
+
+if TYPE_CHECKING:  # a type: a check without a spec reads the defaults, not the section's model
     from tunegate.spec.overlap_settings import OverlapSpec
+
+    Settings = OverlapSpec | OverlapDefaults
 
 STAGE = "overlap"
 ROLES = ("train", "validation")
@@ -41,15 +45,11 @@ def prepare(ctx: GateContext) -> None:
         ctx.observers.append(OverlapObserver(_near_pass_for(ctx.files, _settings(ctx))))
 
 
-def _settings(ctx: GateContext) -> OverlapSpec:
-    if ctx.spec is not None:
-        return ctx.spec.gate.overlap
-    from tunegate.spec.overlap_settings import OverlapSpec
-
-    return OverlapSpec()
+def _settings(ctx: GateContext) -> Settings:
+    return ctx.spec.gate.overlap if ctx.spec is not None else OVERLAP_DEFAULTS
 
 
-def _near_pass_for(files: Mapping[str, list[Path]], settings: OverlapSpec) -> NearPass | None:
+def _near_pass_for(files: Mapping[str, list[Path]], settings: Settings) -> NearPass | None:
     """The near-duplicate pass to feed during the read, indexing the smaller split; None when off."""
     if not settings.near_duplicates or settings.num_perm < 2:
         return None
@@ -60,7 +60,7 @@ def _near_pass_for(files: Mapping[str, list[Path]], settings: OverlapSpec) -> Ne
     return NearPass(index_role, _near_settings(settings))
 
 
-def _near_settings(settings: OverlapSpec) -> NearSettings:
+def _near_settings(settings: Settings) -> NearSettings:
     return NearSettings(settings.threshold, settings.shingle_size, settings.num_perm)
 
 
@@ -96,7 +96,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     return result
 
 
-def find_overlap(files: Mapping[str, Path | Sequence[Path]], observer: OverlapObserver, settings: OverlapSpec,
+def find_overlap(files: Mapping[str, Path | Sequence[Path]], observer: OverlapObserver, settings: Settings,
                  cap: int = 20) -> StageResult:
     """Judge the overlap of the train and validation splits (each one file or several) the observer has hashed."""
     start = time.perf_counter()
@@ -135,7 +135,7 @@ def find_overlap(files: Mapping[str, Path | Sequence[Path]], observer: OverlapOb
 
 
 def _share_check(out: FindingCollector, names: SplitNames, stats: dict[str, Any], total: int,
-                 settings: OverlapSpec) -> None:
+                 settings: Settings) -> None:
     """TG308: too many validation records have a near copy or their prompt in train (each alone warns)."""
     touched = stats.pop("_leaked") | stats.pop("_near", set())
     share = len(touched) / total if total else 0.0
@@ -150,7 +150,7 @@ def _share_check(out: FindingCollector, names: SplitNames, stats: dict[str, Any]
 
 
 def _exact_pass(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
-                settings: OverlapSpec, reported: ReportedKeys) -> dict[str, Any]:
+                settings: Settings, reported: ReportedKeys) -> dict[str, Any]:
     """TG301, TG302 and TG304 from the joins, streamed: past a code's cap a match is only counted."""
     start = time.perf_counter()
     dupes = 0
@@ -179,7 +179,7 @@ def _exact_pass(out: FindingCollector, names: SplitNames, train: SplitHashes, va
 
 
 def _prompt_leaks(out: FindingCollector, names: SplitNames, train: SplitHashes, val: SplitHashes,
-                  settings: OverlapSpec) -> set[int]:
+                  settings: Settings) -> set[int]:
     """TG302 for each leak; the keys of the validation records that leak."""
     leaked: set[int] = set()
     severity = settings.prompt_leakage_severity
@@ -198,7 +198,7 @@ def _prompt_leaks(out: FindingCollector, names: SplitNames, train: SplitHashes, 
 
 
 def _near_pass(out: FindingCollector, names: SplitNames, observer: OverlapObserver,
-               settings: OverlapSpec) -> dict[str, Any]:
+               settings: Settings) -> dict[str, Any]:
     near = observer.near
     if near is not None and near.complete and near.settings == _near_settings(settings):
         found = near.result()  # fed during the dataset read: no second read

@@ -18,12 +18,12 @@ from pydantic import (AfterValidator, BaseModel, Field, PlainValidator, Strict, 
 from pydantic_core import PydanticCustomError
 
 from tunegate import formats
-from tunegate.report import new_dict, new_list  # factories pydantic reads cheaply (see there)
 from tunegate.spec import bounds as b
 from tunegate.spec import checkpoint
 from tunegate.spec.bounds import Positive, PositiveInt, Real
 from tunegate.spec.overlap_settings import OverlapSpec
 from tunegate.spec.search_space import NomadSpace
+from tunegate.plain_record import new_dict, new_list  # factories pydantic reads cheaply (see there)
 from tunegate.spec.section import Section
 from tunegate.spec.path_names import split_files, usable_path
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 
-from pydantic_core import PydanticCustomError
-
 # Bytes per path component on every common file system (ext4, xfs, btrfs, APFS; NTFS counts 255
 # UTF-16 units), and Linux's limit for a whole path.
 NAME_MAX = 255
@@ -43,6 +41,8 @@ def usable_path(path: PurePath) -> PurePath:
     """`path`, or pydantic's error (TG102 at the key) when no file system could hold it."""
     problem = path_problem(str(path))
     if problem:
+        from pydantic_core import PydanticCustomError  # only a spec's validation calls this: pydantic is loaded
+
         raise PydanticCustomError("path_unusable", "not a usable path: {problem}", {"problem": problem})
     return path
 
