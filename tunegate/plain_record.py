@@ -102,8 +102,8 @@ def dumped(value: Any, json_mode: bool, exclude_none: bool = False, exclude_defa
                 for k, v in value.items()}
     if isinstance(value, list) or (json_mode and isinstance(value, (tuple, set, frozenset))):
         return [dumped(v, json_mode, exclude_none, exclude_defaults) for v in value]
-    if not json_mode or value is None or isinstance(value, (str, bool, int)):
-        return int(value) if isinstance(value, enum.IntEnum) else value
+    if not json_mode or value is None or isinstance(value, (str, int)):  # a str or int enum is written as its value
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None  # JSON has no NaN; pydantic writes null
     if isinstance(value, PurePath):
