@@ -133,3 +133,12 @@ def test_later_facts_win_and_split_contents_are_merged():
     merged = early.merged(later)
     assert set(merged.content) == {"train", "validation"} and merged.estimate == {"hours": 2.0}
     assert early.merged(GateFacts()).estimate == {"hours": 1.0}
+
+
+def test_a_requirement_another_version_wrote_differently_is_left_out_and_the_rest_kept():
+    good = {"need": "bitsandbytes", "kind": "package", "reason": "optimizer: adamw_bnb_8bit", "key": "optimizer",
+            "where": "run machine", "met_here": False, "install": "pip install bitsandbytes"}
+    odd = [{**good, "need": "a GPU", "kind": "gpu"}, {**good, "colour": "red"}, "bitsandbytes", {"need": "x"}]
+    spec = StageResult(name="spec", status="passed", stats={"requirements": [*odd, good]})
+    [kept] = GateReport.from_stages([spec]).requirements
+    assert kept.model_dump() == good

@@ -115,7 +115,8 @@ class GateFacts(_Facts):
     advice: dict[str, Any] | None = None  # `Advice` as JSON
 
     def merged(self, later: "GateFacts") -> "GateFacts":
-        """These facts updated by what a later step learned (a later value wins)."""
+        """These facts updated by what a later step learned (a later value wins; a fact it did not
+        learn, None, keeps the earlier value)."""
         update = {name: getattr(later, name) for name in field_names(GateFacts) if getattr(later, name) is not None}
         content = {**self.content, **later.content}
         return self.model_copy(update={**update, "content": content})

@@ -324,8 +324,9 @@ def _requirements(stages: list[StageResult]) -> list[Requirement]:
         for need in stage.stats.get("requirements", []):
             try:
                 req = need if isinstance(need, Requirement) else Requirement(**need)
-            except (TypeError, ValueError):  # a report written by another version: its requirements are its own
+            except TypeError:  # a report written by another version: its requirements are its own
                 continue
-            found[(req.need, req.where)] = req
+            if req.kind in ("package", "hardware") and isinstance(req.need, str) and isinstance(req.where, str):
+                found[(req.need, req.where)] = req
     return list(found.values())
 

@@ -24,9 +24,8 @@ from tunegate.overlap.near import NearPass, NearSettings, find_near_duplicates
 from tunegate.overlap.reported import ReportedKeys
 from tunegate.pathguard import same_file
 from tunegate.report import FindingCollector, StageResult
-from tunegate.stage import GateContext
-
 from tunegate.spec.overlap_defaults import OVERLAP_DEFAULTS, OverlapDefaults
+from tunegate.stage import GateContext
 
 if TYPE_CHECKING:  # a type: a check without a spec reads the defaults, not the section's model
     from tunegate.spec.overlap_settings import OverlapSpec
