@@ -142,3 +142,12 @@ def test_a_requirement_another_version_wrote_differently_is_left_out_and_the_res
     spec = StageResult(name="spec", status="passed", stats={"requirements": [*odd, good]})
     [kept] = GateReport.from_stages([spec]).requirements
     assert kept.model_dump() == good
+
+
+@pytest.mark.parametrize("key", ["caveats", "launch_only", "tunegate_launch", "requirements"])
+def test_a_stage_list_another_writer_made_a_number_reads_back_as_no_list(key):
+    # A report file is input (an approval `launch` reads): what it says in a stage's stats must not crash the read.
+    data = json.loads(a_report().model_dump_json())
+    data["stages"][0]["stats"][key] = 5
+    again = GateReport.model_validate(data)
+    assert again.caveats[:2] == json.loads(a_report().model_dump_json())["caveats"][:2]

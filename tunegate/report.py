@@ -224,7 +224,7 @@ class GateReport(PlainRecord):
                         if g not in by_name or by_name[g].status == "skipped"}
         self.gates_passed = not failed
         self.approved_for_full_run = self.gates_passed and not self.not_run
-        extra = [c for s in self.stages for c in s.stats.get("caveats", []) if isinstance(c, str)]
+        extra = [c for s in self.stages for c in _listed(s.stats, "caveats") if isinstance(c, str)]
         self.caveats = [*CAVEATS, *dict.fromkeys(extra)]
         self.config_trainer, self.tunegate_launch = _verdicts(self.stages)
         self.requirements = _requirements(self.stages)
@@ -287,6 +287,13 @@ def _with_facts(data: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _listed(stats: dict[str, Any], key: str) -> list[Any]:
+    """A list a stage's stats hold under `key`; none where a report read back holds something else there
+    (a report file is input: what another writer put in it must not break reading it)."""
+    value = stats.get(key)
+    return value if isinstance(value, (list, tuple)) else []
+
+
 def _why_not_run(stage: StageResult | None) -> str:
     if stage is None:
         return "not run"
@@ -304,8 +311,8 @@ def _verdicts(stages: list[StageResult]) -> tuple[TrainerVerdict | None, Trainer
     spec = next((s for s in stages if s.name == "spec"), None)
     if spec is None or not isinstance(spec.stats.get("trainer"), str):
         return None, None
-    errors = [(f, f.code in s.stats.get("launch_only", ())) for s in stages for f in s.findings if f.severity == "error"]
-    refusals = [r for s in stages for r in s.stats.get("tunegate_launch", []) if isinstance(r, str)]
+    errors = [(f, f.code in _listed(s.stats, "launch_only")) for s in stages for f in s.findings if f.severity == "error"]
+    refusals = [r for s in stages for r in _listed(s.stats, "tunegate_launch") if isinstance(r, str)]
     launch = TrainerVerdict(trainer=LAUNCH, passed=not errors and not refusals,
                             reasons=list(dict.fromkeys([*refusals, *(_said(f) for f, _ in errors)])))
     if spec.stats["trainer"] == LAUNCH:  # a tunegate spec: its own trainer is tunegate launch
@@ -321,7 +328,7 @@ def _said(f: Finding) -> str:
 def _requirements(stages: list[StageResult]) -> list[Requirement]:
     found: dict[tuple[str, str], Requirement] = {}
     for stage in stages:
-        for need in stage.stats.get("requirements", []):
+        for need in _listed(stage.stats, "requirements"):
             try:
                 req = need if isinstance(need, Requirement) else Requirement(**need)
             except TypeError:  # a report written by another version: its requirements are its own
