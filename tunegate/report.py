@@ -216,7 +216,7 @@ class GateReport(PlainRecord):
     def __post_init__(self) -> None:
         if self.spec is not None:
             self.spec = shown(self.spec)
-        if isinstance(self.facts, dict):
+        if isinstance(self.facts, dict):  # facts given as their JSON, as the pydantic model took them
             self.facts = GateFacts.model_validate(self.facts)
         failed = any(s.status == "failed" for s in self.stages) or self.counts.get("error", 0) > 0
         by_name = {s.name: s for s in self.stages}
@@ -231,10 +231,10 @@ class GateReport(PlainRecord):
 
     def model_dump(self, *, mode: Literal["python", "json"] = "python", exclude: set[str] | None = None,
                    exclude_none: bool = False, exclude_defaults: bool = False) -> dict[str, Any]:
-        data = super().model_dump(mode=mode, exclude=(exclude or set()) | {"facts"}, exclude_none=exclude_none,
+        data = super().model_dump(mode=mode, exclude=exclude, exclude_none=exclude_none,
                                   exclude_defaults=exclude_defaults)
-        if not exclude or "facts" not in exclude:
-            data = _with_facts(data, dumped(self.facts.as_json(), mode == "json"))
+        if "facts" in data:  # what the stages learned, nothing else (as the pydantic schema writes them)
+            data["facts"] = dumped(self.facts.as_json(), mode == "json")
         return data
 
     def passed_gates(self) -> list[str]:
@@ -273,18 +273,6 @@ class GateReport(PlainRecord):
 
     def codes(self) -> set[str]:
         return {f.code for f in self.findings}
-
-
-def _with_facts(data: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
-    """The report's dump with its facts in their place among the keys (after `fingerprints`)."""
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        out[key] = value
-        if key == "fingerprints":
-            out["facts"] = facts
-    if "facts" not in out:
-        out["facts"] = facts
-    return out
 
 
 def _listed(stats: dict[str, Any], key: str) -> list[Any]:
