@@ -217,6 +217,20 @@ def test_the_first_seen_map_keeps_what_dict_setdefault_keeps():
 
 
 @needs_native
+def test_the_first_seen_map_holds_at_most_43_bytes_a_key_past_its_first_table():
+    # The largest thing the gate's process holds on a big file: at most three quarters full, so a
+    # 300,000-record file's map is 2**19 slots (8 MB), not 2**20.
+    import sys
+
+    seen, rnd = native.FirstSeen(), random.Random(5)
+    for n, key in enumerate(rnd.getrandbits(64) for _ in range(300_000)):
+        seen.setdefault(key, n)
+        if n + 1 in (1_000, 30_000, 100_000, 196_608, 196_609, 300_000):
+            assert 16 * (n + 1) < sys.getsizeof(seen) - 64 <= max(16 * 1024, 43 * (n + 1)), n + 1
+    assert sys.getsizeof(seen) < (8 << 20) + 1024
+
+
+@needs_native
 def test_the_first_seen_map_hands_over_every_key_with_its_first_line():
     from array import array
 

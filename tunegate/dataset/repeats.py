@@ -4,7 +4,7 @@
     repeats.see(key, line, index)        # every record, in file order (or `replay` a part's log)
     repeats.finish()                     # after the file's last record; then `close()`, always
 
-Up to `repeat_records()` records the index is the compiled map of every key's first line (~32
+Up to `repeat_records()` records the index is the compiled map of every key's first line (21-43
 bytes a record), and each repeat is reported as it is read. Past it the map goes to disk
 (tunegate.dataset.repeat_spill) with every later record's key, and `finish` finds the rest of the
 repeats there by a bucketed join, then reports them where one read would have: each TG210 is put
@@ -25,8 +25,9 @@ from tunegate.report import Finding, FindingCollector
 
 REPEATS_VARIABLE = "TUNEGATE_REPEAT_SPILL_RECORDS"
 # Records whose keys stay in memory: the compiled map holds 2**20 slots of 16 bytes (16 MB) up to
-# 524,287 keys; beyond, the keys go to disk. A million keys took 2**21 slots, and growing to them held
-# both tables for a moment (48 MB). (Without the extension a dict holds ~110 bytes a key.)
+# 786,431 keys (three quarters full); beyond, the keys go to disk. A million keys took 2**21 slots,
+# and growing to them held both tables for a moment (48 MB). (Without the extension a dict holds
+# ~110 bytes a key.)
 REPEAT_RECORDS = 500_000
 CODE = "TG210"
 
@@ -46,7 +47,7 @@ class RepeatedRecords:
         self.out, self.file = out, file
         self.on_repeat = on_repeat  # told the index of every exact repeat reported here
         # hash of a record's bytes -> the line it first appeared on: one key per record, so the
-        # compiled map where it is built (~32 bytes a record; a dict takes ~110)
+        # compiled map where it is built (21-43 bytes a record; a dict takes ~110)
         self.first_line: Any = compiled.FirstSeen() if compiled is not None else {}
         # an extension built before FirstSeen.dump cannot hand its keys over: it keeps them all
         self.limit = repeat_records() if hasattr(self.first_line, "dump") or type(self.first_line) is dict \

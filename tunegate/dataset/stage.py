@@ -9,7 +9,7 @@ Records in any format (`tunegate.formats`: OpenAI chat, ShareGPT, Alpaca, TRL pr
 `auto` fixes each file's format from its first record) are checked against that format's contract
 and handed to observers in chat form, the form every later stage reads.
 
-Each file is streamed once, in bounded memory: the index of byte-identical repeats holds ~32 bytes a
+Each file is streamed once, in bounded memory: the index of byte-identical repeats holds 21-43 bytes a
 record up to 500,000 records of a file, then goes to disk (tunegate.dataset.repeats); a split of
 several files is read file after file as one stream of records, each found at its own file and
 line (byte-identical repeats, TG210, are found within a file; a record repeated in another file of
