@@ -377,3 +377,69 @@ def test_a_split_of_two_files_read_in_parts_gives_the_report_of_one_read(tmp_pat
         result["stats"].pop("timing_s")
     assert judged[0] == judged[1]
     assert any(f["file"] == str(second) for f in judged[0]["findings"] if f["code"] == "TG304")
+
+
+# -- the pool: the gate's process reads too ------------------------------------------------------
+
+
+def _slow_pid(item: list[int]) -> tuple[int, int]:
+    import time
+
+    time.sleep(0.03)  # long enough that the next result is never ready at once
+    item.append(os.getpid())  # what reading an item changes stays with the reader's copy
+    return item[0], os.getpid()
+
+
+def _fails(item: tuple[int, set[int]]) -> int:
+    import time
+
+    time.sleep(0.01)
+    if item[0] in item[1]:
+        raise ValueError(f"bad item {item[0]}")
+    return item[0]
+
+
+def test_two_processes_are_this_one_and_one_worker_and_the_results_keep_the_items_order():
+    items = [[n] for n in range(24)]
+    with parallel.Workers(2) as pool:
+        got = list(pool.in_order(_slow_pid, items))
+        workers = {p.pid for p in pool._pool._processes.values()}
+    assert [n for n, _ in got] == list(range(24))
+    readers = {pid for _, pid in got}
+    assert os.getpid() in readers and len(workers) == 1 and readers - {os.getpid()} == workers
+    assert items == [[n] for n in range(24)]  # each item read here was a copy, as a worker's is
+
+
+def test_the_items_drawn_ahead_of_the_results_yielded_stay_bounded_while_this_process_reads_ahead():
+    drawn = []
+
+    def items():
+        for n in range(40):
+            drawn.append(n)
+            yield [n]
+
+    with parallel.Workers(2) as pool:
+        for yielded, (n, _) in enumerate(pool.in_order(_slow_pid, items()), start=1):
+            assert n == yielded - 1 and len(drawn) - yielded <= 3 * pool.window
+
+
+def test_an_exception_of_an_item_is_raised_at_its_turn_wherever_the_item_was_read():
+    # whichever process reads 3 or 5 (this one takes back items no worker has begun, and reads
+    # new ones while it waits), the error comes after every result before it
+    for bad in ({3, 5}, {5}, {0}):
+        got = []
+        with parallel.Workers(2) as pool, pytest.raises(ValueError, match=f"bad item {min(bad)}"):
+            for value in pool.in_order(_fails, [(n, bad) for n in range(40)]):
+                got.append(value)
+        assert got == list(range(min(bad)))
+
+
+@pytest.mark.skipif(not Path("/proc/sys/fs/pipe-max-size").exists(), reason="Linux sets a pipe's size")
+def test_the_pipe_the_workers_send_results_on_holds_a_parts_results_whole():
+    import fcntl
+
+    most = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    with parallel.Workers(2) as pool:
+        assert list(pool.in_order(_slow_pid, [[1]]))[0][0] == 1
+        size = fcntl.fcntl(pool._pool._result_queue._reader.fileno(), fcntl.F_GETPIPE_SZ)
+    assert size >= min(parallel.RESULT_PIPE, most) and parallel.RESULT_PIPE >= 1 << 20

@@ -1,16 +1,21 @@
-"""Worker processes for reading a file in parts, results handed back in order.
+"""Processes reading a file in parts, results handed back in order.
 
     with Workers.start(2) as pool:
         for result in pool.in_order(read_part, parts):
             ...
 
 Processes, not threads: the per-record work is Python code and would hold the GIL. The pool is
-started once per gate run and serves every file; at most `2 x count + 1` parts are in flight, so the
-results waiting to be merged stay bounded whatever the file's size. `TUNEGATE_WORKERS` sets the
-number of processes (1 reads every file in this process); by default it is the CPUs this process
-may use, up to 8, less those other processes keep busy (`busy_cpus`): on a loaded
-machine a second worker gains no time, yet costs CPU (the hand-over, the merge, caches shared with
-the other load), so the gate pays once.
+started once per gate run and serves every file; at most `2 x count + 1` parts are given to the
+workers, and results wait to be merged only up to a few times that, so memory stays bounded
+whatever the file's size. The gate's own process reads too: it merges the results in file order,
+and whenever the next one is not ready it reads a part itself rather than wait (the first part
+given to a worker that no worker has begun, else the next one), so `count` processes are this one
+and `count - 1` workers. (Before, `count` workers read beside a process that mostly waited: on 2
+CPUs a third process, every part's result pickled across, and its memory counted once more.)
+`TUNEGATE_WORKERS` sets the number of processes (1 reads every file in this process); by default
+it is the CPUs this process may use, up to 8, less those other processes keep busy (`busy_cpus`):
+on a loaded machine a second process gains no time, yet costs CPU (the hand-over, the merge, caches
+shared with the other load), so the gate pays once.
 """
 from __future__ import annotations
 
@@ -22,10 +27,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor
 
 WORKERS_ENV = "TUNEGATE_WORKERS"
 MOST = 8  # beyond this the in-order merge in the parent becomes the limit
+RESULT_PIPE = 1 << 20  # bytes the workers' result pipe holds, where the system allows it
 LOADAVG = "/proc/loadavg"  # "1-min 5-min 15-min running/total last-pid" on Linux
 
 
@@ -62,14 +68,14 @@ def _can_fork() -> bool:
 
 
 class Workers:
-    """A process pool that returns results in the order the work was given."""
+    """Processes that read the work's items, this one among them; results come back in the items' order."""
 
     def __init__(self, count: int):
-        self.count = count
+        self.count = count  # processes that read: this one and count - 1 workers
         self._pool: ProcessPoolExecutor | None = None
         self.forks = _can_fork()  # whether workers start by fork (cheap) or spawn (each imports tunegate anew)
-        # Parts in flight: two a worker, so one slow part does not leave the other workers idle
-        # while the results behind it wait to be merged in order.
+        # Items in the workers: two a process, so one slow item does not leave a worker idle while
+        # the results behind it wait to be merged in order.
         self.window = 2 * count + 1
 
     @classmethod
@@ -84,25 +90,106 @@ class Workers:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
     def in_order(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-        """fn(item) for each item in worker processes, yielded in the items' order.
+        """fn(item) for each item, yielded in the items' order: in the worker processes, and here
+        whenever the next result to yield is not ready (this process would only wait for it).
 
-        A worker's exception is raised here; the pool is started on first use.
+        An item read here is a copy, as a worker gets it. At most `window` items are given to the
+        workers, and this process reads a new item only while fewer than 2 x window wait to be
+        yielded. An exception of fn, wherever it ran, is raised at its item's turn; the pool is
+        started on first use.
         """
         if self._pool is None:  # imported here: a small file never needs the pool's ~60 ms of imports
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             context = multiprocessing.get_context("fork" if self.forks else "spawn")
-            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=context)
-        pending: deque[Future] = deque()
+            self._pool = ProcessPoolExecutor(max_workers=max(1, self.count - 1), mp_context=context)
+            _widen_result_pipe(self._pool)
+        pending: deque[Any] = deque()  # per item, in order: its future (a worker's) or its _Read (this process's)
+        given: dict[Any, Any] = {}  # a worker's future -> its item, until its result is taken
         work = iter(items)
-        for item in work:
-            pending.append(self._pool.submit(fn, item))
-            if len(pending) >= self.window:
-                break
+
+        def fill() -> None:  # the workers' share topped up to `window` items, in order
+            while len(given) < self.window and (item := next(work, _END)) is not _END:
+                future = self._pool.submit(fn, item)  # type: ignore[union-attr]
+                given[future] = item
+                pending.append(future)
+
+        fill()
         while pending:
-            done = pending.popleft().result()
-            nxt = next(work, None)
-            if nxt is not None:
-                pending.append(self._pool.submit(fn, nxt))
-            yield done
+            while type(pending[0]) is not _Read and not pending[0].done():  # this process would wait
+                if _take_back(pending, given, fn):  # the first item no worker has begun, read here
+                    continue
+                if len(pending) < 2 * self.window and (item := next(work, _END)) is not _END:
+                    pending.append(_Read.of(fn, item))  # else the next item
+                else:
+                    break
+            done = pending.popleft()
+            if type(done) is not _Read:
+                del given[done]
+            value = done.result()
+            fill()
+            yield value
+
+
+def _take_back(pending: deque[Any], given: dict[Any, Any], fn: Callable[[Any], Any]) -> bool:
+    """Read here the first item given to a worker that no worker has begun; False when there is none.
+    The first, not a new one: its result is merged soon, so this process does not run ahead of the
+    workers with results that wait behind theirs (with a new item each time, it did, until the cap
+    on waiting results left it waiting for the workers' every item)."""
+    for at in range(len(pending)):
+        future = pending[at]
+        if type(future) is not _Read and future.cancel():
+            pending[at] = _Read.of(fn, given.pop(future))
+            return True
+    return False
+
+
+def _widen_result_pipe(pool: Any) -> None:
+    """Let the pipe the workers send their results on hold a part's results whole (Linux: 1 MiB,
+    the most a process may ask for by default, instead of 64 KiB). A 4 MB part's results pickle to
+    ~125 KB: a worker blocked on the full pipe until this process's result thread emptied it, and
+    that thread waits for the GIL while this process reads a part itself (3-8 ms a part, ~15 % of
+    the worker's time at 220 MB; the wider pipe: -0.1 s wall and CPU at 220 MB, paired).
+    ProcessPoolExecutor keeps the pipe in a private attribute: where it has none, or the system
+    refuses, the pipe stays as it is."""
+    reader = getattr(getattr(pool, "_result_queue", None), "_reader", None)
+    try:
+        import fcntl
+
+        fcntl.fcntl(reader.fileno(), fcntl.F_SETPIPE_SZ, RESULT_PIPE)  # type: ignore[union-attr]
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
+
+
+_END = object()
+
+
+class _Read:
+    """The result of an item this process read itself, waiting for its turn to be yielded; an
+    exception is raised at that turn too, as a worker's is."""
+
+    __slots__ = ("value", "error")
+
+    def __init__(self, value: Any, error: Exception | None = None):
+        self.value, self.error = value, error
+
+    @classmethod
+    def of(cls, fn: Callable[[Any], Any], item: Any) -> _Read:
+        try:
+            return cls(fn(_as_sent(item)))
+        except Exception as error:
+            return cls(None, error)
+
+    def result(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+def _as_sent(item: Any) -> Any:
+    """The item as a worker gets it: a copy, so what reading it changes stays out of this process's
+    objects (a part's observers are templates, each part reads with its own)."""
+    import pickle
+
+    return pickle.loads(pickle.dumps(item, pickle.HIGHEST_PROTOCOL))
