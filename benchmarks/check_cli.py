@@ -338,7 +338,7 @@ def long_line(gigabytes: float) -> None:
 
 def index_memory(train_mb: float, records: int) -> None:
     """Peak memory of the check whose validation file holds `records` fresh records (a near-duplicate
-    index of as many MinHash rows), in one process and with two workers, paired with --against."""
+    index of as many MinHash rows), in one process and in two (TUNEGATE_WORKERS=1, 2), paired with --against."""
     sys.path.insert(0, str(HERE))
     import orjson
     from chat_corpus import record
@@ -356,7 +356,7 @@ def index_memory(train_mb: float, records: int) -> None:
         os.environ["TUNEGATE_WORKERS"] = workers
         for name in ("check", *(("old-check",) if AGAINST else ())):
             run = measure(command, OUT / f"{name}.index.out", workdir(name), sample=True)
-            print(f"  {name:<9} {workers} worker(s): PSS over the tree {run['tree_mb']:>4.0f} MB, RSS summed "
+            print(f"  {name:<9} TUNEGATE_WORKERS={workers}: PSS over the tree {run['tree_mb']:>4.0f} MB, RSS summed "
                   f"{run['tree_rss_mb']:>4.0f} MB ({run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
     del os.environ["TUNEGATE_WORKERS"]
 

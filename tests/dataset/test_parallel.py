@@ -443,3 +443,20 @@ def test_the_pipe_the_workers_send_results_on_holds_a_parts_results_whole():
         assert list(pool.in_order(_slow_pid, [[1]]))[0][0] == 1
         size = fcntl.fcntl(pool._pool._result_queue._reader.fileno(), fcntl.F_GETPIPE_SZ)
     assert size >= min(parallel.RESULT_PIPE, most) and parallel.RESULT_PIPE >= 1 << 20
+
+
+def test_a_process_with_other_threads_spawns_its_worker_and_reads_while_it_starts():
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)  # as a Prefect task's threads: forking could deadlock
+    other.start()
+    try:
+        with parallel.Workers(2) as pool:
+            assert not pool.forks
+            got = list(pool.in_order(_slow_pid, [[n] for n in range(12)]))
+    finally:
+        stop.set()
+        other.join()
+    assert [n for n, _ in got] == list(range(12))
+    assert os.getpid() in {pid for _, pid in got}  # the worker imports for a while: this process does not wait
