@@ -6,7 +6,7 @@
 
 Processes, not threads: the per-record work is Python code and would hold the GIL. The pool is
 started once per gate run and serves every file; at most `2 x count + 1` parts are given to the
-workers, and results wait to be merged only up to a few times that, so memory stays bounded
+workers and at most three times as many results wait to be merged, so memory stays bounded
 whatever the file's size. The gate's own process reads too: it merges the results in file order,
 and whenever the next one is not ready it reads a part itself rather than wait (the first part
 given to a worker that no worker has begun, else the next one), so `count` processes are this one
