@@ -419,12 +419,12 @@ def test_the_items_drawn_ahead_of_the_results_yielded_stay_bounded_while_this_pr
 
     with parallel.Workers(2) as pool:
         for yielded, (n, _) in enumerate(pool.in_order(_slow_pid, items()), start=1):
-            assert n == yielded - 1 and len(drawn) - yielded <= 3 * pool.window
+            assert n == yielded - 1 and len(drawn) - yielded <= pool.window + pool.ahead
 
 
 def test_an_exception_of_an_item_is_raised_at_its_turn_wherever_the_item_was_read():
-    # whichever process reads 3 or 5 (this one takes back items no worker has begun, and reads
-    # new ones while it waits), the error comes after every result before it
+    # whichever process reads 3 or 5 (the worker is given two items at a time, this process reads
+    # the next ones while it waits), the error comes after every result before it
     for bad in ({3, 5}, {5}, {0}):
         got = []
         with parallel.Workers(2) as pool, pytest.raises(ValueError, match=f"bad item {min(bad)}"):
@@ -459,3 +459,23 @@ def test_a_process_with_other_threads_spawns_its_worker_and_reads_while_it_start
         other.join()
     assert [n for n, _ in got] == list(range(12))
     assert os.getpid() in {pid for _, pid in got}  # the worker imports for a while: this process does not wait
+
+
+def _dies_in_a_worker(item: tuple[int, int]) -> int:
+    import time
+
+    time.sleep(0.02)
+    if os.getpid() != item[0]:
+        os._exit(3)  # as a worker the kernel kills for memory
+    return item[1]
+
+
+def test_a_worker_that_dies_is_raised_not_waited_for_while_this_process_reads_on():
+    from concurrent.futures.process import BrokenProcessPool
+
+    got = []
+    with pytest.raises(BrokenProcessPool):
+        with parallel.Workers(2) as pool:
+            for value in pool.in_order(_dies_in_a_worker, [(os.getpid(), n) for n in range(40)]):
+                got.append(value)
+    assert got == list(range(len(got))) and len(got) < 40

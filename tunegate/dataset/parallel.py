@@ -5,12 +5,11 @@
             ...
 
 Processes, not threads: the per-record work is Python code and would hold the GIL. The pool is
-started once per gate run and serves every file; at most `2 x count + 1` parts are given to the
-workers and at most three times as many results wait to be merged, so memory stays bounded
-whatever the file's size. The gate's own process reads too: it merges the results in file order,
-and whenever the next one is not ready it reads a part itself rather than wait (the first part
-given to a worker that no worker has begun, else the next one), so `count` processes are this one
-and `count - 1` workers. (Before, `count` workers read beside a process that mostly waited: on 2
+started once per gate run and serves every file; each worker is given two parts at a time and at
+most `2 x count + 1` results wait to be merged, so memory stays bounded whatever the file's size.
+The gate's own process reads too: it merges the results in file order, and whenever the next one
+is not ready it reads the next part itself rather than wait, so `count` processes are this one and
+`count - 1` workers. (Before, `count` workers read beside a process that mostly waited: on 2
 CPUs a third process, every part's result pickled across, and its memory counted once more.)
 `TUNEGATE_WORKERS` sets the number of processes (1 reads every file in this process); by default
 it is the CPUs this process may use, up to 8, less those other processes keep busy (`busy_cpus`):
@@ -74,8 +73,12 @@ class Workers:
         self.count = count  # processes that read: this one and count - 1 workers
         self._pool: ProcessPoolExecutor | None = None
         self.forks = _can_fork()  # whether workers start by fork (cheap) or spawn (each imports tunegate anew)
-        # Items in the workers: two a process, so one slow item does not leave a worker idle while
-        # the results behind it wait to be merged in order.
+        # Items given to the workers: two each (the one it reads, the next), so a worker never waits
+        # for this process; it takes the items after them itself. Not more: the results of the items
+        # this process reads wait behind the workers' (with five a worker it ran ahead until the cap
+        # below left it waiting for the workers' every item).
+        self.ahead = 2 * max(1, count - 1)
+        # Results that may wait to be yielded: a few items a process.
         self.window = 2 * count + 1
 
     @classmethod
@@ -93,10 +96,10 @@ class Workers:
         """fn(item) for each item, yielded in the items' order: in the worker processes, and here
         whenever the next result to yield is not ready (this process would only wait for it).
 
-        An item read here is a copy, as a worker gets it. At most `window` items are given to the
-        workers, and this process reads a new item only while fewer than 2 x window wait to be
-        yielded. An exception of fn, wherever it ran, is raised at its item's turn; the pool is
-        started on first use.
+        An item read here is a copy, as a worker gets it. Each worker is given two items at a time;
+        this process reads the next item only while fewer than `window` results wait to be yielded.
+        An exception of fn, wherever it ran, is raised at its item's turn; the pool is started on
+        first use.
         """
         if self._pool is None:  # imported here: a small file never needs the pool's ~60 ms of imports
             import multiprocessing
@@ -106,43 +109,26 @@ class Workers:
             self._pool = ProcessPoolExecutor(max_workers=max(1, self.count - 1), mp_context=context)
             _widen_result_pipe(self._pool)
         pending: deque[Any] = deque()  # per item, in order: its future (a worker's) or its _Read (this process's)
-        given: dict[Any, Any] = {}  # a worker's future -> its item, until its result is taken
+        given = 0  # futures among them
         work = iter(items)
 
-        def fill() -> None:  # the workers' share topped up to `window` items, in order
-            while len(given) < self.window and (item := next(work, _END)) is not _END:
-                future = self._pool.submit(fn, item)  # type: ignore[union-attr]
-                given[future] = item
-                pending.append(future)
+        def give() -> None:  # each worker kept one item ahead, so it never waits for this process
+            nonlocal given
+            while given < self.ahead and (item := next(work, _END)) is not _END:
+                pending.append(self._pool.submit(fn, item))  # type: ignore[union-attr]
+                given += 1
 
-        fill()
+        give()
         while pending:
-            while type(pending[0]) is not _Read and not pending[0].done():  # this process would wait
-                if _take_back(pending, given, fn):  # the first item no worker has begun, read here
-                    continue
-                if len(pending) < 2 * self.window and (item := next(work, _END)) is not _END:
-                    pending.append(_Read.of(fn, item))  # else the next item
-                else:
-                    break
+            while (type(pending[0]) is not _Read and not pending[0].done() and len(pending) < self.window
+                   and (item := next(work, _END)) is not _END):  # this process would wait: it reads the next item
+                pending.append(_Read.of(fn, item))
             done = pending.popleft()
             if type(done) is not _Read:
-                del given[done]
+                given -= 1
             value = done.result()
-            fill()
+            give()
             yield value
-
-
-def _take_back(pending: deque[Any], given: dict[Any, Any], fn: Callable[[Any], Any]) -> bool:
-    """Read here the first item given to a worker that no worker has begun; False when there is none.
-    The first, not a new one: its result is merged soon, so this process does not run ahead of the
-    workers with results that wait behind theirs (with a new item each time, it did, until the cap
-    on waiting results left it waiting for the workers' every item)."""
-    for at in range(len(pending)):
-        future = pending[at]
-        if type(future) is not _Read and future.cancel():
-            pending[at] = _Read.of(fn, given.pop(future))
-            return True
-    return False
 
 
 def _widen_result_pipe(pool: Any) -> None:
