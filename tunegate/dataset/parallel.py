@@ -5,8 +5,9 @@
             ...
 
 Processes, not threads: the per-record work is Python code and would hold the GIL. The pool is
-started once per gate run and serves every file; each worker is given two parts at a time and at
-most `2 x count + 1` results wait to be merged, so memory stays bounded whatever the file's size.
+started once per gate run and serves every file; each worker is given two parts at a time and the
+gate reads ahead only while fewer than `2 x count + 1` parts wait to be merged, so memory stays
+bounded whatever the file's size.
 The gate's own process reads too: it merges the results in file order, and whenever the next one
 is not ready it reads the next part itself rather than wait, so `count` processes are this one and
 `count - 1` workers. (Before, `count` workers read beside a process that mostly waited: on 2
@@ -74,7 +75,7 @@ class Workers:
         self._pool: ProcessPoolExecutor | None = None
         self.forks = _can_fork()  # whether workers start by fork (cheap) or spawn (each imports tunegate anew)
         # Items given to the workers: two each (the one it reads, the next), so a worker never waits
-        # for this process; it takes the items after them itself. Not more: the results of the items
+        # for this process, which takes the items after them itself. Not more: the results of the items
         # this process reads wait behind the workers' (with five a worker it ran ahead until the cap
         # below left it waiting for the workers' every item).
         self.ahead = 2 * max(1, count - 1)
@@ -101,7 +102,7 @@ class Workers:
         An exception of fn, wherever it ran, is raised at its item's turn; the pool is started on
         first use.
         """
-        if self._pool is None:  # imported here: a small file never needs the pool's ~60 ms of imports
+        if self._pool is None:  # imported here: a small file never needs the pool's imports (~20 ms)
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
