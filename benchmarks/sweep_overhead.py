@@ -8,6 +8,7 @@
     python benchmarks/sweep_overhead.py --rounds 0 --slots --against /tmp/old  # Prefect's slot requests, 503s
     python benchmarks/sweep_overhead.py --rounds 3 --server             # also server-sweep-1/6: a running server
     python benchmarks/sweep_overhead.py --rounds 3 --cold --against /tmp/old   # also cold-sweep-1: a fresh Prefect home
+    python benchmarks/sweep_overhead.py --rounds 3 --bare-bf16         # also bf16-bare-N: the bare loops in bf16
 
 Every command runs as a fresh process (as a user runs it), on the built-in tiny model and the
 quickstart data, CPU, one torch thread, the rounds interleaved (A B, then B A: a load change on the
@@ -24,6 +25,11 @@ shared machine, or being first or second of a pair, hits every variant alike):
   -N        with --counts: bare-N and sweep-N for each N given (default 1,6), each sweep also as a
             ratio to the bare loop of its own N candidates (the issue's targets are per count);
   old-*     with --against DIR: the same sweeps run from another checkout's tunegate (PYTHONPATH).
+  bf16-bare-N  with --bare-bf16: the bare loop of N candidates in the sweep spec's precision, bf16, as
+            the candidates train on a CPU (the base loaded in bf16, each forward under CPU autocast:
+            what the mini-run and the Trainer's bf16=True do there); bare-N stays in fp32, the issue's
+            baseline. Each sweep is also shown as a ratio to the bf16 bare loop of its count: the
+            difference between the two is what the precision costs a CPU, not the orchestration.
   cold-*    with --cold: sweep-1 on a fresh Prefect home (and a fresh MLflow store), as a user's
             first command there runs it, with the command's own local API (TUNEGATE_LOCAL_API_IDLE_S=0)
             so its start-up, Prefect's migrations of the fresh database (or, from this checkout on, the
@@ -78,6 +84,7 @@ CANDIDATES = [{"lora.r": 8, "lora.alpha": 16, "training.learning_rate": 3e-4},
 AGAINST: list[Path] = []  # --against: another checkout whose tunegate runs the old-* sweeps
 SERVER: list[str] = []  # --server: the running server's API URL, for the server-* sweeps
 COLD: list[bool] = []  # --cold: also the cold-* sweeps
+BF16: list[bool] = []  # --bare-bf16: also the bf16-bare-N loops
 COUNTS: list[int] = [1, 6]  # --counts: the candidates of each bare loop and sweep
 
 BARE = r'''
@@ -97,8 +104,11 @@ def batches(ids, size):
         chunk = [torch.tensor(x if isinstance(x, list) else x["input_ids"])[:256] for x in ids[i:i + size]]
         padded = torch.nn.utils.rnn.pad_sequence(chunk, batch_first=True, padding_value=tok.pad_token_id or 0)
         yield padded, (padded != (tok.pad_token_id or 0)).long()
+bf16 = len(sys.argv) > 5 and sys.argv[5] == "bf16"
+def autocast():
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16)
 def candidate(r, alpha, lr, steps):
-    model = transformers.AutoModelForCausalLM.from_pretrained(path)
+    model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16 if bf16 else torch.float32)
     model = peft.get_peft_model(model, peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.05,
                                                        target_modules=["q_proj", "k_proj", "v_proj", "o_proj"]))
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
@@ -106,12 +116,13 @@ def candidate(r, alpha, lr, steps):
     done = 0
     while done < steps:
         for ids, mask in batches(train, 4):
-            loss = model(input_ids=ids, attention_mask=mask, labels=ids).loss
+            with autocast():
+                loss = model(input_ids=ids, attention_mask=mask, labels=ids).loss
             loss.backward(); opt.step(); opt.zero_grad(); done += 1
             if done == steps:
                 break
     model.eval()
-    with torch.no_grad():
+    with torch.no_grad(), autocast():
         return sum(model(input_ids=i, attention_mask=m, labels=i).loss.item() for i, m in batches(val, 4))
 train, val = encode(sys.argv[1]), encode(sys.argv[2])
 for c in json.loads(sys.argv[4]):
@@ -216,11 +227,14 @@ def main() -> None:
     ap.add_argument("--cold", action="store_true", help="also a 1-candidate sweep on a fresh Prefect home")
     ap.add_argument("--slots", action="store_true", help="also count Prefect's slot requests and 503s per checkout")
     ap.add_argument("--server", action="store_true", help="also the sweeps against a running `prefect server`")
+    ap.add_argument("--bare-bf16", action="store_true", help="also the bare loops in bf16, the sweep spec's precision")
     args = ap.parse_args()
     if args.against:
         AGAINST.append(args.against.resolve())
     if args.cold:
         COLD.append(True)
+    if args.bare_bf16:
+        BF16.append(True)
     COUNTS[:] = sorted({int(n) for n in args.counts.split(",")})
     if not set(COUNTS) <= set(range(1, len(CANDIDATES) + 1)) or 1 not in COUNTS:
         raise SystemExit(f"--counts: between 1 and {len(CANDIDATES)}, 1 among them (the ratios' base)")
@@ -302,6 +316,10 @@ def one_round(steps: int, flip: bool = False) -> dict[str, tuple[float, float, s
         wall, cpu, text = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
                                  str(4 + steps), json.dumps(CANDIDATES[:n])])
         out[f"bare-{n}"] = (wall, cpu, f"val loss {float(text.split()[1]):.4f}")
+        if BF16:
+            wall, cpu, text = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
+                                     str(4 + steps), json.dumps(CANDIDATES[:n]), "bf16"])
+            out[f"bf16-bare-{n}"] = (wall, cpu, f"val loss {float(text.split()[1]):.4f}")
     for n in COUNTS:
         order = [("", ROOT)] + [("old-", a) for a in AGAINST]
         for label, source in reversed(order) if flip else order:
@@ -332,14 +350,20 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> None:
     for name, (wall, cpu) in med.items():
         count = name.rsplit("-", 1)[1]
         own = med.get(f"bare-{count}") if count.isdigit() and count != "1" and "sweep" in name else None
+        bf16 = med.get(f"bf16-bare-{count}") if count.isdigit() and "sweep" in name else None
         print(f"  {name:<12} {wall:6.1f} s wall {cpu:6.1f} s CPU   x{wall / bare_wall:.2f} bare-1's wall, "
               f"x{cpu / bare_cpu:.2f} its CPU" + (f"; x{wall / own[0]:.2f} bare-{count}'s wall, "
-                                                  f"x{cpu / own[1]:.2f} its CPU" if own else ""))
+                                                  f"x{cpu / own[1]:.2f} its CPU" if own else "")
+              + (f"; x{wall / bf16[0]:.2f} bf16-bare-{count}'s wall, x{cpu / bf16[1]:.2f} its CPU" if bf16 else ""))
     most = COUNTS[-1] - 1
     if not most:
         return
     bare_per = ((med[f"bare-{most + 1}"][0] - bare_wall) / most, (med[f"bare-{most + 1}"][1] - bare_cpu) / most)
     print(f"  one more candidate, bare loop: {bare_per[0]:.1f} s wall, {bare_per[1]:.1f} s CPU")
+    if f"bf16-bare-{most + 1}" in med:
+        low, high = med["bf16-bare-1"], med[f"bf16-bare-{most + 1}"]
+        print(f"  one more candidate, bf16 bare loop: {(high[0] - low[0]) / most:.1f} s wall, "
+              f"{(high[1] - low[1]) / most:.1f} s CPU")
     for label in [""] + ["old-"] * bool(AGAINST) + ["server-"] * bool(SERVER):
         one, six = med[f"{label}sweep-1"], med[f"{label}sweep-{most + 1}"]
         per = ((six[0] - one[0]) / most, (six[1] - one[1]) / most)
