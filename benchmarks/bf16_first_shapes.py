@@ -9,8 +9,9 @@ matrix shape the first time it meets it, and a process keeps what it built: ever
 builds them again, the bare loop once. fp32 takes other kernels, built for no shape.
 
 Here a parent imports torch, transformers and peft and, for each round and precision, forks a
-child (the parent never runs a torch op: a child of one that did can fail, torch's "Invalid thread
-pool" assertion, which is why the fork server never warms anything up) that twice loads the built-in
+child (the parent never runs a torch op, as the fork server never does: in a child of a process that
+did, transformers' loading threads failed torch's "Invalid thread pool" assertion here, so building
+the kernels in the fork server for its children is no option) that twice loads the built-in
 tiny model, adds LoRA (r 8, q/k/v/o) and runs the same 16 steps of 4 rows (the lengths of the
 first 64 records of the quickstart's train file, truncated at 256, as the candidates' batches are),
 timing its CPU for the steps alone:
