@@ -38,7 +38,6 @@ orjson writes it, so digests of ordinary data are what they always were.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from array import array
 from dataclasses import dataclass
@@ -165,6 +164,14 @@ def exact_number(value: Any) -> orjson.Fragment:
     return orjson.Fragment(("-" if sign else "") + text)
 
 
+def _sha256() -> Any:
+    """The first version's hash. hashlib is imported only for it: importing hashlib starts OpenSSL
+    (~2 ms, and ~3 MB of libcrypto resident in the gate's process) for every check otherwise."""
+    import hashlib
+
+    return hashlib.sha256()
+
+
 class SplitDigest:
     """A running digest over one split's records, in `algorithm`'s version."""
 
@@ -172,7 +179,7 @@ class SplitDigest:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown fingerprint algorithm {algorithm!r}: one of {', '.join(ALGORITHMS)}")
         self.algorithm = algorithm
-        self._hash: Any = blake3.blake3() if algorithm == ALGORITHM else hashlib.sha256()
+        self._hash: Any = blake3.blake3() if algorithm == ALGORITHM else _sha256()
         self._held = bytearray()  # short lines, gathered for one update
         self.records = 0
 
