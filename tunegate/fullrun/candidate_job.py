@@ -92,10 +92,10 @@ def reset_peak_rss() -> None:
     (Linux: /proc/self/clear_refs 5). What the mini-run left resident stays counted: ~0.01 GiB on
     the tiny model (a 3-candidate sweep logged 0.517-0.521 GiB against 0.507-0.510 from a child of
     its own, 2026-12-06), beside the ~0.4 GiB of the training stack both count."""
-    import ctypes
+    from tunegate.processes.freed_memory import give_back_freed
 
+    give_back_freed()
     try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
         with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
             refs.write("5")
     except OSError:

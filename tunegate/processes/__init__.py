@@ -4,17 +4,20 @@ thread importing ahead what the command will need.
     subprocess.Popen(cmd, preexec_fn=on_parent_death(signal.SIGTERM))
     import_ahead(TRACKING_MODULES)
     import_mlflow()
+    give_back_freed()
 
 `parent_death.py`: Linux's parent-death signal, for a server or worker the command starts;
 `import_ahead.py`: the import thread, and the module lists the flow commands give it;
-`mlflow_import.py`: MLflow imported without the packages its tracking does not use.
+`mlflow_import.py`: MLflow imported without the packages its tracking does not use;
+`freed_memory.py`: the heap's free pages handed back where a phase that held a big block ends.
 """
 from __future__ import annotations
 
 from tunegate.front_door import front_door
 
 # Each name's module, imported on first use (tunegate.front_door).
-_HOME = {"on_parent_death": "tunegate.processes.parent_death"}
+_HOME = {"on_parent_death": "tunegate.processes.parent_death",
+         "give_back_freed": "tunegate.processes.freed_memory"}
 
-__all__ = ["on_parent_death"]
+__all__ = ["give_back_freed", "on_parent_death"]
 __getattr__ = front_door(__name__, _HOME)
