@@ -219,3 +219,21 @@ def test_a_temporary_folder_that_cannot_be_written_is_an_environment_error(tmp_p
     split.add(1, 0, normalise_record_bytes(chat("hi", "there")))
     with pytest.raises(OutputError, match="set TMPDIR"):
         split.add(2, 1, normalise_record_bytes(chat("hello", "again")))
+
+
+def test_the_arrays_freed_by_a_splits_first_spill_are_given_back_and_no_later_chunks(tmp_path, monkeypatch):
+    from tunegate.overlap import exact
+    from tunegate.overlap.normalize import normalise_record_bytes
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setenv(SPILL_VARIABLE, "5")
+    given_back = []
+    monkeypatch.setattr(exact, "give_back_freed", lambda: given_back.append(len(split)) or True)
+    split = exact.SplitHashes()
+    for i in range(40):
+        split.add(i + 1, i, normalise_record_bytes(chat(f"q{i}", "a")))
+    split.flush()  # a later chunk (what the file's end writes): nothing freed at the spill's size
+    assert split.spilled and len(split) == 40
+    assert given_back == [6]  # once: when the first spill moved the 6 records' arrays to disk
+    split.close()

@@ -19,6 +19,7 @@ from xxhash import xxh3_128_digest
 from tunegate.overlap.normalize import NormalBytes, normal_parts
 from tunegate.overlap.reported import ReportedKeys
 from tunegate.overlap.spill import CHUNK_ROWS, RowStore, as_rows, spill_records
+from tunegate.processes.freed_memory import give_back_freed
 
 NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; a 128-bit hash is all zeros with probability 2**-128
 _WIDTH = 16
@@ -96,7 +97,8 @@ class SplitHashes:
         """Move the rows held in the arrays to the split's file (made on first use)."""
         if self._flush_at < 0:
             return
-        if self.store is None:
+        first = self.store is None
+        if first:
             self.store = RowStore()
             self._flush_at = CHUNK_ROWS  # from now on the arrays hold one chunk at most
         held = len(self.lines)
@@ -108,6 +110,8 @@ class SplitHashes:
         columns.clear()
         self.full, self.prompt, self.answer = bytearray(), bytearray(), bytearray()
         self.lines, self.indexes = array("q"), array("q")
+        if first:  # the arrays grown to spill_records() rows, freed: their pages go back now, not at exit
+            give_back_freed()
 
     def place(self, position: int) -> tuple[int, int]:
         """(line, key) of the record at `position`."""
