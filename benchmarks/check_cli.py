@@ -5,6 +5,7 @@
     python benchmarks/check_cli.py --quickstart             # the small spec: approval, rejections
     python benchmarks/check_cli.py --short 1000000          # 1M short records (~100 MB: per-record costs)
     python benchmarks/check_cli.py --mb 1100 --index-records 64000   # memory of a big near-duplicate index
+    python benchmarks/check_cli.py --mb "" --rss-mb 1100 --rss-rounds 5 --against /tmp/old   # peak memory only, 5 runs each
     python benchmarks/check_cli.py --against /tmp/old       # also old-check, old-no-near: another checkout's
                                                             # tunegate (e.g. `git archive main | tar -x -C /tmp/old`)
 
@@ -307,16 +308,28 @@ def show(row: dict) -> None:
             print(f"  {name} verdict: {verdict(row[name]['report'])}")
 
 
-def rss_only(train_mb: float) -> None:
-    """Peak RSS (and one wall time) of the check and the baseline on a large file."""
+def rss_only(train_mb: float, rounds: int = 1) -> None:
+    """Peak RSS (and one wall time) of the check and the baseline on a large file; with --against the
+    other checkout's check too; `rounds` runs of each checks' (alternating which goes first) and
+    their medians, a single run's summed RSS moving by +-5 MB."""
     train, val = generate(train_mb)
     cmds = commands(train, val)
     mb = (train.stat().st_size + val.stat().st_size) / 1e6
-    for name in ("baseline", "check"):
-        run = measure(cmds[name], OUT / f"{name}.out", sample=True)
-        print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, "
-              f"all processes' PSS {run['tree_mb']:>5.0f} MB, their RSS summed {run['tree_rss_mb']:>5.0f} MB "
-              f"(one run: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
+    checks = ["check", "old-check"] if AGAINST else ["check"]
+    runs: dict[str, list[dict]] = {name: [] for name in ["baseline", *checks]}
+    for i in range(max(1, rounds)):
+        for name in (["baseline"] if i == 0 else []) + (checks if i % 2 == 0 else checks[::-1]):
+            run = measure(cmds[name], OUT / f"{name}.out", workdir(name), sample=True)
+            runs[name].append(run)
+            print(f"  {mb:.0f} MB {name:<9} peak RSS {run['rss_mb']:>5.0f} MB, "
+                  f"all processes' PSS {run['tree_mb']:>5.0f} MB, their RSS summed {run['tree_rss_mb']:>5.0f} MB "
+                  f"(one run: {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU, exit {run['rc']})")
+    if rounds > 1:
+        for name in checks:
+            got = runs[name]
+            print(f"  {name:<9} medians of {len(got)}: PSS {statistics.median(r['tree_mb'] for r in got):.0f} MB, "
+                  f"RSS summed {statistics.median(r['tree_rss_mb'] for r in got):.0f} MB "
+                  f"({min(r['tree_rss_mb'] for r in got):.0f}-{max(r['tree_rss_mb'] for r in got):.0f})")
 
 
 def long_line(gigabytes: float) -> None:
@@ -391,6 +404,7 @@ def main() -> None:
     ap.add_argument("--mb", default="50,200,400", help="train sizes in MB, comma-separated")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are shown")
     ap.add_argument("--rss-mb", type=float, default=1000, help="also peak RSS at this train size (0: skip)")
+    ap.add_argument("--rss-rounds", type=int, default=1, help="peak-RSS runs of each check (and --against's), medians shown")
     ap.add_argument("--only", default="baseline,check,no-near,start-up", help="which commands to time")
     ap.add_argument("--quickstart", action="store_true", help="time only the quickstart approval and the two rejections")
     ap.add_argument("--long-line-gb", type=float, default=0, help="time only the rejection of one line this long")
@@ -421,11 +435,11 @@ def main() -> None:
         train, val = generate_short(args.short)
         show(compare(train.stat().st_size / 1e6, args.rounds, which, (train, val)))
         return
-    for mb in (float(x) for x in args.mb.split(",")):
+    for mb in (float(x) for x in args.mb.split(",") if x):
         show(compare(mb, args.rounds, which))
     if args.rss_mb:
         print(f"\npeak RSS at {args.rss_mb:g} MB train:")
-        rss_only(args.rss_mb)
+        rss_only(args.rss_mb, args.rss_rounds)
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")
 
 
