@@ -27,10 +27,10 @@ CHUNK_ROWS = 1 << 16  # rows read or written at once: 4 MB
 # Records a split keeps in memory: two chunks, 8 MB of arrays (~10 MB as they grow). The in-memory
 # joins hold ~250 bytes a validation record (a dict of lists) for a moment, ~33 MB at this count;
 # beyond it the hashes go to disk. At 200,000 (until 2026-12-06) a 1.1 GB check's gate held 12.8 MB
-# of arrays until the spill, and the heap kept their pages to the end: 161-164 MB summed over the
-# tree with those pages handed back at the spill, 148-157 MB at this count (166-170 before either;
-# docs/benchmarks.md). One chunk saves ~4 MB more but puts files of 65,536-131,072 records on the
-# spilled joins (~0.04 s more than the in-memory ones at 118,000 records).
+# of arrays until the spill and the heap kept their pages to the end: 168-173 MB summed over the
+# tree against 151-155 at this count with the freed arrays handed back (docs/benchmarks.md, session
+# 43). One chunk would save ~4 MB more but put files of 65,536-131,072 records on the spilled joins
+# (~0.04 s more than the in-memory ones at 118,000 records).
 SPILL_RECORDS = 2 * CHUNK_ROWS
 _BLOCK_ROWS = 1 << 10  # rows `place` reads around the one asked for: places are asked for in order
 
