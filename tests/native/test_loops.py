@@ -382,6 +382,20 @@ def test_the_band_table_reads_an_index_mapped_read_only(tmp_path):
 
 
 @needs_native
+def test_a_band_table_takes_the_rows_of_the_sorted_keys_as_uint32_as_it_does_as_int64():
+    from tunegate.overlap.lsh import BandIndex
+
+    index, queries = band_case(11, 500, 200, 128, (14, 9))
+    table, batch = index.table, np.ascontiguousarray(queries, dtype=np.uint32)
+    wide = table.pairs(batch, 128, 9, np.ascontiguousarray(index.order, dtype=np.int64))
+    assert table.pairs(batch, 128, 9, np.ascontiguousarray(index.order, dtype=np.uint32)) == wide
+    narrow = BandIndex.of(index.rows, index.bands, index.sorted_keys, index.order.astype(np.uint32))
+    assert [a.tolist() for a in narrow.candidates(queries)] == [a.tolist() for a in index.search(queries)]
+    with pytest.raises(ValueError, match="wrong size"):  # neither int64 nor uint32 a key: refused, never read past
+        table.pairs(batch, 128, 9, np.ascontiguousarray(index.order, dtype=np.uint16))
+
+
+@needs_native
 def test_a_band_table_written_into_a_buffer_and_read_from_it_elsewhere_finds_the_same_pairs(tmp_path):
     from tunegate.overlap.lsh import BandIndex
 

@@ -11,9 +11,10 @@
  *     slot in every band), never written. The buffer is held until the table is dropped.
  * BandTable.slots_bytes(n, bands) -> int: the bytes a table of n keys a band takes.
  * table.pairs(batch, num_perm, width, order) -> bytes
- *     batch: (rows x num_perm) uint32 MinHash rows; order: the index's (bands x n) int64 row of
- *     each sorted key. Every (batch row * n + index row) whose band keys agree in at least one
- *     band, each pair once, ascending, as int64: what BandIndex.candidates finds with numpy.
+ *     batch: (rows x num_perm) uint32 MinHash rows; order: the index's (bands x n) row of each
+ *     sorted key, int64 or uint32 (told apart by its size; a shared index's file holds uint32, half
+ *     the pages every process maps). Every (batch row * n + index row) whose band keys agree in at
+ *     least one band, each pair once, ascending, as int64: what BandIndex.candidates finds with numpy.
  * band_pairs(index_rows, query_rows, num_perm, bands, width) -> (pairs, agree)
  *     Both sides' rows as bytes of uint32; the index's band keys sorted here. The same pairs as
  *     BandTable(...).pairs(query_rows, ...) on the index built from index_rows, and for each the
@@ -81,9 +82,10 @@ static inline uint64_t band_key(const uint32_t *row, Py_ssize_t band, Py_ssize_t
 }
 
 /* Every (row * n + index row) of `rows` query rows sharing a band key with an index row, into
- * `found` (unsorted, repeated once per shared band); positions: each sorted key's index row. */
+ * `found` (unsorted, repeated once per shared band); positions: each sorted key's index row, int64
+ * where `wide`, else uint32. */
 static int collect_pairs(const Slot *all, const uint64_t *keys, Py_ssize_t bands, Py_ssize_t n, Py_ssize_t capacity,
-                         const int64_t *positions, const uint32_t *matrix, Py_ssize_t rows, Py_ssize_t num_perm,
+                         const void *positions, int wide, const uint32_t *matrix, Py_ssize_t rows, Py_ssize_t num_perm,
                          Py_ssize_t width, Values *found) {
     size_t mask = (size_t)capacity - 1;
     for (Py_ssize_t r = 0; r < rows; r++) {
@@ -100,7 +102,9 @@ static int collect_pairs(const Slot *all, const uint64_t *keys, Py_ssize_t bands
                 for (; i < n && band[i] == key; i++) { /* the key's run in the sorted band */
                     if (values_reserve(found, 256) < 0)
                         return -1;
-                    found->items[found->size++] = (uint64_t)(r * n + positions[b * n + i]);
+                    int64_t position = wide ? ((const int64_t *)positions)[b * n + i]
+                                            : (int64_t)((const uint32_t *)positions)[b * n + i];
+                    found->items[found->size++] = (uint64_t)(r * n + position);
                 }
                 break;
             }
@@ -238,14 +242,16 @@ static PyObject *table_pairs(BandTable *self, PyObject *const *args, Py_ssize_t 
     }
     PyObject *result = NULL;
     Values found = {NULL, 0, 0};
+    Py_ssize_t entries = self->bands * self->n;
+    int wide = order.len == entries * (Py_ssize_t)sizeof(int64_t);
     if (batch.len % (num_perm * (Py_ssize_t)sizeof(uint32_t)) != 0 ||
-        order.len != self->bands * self->n * (Py_ssize_t)sizeof(int64_t)) {
+        (!wide && order.len != entries * (Py_ssize_t)sizeof(uint32_t))) {
         PyErr_SetString(PyExc_ValueError, "batch or order has the wrong size");
         goto done;
     }
     Py_ssize_t rows = batch.len / (num_perm * (Py_ssize_t)sizeof(uint32_t));
-    if (collect_pairs(self->slots, self->keys.buf, self->bands, self->n, self->capacity, order.buf, batch.buf, rows, num_perm, width,
-                      &found) < 0)
+    if (collect_pairs(self->slots, self->keys.buf, self->bands, self->n, self->capacity, order.buf, wide, batch.buf, rows,
+                      num_perm, width, &found) < 0)
         goto done;
     sort_unique(&found);
     result = PyBytes_FromStringAndSize((const char *)found.items, found.size * (Py_ssize_t)sizeof(int64_t));
@@ -355,7 +361,7 @@ PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (sorted_bands(index.buf, n, num_perm, bands, width, keys, order) < 0)
         goto done;
     fill_slots(slots, keys, bands, n, capacity);
-    if (n && collect_pairs(slots, keys, bands, n, capacity, order, queries.buf, rows, num_perm, width, &found) < 0)
+    if (n && collect_pairs(slots, keys, bands, n, capacity, order, 1, queries.buf, rows, num_perm, width, &found) < 0)
         goto done;
     sort_unique(&found);
     result = pairs_with_agreement(&found, index.buf, queries.buf, n, num_perm);

@@ -41,7 +41,7 @@ class BandIndex:
     rows: Any  # (n, num_perm) uint32
     bands: tuple[int, int]
     sorted_keys: Any  # (bands, n) uint64, each band sorted
-    order: Any  # (bands, n) int64: the row of each sorted key
+    order: Any  # (bands, n) int64, or uint32 from a shared index's file: the row of each sorted key
     _table: Any = None  # the compiled look-up of the sorted keys (tunegate/native/lsh.c), built at first use
 
     @classmethod
@@ -69,9 +69,9 @@ class BandIndex:
         if self.table is None or not len(batch) or not len(self.rows):
             return self.search(batch)
         # the same pairs as `search`, a hash look-up per band and row
+        order = self.order if self.order.dtype in (np.int64, np.uint32) else self.order.astype(np.int64)
         pairs = np.frombuffer(self.table.pairs(np.ascontiguousarray(batch, dtype=np.uint32), batch.shape[1],
-                                               self.bands[1], np.ascontiguousarray(self.order, dtype=np.int64)),
-                              dtype=np.int64)
+                                               self.bands[1], np.ascontiguousarray(order)), dtype=np.int64)
         return pairs // len(self.rows), pairs % len(self.rows)
 
     def search(self, batch: Any) -> tuple[Any, Any]:

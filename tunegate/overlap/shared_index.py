@@ -15,8 +15,10 @@ straight into its file's map. Mapped, a process holds only the pages it reads: t
 the rows of the candidates it checks.
 
 The files, raw and native-endian: `rows` (n x num_perm uint32), `places` (n near_index.PLACE),
-`sorted_keys` (bands x n uint64, each band sorted), `order` (bands x n int64: the row of each
-sorted key) and `table.bin` (the look-up's slots, where the extension is built).
+`sorted_keys` (bands x n uint64, each band sorted), `order` (bands x n uint32: the row of each
+sorted key; a band holds fewer than 2**32 keys, the look-up's own limit, and every process maps the
+whole file: half the pages of int64's) and `table.bin` (the look-up's slots, where the extension is
+built).
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ def share_index(index: Any, places: Any) -> str:
     write_rows(folder / "rows", np.ascontiguousarray(index.rows, dtype=np.uint32).tobytes())
     write_rows(folder / "places", np.ascontiguousarray(places, dtype=PLACE).tobytes())
     write_rows(folder / "sorted_keys", np.ascontiguousarray(index.sorted_keys).tobytes())
-    write_rows(folder / "order", np.ascontiguousarray(index.order, dtype=np.int64).tobytes())
+    write_rows(folder / "order", np.ascontiguousarray(index.order, dtype=np.uint32).tobytes())
     _write_table(folder / TABLE, np.ascontiguousarray(index.sorted_keys), index.bands)
     return str(folder)
 
@@ -68,7 +70,7 @@ def write_index(folder: Path, num_perm: int, bands: tuple[int, int]) -> None:
     for band in keys:  # sorted band by band, in place: numpy's stable argsort, as BandIndex.build
         order = np.argsort(band, kind="stable")
         band[:] = band[order]
-        write_rows(folder / "order", order.astype(np.int64, copy=False).tobytes())
+        write_rows(folder / "order", order.astype(np.uint32).tobytes())
     write_rows(folder / "sorted_keys", keys.tobytes())
     _write_table(folder / TABLE, keys, bands)
 
@@ -104,7 +106,7 @@ def load_index(folder: str, num_perm: int, bands: tuple[int, int]) -> tuple[Any,
         n = os.path.getsize(path / "places") // PLACE.itemsize
         rows = _mapped(np, path / "rows", np.uint32, (n, num_perm))
         sorted_keys = _mapped(np, path / "sorted_keys", np.uint64, (bands[0], n))
-        order = _mapped(np, path / "order", np.int64, (bands[0], n))
+        order = _mapped(np, path / "order", np.uint32, (bands[0], n))
         table = _mapped_table(path / TABLE, sorted_keys, bands)
         index = BandIndex.of(rows, bands, sorted_keys, order, table)
         found = _LOADED[folder] = (index, _mapped(np, path / "places", PLACE, (n,)))
