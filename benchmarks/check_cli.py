@@ -310,7 +310,7 @@ def show(row: dict) -> None:
 
 def rss_only(train_mb: float, rounds: int = 1) -> None:
     """Peak RSS (and one wall time) of the check and the baseline on a large file; with --against the
-    other checkout's check too; `rounds` runs of each checks' (alternating which goes first) and
+    other checkout's check too; `rounds` runs of each check (alternating which goes first) and
     their medians, a single run's summed RSS moving by +-5 MB."""
     train, val = generate(train_mb)
     cmds = commands(train, val)
