@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tunegate.fullrun.forked_jobs import FORKED
+from tunegate.fullrun.trainer import KEPT_BASE
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +30,12 @@ def test_sweep_scores_good_candidates_and_logs_the_diverging_one_as_rejected(pre
     assert {c.info.status for c in children} == {"FINISHED", "FAILED"}
     assert parent.data.tags["tunegate.best_run"] == good["run_id"]
     assert any(a.path == "best_spec.yaml" for a in client.list_artifacts(parent.info.run_id))
-    spec = Path(good["spec_path"])  # its training ran in a child of the fork server (tunegate.fullrun.forks)
-    assert (spec.with_name(f"{spec.stem}-train") / "train.log").read_text().startswith(FORKED)
+    # its training ran in the child of the fork server that ran its mini-run (tunegate.fullrun.forks), on the
+    # base that mini-run loaded, and wrote no checkpoint: nothing resumes a candidate
+    trained = Path(good["spec_path"]).with_name(f"{Path(good['spec_path']).stem}-train")
+    log = (trained / "train.log").read_text()
+    assert log.startswith(FORKED) and f"\n{KEPT_BASE}\n" in log
+    assert not list(trained.glob("checkpoints/checkpoint-*")) and (trained / "adapter").is_dir()
 
 
 def test_rerun_of_a_finished_sweep_reuses_every_candidate_in_the_same_parent(prefect_api, tiny_cache, workdir):

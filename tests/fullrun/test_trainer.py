@@ -68,6 +68,18 @@ def test_the_adapter_and_tokenizer_are_published_with_a_complete_marker(complete
     assert sorted(p.name for p in out.iterdir()) == ["adapter", "checkpoints"]  # no temporary folder left
 
 
+def test_a_training_without_checkpoints_writes_none_and_computes_the_same(completed, tmp_path):
+    # a sweep candidate's (launcher.train_apart: --no-checkpoints); the fixture's run wrote two
+    result, out = completed
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["checkpoint-2", "checkpoint-4"]
+    spec = load_spec("good", **{"full_run.save_steps": 2})
+    bare = train(spec, output_dir=tmp_path, max_steps=4, log=lambda line: None, checkpoints=False)
+    assert bare.ok and is_complete(Path(bare.adapter_dir))
+    assert not any((tmp_path / "checkpoints").iterdir())
+    assert [(s.step, s.loss) for s in bare.steps] == [(s.step, s.loss) for s in result.steps]
+    assert bare.val_loss == result.val_loss
+
+
 def test_the_published_adapter_loads_into_a_fresh_base_model(completed, tiny_cache):
     import torch
     from peft import PeftModel

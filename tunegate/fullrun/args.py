@@ -66,11 +66,12 @@ def choose_place(spec: Spec, log: Callable[[str], None]) -> RunPlace:
 
 
 def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_steps: int,
-                       max_steps: int | None = None, eval_every: int | None = None) -> Any:
+                       max_steps: int | None = None, eval_every: int | None = None, checkpoints: bool = True) -> Any:
     """TrainingArguments for the run; creating them sets up the process group under a launcher.
 
     `eval_every`: steps between evaluations (a sweep candidate's, what its pruning reads); default
-    `full_run.save_steps`, where the checkpoints are.
+    `full_run.save_steps`, where the checkpoints are. `checkpoints` False: none is written (a sweep
+    candidate's training).
     """
     from transformers import TrainingArguments
 
@@ -92,8 +93,8 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         # the HealthCallback refuses the default True, which hides NaN/Inf losses
         logging_nan_inf_filter=False, logging_steps=logging_steps(total_steps), logging_first_step=True,
         # a checkpoint and an evaluation on the frozen validation set every save_steps (a sweep
-        # candidate evaluates every sweep.eval_every steps instead)
-        save_strategy="steps", save_steps=save_steps, eval_strategy="steps", eval_steps=eval_every or save_steps,
+        # candidate evaluates every sweep.eval_every steps instead, and writes no checkpoint)
+        save_strategy="steps" if checkpoints else "no", save_steps=save_steps, eval_strategy="steps", eval_steps=eval_every or save_steps,
         prediction_loss_only=True,  # evaluation keeps the loss only, never every logit
         # the flows log to MLflow themselves through an allowlist; the Trainer's MLflow callback
         # would log every TrainingArguments field

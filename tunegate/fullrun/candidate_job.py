@@ -16,8 +16,9 @@ What a fresh child would start the training with is put back first: the job's en
 intra-op threads (the mini-run sets its own), its RNGs (the trainer seeds them all), and the
 memory marks: on CUDA the allocator's cache emptied and its peaks reset, so the training's measured
 peak is its own; off CUDA the process's peak RSS restarts (`reset_peak_rss`). The trainer still
-reads its spec, tokeniser, data and model itself (the same calls, the same numbers); what it no
-longer pays is a second process and a second warm-up.
+reads its spec, tokeniser and data itself; the base model it takes as the mini-run loaded it, its
+LoRA layers taken off (`tunegate.training.kept_base`: one load per candidate, the same numbers as a
+second load). What it no longer pays is a second process, a second warm-up and a second load.
 """
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def candidate_job(args: dict) -> int:
     import torch
 
     from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
+    from tunegate.training import kept_base
 
+    kept_base.allow()  # the mini-run's base, its LoRA taken off, is what the training loads
     threads = torch.get_num_threads()
     # Open before the sweep may write (it does once it reads MINI_RUN_DONE); read and write, so
     # opening does not wait for the writer and reading waits for the line, never for an EOF.

@@ -287,13 +287,15 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     sweep, its imports done), it is that process, given these arguments; before that, the child of
     the sweep's fork server that ran the candidate's mini-run and waits (`tunegate.fullrun.held_jobs`),
     else a fresh child of the fork server (`tunegate.fullrun.forks`); otherwise a cold one. `eval_every` and
-    `pruning` (a `tunegate.pruning.PrunePlan`) go to it as `--eval-every` and `--pruning`.
+    `pruning` (a `tunegate.pruning.PrunePlan`) go to it as `--eval-every` and `--pruning`; it writes no
+    checkpoint (`--no-checkpoints`): nothing resumes a candidate, and a checkpoint is its adapter again
+    beside the optimizer's state (twice the adapter's parameters, in fp32).
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     result_path = output_dir / "train_result.json"
     args = ["--spec", str(Path(spec_path).absolute()), "--output-dir", str(output_dir.absolute()),
-            "--result", str(result_path.absolute()), "--max-steps", str(max_steps)]
+            "--result", str(result_path.absolute()), "--max-steps", str(max_steps), "--no-checkpoints"]
     args += ["--eval-every", str(eval_every)] if eval_every else []
     args += ["--pruning", pruning.model_dump_json()] if pruning is not None else []
     env = candidate_env(spec, threads)

@@ -47,12 +47,14 @@ from tunegate.spec.model import Spec
 __all__ = ["main", "train"]
 
 ZERO_GRAD_PATIENCE = 3  # steps in a row with a gradient norm of exactly 0 before the run is stopped
+# The log line of a training on the base its candidate's mini-run loaded (tunegate.training.kept_base)
+KEPT_BASE = "the base model: as this candidate's mini-run loaded it, kept in this process"
 FP16_SKIP_TOLERANCE = 16  # overflow-skipped fp16 steps in a row: the scaler's 2**16 start halved to 1
 
 
 def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
           log: Callable[[str], None] = print, resume: bool = False, eval_every: int | None = None,
-          pruning: Any = None) -> TrainResult:
+          pruning: Any = None, checkpoints: bool = True) -> TrainResult:
     """Train the spec's LoRA adapter into `output_dir`; every outcome is a `TrainResult`, never a raise.
 
     Args:
@@ -66,6 +68,9 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
             default `full_run.save_steps`.
         pruning: a sweep candidate's `tunegate.pruning.PrunePlan`: its losses go to the sweep's board
             and its rule may stop it early (status `pruned`, no adapter saved).
+        checkpoints: False for a sweep candidate's short training, which nothing resumes: no
+            checkpoint (adapter, optimizer state, RNG states) is written, not even at its last step,
+            where the Trainer writes one otherwise; the adapter is published as always.
     """
     say = log if is_main_process() else (lambda _line: None)
     unsupported = _unsupported(spec)
@@ -75,7 +80,7 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
 
     try:
         with quiet_transformers():
-            return _Run(spec, Path(output_dir), max_steps, say, resume, eval_every, pruning).run()
+            return _Run(spec, Path(output_dir), max_steps, say, resume, eval_every, pruning, checkpoints).run()
     except Exception as exc:  # noqa: BLE001  (the model's own code can raise anything)
         if os.environ.get("TUNEGATE_DEBUG"):
             raise
@@ -118,9 +123,9 @@ class _Run:
     """One training run, step by step; each step either continues or returns the final result."""
 
     def __init__(self, spec: Spec, output_dir: Path, max_steps: int | None, log: Callable[[str], None],
-                 resume: bool = False, eval_every: int | None = None, pruning: Any = None):
+                 resume: bool = False, eval_every: int | None = None, pruning: Any = None, checkpoints: bool = True):
         self.spec, self.output_dir, self.max_steps, self.log = spec, output_dir, max_steps, log
-        self.resume, self.eval_every, self.pruning = resume, eval_every, pruning
+        self.resume, self.eval_every, self.pruning, self.checkpoints = resume, eval_every, pruning, checkpoints
         self.facts: dict[str, Any] = {"num_processes": world_size()}
 
     def run(self) -> TrainResult:
@@ -150,7 +155,7 @@ class _Run:
         per_epoch = len(data.rows) if data.rows is not None else len(data.train)
         total = train_args.planned_steps(self.spec, per_epoch, self.max_steps)
         args = train_args.training_arguments(self.spec, self.output_dir, place, total, self.max_steps,
-                                             self.eval_every)
+                                             self.eval_every, self.checkpoints)
         place = RunPlace(str(args.device), place.precision, place.attention)
         self.facts.update(device=place.device, precision=place.precision, attention=place.attention, max_steps=total)
         set_seed(self.spec.training.seed)  # LoRA initialisation and dropout: same spec, same numbers
@@ -178,9 +183,14 @@ class _Run:
 
     def _model(self, path: str, place: Any, max_token_id: int) -> Any:
         from tunegate.report import FindingCollector
-        from tunegate.training.model import apply_lora, load_model
+        from tunegate.training import kept_base
+        from tunegate.training.model import apply_lora, load_key, load_model
 
-        base = load_model(path, self.spec, place)
+        base = kept_base.take(load_key(path, self.spec, place))
+        if base is not None:
+            self.log(KEPT_BASE)
+        else:
+            base = load_model(path, self.spec, place)
         rows = base.get_input_embeddings().num_embeddings
         if max_token_id >= rows:
             return self._failed(CANNOT_START, f"the tokenizer produces token id {max_token_id} but the model's "
@@ -349,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="Continue from the last checkpoint in the output dir.")
     parser.add_argument("--eval-every", type=int, help="Steps between evaluations; default full_run.save_steps.")
     parser.add_argument("--pruning", help="A sweep's pruning plan as JSON (tunegate.pruning.PrunePlan).")
+    parser.add_argument("--no-checkpoints", action="store_true",
+                        help="Write no checkpoint (a sweep candidate's training, which nothing resumes).")
     args = parser.parse_args(argv)
     result = _run_cli(args)
     if args.result and is_main_process():
@@ -375,7 +387,7 @@ def _run_cli(args: argparse.Namespace) -> TrainResult:
 
         pruning = PrunePlan.model_validate_json(args.pruning)
     return train(spec, output_dir=args.output_dir or spec.full_run.output_dir, max_steps=args.max_steps,
-                 resume=args.resume, eval_every=args.eval_every, pruning=pruning)
+                 resume=args.resume, eval_every=args.eval_every, pruning=pruning, checkpoints=not args.no_checkpoints)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from tunegate.minirun import steps as minirun_steps
 from tunegate.minirun.profile_split import PROFILED_STEPS, StepProfiler
 from tunegate.report import FindingCollector
 from tunegate.stage import GateContext
-from tunegate.training import device, runtime
+from tunegate.training import device, kept_base, runtime
 from tunegate.training import model as base_model
 from tunegate.training.adapter_io import save_adapter
 from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad
@@ -304,6 +304,7 @@ class MiniRun:
             self._crashed("loading the model", exc)
             return None
         self.stats["load_s"] = round(time.perf_counter() - start, 3)
+        kept_base.loaded()
         return model
 
     def _guard(self, what: str, fn: Any, *args: Any) -> Any:
@@ -380,6 +381,8 @@ class MiniRun:
                 self.stats.update(self._guard("reloading the adapter", adapter_check.reload_and_compare, saved,
                                               self.model, self.spec, self.place, probe_batch, probe_logits,
                                               self.out) or {})
+            # A candidate's job trains next in this process, on this base (tunegate.training.kept_base)
+            kept_base.keep(base_model.load_key(self.path, self.spec, self.place), self.model)
             self.model = None  # the last reference: the trained model is freed before the disk check
             runtime.free_memory()
             if saved is None:

@@ -31,6 +31,13 @@ def load_model(path: str, spec: Spec, place: RunPlace) -> Any:
     return model.to(place.device)
 
 
+def load_key(path: str, spec: Spec, place: RunPlace) -> tuple[Any, ...]:
+    """What decides the model `load_model` returns: two loads with equal keys give the same model.
+    A bare "cuda" is the process's first GPU, as `.to("cuda")` places it."""
+    device = "cuda:0" if place.device == "cuda" else place.device
+    return path, spec.model.model_dump_json(), place.precision, place.attention, device
+
+
 def _quantized(spec: Spec, place: RunPlace) -> dict[str, Any]:
     """bitsandbytes loading for a quantized base, on CUDA only (bitsandbytes has no CPU kernels):
     elsewhere, as in a mini-run on a laptop, the base loads in the run's precision."""
