@@ -6,6 +6,7 @@
     python benchmarks/check_cli.py --short 1000000          # 1M short records (~100 MB: per-record costs)
     python benchmarks/check_cli.py --mb 1100 --index-records 64000   # memory of a big near-duplicate index
     python benchmarks/check_cli.py --mb "" --rss-mb 1100 --rss-rounds 5 --against /tmp/old   # peak memory only, 5 runs each
+    python benchmarks/check_cli.py --mb 55,110 --rss-mb 0 --only baseline,check-w1,check-w2   # one process or two
     python benchmarks/check_cli.py --against /tmp/old       # also old-check, old-no-near: another checkout's
                                                             # tunegate (e.g. `git archive main | tar -x -C /tmp/old`)
 
@@ -21,7 +22,10 @@ machine noise hits all alike, each as a fresh process:
              exact and normalised overlap, prompt leakage, near duplicates, fingerprints);
   no-near    the same with `gate.overlap.near_duplicates: false` (a spec naming the same files);
   start-up   the check command on the first 50 lines of each file: what every check costs before
-             and after its records (interpreter, imports, spec, report), whatever the size.
+             and after its records (interpreter, imports, spec, report), whatever the size;
+  check-w1, check-w2   with --only: `check` read by one process (TUNEGATE_WORKERS=1) or by two
+             (=2, whatever the load: the default drops to one on a busy machine), to see what the
+             second process costs and gains at each size.
 
 It prints the median wall and CPU (user + sys) seconds of each, the ratios against the baseline,
 the per-stage split from tunegate's own report, and each command's peak RSS. Peak RSS is the
@@ -231,6 +235,8 @@ def commands(train: Path, val: Path) -> dict[str, list[str]]:
              "check": [*TUNEGATE, "check", "--train", str(train), "--validation", str(val), "--json"],
              "no-near": [*TUNEGATE, "check", str(no_near_spec(train, val)), "--json"],
              "start-up": [*TUNEGATE, "check", "--train", str(head(train)), "--validation", str(head(val)), "--json"]}
+    for workers in (1, 2):
+        found[f"check-w{workers}"] = ["env", f"TUNEGATE_WORKERS={workers}", *found["check"]]
     if AGAINST:
         found["old-check"], found["old-no-near"] = found["check"], found["no-near"]
     return found
@@ -292,7 +298,7 @@ def show(row: dict) -> None:
     print(f"\n{row['mb']:.0f} MB (train {row['train_mb']:g} MB + validation)")
     print(f"  {'command':<11} {'wall s':>7} {'CPU s':>7} {'wall x':>7} {'CPU x':>6} {'MB/s':>6} {'RSS MB':>7} "
           f"{'PSS all MB':>10}")
-    for name in ("baseline", "check", "no-near", "old-check", "old-no-near", "start-up"):
+    for name in ("baseline", "check", "check-w1", "check-w2", "no-near", "old-check", "old-no-near", "start-up"):
         if name not in row:
             continue
         r = row[name]
@@ -302,7 +308,7 @@ def show(row: dict) -> None:
         fixed, rest = row["start-up"]["wall"], row["check"]["wall"] - row["start-up"]["wall"]
         print(f"  check = start-up {fixed:.2f} s + records {rest:.2f} s: the records alone "
               f"{rest / base['wall']:.2f}x the baseline's wall")
-    for name in ("check", "no-near", "old-check", "old-no-near"):
+    for name in ("check", "check-w1", "check-w2", "no-near", "old-check", "old-no-near"):
         if name in row:
             print(f"  {name} stages: {split(row[name]['report'])}")
             print(f"  {name} verdict: {verdict(row[name]['report'])}")
