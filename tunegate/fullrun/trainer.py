@@ -19,6 +19,7 @@ completed, 1 when unhealthy or failed; only the main process writes the result J
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -238,6 +239,9 @@ class _Run:
         self.log(f"training {total} steps on {self.facts['device']} in {self.facts['precision']}, "
                  f"{self.facts['num_processes']} process(es)")
         output = trainer.train(resume_from_checkpoint=self._checkpoint(args.output_dir))
+        if not self.checkpoints:  # the Trainer made the folder; nothing was written into it
+            with contextlib.suppress(OSError):
+                Path(args.output_dir).rmdir()
         self._measure(trainer, output, recorder)
         if not health.stopped:
             self._evaluate(trainer, recorder)
