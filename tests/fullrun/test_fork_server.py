@@ -7,8 +7,10 @@ die with the sweep's process. tests/flows/test_sweep.py trains and mini-runs thr
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +70,41 @@ def test_a_killed_parent_leaves_no_fork_server():
         parent.send_signal(signal.SIGKILL)
         parent.wait()
     assert gone(server)
+
+
+def test_a_jobs_end_is_reported_when_it_ends_not_at_the_servers_next_look():
+    # The server's loop alone (no training stack): a job of no known kind ends at once, with exit 1.
+    # Its periodic look is set to 10 minutes: the report can only come from the child's end waking it.
+    code = ("import socket, sys\n"
+            "from tunegate.fullrun import fork_server\n"
+            "fork_server.REAP_EVERY_S = 600\n"
+            "fork_server.serve(socket.socket(fileno=int(sys.argv[1])))\n")
+    ours, theirs = socket.socketpair()
+    server = subprocess.Popen([sys.executable, "-c", code, str(theirs.fileno())], pass_fds=(theirs.fileno(),),
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    theirs.close()
+    read, write = os.pipe()
+    try:
+        request = {"job": "1", "kind": "no-such-kind", "args": {}, "env": {}}
+        socket.send_fds(ours, [json.dumps(request).encode() + b"\n"], [write])
+        os.close(write)
+        ours.settimeout(60)
+        replies = _replies(ours, 2)
+        assert set(replies[0]) == {"job", "pid"} and replies[1] == {"job": "1", "exit": 1}
+        with os.fdopen(read) as output:  # the job's own output: its first line, then why it ended
+            assert "unknown job kind 'no-such-kind'" in output.read()
+    finally:
+        ours.close()  # EOF: the server returns
+        server.wait(60)
+
+
+def _replies(sock: socket.socket, count: int) -> list[dict]:
+    data = b""
+    while data.count(b"\n") < count:
+        got = sock.recv(1 << 16)
+        assert got, data
+        data += got
+    return [json.loads(line) for line in data.splitlines()[:count]]
 
 
 @pytest.mark.nightly  # ~7 s (the server's imports); tests/flows/test_sweep.py trains through it in `make test`
