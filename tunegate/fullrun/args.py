@@ -94,7 +94,8 @@ def training_arguments(spec: Spec, output_dir: Path, place: RunPlace, total_step
         logging_nan_inf_filter=False, logging_steps=logging_steps(total_steps), logging_first_step=True,
         # a checkpoint and an evaluation on the frozen validation set every save_steps (a sweep
         # candidate evaluates every sweep.eval_every steps instead, and writes no checkpoint)
-        save_strategy="steps" if checkpoints else "no", save_steps=save_steps, eval_strategy="steps", eval_steps=eval_every or save_steps,
+        save_strategy="steps" if checkpoints else "no", save_steps=save_steps,
+        eval_strategy="steps", eval_steps=eval_every or save_steps,
         prediction_loss_only=True,  # evaluation keeps the loss only, never every logit
         # the flows log to MLflow themselves through an allowlist; the Trainer's MLflow callback
         # would log every TrainingArguments field

@@ -36,8 +36,8 @@ from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
 
 READY = "fork server ready"
 # A child's end wakes the server at once (SIGCHLD through `signal.set_wakeup_fd`); it also looks this
-# often, should a wake-up be missed. Before, it looked every 0.05 s, and each job's end waited for
-# that look: ~50 ms a candidate with no process running (a 6-candidate sweep, sampled, 2026-12-06).
+# often, should a wake-up be missed. It used to look every 0.05 s, and the sweep waited for that look
+# at every job's end with no process running: 40 ms a job (benchmarks/fork_server_reap.py).
 REAP_EVERY_S = 1.0
 _wake: tuple[int, int] | None = None  # the pipe SIGCHLD writes into: (read end, write end)
 

@@ -48,9 +48,9 @@ from tunegate.spec.model import Spec
 __all__ = ["main", "train"]
 
 ZERO_GRAD_PATIENCE = 3  # steps in a row with a gradient norm of exactly 0 before the run is stopped
+FP16_SKIP_TOLERANCE = 16  # overflow-skipped fp16 steps in a row: the scaler's 2**16 start halved to 1
 # The log line of a training on the base its candidate's mini-run loaded (tunegate.training.kept_base)
 KEPT_BASE = "the base model: as this candidate's mini-run loaded it, kept in this process"
-FP16_SKIP_TOLERANCE = 16  # overflow-skipped fp16 steps in a row: the scaler's 2**16 start halved to 1
 
 
 def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
