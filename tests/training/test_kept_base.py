@@ -76,8 +76,10 @@ def test_a_base_with_modules_to_save_is_not_kept(tiny_cache, allowed):
     assert kept_base.take(_key(tiny_cache, spec)) is None
 
 
-def test_the_training_on_the_kept_base_computes_what_a_fresh_load_does(tiny_cache, allowed, tmp_path):
-    spec = load_spec("good")
+@pytest.mark.parametrize("overrides", [{}, {"training.gradient_checkpointing": True},  # hooks left on the base
+                                       {"lora.target_modules": "all-linear"}])
+def test_the_training_on_the_kept_base_computes_what_a_fresh_load_does(tiny_cache, allowed, tmp_path, overrides):
+    spec = load_spec("good", **overrides)
     lines: list[str] = []
     fresh = train(spec, output_dir=tmp_path / "fresh", max_steps=3, log=lines.append, checkpoints=False)
     assert fresh.ok and KEPT_BASE not in lines
