@@ -39,11 +39,13 @@ def reads(monkeypatch):
 def test_a_cli_preflight_parses_the_spec_twice_and_reads_train_through_two_readers(
         prefect_api, tiny_cache, workdir, reads, monkeypatch):
     from tunegate.cli.main import main
+    from tunegate.fullrun import forks
     from tunegate.sweep import start_ahead
 
     # The reads are counted in this process: its mini-run here, not in a fork server's child
-    # (tests/cli/test_preflight_processes.py checks that one's verdict).
+    # (tests/cli/test_preflight_processes.py checks that one's verdict), whatever an earlier test left.
     monkeypatch.setattr(start_ahead, "start_mini_run_ahead", lambda parsed: False)
+    monkeypatch.setattr(forks, "FORKS", forks.ForkServer())
 
     assert main(["preflight", str(workdir / "good.yaml"), "--json"]) == 0
     assert reads["spec:good.yaml"] == 2  # the CLI's guard before Prefect starts, the flow's first task

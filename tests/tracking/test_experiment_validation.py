@@ -32,6 +32,7 @@ def test_another_digest_is_refused_naming_both_and_the_experiment_to_name(client
 def test_a_preflight_and_a_sweep_on_an_edited_validation_file_are_refused_before_they_run(prefect_api, workdir):
     from tunegate.flows.preflight import preflight
     from tunegate.flows.sweep import sweep
+    from tunegate.fullrun.forks import FORKS
 
     first = preflight(str(workdir / "good.yaml"), mini_run=False, advisor=False, return_state=True)
     assert first.is_completed(), first.message
@@ -43,6 +44,7 @@ def test_a_preflight_and_a_sweep_on_an_edited_validation_file_are_refused_before
         error = state.result(raise_on_failure=False)
         assert isinstance(error, UsageError) and "tracking.experiment: tunegate-" in str(error)
     assert not (workdir / ".tunegate" / "candidates").exists()  # no candidate was gated or trained
+    assert not FORKS.running()  # the fork server the sweep started ahead is stopped: nothing will take it
 
 
 def test_an_experiment_tagged_with_a_first_version_digest_takes_the_new_one_for_the_same_data(client, store_uri):

@@ -17,7 +17,7 @@ from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.budget import sweep_budget
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
-from tunegate.sweep.start_ahead import start_trainers_ahead, stop_trainers_left, trainers_stopped_after
+from tunegate.sweep.start_ahead import start_trainers_ahead, trainers_stopped_after
 from tunegate.sweep.summary import SweepSummary, summarise
 from tunegate.sweep.tally import CandidateTally
 from tunegate.sweep.winner import Launch
@@ -65,16 +65,18 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     `launch_best`, preflight the winner's own spec and train it to the end (on `full_run_deployment`)."""
     parsed = parse_spec_task(spec_path)
     start_trainers_ahead(parsed, strategy)  # their imports while the data gate runs (`tunegate sweep` did already)
-    tag_flow_run_task(parsed)
-    base = static_gate_task(parsed)
-    if not base.gates_passed:
-        stop_trainers_left()
-        publish_report_task(base, spec_path)
-        return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
-    session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],
-                                 base.fingerprints["train"]["digest"], variant=strategy)
-    on_runner = sweep_candidates.with_options(task_runner=task_runner(parsed.require()))
-    outcomes = on_runner(parsed, base, session, strategy)
+    # Stopped however this part ends: a rejected base, or an experiment that refuses the validation
+    # set (a raise), would otherwise leave the fork server running in a process that lives on (a worker).
+    with trainers_stopped_after():
+        tag_flow_run_task(parsed)
+        base = static_gate_task(parsed)
+        if not base.gates_passed:
+            publish_report_task(base, spec_path)
+            return Failed(message="the sweep's data or base spec was rejected", data=base.model_dump(mode="json"))
+        session = open_tracking_task(parsed, "sweep", base.fingerprints["validation"]["digest"],
+                                     base.fingerprints["train"]["digest"], variant=strategy)
+        on_runner = sweep_candidates.with_options(task_runner=task_runner(parsed.require()))
+        outcomes = on_runner(parsed, base, session, strategy)
     summary = summarise(outcomes, None, base.fingerprints["train"]["digest"])
     charts = chart_candidates_task(session, Path(spec_path).stem)
     best = close_tracking_task(session, best_spec=summary.best.spec_path if summary.best else None,
