@@ -49,7 +49,7 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                    unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    with tally, trainers_stopped_after():  # what no candidate took is stopped
+    with tally:  # what no candidate took is stopped by the sweep flow, around this one
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)
@@ -65,8 +65,9 @@ def sweep(spec_path: str, strategy: Literal["list", "grid", "nomad"] | None = No
     `launch_best`, preflight the winner's own spec and train it to the end (on `full_run_deployment`)."""
     parsed = parse_spec_task(spec_path)
     start_trainers_ahead(parsed, strategy)  # their imports while the data gate runs (`tunegate sweep` did already)
-    # Stopped however this part ends: a rejected base, or an experiment that refuses the validation
-    # set (a raise), would otherwise leave the fork server running in a process that lives on (a worker).
+    # Stopped however this part ends (what no candidate took, after the candidates): a rejected base,
+    # or an experiment that refuses the validation set (a raise), would otherwise leave the fork
+    # server running in a process that lives on (a worker).
     with trainers_stopped_after():
         tag_flow_run_task(parsed)
         base = static_gate_task(parsed)
