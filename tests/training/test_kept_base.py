@@ -40,6 +40,16 @@ def _key(tiny_cache, spec, precision="bf16"):
     return load_key(str(tiny_cache), spec, RunPlace("cpu", precision, "sdpa"))
 
 
+def test_the_mini_runs_cuda_and_the_trainers_first_gpu_are_one_load():
+    # the mini-run places on "cuda", the trainer on the TrainingArguments' device, "cuda:0"
+    spec = load_spec("good")
+
+    def on(device):
+        return load_key("m", spec, RunPlace(device, "bf16", "sdpa"))
+
+    assert on("cuda") == on("cuda:0") and on("cuda") != on("cuda:1")
+
+
 def test_a_mini_run_keeps_no_base_where_its_process_did_not_allow_it(tiny_cache, monkeypatch):
     monkeypatch.setattr(kept_base, "_kept", None)
     spec = load_spec("good")
