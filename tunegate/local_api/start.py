@@ -28,6 +28,7 @@ import sys
 
 from tunegate.local_api.child import API_URL, LocalApi
 from tunegate.local_api.shared import SharedApi, attach, idle_seconds
+from tunegate.local_api.tls_bundle import trust_one_root, untrust_one_root
 
 EPHEMERAL = "PREFECT_SERVER_ALLOW_EPHEMERAL_MODE"
 _FALSE = {"0", "false", "no", "off"}
@@ -54,6 +55,7 @@ def start_local_api() -> LocalApi | SharedApi | None:
         return None
     api = _shared_or_own(idle_seconds())
     os.environ[API_URL] = api.url
+    trust_one_root()  # plain http on this machine: Prefect's clients need no CA bundle of 100+ roots
     _STARTED.append(api)
     return api
 
@@ -85,6 +87,7 @@ def adopt_or_stop(api: LocalApi | SharedApi | None) -> LocalApi | SharedApi | No
     if not elsewhere.api.url and elsewhere.server.ephemeral.enabled:
         return api
     os.environ.pop(API_URL)
+    untrust_one_root()  # the configured server is verified as Prefect verifies it
     api.stop()
     import prefect.context
 
