@@ -36,6 +36,7 @@ def test_sweep_scores_good_candidates_and_logs_the_diverging_one_as_rejected(pre
     log = (trained / "train.log").read_text()
     assert log.startswith(FORKED) and f"\n{KEPT_BASE}\n" in log
     assert not (trained / "checkpoints").exists() and (trained / "adapter").is_dir()
+    assert len(list((trained.parent / "tokens").glob("*.json"))) == 1  # its encoded data, for the next candidate
 
 
 def test_rerun_of_a_finished_sweep_reuses_every_candidate_in_the_same_parent(prefect_api, tiny_cache, workdir):

@@ -277,7 +277,7 @@ def torch_threads(parallel: int, cores: int | None = None) -> int:
 
 def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: int, *, threads: int,
                 log: Callable[[str], None] = print, timeout_s: float | None = None,
-                eval_every: int | None = None, pruning: Any = None) -> TrainResult:
+                eval_every: int | None = None, pruning: Any = None, token_cache: Path | None = None) -> TrainResult:
     """Train a sweep candidate's short budget in a process of its own (plain Python, one process).
 
     Never in the caller's process: accelerate keeps one process-wide AcceleratorState, which every
@@ -289,7 +289,8 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
     else a fresh child of the fork server (`tunegate.fullrun.forks`); otherwise a cold one. `eval_every` and
     `pruning` (a `tunegate.pruning.PrunePlan`) go to it as `--eval-every` and `--pruning`; it writes no
     checkpoint (`--no-checkpoints`): nothing resumes a candidate, and a checkpoint is its adapter again
-    beside the optimizer's state (twice the adapter's parameters, in fp32).
+    beside the optimizer's state (twice the adapter's parameters, in fp32). `token_cache`: a folder the
+    candidates' trainers share their encoded data through (`--token-cache`, tunegate.fullrun.token_cache).
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -298,6 +299,7 @@ def train_apart(spec: Spec, spec_path: str | Path, output_dir: Path, max_steps: 
             "--result", str(result_path.absolute()), "--max-steps", str(max_steps), "--no-checkpoints"]
     args += ["--eval-every", str(eval_every)] if eval_every else []
     args += ["--pruning", pruning.model_dump_json()] if pruning is not None else []
+    args += ["--token-cache", str(Path(token_cache).absolute())] if token_cache is not None else []
     env = candidate_env(spec, threads)
     result_path.unlink(missing_ok=True)
     held = held_jobs.train(spec_path, args, env)  # the child that ran its mini-run (tunegate.fullrun.held_jobs)

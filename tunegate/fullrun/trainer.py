@@ -55,7 +55,7 @@ KEPT_BASE = "the base model: as this candidate's mini-run loaded it, kept in thi
 
 def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
           log: Callable[[str], None] = print, resume: bool = False, eval_every: int | None = None,
-          pruning: Any = None, checkpoints: bool = True) -> TrainResult:
+          pruning: Any = None, checkpoints: bool = True, token_cache: Path | None = None) -> TrainResult:
     """Train the spec's LoRA adapter into `output_dir`; every outcome is a `TrainResult`, never a raise.
 
     Args:
@@ -72,6 +72,8 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
         checkpoints: False for a sweep candidate's short training, which nothing resumes: no
             checkpoint (adapter, optimizer state, RNG states) is written, not even at its last step,
             where the Trainer writes one otherwise; the adapter is published as always.
+        token_cache: a folder where the encoded splits are kept for the next trainer of the same data
+            and tokenizer (a sweep's candidates: tunegate.fullrun.token_cache).
     """
     say = log if is_main_process() else (lambda _line: None)
     unsupported = _unsupported(spec)
@@ -81,7 +83,8 @@ def train(spec: Spec, *, output_dir: Path, max_steps: int | None = None,
 
     try:
         with quiet_transformers():
-            return _Run(spec, Path(output_dir), max_steps, say, resume, eval_every, pruning, checkpoints).run()
+            return _Run(spec, Path(output_dir), max_steps, say, resume, eval_every, pruning, checkpoints,
+                        token_cache).run()
     except Exception as exc:  # noqa: BLE001  (the model's own code can raise anything)
         if os.environ.get("TUNEGATE_DEBUG"):
             raise
@@ -124,9 +127,11 @@ class _Run:
     """One training run, step by step; each step either continues or returns the final result."""
 
     def __init__(self, spec: Spec, output_dir: Path, max_steps: int | None, log: Callable[[str], None],
-                 resume: bool = False, eval_every: int | None = None, pruning: Any = None, checkpoints: bool = True):
+                 resume: bool = False, eval_every: int | None = None, pruning: Any = None, checkpoints: bool = True,
+                 token_cache: Path | None = None):
         self.spec, self.output_dir, self.max_steps, self.log = spec, output_dir, max_steps, log
         self.resume, self.eval_every, self.pruning, self.checkpoints = resume, eval_every, pruning, checkpoints
+        self.token_cache = token_cache
         self.facts: dict[str, Any] = {"num_processes": world_size()}
 
     def run(self) -> TrainResult:
@@ -140,7 +145,12 @@ class _Run:
         if isinstance(loaded, TrainResult):
             return loaded
         path, tokenizer = loaded
-        data = train_data.load_splits(self.spec, tokenizer, self.log)
+        if self.token_cache is not None:
+            from tunegate.fullrun.token_cache import cached_splits
+
+            data = cached_splits(self.token_cache, self.spec, path, tokenizer, self.log)
+        else:
+            data = train_data.load_splits(self.spec, tokenizer, self.log)
         self.facts.update(train_records=len(data.train), validation_records=len(data.validation),
                           dropped_records=data.dropped)
         if self.spec.training.packing:
@@ -365,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pruning", help="A sweep's pruning plan as JSON (tunegate.pruning.PrunePlan).")
     parser.add_argument("--no-checkpoints", action="store_true",
                         help="Write no checkpoint (a sweep candidate's training, which nothing resumes).")
+    parser.add_argument("--token-cache", type=Path,
+                        help="A folder keeping the encoded splits for the next trainer of the same data (a sweep's).")
     args = parser.parse_args(argv)
     result = _run_cli(args)
     if args.result and is_main_process():
@@ -391,7 +403,8 @@ def _run_cli(args: argparse.Namespace) -> TrainResult:
 
         pruning = PrunePlan.model_validate_json(args.pruning)
     return train(spec, output_dir=args.output_dir or spec.full_run.output_dir, max_steps=args.max_steps,
-                 resume=args.resume, eval_every=args.eval_every, pruning=pruning, checkpoints=not args.no_checkpoints)
+                 resume=args.resume, eval_every=args.eval_every, pruning=pruning, checkpoints=not args.no_checkpoints,
+                 token_cache=args.token_cache)
 
 
 if __name__ == "__main__":

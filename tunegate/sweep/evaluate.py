@@ -227,8 +227,9 @@ def _train(spec: Spec, path: Path, budget: Budget, parallel: int):
             print(line, file=out, flush=True)
             progress.note(line)
 
+        # the candidates' files lie together: their trainers encode the data once for all (tunegate.fullrun.token_cache)
         return train_apart(spec, path, output, budget.train_steps, threads=torch_threads(parallel), log=log,
-                           eval_every=budget.eval_every, pruning=budget.pruning)
+                           eval_every=budget.eval_every, pruning=budget.pruning, token_cache=path.parent / "tokens")
 
 
 def _train_fields(result: Any) -> dict[str, Any]:
