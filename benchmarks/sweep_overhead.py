@@ -9,6 +9,7 @@
     python benchmarks/sweep_overhead.py --rounds 3 --server             # also server-sweep-1/6: a running server
     python benchmarks/sweep_overhead.py --rounds 3 --cold --against /tmp/old   # also cold-sweep-1: a fresh Prefect home
     python benchmarks/sweep_overhead.py --rounds 3 --bare-bf16         # also bf16-bare-N: the bare loops in bf16
+    python benchmarks/sweep_overhead.py --rounds 3 --counts 1,3 --copies 30   # on 30 x the quickstart's records
 
 Every command runs as a fresh process (as a user runs it), on the built-in tiny model and the
 quickstart data, CPU, one torch thread, the rounds interleaved (A B, then B A: a load change on the
@@ -39,6 +40,10 @@ shared machine, or being first or second of a pair, hits every variant alike):
             start`, started once before the rounds, as a user who sweeps all day keeps one), with
             PREFECT_API_URL naming it: no local API to start per sweep. The server's own CPU while
             the sweep runs is not in the sweep's CPU figure (it is not the sweep's child).
+  --copies N  every bare loop and sweep on the quickstart's train records N times over (each copy's
+            last user turn and reply marked with its number, so no record repeats another), written
+            once into benchmarks/out/sweep/: what grows with the data (reading, tokenising) beside
+            the training, which does not (the same steps of the same batch size).
 It prints the median wall and CPU (user + sys of the process and its children) of each, the ratio
 of each sweep to bare-1 (the target: sweep-1 <= 1.5x bare-1's wall), the per-candidate costs, and
 the load average before and after. --parts times the fixed parts, each in a fresh process: the
@@ -86,6 +91,7 @@ SERVER: list[str] = []  # --server: the running server's API URL, for the server
 COLD: list[bool] = []  # --cold: also the cold-* sweeps
 BF16: list[bool] = []  # --bare-bf16: also the bf16-bare-N loops
 COUNTS: list[int] = [1, 6]  # --counts: the candidates of each bare loop and sweep
+TRAIN: list[Path] = [ROOT / "examples" / "data" / "train.jsonl"]  # --copies: the train file every variant reads
 
 BARE = r'''
 import json, sys, time
@@ -205,7 +211,7 @@ def _children_cpu() -> float:
 def sweep_spec(count: int, steps: int) -> Path:
     text = (ROOT / "examples" / "sweep.yaml").read_text(encoding="utf-8")
     data = ROOT / "examples" / "data"
-    text = text.replace("data/train.jsonl", str(data / "train.jsonl"))
+    text = text.replace("data/train.jsonl", str(TRAIN[0]))
     text = text.replace("data/validation.jsonl", str(data / "validation.jsonl"))
     head, _, _ = text.partition("  candidates:")
     head = head.replace("train_steps: 12", f"train_steps: {steps}")
@@ -228,6 +234,7 @@ def main() -> None:
     ap.add_argument("--slots", action="store_true", help="also count Prefect's slot requests and 503s per checkout")
     ap.add_argument("--server", action="store_true", help="also the sweeps against a running `prefect server`")
     ap.add_argument("--bare-bf16", action="store_true", help="also the bare loops in bf16, the sweep spec's precision")
+    ap.add_argument("--copies", type=int, default=1, help="the quickstart's train records this many times over")
     args = ap.parse_args()
     if args.against:
         AGAINST.append(args.against.resolve())
@@ -239,6 +246,8 @@ def main() -> None:
     if not set(COUNTS) <= set(range(1, len(CANDIDATES) + 1)) or 1 not in COUNTS:
         raise SystemExit(f"--counts: between 1 and {len(CANDIDATES)}, 1 among them (the ratios' base)")
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.copies > 1:
+        TRAIN[:] = [copied_train(args.copies)]
     compile_trees([ROOT, *AGAINST])
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {_load()}")
     server = start_server() if args.server else None
@@ -249,6 +258,25 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=30)
     print(f"load average after: {_load()}")
+
+
+def copied_train(copies: int) -> Path:
+    """The quickstart's train records `copies` times over, each copy's last user turn and last reply
+    ending in its number (no record repeats another), written once into OUT."""
+    path = OUT / f"train-x{copies}.jsonl"
+    if path.is_file():
+        return path
+    records = [json.loads(line) for line in TRAIN[0].read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = []
+    for copy in range(copies):
+        for record in records:
+            messages = json.loads(json.dumps(record["messages"]))
+            for role in ("user", "assistant"):
+                last = [m for m in messages if m.get("role") == role][-1]
+                last["content"] += f" [{copy}]"
+            lines.append(json.dumps({**record, "messages": messages}, ensure_ascii=False))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def start_server() -> subprocess.Popen:
@@ -313,11 +341,11 @@ def one_round(steps: int, flip: bool = False) -> dict[str, tuple[float, float, s
     py, data = sys.executable, ROOT / "examples" / "data"
     out: dict[str, tuple[float, float, str]] = {}
     for n in COUNTS:
-        wall, cpu, text = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
+        wall, cpu, text = timed([py, "-c", BARE, str(TRAIN[0]), str(data / "validation.jsonl"),
                                  str(4 + steps), json.dumps(CANDIDATES[:n])])
         out[f"bare-{n}"] = (wall, cpu, f"val loss {float(text.split()[1]):.4f}")
         if BF16:
-            wall, cpu, text = timed([py, "-c", BARE, str(data / "train.jsonl"), str(data / "validation.jsonl"),
+            wall, cpu, text = timed([py, "-c", BARE, str(TRAIN[0]), str(data / "validation.jsonl"),
                                      str(4 + steps), json.dumps(CANDIDATES[:n]), "bf16"])
             out[f"bf16-bare-{n}"] = (wall, cpu, f"val loss {float(text.split()[1]):.4f}")
     for n in COUNTS:
