@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tunegate.fullrun.forked_jobs import FORKED
+from tunegate.fullrun.token_cache import KEPT_TOKENS
 from tunegate.fullrun.trainer import KEPT_BASE
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,7 @@ def test_sweep_scores_good_candidates_and_logs_the_diverging_one_as_rejected(pre
     log = (trained / "train.log").read_text()
     assert log.startswith(FORKED) and f"\n{KEPT_BASE}\n" in log
     assert not (trained / "checkpoints").exists() and (trained / "adapter").is_dir()
-    assert len(list((trained.parent / "tokens").glob("*.json"))) == 1  # its encoded data, for the next candidate
+    assert not list(trained.parent.glob("tokens-*"))  # the encoded copy of the data did not outlive the sweep
 
 
 def test_rerun_of_a_finished_sweep_reuses_every_candidate_in_the_same_parent(prefect_api, tiny_cache, workdir):
@@ -76,6 +77,11 @@ def test_nomad_sweep_treats_the_diverging_region_as_infeasible_and_finds_a_feasi
     failed = client.search_runs([exp], "tags.`tunegate.kind` = 'candidate' and attributes.status = 'FAILED'")
     assert len(failed) == len(rejected)
     assert any(code in failed[0].data.tags["tunegate.failure_reason"] for code in ("TG125", "TG516", "TG535"))
+    # the trained candidates' data was encoded once: each later one read it back; none of it is left
+    trained = [Path(o["spec_path"]) for o in summary["outcomes"] if o["approved"]]
+    kept = [KEPT_TOKENS in path.with_name(f"{path.stem}-train").joinpath("train.log").read_text() for path in trained]
+    assert len(kept) >= 2 and kept.count(False) == 1
+    assert not list(trained[0].parent.glob("tokens-*"))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 from tests.support.minirun import DATA, load_spec
 from tunegate.fullrun import token_cache
 from tunegate.fullrun.data import load_splits
-from tunegate.fullrun.token_cache import KEEP, cached_splits
+from tunegate.fullrun.token_cache import KEEP, KEPT_TOKENS, cached_splits
 from tunegate.training.tokenizer import prepare_tokenizer
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing.*:FutureWarning")
@@ -55,7 +55,7 @@ def test_a_later_trainer_reads_the_same_records_and_log_lines_without_encoding(t
     fresh = load_splits(data_copy, prepared.tokenizer, lambda line: None)
     assert len(encodings) == 1
     assert again == first == fresh  # every record's ids, labels, lengths and cut tokens
-    assert again_lines == first_lines and any(line.startswith("train: ") for line in again_lines)
+    assert again_lines == [KEPT_TOKENS, *first_lines] and any(line.startswith("train: ") for line in first_lines)
 
 
 def test_an_edited_data_file_is_encoded_again(tiny_cache, data_copy, tmp_path, encodings):

@@ -12,6 +12,7 @@ from tests.support.minirun import DATA, load_spec
 from tests.support.paths import DATA as TEST_DATA
 from tunegate.fullrun.publish import COMPLETE, is_complete
 from tunegate.fullrun.result import TrainResult, TrainStep
+from tunegate.fullrun.token_cache import KEPT_TOKENS
 from tunegate.fullrun.trainer import main, train
 from tunegate.tracking.record import CandidateRecord
 
@@ -91,7 +92,8 @@ def test_a_training_on_tokens_an_earlier_trainer_kept_logs_and_computes_the_same
         assert kept.val_loss == result.val_loss
     assert len(list((tmp_path / "tokens").glob("*.json"))) == 1  # the second read the first's
     same = [[line for line in log if str(tmp_path) not in line] for log in logs]  # each names its own adapter
-    assert same[0] == same[1] and any(line.startswith("train: ") for line in same[1])
+    assert KEPT_TOKENS not in same[0] and KEPT_TOKENS in same[1]
+    assert same[0] == [line for line in same[1] if line != KEPT_TOKENS] and any(l.startswith("train: ") for l in same[0])
 
 
 def test_the_published_adapter_loads_into_a_fresh_base_model(completed, tiny_cache):

@@ -4,6 +4,8 @@ The specs are in tests/data/sweep/ (one kind of mistake each); the spec stage re
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -146,3 +148,19 @@ def test_pruning_defaults_to_none_and_a_quarter_of_the_budget_between_evaluation
     assert SweepSpec().prune == "none" and eval_interval(SweepSpec()) is None
     assert eval_interval(SweepSpec(prune="median", train_steps=18)) == 5
     assert eval_interval(SweepSpec(prune="asha", train_steps=18, eval_every=3)) == 3
+
+
+def test_a_sweeps_candidates_share_a_token_folder_of_its_own_beside_their_files(tmp_path):
+    from tunegate.spec.check import load_spec
+    from tunegate.sweep.budget import sweep_budget, tokens_removed
+
+    spec, spec_path = load_spec(EXAMPLES / "sweep.yaml"), tmp_path / "sweep.yaml"
+    one, other = (sweep_budget(spec, spec_path, run) for run in ("run-a", "run-b"))
+    assert one.token_cache != other.token_cache
+    assert Path(one.token_cache).parent == tmp_path / ".tunegate" / "candidates"
+    elsewhere = spec.model_copy(update={"sweep": spec.sweep.model_copy(update={"candidates_on": "deployment"})})
+    assert sweep_budget(elsewhere, spec_path, "r").token_cache is None  # a candidate elsewhere shares no folder
+    Path(one.token_cache).mkdir(parents=True)
+    with pytest.raises(RuntimeError), tokens_removed(one.token_cache):
+        raise RuntimeError("a candidate's crash")
+    assert not Path(one.token_cache).exists()

@@ -14,7 +14,7 @@ from prefect.states import Completed, Failed
 
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
-from tunegate.sweep.budget import sweep_budget
+from tunegate.sweep.budget import sweep_budget, tokens_removed
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.start_ahead import start_trainers_ahead, trainers_stopped_after
@@ -49,7 +49,8 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                    unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    with tally:  # what no candidate took is stopped by the sweep flow, around this one
+    # what no candidate took is stopped by the sweep flow, around this one; their encoded data here
+    with tally, tokens_removed(budget.token_cache):
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)

@@ -10,14 +10,15 @@ does not. The mini-run's own audit (a sample, as tokens' counts) still runs in e
 is the candidate's gate.
 
 What is kept: both splits' encoded records, the count left out and the lines `load_splits` logged
-(train.log reads the same either way), as JSON, under a key of everything the encoding depends on:
-the files (each one's path as shown, size, times, inode), the spec's model section, the prepared
-tokenizer (its class, chat template, special tokens, size, the files of its folder), the spec's
-max_seq_len, loss_on, format and seed, and the code that reads and encodes (tunegate's, the
+(train.log says KEPT_TOKENS, then the same lines), as JSON, under a key of everything the encoding
+depends on: the files (each one's path as shown, size, times, inode), the spec's model section, the
+prepared tokenizer (its class, chat template, special tokens, size, the files of its folder), the
+spec's max_seq_len, loss_on, format and seed, and the code that reads and encodes (tunegate's, the
 tokenizer libraries' and jinja2's versions, tunegate's sources as they are on disk). A file edited
 between two candidates is read again; a kept copy that does not read back whole is ignored. The
-folder keeps the KEEP most recently used copies (`.tunegate/candidates/tokens`, beside the sweep's
-candidates: a new sweep of the same data reads its tokens from there too).
+folder is the sweep's own (tunegate.sweep.budget.tokens_folder, beside its candidates' files),
+removed when its candidates are done, so the encoded copy of the data does not outlive the sweep;
+it keeps the KEEP most recently used copies meanwhile (candidates of other max_seq_len, say).
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import EncodedChat
 from tunegate.training.runtime import shown_path
 
+# The log line of a training on data an earlier candidate encoded; the lines its encoding logged follow.
+KEPT_TOKENS = "the data: as an earlier candidate of this sweep encoded it, read back"
 KEEP = 2  # copies kept in a folder: a sweep's data, and one edit of it (a copy holds ~10 bytes a token)
 _PACKAGE = Path(__file__).resolve().parent.parent  # tunegate's sources: the reading, formats and encoding code
 
@@ -47,6 +50,7 @@ def cached_splits(folder: Path, spec: Spec, path: str, tokenizer: Any, log: Call
     kept = _read(folder / f"{key}.json")
     if kept is not None:
         data, lines = kept
+        log(KEPT_TOKENS)
         for line in lines:
             log(line)
         return data

@@ -227,9 +227,9 @@ def _train(spec: Spec, path: Path, budget: Budget, parallel: int):
             print(line, file=out, flush=True)
             progress.note(line)
 
-        # the candidates' files lie together: their trainers encode the data once for all (tunegate.fullrun.token_cache)
+        tokens = Path(budget.token_cache) if budget.token_cache else None  # one encoding for all (tunegate.fullrun.token_cache)
         return train_apart(spec, path, output, budget.train_steps, threads=torch_threads(parallel), log=log,
-                           eval_every=budget.eval_every, pruning=budget.pruning, token_cache=path.parent / "tokens")
+                           eval_every=budget.eval_every, pruning=budget.pruning, token_cache=tokens)
 
 
 def _train_fields(result: Any) -> dict[str, Any]:
