@@ -3,10 +3,9 @@
     data = cached_splits(folder, spec, path, tokenizer, log)   # load_splits, or the copy kept in folder
 
 Why: every candidate's trainer tokenised both splits whole (`load_splits`), the same records with
-the same tokenizer, and the bare loop of issue 33 tokenises them once for all its candidates. On
-the quickstart's 85 records that is ~0.03 s a candidate; on 2,550 records 0.7 of a candidate's
-2.4 CPU s (a 3-candidate sweep, 2026-12-06), and it grows with the data while the short training
-does not. The mini-run's own audit (a sample, as tokens' counts) still runs in each candidate: it
+the same tokenizer, and the bare loop of issue 33 tokenises them once for all its candidates. It
+grows with the data while the short training does not: on 2,550 records a candidate beyond the
+first cost 2.9 CPU s, now 2.1 (`benchmarks/sweep_overhead.py --copies 30`, docs/benchmarks.md). The mini-run's own audit (a sample, as tokens' counts) still runs in each candidate: it
 is the candidate's gate.
 
 What is kept: both splits' encoded records, the count left out and the lines `load_splits` logged
