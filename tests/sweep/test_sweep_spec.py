@@ -164,3 +164,21 @@ def test_a_sweeps_candidates_share_a_token_folder_of_its_own_beside_their_files(
     with pytest.raises(RuntimeError), tokens_removed(one.token_cache):
         raise RuntimeError("a candidate's crash")
     assert not Path(one.token_cache).exists()
+
+
+def test_a_token_folder_a_killed_sweep_left_goes_with_the_next_sweeps_own(tmp_path):
+    import os
+
+    from tunegate.spec.check import load_spec
+    from tunegate.sweep.budget import STALE_TOKENS_S, sweep_budget, tokens_removed
+
+    spec, spec_path = load_spec(EXAMPLES / "sweep.yaml"), tmp_path / "sweep.yaml"
+    killed, running, now = (Path(sweep_budget(spec, spec_path, run).token_cache) for run in ("killed", "running", "now"))
+    for folder in (killed, running, now):
+        folder.mkdir(parents=True)
+    day_ago = os.stat(killed).st_mtime - STALE_TOKENS_S - 60
+    os.utime(killed, (day_ago, day_ago))
+    with tokens_removed(str(now)):
+        pass
+    assert not killed.exists() and not now.exists()
+    assert running.exists()  # touched lately: another sweep of this spec may still read it

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,14 +55,32 @@ def tokens_folder(spec_path: str | Path, sweep_id: str) -> Path:
     return path.parent / ".tunegate" / "candidates" / f"tokens-{path.stem}-{sweep_id[:16]}"
 
 
+STALE_TOKENS_S = 24 * 3600  # a token folder untouched this long is a killed sweep's: nothing reads it again
+
+
 @contextlib.contextmanager
 def tokens_removed(folder: str | None) -> Iterator[None]:
-    """The sweep's token folder removed once its candidates are done, however they end."""
+    """The sweep's token folder removed once its candidates are done, however they end; with it those
+    of this spec's earlier sweeps that a kill left behind (untouched for STALE_TOKENS_S: a sweep still
+    running there only encodes its data again)."""
     try:
         yield
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
+            _remove_stale(Path(folder))
+
+
+def _remove_stale(folder: Path) -> None:
+    prefix, now = folder.name.rsplit("-", 1)[0] + "-", time.time()
+    try:
+        left = [p for p in folder.parent.iterdir() if p.name.startswith(prefix) and p.is_dir()]
+    except OSError:
+        return
+    for other in left:
+        with contextlib.suppress(OSError):
+            if now - other.stat().st_mtime > STALE_TOKENS_S:
+                shutil.rmtree(other, ignore_errors=True)
 
 
 def sweep_budget(spec: Spec, spec_path: str | Path, sweep_id: str) -> Budget:
