@@ -25,7 +25,8 @@ def data_copy(tmp_path):
     """A spec whose files are copies the test may edit."""
     for name in ("train.jsonl", "validation.jsonl"):
         shutil.copy(DATA / name, tmp_path / name)
-    return load_spec("good", **{"data.train": tmp_path / "train.jsonl", "data.validation": tmp_path / "validation.jsonl"})
+    return load_spec("good", **{"data.train": tmp_path / "train.jsonl",
+                                "data.validation": tmp_path / "validation.jsonl"})
 
 
 @pytest.fixture

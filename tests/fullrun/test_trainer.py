@@ -87,13 +87,15 @@ def test_a_training_on_tokens_an_earlier_trainer_kept_logs_and_computes_the_same
     spec = load_spec("good", **{"full_run.save_steps": 2})
     logs: list[list[str]] = [[], []]
     for number, log in enumerate(logs):
-        kept = train(spec, output_dir=tmp_path / str(number), max_steps=4, log=log.append, token_cache=tmp_path / "tokens")
+        kept = train(spec, output_dir=tmp_path / str(number), max_steps=4, log=log.append,
+                     token_cache=tmp_path / "tokens")
         assert [(s.step, s.loss) for s in kept.steps] == [(s.step, s.loss) for s in result.steps]
         assert kept.val_loss == result.val_loss
     assert len(list((tmp_path / "tokens").glob("*.json"))) == 1  # the second read the first's
     same = [[line for line in log if str(tmp_path) not in line] for log in logs]  # each names its own adapter
     assert KEPT_TOKENS not in same[0] and KEPT_TOKENS in same[1]
-    assert same[0] == [line for line in same[1] if line != KEPT_TOKENS] and any(l.startswith("train: ") for l in same[0])
+    assert same[0] == [line for line in same[1] if line != KEPT_TOKENS]
+    assert any(line.startswith("train: ") for line in same[0])
 
 
 def test_the_published_adapter_loads_into_a_fresh_base_model(completed, tiny_cache):

@@ -173,7 +173,8 @@ def test_a_token_folder_a_killed_sweep_left_goes_with_the_next_sweeps_own(tmp_pa
     from tunegate.sweep.budget import STALE_TOKENS_S, sweep_budget, tokens_removed
 
     spec, spec_path = load_spec(EXAMPLES / "sweep.yaml"), tmp_path / "sweep.yaml"
-    killed, running, now = (Path(sweep_budget(spec, spec_path, run).token_cache) for run in ("killed", "running", "now"))
+    killed, running, now = (Path(sweep_budget(spec, spec_path, run).token_cache)
+                            for run in ("killed", "running", "now"))
     for folder in (killed, running, now):
         folder.mkdir(parents=True)
     day_ago = os.stat(killed).st_mtime - STALE_TOKENS_S - 60

@@ -5,8 +5,9 @@
 Why: every candidate's trainer tokenised both splits whole (`load_splits`), the same records with
 the same tokenizer, and the bare loop of issue 33 tokenises them once for all its candidates. It
 grows with the data while the short training does not: on 2,550 records a candidate beyond the
-first cost 2.9 CPU s, now 2.1 (`benchmarks/sweep_overhead.py --copies 30`, docs/benchmarks.md). The mini-run's own audit (a sample, as tokens' counts) still runs in each candidate: it
-is the candidate's gate.
+first cost 2.9 CPU s, now 2.1 (`benchmarks/sweep_overhead.py --copies 30`, docs/benchmarks.md). The
+mini-run's own audit (a sample, as tokens' counts) still runs in each candidate: it is the
+candidate's gate.
 
 What is kept: both splits' encoded records, the count left out and the lines `load_splits` logged
 (train.log says KEPT_TOKENS, then the same lines), as JSON, under a key of everything the encoding

@@ -227,7 +227,8 @@ def _train(spec: Spec, path: Path, budget: Budget, parallel: int):
             print(line, file=out, flush=True)
             progress.note(line)
 
-        tokens = Path(budget.token_cache) if budget.token_cache else None  # one encoding for all (tunegate.fullrun.token_cache)
+        # the sweep's folder, where its candidates' trainers encode the data once (tunegate.fullrun.token_cache)
+        tokens = Path(budget.token_cache) if budget.token_cache else None
         return train_apart(spec, path, output, budget.train_steps, threads=torch_threads(parallel), log=log,
                            eval_every=budget.eval_every, pruning=budget.pruning, token_cache=tokens)
 
