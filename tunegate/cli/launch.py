@@ -33,21 +33,23 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.paths import require_file, require_files, require_flow_inputs
     from tunegate.fullrun import approved_report
     from tunegate.local_api import adopt_or_stop, start_local_api
+    from tunegate.processes.held_collections import collections_held
     from tunegate.spec.check import parse_spec
 
-    parsed = parse_spec(args.spec)
-    spec = parsed.require()  # an invalid spec is a usage error, as before
-    refuse_what_the_trainer_cannot_run(parsed)
-    require_files(spec, "data.train", "data.validation")
-    require_flow_inputs(parsed)
-    if args.report:
-        require_file(args.report, "--report")
-    approved_report(parsed, args.report)  # refuse before any flow or process starts
-    api = adopt_or_stop(start_local_api())  # Prefect's API starts while the flow's modules import
-    from tunegate.flows.full_run import full_run
+    with collections_held():  # the start-up's imports: no collection walks them (tunegate.processes.held_collections)
+        parsed = parse_spec(args.spec)
+        spec = parsed.require()  # an invalid spec is a usage error, as before
+        refuse_what_the_trainer_cannot_run(parsed)
+        require_files(spec, "data.train", "data.validation")
+        require_flow_inputs(parsed)
+        if args.report:
+            require_file(args.report, "--report")
+        approved_report(parsed, args.report)  # refuse before any flow or process starts
+        api = adopt_or_stop(start_local_api())  # Prefect's API starts while the flow's modules import
+        from tunegate.flows.full_run import full_run
 
-    if api is not None:
-        api.wait_ready()
+        if api is not None:
+            api.wait_ready()
     warn_store_outside(parsed.spec, args.spec)
     completed, data = run_flow(full_run, spec_path=args.spec, report_file=args.report, resume=args.resume)
     summary = {k: data.get(k) for k in ("status", "reason", "final_train_loss", "val_loss", "adapter_dir")}

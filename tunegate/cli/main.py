@@ -23,9 +23,10 @@ import threading
 import traceback
 
 from tunegate.cli.logs import log_file
-from tunegate.cli.start_up import hold_collections, is_static, leave, own_process, started, static_settings
+from tunegate.cli.start_up import hold_collections, is_static, leave, started, static_settings
 from tunegate.cli.streams import add_output_flags, say, start_output
 from tunegate.errors import EXIT_INTERNAL, EXIT_USAGE, Terminated, TunegateError
+from tunegate.processes.held_collections import own_process
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE

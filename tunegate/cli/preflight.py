@@ -37,26 +37,28 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files, require_flow_inputs
     from tunegate.local_api import adopt_or_stop, start_local_api
+    from tunegate.processes.held_collections import collections_held
     from tunegate.processes.import_ahead import TRACKING_MODULES, TRAINING_MODULES, import_ahead
     from tunegate.spec.check import parse_spec
     from tunegate.sweep.start_ahead import start_mini_run_ahead
 
-    parsed = parse_spec(args.spec)  # an unreadable spec is a usage error before any flow starts
-    if parsed.spec is not None:  # and so is a data path that is not a file: never a hang in a flow
-        require_files(parsed.spec, "data.train", "data.validation")
-    require_flow_inputs(parsed)
-    # The mini-run's training stack imports in a process of its own (Linux) while this one imports Prefect.
-    forked = not args.no_mini_run and start_mini_run_ahead(parsed)
-    api = adopt_or_stop(start_local_api())  # Prefect's API starts while the flow's modules import
-    if api is not None:  # and, while this thread waits for it, what the flow will import later
-        training = TRAINING_MODULES if parsed.spec is not None and not args.no_mini_run and not forked else ()
-        import_ahead(TRACKING_MODULES + training)
-    from tunegate.flows.preflight import preflight
-    from tunegate.render import terminal
-    from tunegate.report import GateReport
+    with collections_held():  # the start-up's imports: no collection walks them (tunegate.processes.held_collections)
+        parsed = parse_spec(args.spec)  # an unreadable spec is a usage error before any flow starts
+        if parsed.spec is not None:  # and so is a data path that is not a file: never a hang in a flow
+            require_files(parsed.spec, "data.train", "data.validation")
+        require_flow_inputs(parsed)
+        # The mini-run's training stack imports in a process of its own (Linux) while this one imports Prefect.
+        forked = not args.no_mini_run and start_mini_run_ahead(parsed)
+        api = adopt_or_stop(start_local_api())  # Prefect's API starts while the flow's modules import
+        if api is not None:  # and, while this thread waits for it, what the flow will import later
+            training = TRAINING_MODULES if parsed.spec is not None and not args.no_mini_run and not forked else ()
+            import_ahead(TRACKING_MODULES + training)
+        from tunegate.flows.preflight import preflight
+        from tunegate.render import terminal
+        from tunegate.report import GateReport
 
-    if api is not None:
-        api.wait_ready()
+        if api is not None:
+            api.wait_ready()
     warn_store_outside(parsed.spec, args.spec)
     completed, data = run_flow(preflight, spec_path=args.spec, mini_run=not args.no_mini_run,
                                advisor=not args.no_advisor)

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tunegate.cli.extras import require
     from tunegate.cli.paths import require_files
-    from tunegate.cli.start_up import is_own_process
+    from tunegate.processes.held_collections import is_own_process
     from tunegate.gate import given_split
     from tunegate.render import use_colour
     from tunegate.spec.check import parse_spec

@@ -97,18 +97,6 @@ def _from_pydantics_loader(name: str) -> object:
 
 
 _held: list[bool] = []  # whether hold_collections turned collection off (the process's entry only)
-_own: list[bool] = []  # set by the process's own entry: no caller of main() shares the process
-
-
-def own_process() -> None:
-    """Called by the process's own entry points: what a command does to the process stays its own."""
-    _own.append(True)
-
-
-def is_own_process() -> bool:
-    """Whether the command runs in a process of its own (a changed library setting harms no caller),
-    e.g. `tunegate samples` loading its tokenizer without torch (tunegate.training.torch_free)."""
-    return bool(_own)
 
 
 def hold_collections(argv: list[str]) -> None:

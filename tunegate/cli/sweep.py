@@ -49,33 +49,35 @@ def run(args: argparse.Namespace) -> int:
     from tunegate.cli.flow_runner import run_flow, warn_store_outside  # first: it sets Prefect defaults
     from tunegate.cli.paths import require_files, require_flow_inputs
     from tunegate.local_api import adopt_or_stop, start_local_api
+    from tunegate.processes.held_collections import collections_held
     from tunegate.spec.check import parse_spec
     from tunegate.sweep.plan import check_sweep_plan
     from tunegate.sweep.start_ahead import start_imports_ahead, start_trainers_ahead
 
-    # An invalid spec, no sweep section, nothing to try, or a data path that is not a file is a
-    # usage error before Prefect starts.
-    parsed = parse_spec(args.spec)
-    check_sweep_plan(parsed, args.strategy)
-    require_files(parsed.require(), "data.train", "data.validation")
-    require_flow_inputs(parsed)
-    # The slow, certain work starts now (issue 15): Prefect's local API first, before Prefect is
-    # imported (tunegate.local_api); then the fork server (elsewhere the standby trainers),
-    # whose imports overlap the API's start-up; once this thread has imported what it needs
-    # itself, the flow's later imports in a thread of their own.
-    on_deployments = parsed.require().sweep.candidates_on == "deployment"  # they need a server: no local API
-    api = start_local_api() if parsed.require().sweep.task_runner == "threads" and not on_deployments else None
-    start_trainers_ahead(parsed, args.strategy)  # the fork server: the first mini-run waits for its imports
-    api = adopt_or_stop(api)
-    _require_server(parsed, api)
-    if api is None:
-        _import_local_api()
+    with collections_held():  # the start-up's imports: no collection walks them (tunegate.processes.held_collections)
+        # An invalid spec, no sweep section, nothing to try, or a data path that is not a file is a
+        # usage error before Prefect starts.
+        parsed = parse_spec(args.spec)
+        check_sweep_plan(parsed, args.strategy)
+        require_files(parsed.require(), "data.train", "data.validation")
+        require_flow_inputs(parsed)
+        # The slow, certain work starts now (issue 15): Prefect's local API first, before Prefect is
+        # imported (tunegate.local_api); then the fork server (elsewhere the standby trainers),
+        # whose imports overlap the API's start-up; once this thread has imported what it needs
+        # itself, the flow's later imports in a thread of their own.
+        on_deployments = parsed.require().sweep.candidates_on == "deployment"  # they need a server: no local API
+        api = start_local_api() if parsed.require().sweep.task_runner == "threads" and not on_deployments else None
+        start_trainers_ahead(parsed, args.strategy)  # the fork server: the first mini-run waits for its imports
+        api = adopt_or_stop(api)
+        _require_server(parsed, api)
+        if api is None:
+            _import_local_api()
 
-    from tunegate.flows.sweep import sweep
+        from tunegate.flows.sweep import sweep
 
-    start_imports_ahead(parsed)
-    if api is not None:
-        api.wait_ready()
+        start_imports_ahead(parsed)
+        if api is not None:
+            api.wait_ready()
     # Only the result goes to stdout: Ray's driver prints its workers' and raylet's stdout lines to
     # sys.stdout ("(raylet) A worker died ..." once broke the --json of a sweep whose worker was killed)
     warn_store_outside(parsed.spec, args.spec)

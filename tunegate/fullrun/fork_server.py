@@ -23,7 +23,6 @@ parent-death signal, set at its start).
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import selectors
@@ -33,6 +32,7 @@ import sys
 import time
 
 from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
+from tunegate.processes.held_collections import collections_held, own_process
 
 READY = "fork server ready"
 # A child's end wakes the server at once (SIGCHLD through `signal.set_wakeup_fd`); it also looks this
@@ -244,12 +244,15 @@ def _exit_now(code: int) -> None:
 def main() -> int:
     start = time.perf_counter()
     sock = socket.socket(fileno=int(sys.argv[1]))
-    _import_training_stack()
-    # What the imports made lives as long as any child: out of every collection from now on. A
-    # job's full collections (transformers' and accelerate's, tunegate's free_memory) otherwise
-    # walk the whole imported stack, 0.2-0.3 s each, ~0.8 CPU s of a candidate's 3 (issue 15); and
-    # a collection no longer touches, so copies, the pages the children share with this process.
-    gc.freeze()
+    own_process()
+    # No collection while the stack imports (10 full ones walked it, 0.58 CPU s, issue 33); then
+    # what the imports made, which lives as long as any child, is frozen: out of every collection
+    # from now on. A job's full collections (transformers' and accelerate's, tunegate's
+    # free_memory) otherwise walk the whole imported stack, 0.2-0.3 s each, ~0.8 CPU s of a
+    # candidate's 3 (issue 15); and a collection no longer touches, so copies, the pages the
+    # children share with this process.
+    with collections_held():
+        _import_training_stack()
     print(f"{READY} (the training stack imported in {time.perf_counter() - start:.1f} s)", flush=True)
     serve(sock)
     return 0

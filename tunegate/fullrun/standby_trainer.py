@@ -35,8 +35,12 @@ def main() -> int:
     """Import the training stack, wait for the trainer's arguments and environment on stdin, train."""
     import time
 
+    from tunegate.processes.held_collections import collections_held, own_process
+
     start = time.perf_counter()
-    _import_training_stack()
+    own_process()
+    with collections_held():  # the stack's objects live as long as this process (issue 33)
+        _import_training_stack()
     print(f"{READY} (the training stack imported in {time.perf_counter() - start:.1f} s before its "
           "candidate was known)", flush=True)
     line = sys.stdin.readline()

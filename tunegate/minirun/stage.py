@@ -18,6 +18,7 @@ from typing import Any
 
 from tunegate import progress
 from tunegate.facts import GateFacts
+from tunegate.processes.held_collections import collections_held
 from tunegate.report import FindingCollector, StageResult
 from tunegate.spec.model import Spec
 from tunegate.stage import GateContext
@@ -92,9 +93,10 @@ def _place_in_spec(out: FindingCollector, spec_file: str | None) -> None:
 def _import_stack() -> float:
     """Import the training stack up front, so its cost shows as its own line in the stats."""
     start = time.perf_counter()
-    import peft  # noqa: F401
-    import torch  # noqa: F401
-    from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401  (resolves the lazy modules)
+    with collections_held():  # in a command's own process: the stack's objects are never walked again
+        import peft  # noqa: F401
+        import torch  # noqa: F401
+        from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401  (resolves the lazy modules)
 
     return round(time.perf_counter() - start, 3)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import threading
 
+from tunegate.processes.held_collections import collections_held
 from tunegate.processes.mlflow_import import import_mlflow
 
 # MLflow's client and SQL store: the tracking session opens right after the data gate.
@@ -25,13 +26,14 @@ def import_ahead(names: tuple[str, ...]) -> threading.Thread:
     """Import `names` in order in a daemon thread; one that is missing is left to whoever needs it."""
 
     def run() -> None:
-        for name in names:
-            try:
-                _import(name)
-                if name == "torch":
-                    _settle_profiler()
-            except Exception:  # noqa: BLE001  (the stage that needs it reports a missing package itself)
-                continue
+        with collections_held():  # what it imports lives as long as the command (held_collections)
+            for name in names:
+                try:
+                    _import(name)
+                    if name == "torch":
+                        _settle_profiler()
+                except Exception:  # noqa: BLE001  (the stage that needs it reports a missing package itself)
+                    continue
 
     thread = threading.Thread(target=run, name="tunegate-import-ahead", daemon=True)
     thread.start()
