@@ -3,6 +3,7 @@
     python benchmarks/preflight_cli.py --rounds 3 --against /tmp/old   # /tmp/old: `git archive` + build_ext
     python benchmarks/preflight_cli.py --rounds 3 --against /tmp/old --cold   # each on a fresh Prefect home
     python benchmarks/preflight_cli.py --rounds 3 --against /tmp/old --bare   # also the bare loop of its steps
+    python benchmarks/preflight_cli.py --rounds 3 --against /tmp/old --bare --check   # `tunegate check --mini-run`
 
 Each round runs `python -m tunegate preflight quickstart.yaml --no-advisor --json` (the whole gate
 as the `preflight` Prefect flow: spec, dataset, overlap, estimate, the mini-run on the built-in tiny
@@ -26,6 +27,10 @@ grad_accum_steps (2) micro-batches of micro_batch_size (4) records, truncated at
 on the mini-run's 8 records (the 4 longest of the train file first, as its sample; then the next 4
 in file order where the mini-run draws 4 at random), and one evaluation of a batch of 4 validation
 records. Each preflight median is shown as a ratio to both (the target: <= 1.3x wall, <= 1.5x CPU).
+
+With --check each round runs `python -m tunegate check quickstart.yaml --mini-run --json` instead of
+the preflight: the same gate and mini-run in the command's one process, with no Prefect, MLflow or
+fork server (the way to the mini-run a user runs on a laptop).
 """
 from __future__ import annotations
 
@@ -45,6 +50,7 @@ from bytecode import compile_trees
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).resolve().parent / "out" / "preflight"
+COMMAND = ["preflight", "quickstart.yaml", "--no-advisor", "--json"]  # --check: the check's mini-run instead
 
 
 def main() -> None:
@@ -53,7 +59,10 @@ def main() -> None:
     ap.add_argument("--against", type=Path, required=True, help="the other checkout (its tunegate on PYTHONPATH)")
     ap.add_argument("--cold", action="store_true", help="every run on a fresh Prefect home, with its own local API")
     ap.add_argument("--bare", action="store_true", help="also the bare loop of the preflight's steps, fp32 and bf16")
+    ap.add_argument("--check", action="store_true", help="`tunegate check --mini-run` in place of the preflight")
     args = ap.parse_args()
+    if args.check:
+        COMMAND[:] = ["check", "quickstart.yaml", "--mini-run", "--json"]
     OUT.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=OUT))
     shutil.copy(ROOT / "examples" / "quickstart.yaml", work)
@@ -99,7 +108,7 @@ def main() -> None:
 def _run(source: Path, work: Path, env: dict[str, str], cold: bool = False) -> tuple[float, float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    command = [sys.executable, "-m", "tunegate", "preflight", "quickstart.yaml", "--no-advisor", "--json"]
+    command = [sys.executable, "-m", "tunegate", *COMMAND]
     # Each checkout its own Prefect home, so each keeps its own warm local API as one install does (the
     # two checkouts' servers differ by their code: on one home each command would replace the other's).
     home = work / ("prefect-home" if source == ROOT else "prefect-home-other")
