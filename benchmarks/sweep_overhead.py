@@ -5,6 +5,7 @@
     python benchmarks/sweep_overhead.py --rounds 3 --against /tmp/old  # also old-sweep-1/6: another checkout's
     python benchmarks/sweep_overhead.py --rounds 1 --parts             # also the fixed parts, one by one
     python benchmarks/sweep_overhead.py --rounds 0 --split             # one 1-candidate sweep's CPU per process
+    python benchmarks/sweep_overhead.py --rounds 0 --split --against /tmp/old   # and the other checkout's
     python benchmarks/sweep_overhead.py --rounds 0 --slots --against /tmp/old  # Prefect's slot requests, 503s
     python benchmarks/sweep_overhead.py --rounds 3 --server             # also server-sweep-1/6: a running server
     python benchmarks/sweep_overhead.py --rounds 3 --cold --against /tmp/old   # also cold-sweep-1: a fresh Prefect home
@@ -49,8 +50,9 @@ of each sweep to bare-1 (the target: sweep-1 <= 1.5x bare-1's wall), the per-can
 the load average before and after. --parts times the fixed parts, each in a fresh process: the
 imports, the ephemeral Prefect API (a flow with one task), an MLflow store created on a fresh
 SQLite file and opened again, a parent run opened and closed. --split runs one 1-candidate sweep
-and samples every process under it (/proc/PID/stat, every 0.1 s): the CPU of the sweep's own
-process, Prefect's API (uvicorn), the fork server and each job forked from it. Prefect's home and
+and samples every process under it (/proc/PID/stat, every 0.05 s): the user and system CPU and the
+minor page faults of the sweep's own process, Prefect's API (uvicorn), the fork server and each job
+forked from it (with --against, then one sweep of the other checkout). Prefect's home and
 the tiny model cache are warmed first, so first-use migrations and the model build are not counted;
 --against's checkout has a Prefect home of its own (its own warm local API, as one install has).
 --slots runs one 1-candidate sweep of each checkout with a DEBUG log file and counts, from httpx's
@@ -327,7 +329,8 @@ def measure(args: argparse.Namespace) -> None:
     if runs:
         report(runs)
     if args.split:
-        split(args.steps)
+        for source in [ROOT, *AGAINST]:
+            split(args.steps, source)
     if args.slots:
         for source in [ROOT, *AGAINST]:
             slots(args.steps, source)
@@ -400,13 +403,16 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> None:
               f"{one[0] - bare_wall:.1f} s wall, {one[1] - bare_cpu:.1f} s CPU")
 
 
-def split(steps: int) -> None:
-    """One 1-candidate sweep: the CPU seconds of each process under it, sampled until it ends."""
+def split(steps: int, source: Path = ROOT) -> None:
+    """One 1-candidate sweep of `source`: each process's user and system CPU seconds and minor page
+    faults, sampled every 0.05 s until it ends (a process's last 0.05 s may be missed)."""
     tick = os.sysconf("SC_CLK_TCK")
     start = time.perf_counter()
+    _children_cpu()  # from here
+    env = {**ENV, "PYTHONPATH": str(source), "PREFECT_HOME": str(prefect_home(source))}
     proc = subprocess.Popen([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, steps)), "--json"],
-                            cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seen: dict[int, tuple[float, str]] = {}
+                            cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen: dict[int, tuple[tuple[float, float, int], str]] = {}
     while proc.poll() is None:
         for pid, parent in _descendants(proc.pid).items():
             try:
@@ -414,13 +420,14 @@ def split(steps: int) -> None:
                 command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            cpu = (int(fields[11]) + int(fields[12])) / tick
-            seen[pid] = (cpu, seen[pid][1] if pid in seen else _role(pid, parent, proc.pid, command, seen))
-        time.sleep(0.1)
+            use = (int(fields[11]) / tick, int(fields[12]) / tick, int(fields[7]))  # utime, stime, minflt
+            seen[pid] = (use, seen[pid][1] if pid in seen else _role(pid, parent, proc.pid, command, seen))
+        time.sleep(0.05)
     wall, total = time.perf_counter() - start, _children_cpu()
-    print(f"one 1-candidate sweep: {wall:.1f} s wall, {total:.1f} s CPU (load {_load()}); per process (sampled):")
-    for cpu, role in seen.values():
-        print(f"  {cpu:6.2f} s CPU  {role}")
+    print(f"one 1-candidate sweep of {source}: {wall:.1f} s wall, {total:.1f} s CPU (load {_load()}); per process "
+          "(sampled):")
+    for (user, system, faults), role in seen.values():
+        print(f"  {user + system:6.2f} s CPU ({user:.2f} user, {system:.2f} system), {faults:7d} page faults  {role}")
 
 
 REQUEST = re.compile(r"^(\S+ \S+) \d+ INFO httpx: HTTP Request: (\S+) (\S+) \"HTTP/1.1 (\d+)", re.M)

@@ -32,6 +32,7 @@ import sys
 import time
 
 from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
+from tunegate.processes.freed_memory import keep_freed_blocks
 from tunegate.processes.held_collections import collections_held, own_process
 
 READY = "fork server ready"
@@ -245,6 +246,7 @@ def main() -> int:
     start = time.perf_counter()
     sock = socket.socket(fileno=int(sys.argv[1]))
     own_process()
+    keep_freed_blocks()  # each job's steps reuse freed blocks, not fresh pages (tunegate.processes.freed_memory)
     # No collection while the stack imports (10 full ones walked it, 0.58 CPU s, issue 33); then
     # what the imports made, which lives as long as any child, is frozen: out of every collection
     # from now on. A job's full collections (transformers' and accelerate's, tunegate's
