@@ -15,7 +15,8 @@ import pytest
 
 from tests.support.paths import ROOT
 
-COMMAND = ("import os, sys\n"
+COMMAND = ("import logging, os, sys\n"
+           "logging.basicConfig(level=logging.INFO)  # on stderr: which server it found, started or left\n"
            "from tunegate.local_api import start_local_api\n"
            "api = start_local_api()\n"
            "if api is None:\n"
@@ -41,7 +42,16 @@ def start_command(env: dict[str, str], ready: bool = True, cwd: Path = ROOT) -> 
 def finish(proc: subprocess.Popen) -> list[str]:
     out, err = proc.communicate(timeout=180)  # a server holding the pipes open would hang here
     assert proc.returncode == 0, err[-2000:]
+    SAID[proc.pid] = err  # its log lines (a command that falls back to a server of its own says why)
     return out.split()
+
+
+SAID: dict[int, str] = {}  # each finished command's stderr, by its pid
+
+
+def said(*procs: subprocess.Popen) -> str:
+    """What the finished commands wrote to stderr: a failing assertion's message."""
+    return "\n".join(f"command {p.pid}: {SAID.get(p.pid, '')[-1500:]}" for p in procs)
 
 
 def record(home: Path) -> dict | None:
