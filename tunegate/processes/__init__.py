@@ -1,15 +1,19 @@
-"""Work beside a command's main thread: child processes that do not outlive the command, and a
-thread importing ahead what the command will need.
+"""Work beside a command's main thread, and what a process of ours does to itself: child processes
+that do not outlive the command, a thread importing ahead what the command will need, the
+collector and the heap.
 
     subprocess.Popen(cmd, preexec_fn=on_parent_death(signal.SIGTERM))
     import_ahead(TRACKING_MODULES)
     import_mlflow()
+    with collections_held(): ...
     give_back_freed()
 
 `parent_death.py`: Linux's parent-death signal, for a server or worker the command starts;
 `import_ahead.py`: the import thread, and the module lists the flow commands give it;
 `mlflow_import.py`: MLflow imported without the packages its tracking does not use;
-`freed_memory.py`: the heap's free pages handed back where a phase that held a big block ends.
+`held_collections.py`: which process is our own, and no collection while it imports what it keeps;
+`freed_memory.py`: the heap's free pages handed back where a phase that held a big block ends, or
+kept for the next blocks of a process that trains.
 """
 from __future__ import annotations
 
