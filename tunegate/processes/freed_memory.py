@@ -12,12 +12,12 @@ every free page of the heap at once. Elsewhere (musl, macOS) nothing happens.
 The other way round, a block of 128 KB or more is its own mapping, handed back when it is freed,
 and the next such allocation faults every page in again, zeroed by the kernel. glibc raises that
 threshold as such blocks are freed (up to 32 MB on 64-bit), but every child of the fork server
-started from the threshold the server had, so each training step of a candidate's job allocated
-and freed its activations as fresh mappings: ~115,000 page faults and ~0.25 CPU s of system time a
-job on the tiny model, against ~74,000 and ~0.15 s with the threshold at glibc's own ceiling and the
-heap's free top kept up to TRIM_KEPT (docs/benchmarks.md, session 46). `keep_freed_blocks` sets both
-(mallopt); the heap then holds up to TRIM_KEPT of freed memory more (the preflight's mini-run logged a
-peak RSS ~10 MB higher), and `give_back_freed` still returns all of it at once.
+starts from the threshold the server had, and the blocks a candidate's job allocated and freed
+again and again came as fresh mappings: ~113,000 page faults and 0.18-0.24 CPU s of system time a
+job on the tiny model, against ~72,000 and 0.11-0.20 s with the threshold at glibc's own ceiling and
+the heap's free top kept up to TRIM_KEPT (docs/benchmarks.md, session 46). `keep_freed_blocks` sets
+both (mallopt); the heap then holds up to TRIM_KEPT of freed memory more (the preflight's mini-run
+logged a peak RSS ~10 MB higher), and `give_back_freed` still returns all of it at once.
 """
 from __future__ import annotations
 
