@@ -13,6 +13,11 @@ importing thread alone (another thread importing pandas meanwhile gets it); afte
 usual: a module of MLflow's that needs pandas later imports it then. Where one of them is already
 imported, or MLflow is, nothing changes. numpy and pyarrow are not refused: without them MLflow's
 HDFS artifact store is left unusable for the rest of the process.
+
+In a process of our own the import runs with no cyclic collection and what it made is frozen after
+(tunegate.processes.held_collections): `tunegate runs` ran 5 full collections walking MLflow's
+modules (0.30-0.38 CPU s) and took 1.95 CPU s; 1.42 s with the import held (benchmarks/runs_cli.py;
+docs/benchmarks.md, session 46).
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ import importlib.util
 import sys
 import threading
 from typing import Any
+
+from tunegate.processes.held_collections import collections_held
 
 # What MLflow's start-up imports for features tunegate's tracking does not use (see above).
 NOT_FOR_TRACKING = ("pandas", "scipy")
@@ -47,6 +54,11 @@ def import_mlflow() -> None:
     measured with) is imported again as it is, its half-started modules dropped first."""
     if "mlflow" in sys.modules:
         return
+    with collections_held():  # its modules live as long as the process (tunegate.processes.held_collections)
+        _import_without_refused()
+
+
+def _import_without_refused() -> None:
     refused = _Refused(tuple(n for n in NOT_FOR_TRACKING if n not in sys.modules), threading.get_ident())
     sys.meta_path.insert(0, refused)
     try:
