@@ -16,7 +16,7 @@ HDFS artifact store is left unusable for the rest of the process.
 
 In a process of our own the import runs with no cyclic collection and what it made is frozen after
 (tunegate.processes.held_collections): `tunegate runs` ran 5 full collections walking MLflow's
-modules (0.30-0.38 CPU s) and took 1.95 CPU s; 1.42 s with the import held (benchmarks/runs_cli.py;
+modules (0.30-0.38 CPU s) and took 1.74 CPU s; 1.25 s with the import held (benchmarks/runs_cli.py;
 docs/benchmarks.md, session 46).
 """
 from __future__ import annotations
