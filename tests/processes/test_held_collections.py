@@ -95,3 +95,19 @@ def test_a_block_that_raises_still_lets_go():
         print(gc.isenabled())
     """)
     assert out == "True"
+
+
+def test_a_paused_block_runs_no_collection_freezes_nothing_and_resumes_in_any_process():
+    out = _run("""
+        import gc
+        from tunegate.processes.held_collections import collections_paused
+        passes = []
+        gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info["generation"]))
+        frozen = gc.get_freeze_count()
+        with collections_paused():  # a process not marked our own: paused all the same
+            inside = gc.isenabled()
+            rows = [[i] for i in range(200_000)]
+            during = list(passes)  # collections may run again once the block has ended
+        print(inside, during, gc.isenabled(), gc.get_freeze_count() == frozen)
+    """)
+    assert out == "False [] True True"

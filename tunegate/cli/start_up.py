@@ -44,6 +44,8 @@ import sys
 import types
 from collections.abc import Iterator
 
+from tunegate.processes.held_collections import collections_held
+
 STATIC_COMMANDS = ("check", "lint")
 PLUGINS_OFF = "PYDANTIC_DISABLE_PLUGINS"
 SETTINGS = {PLUGINS_OFF: "__all__"}
@@ -96,22 +98,22 @@ def _from_pydantics_loader(name: str) -> object:
     return getattr(importlib.import_module(PLUGIN_LOADER), name)
 
 
-_held: list[bool] = []  # whether hold_collections turned collection off (the process's entry only)
+_held: list[contextlib.ExitStack] = []  # the hold hold_collections took (the process's entry only)
 
 
 def hold_collections(argv: list[str]) -> None:
-    """No cyclic collection until `started()`, if `argv` runs a static command (see the module doc)."""
+    """No cyclic collection until `started()`, if `argv` runs a static command (see the module doc):
+    `collections_held` (tunegate.processes.held_collections), from the entry to `started()`."""
     if is_static(argv) and gc.isenabled():
-        gc.disable()
-        _held.append(True)
+        hold = contextlib.ExitStack()
+        hold.enter_context(collections_held())
+        _held.append(hold)
 
 
 def started() -> None:
     """The command's modules are loaded: keep what start-up made out of later collections, collect again."""
-    if _held:
-        _held.clear()
-        gc.freeze()
-        gc.enable()
+    while _held:
+        _held.pop().close()
 
 
 def leave(argv: list[str], code: int) -> int:

@@ -3,6 +3,8 @@
     own_process()              # by the process's own entry points only (the CLI, the fork server)
     with collections_held():   # around a big import: the training stack, Prefect, MLflow
         import torch
+    with collections_paused():  # building many objects that form no cycle, in any process
+        rows = [list(ids) for ids in encoded]
 
 Python's cyclic collector runs a full collection each time the objects that survived the earlier
 ones have grown by a quarter, and each walks every object alive. Importing a big stack grows them
@@ -19,7 +21,8 @@ of every later collection, still freed as soon as nothing refers to it) and coll
 on for what the command does next. What is frozen is never collected as a cycle: garbage in a
 reference cycle made while collections were held stays until the process ends, which only a
 command's own process may accept. Elsewhere (a library caller or a test calling `main()` in its
-process) `collections_held()` changes nothing.
+process) `collections_held()` changes nothing. `collections_paused()` is the other, milder use: no
+collection while a block builds objects that form no cycle, in any process, nothing frozen after.
 """
 from __future__ import annotations
 
@@ -75,3 +78,18 @@ def _let_go() -> None:
             gc.freeze()
             if _resume:
                 gc.enable()
+
+
+@contextlib.contextmanager
+def collections_paused() -> Iterator[None]:
+    """No cyclic collection while the block builds many objects that form no cycle (lists of ints),
+    in any process; nothing is frozen after. Each collection would walk the whole process again (the
+    tokenizer, the training stack): reading back 2,570 encoded rows in a trainer took 0.25 CPU s, 0.20
+    of them collections, 0.005 s without (tunegate.fullrun.token_cache)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
