@@ -91,3 +91,40 @@ def test_the_local_api_child_serves_prefects_own_api_through_it(tmp_path, monkey
         assert answer.status_code == 200  # Prefect's route; no `gpu` limit exists on a fresh home
     finally:
         api.stop()
+
+
+
+BUILD_COUNTED = """
+import gc, json
+passes, frozen_at_full = {0: 0, 1: 0, 2: 0}, []
+def counted(phase, info):
+    if phase == "start":
+        passes[info["generation"]] += 1
+        if info["generation"] == 2:
+            frozen_at_full.append(gc.get_freeze_count())
+gc.callbacks.append(counted)
+from tunegate.local_api.app import create_app
+from tunegate.processes.held_collections import is_own_process
+passes.update({0: 0, 1: 0, 2: 0})
+create_app()
+print(json.dumps({"passes": passes, "frozen_at_full": frozen_at_full, "frozen": gc.get_freeze_count(),
+                  "enabled": gc.isenabled(), "own": is_own_process()}))
+"""
+
+
+@pytest.mark.slow  # Prefect's server imported and its app built in a fresh interpreter (~3 s)
+def test_the_app_is_built_with_the_collector_off_and_frozen_after_prefects_own_collection(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tunegate.local_api.child import server_env
+
+    done = subprocess.run([sys.executable, "-c", BUILD_COUNTED], capture_output=True, text=True, timeout=120,
+                          env=server_env(PREFECT_HOME=str(tmp_path)), check=True)
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    # No pass of the young generations: they run only when the collector is on. The one full pass is
+    # Prefect's own gc.collect() at its create_app's end, before anything was frozen: it frees the build's
+    # cycles as it always did.
+    assert (got["passes"]["0"], got["passes"]["1"], got["frozen_at_full"]) == (0, 0, [0])
+    assert got["frozen"] > 100_000 and got["enabled"] and got["own"]

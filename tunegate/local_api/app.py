@@ -31,12 +31,26 @@ AGAIN_AFTER_S = (0.02, 0.05, 0.1, 0.2, 0.4)
 
 def create_app() -> App:
     """Prefect's API app, as its own ephemeral server builds it (the environment says how); a
-    shared server's also stops itself once idle (tunegate.local_api.idle)."""
-    from prefect.server.api.server import create_app as prefect_app
+    shared server's also stops itself once idle (tunegate.local_api.idle).
 
-    from tunegate.local_api.idle import exit_when_idle
+    Only uvicorn calls it, in the local API's child (`child.server_command`), a process that serves
+    this app and nothing else: a process of tunegate's own, so the collector stays off while
+    Prefect's server imports and builds its app (tunegate.processes.held_collections): its passes
+    there walked every object made so far, again and again, for what one pass frees at the end.
+    That pass still runs: Prefect's `create_app` ends with its own `gc.collect()` (an explicit call
+    runs with the collector off), which frees what the build left in cycles before everything is
+    frozen, so the server keeps no more memory than before. A fresh home's start went from 2.87 to
+    2.51 CPU s (benchmarks/local_api_start.py, docs/benchmarks.md, session 47), paid by every command
+    that starts a local API: a fresh Prefect home's first, or the first after one idled out."""
+    from tunegate.processes.held_collections import collections_held, own_process
 
-    return exit_when_idle(RunAgainWhenBusy(prefect_app()))
+    own_process()
+    with collections_held():
+        from prefect.server.api.server import create_app as prefect_app
+
+        from tunegate.local_api.idle import exit_when_idle
+
+        return exit_when_idle(RunAgainWhenBusy(prefect_app()))
 
 
 class RunAgainWhenBusy:
