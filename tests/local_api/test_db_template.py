@@ -76,13 +76,16 @@ def test_only_prefects_default_database_is_seeded(tmp_path):
     assert database_file({"PREFECT_HOME": str(home)}, folder) is None
 
 
-def test_a_server_on_the_templates_copy_is_told_not_to_register_block_types_again():
-    assert seeded_settings(SEEDED, {}) == {"PREFECT_API_BLOCKS_REGISTER_ON_START": "false"}
+def test_a_server_on_the_templates_copy_is_told_not_to_register_block_types_again_nor_to_check_whether_to():
+    assert seeded_settings(SEEDED, {}) == {"PREFECT_API_BLOCKS_REGISTER_ON_START": "false",
+                                           "PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false"}
     assert seeded_settings(FRESH, {}) == seeded_settings(EXISTING, {}) == {}  # registration as Prefect does it
 
 
 def test_a_registration_setting_of_the_users_own_is_left_alone():
     assert seeded_settings(SEEDED, {"PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "true"}) == {}
+    assert seeded_settings(SEEDED, {"PREFECT_SERVER_MEMOIZE_BLOCK_AUTO_REGISTRATION": "true"}) == {
+        "PREFECT_API_BLOCKS_REGISTER_ON_START": "false"}
 
 
 def test_the_template_is_kept_per_set_of_modules_that_add_block_types(monkeypatch):
