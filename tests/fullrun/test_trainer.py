@@ -215,3 +215,33 @@ def test_the_cli_turns_an_unreadable_spec_into_a_failed_result(tmp_path):
     result = TrainResult.read(tmp_path / "result.json")
     assert code == 1 and result.status == "failed" and result.codes == ["TG709"]
     assert "missing.yaml" in result.reason
+
+
+AS_MAIN_COUNTED = """
+import gc, json, runpy, sys
+during_stack = []  # collections that ran once torch began to import, before anything was frozen
+gc.callbacks.append(lambda phase, info: phase == "start" and "torch" in sys.modules and gc.get_freeze_count() == 0
+                    and during_stack.append(info["generation"]))
+sys.argv = ["trainer", "--spec", sys.argv[1], "--result", sys.argv[2]]
+try:
+    runpy.run_module("tunegate.fullrun.trainer", run_name="__main__", alter_sys=True)
+except SystemExit as exit:
+    print(json.dumps({"code": exit.code, "during_stack": during_stack, "frozen": gc.get_freeze_count(),
+                      "enabled": gc.isenabled()}))
+"""
+
+
+@pytest.mark.slow  # the training stack imported in a fresh interpreter (~3 s)
+def test_run_as_a_command_the_trainer_imports_its_stack_with_the_collector_off_then_freezes_it(tmp_path):
+    import subprocess
+    import sys
+
+    # A base that cannot be loaded: the trainer imports its whole stack, then stops before training.
+    spec = tmp_path / "spec.yaml"
+    spec.write_text((DATA / "good.yaml").read_text().replace("tunegate/tiny-llama", str(tmp_path / "no-such-model")))
+    done = subprocess.run([sys.executable, "-c", AS_MAIN_COUNTED, str(spec), str(tmp_path / "result.json")],
+                          capture_output=True, text=True, timeout=300, check=True)
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    result = TrainResult.read(tmp_path / "result.json")
+    assert got["code"] == 1 and result.codes == ["TG709"] and "no-such-model" in result.reason
+    assert got["during_stack"] == [] and got["frozen"] > 100_000 and got["enabled"]

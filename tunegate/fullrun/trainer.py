@@ -407,5 +407,22 @@ def _run_cli(args: argparse.Namespace) -> TrainResult:
                  token_cache=args.token_cache)
 
 
+def import_stack() -> None:
+    """What a training imports before its first step: torch, peft and transformers' Trainer (with accelerate)."""
+    import peft  # noqa: F401
+    import torch  # noqa: F401
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
+
+
 if __name__ == "__main__":
+    from tunegate.processes.held_collections import collections_held, own_process
+
+    # `python -m tunegate.fullrun.trainer` (a launch's, a Dask or Ray worker's candidate, a fallback
+    # of the fork server) is a process of its own: its stack is imported with the collector off and
+    # then frozen (tunegate.processes.held_collections). A cold trainer of the quickstart ran 9 full
+    # collections, 1.37 of its ~6.6 CPU s: 7 while it imported, then each gc.collect() of transformers
+    # and accelerate walked the whole stack again (docs/benchmarks.md, session 47).
+    own_process()
+    with collections_held(), contextlib.suppress(ImportError):  # main() reports a missing package
+        import_stack()
     sys.exit(main())
