@@ -2,6 +2,8 @@
 
     python benchmarks/paired_cpu.py --pairs 15 --against /work/wt-38c -- check --train T --validation V --json
     python benchmarks/paired_cpu.py --pairs 7 --workers 1,2 -- check --train T --validation V --json
+    python benchmarks/paired_cpu.py --pairs 5 --against /work/wt-53c --module tunegate.fullrun.trainer -- \
+        --spec examples/quickstart.yaml --output-dir /tmp/paired-trainer --max-steps 4 --no-checkpoints
 
 The variants are this checkout against another (`--against`, each run from its own root, so
 `python -m tunegate` is that checkout's), or two values of TUNEGATE_WORKERS in this checkout
@@ -23,13 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_once(args: list[str], cwd: Path, workers: str | None) -> tuple[float, float]:
-    """(CPU s of the whole tree, wall s) of `python -m tunegate ARGS` run from `cwd`."""
+def run_once(args: list[str], cwd: Path, workers: str | None, module: str = "tunegate") -> tuple[float, float]:
+    """(CPU s of the whole tree, wall s) of `python -m MODULE ARGS` (tunegate's CLI by default) run from `cwd`."""
     env = dict(os.environ)
     if workers is not None:
         env["TUNEGATE_WORKERS"] = workers
     start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "tunegate", *args], cwd=cwd, env=env,
+    child = subprocess.Popen([sys.executable, "-m", module, *args], cwd=cwd, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, _, usage = os.wait4(child.pid, 0)
     return usage.ru_utime + usage.ru_stime, time.perf_counter() - start
@@ -40,6 +42,7 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=11)
     ap.add_argument("--against", type=Path, help="another checkout: this one's command against that one's")
     ap.add_argument("--workers", help="A,B: TUNEGATE_WORKERS=A against =B, in this checkout")
+    ap.add_argument("--module", default="tunegate", help="the module run as `python -m` (default: tunegate's CLI)")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- then tunegate's arguments")
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -55,7 +58,7 @@ def main() -> int:
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
     for i in range(args.pairs):
         for name in names if i % 2 == 0 else names[::-1]:
-            runs[name].append(run_once(command, *variants[name]))
+            runs[name].append(run_once(command, *variants[name], module=args.module))
     for name in names:
         cpu, wall = [r[0] for r in runs[name]], [r[1] for r in runs[name]]
         print(f"{name}: CPU median {statistics.median(cpu):.3f} s (min {min(cpu):.3f}), "
