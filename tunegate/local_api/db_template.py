@@ -27,7 +27,10 @@ A server starting on a copy is told not to register Prefect's block types
 (PREFECT_API_BLOCKS_REGISTER_ON_START=false, unless the environment sets it): the copy holds the
 catalogue that registration writes, as the template is kept per set of installed Prefect
 collections too (their entry points, which add block types). Registering it again cost a fresh
-home's server 0.6 s of its ~4.4 s start (3 paired starts, 2026-12-06).
+home's server 0.6 s of its ~4.4 s start (3 paired starts, 2026-12-06). Nor is it to check whether to
+register (PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION=false, unless the environment sets it): that check
+imported every installed collection first, 0.30 CPU s with prefect-dask and prefect-ray
+(docs/benchmarks.md, session 47).
 """
 from __future__ import annotations
 
