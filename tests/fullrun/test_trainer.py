@@ -4,6 +4,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -233,9 +235,6 @@ except SystemExit as exit:
 
 @pytest.mark.slow  # the training stack imported in a fresh interpreter (~3 s)
 def test_run_as_a_command_the_trainer_imports_its_stack_with_the_collector_off_then_freezes_it(tmp_path):
-    import subprocess
-    import sys
-
     # A base that cannot be loaded: the trainer imports its whole stack, then stops before training.
     spec = tmp_path / "spec.yaml"
     spec.write_text((DATA / "good.yaml").read_text().replace("tunegate/tiny-llama", str(tmp_path / "no-such-model")))

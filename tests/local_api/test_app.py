@@ -3,17 +3,22 @@ refused its write for a conflict) is run again in the server, with its body, ins
 sleeping 2 s; every other answer goes out as the app gave it.
 
 Here around a small ASGI app that answers as Prefect's does; the sweeps of tests/cli run Prefect's
-own app through it end to end.
+own app through it end to end. Prefect's app is built with the collector held, counted in a fresh
+interpreter with the child's environment.
 """
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tunegate.local_api.app import RunAgainWhenBusy
+from tunegate.local_api.child import server_env
 
 
 class Locked(Exception):
@@ -93,7 +98,6 @@ def test_the_local_api_child_serves_prefects_own_api_through_it(tmp_path, monkey
         api.stop()
 
 
-
 BUILD_COUNTED = """
 import gc, json
 passes, frozen_at_full = {0: 0, 1: 0, 2: 0}, []
@@ -114,12 +118,6 @@ print(json.dumps({"passes": passes, "frozen_at_full": frozen_at_full, "frozen": 
 
 @pytest.mark.slow  # Prefect's server imported and its app built in a fresh interpreter (~3 s)
 def test_the_app_is_built_with_the_collector_off_and_frozen_after_prefects_own_collection(tmp_path):
-    import json
-    import subprocess
-    import sys
-
-    from tunegate.local_api.child import server_env
-
     done = subprocess.run([sys.executable, "-c", BUILD_COUNTED], capture_output=True, text=True, timeout=120,
                           env=server_env(PREFECT_HOME=str(tmp_path)), check=True)
     got = json.loads(done.stdout.strip().splitlines()[-1])

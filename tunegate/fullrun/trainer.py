@@ -420,8 +420,9 @@ if __name__ == "__main__":
     # `python -m tunegate.fullrun.trainer` (a launch's, a Dask or Ray worker's candidate, a fallback
     # of the fork server) is a process of its own: its stack is imported with the collector off and
     # then frozen (tunegate.processes.held_collections). A cold trainer of the quickstart ran 9 full
-    # collections, 1.37 of its ~6.6 CPU s: 7 while it imported, then each gc.collect() of transformers
-    # and accelerate walked the whole stack again (docs/benchmarks.md, session 47).
+    # collections, 1.33 CPU s: 7 while it imported, then each gc.collect() of transformers and
+    # accelerate walked the whole stack again; it now takes 3.8 CPU s against 5.9 (docs/benchmarks.md,
+    # session 47).
     own_process()
     with collections_held(), contextlib.suppress(ImportError):  # main() reports a missing package
         import_stack()
