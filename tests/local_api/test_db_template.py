@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.local_api.db_template import (EXISTING, EXTRA_ENTRYPOINTS, FRESH, SEEDED, database_file, keep, seed,
-                                            seeded_settings, template_path)
+from tunegate.local_api.db_template import (CURRENT, EXISTING, EXTRA_ENTRYPOINTS, FRESH, SEEDED, catalogue_note,
+                                            database_file, keep, prepare, seed, seeded_settings, template_path)
 
 
 @pytest.fixture(autouse=True)
@@ -92,3 +92,55 @@ def test_the_template_is_kept_per_set_of_modules_that_add_block_types(monkeypatc
     plain = template_path()
     monkeypatch.setenv(EXTRA_ENTRYPOINTS, "my_company.prefect_blocks")
     assert template_path() != plain and template_path().parent == plain.parent
+
+
+NO_REGISTRATION = {"PREFECT_API_BLOCKS_REGISTER_ON_START": "false", "PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false"}
+
+
+def _started_on(home: Path, folder: Path, **env: str) -> tuple[str, dict[str, str]]:
+    """(the state a start on `home` found, the settings it was given); the server answered."""
+    folder.mkdir(exist_ok=True)
+    env = {"PREFECT_HOME": str(home), **env}
+    given = dict(env)
+    prepared = prepare(given, folder)
+    prepared.started()
+    return prepared.state, {k: v for k, v in given.items() if k not in env}
+
+
+def test_a_restart_on_a_database_whose_catalogue_a_start_of_these_versions_registered_skips_registration(tmp_path):
+    home, folder = tmp_path / "home", tmp_path / "run"
+    _migrated(home / "prefect.db", flow_run=2)  # a home in use: Prefect registers (or its check passes)
+    assert _started_on(home, folder) == (EXISTING, {})
+    assert catalogue_note(home / "prefect.db").read_text() == template_path().name
+    assert _started_on(home, folder) == (CURRENT, NO_REGISTRATION)  # the shared API's restart after a break
+
+
+def test_a_note_of_other_versions_leaves_the_registration_to_prefect(tmp_path, monkeypatch):
+    home, folder = tmp_path / "home", tmp_path / "run"
+    _migrated(home / "prefect.db", flow_run=2)
+    _started_on(home, folder)
+    monkeypatch.setenv(EXTRA_ENTRYPOINTS, "my_company.prefect_blocks")  # a module that may add block types
+    assert _started_on(home, folder) == (EXISTING, {})
+    assert _started_on(home, folder) == (CURRENT, NO_REGISTRATION)  # noted again under the new set
+
+
+def test_a_start_told_not_to_register_notes_no_catalogue(tmp_path):
+    home, folder = tmp_path / "home", tmp_path / "run"
+    _migrated(home / "prefect.db", flow_run=2)
+    assert _started_on(home, folder, PREFECT_SERVER_REGISTER_BLOCKS_ON_START="false") == (EXISTING, {})
+    assert not catalogue_note(home / "prefect.db").exists()
+    assert _started_on(home, folder) == (EXISTING, {})
+
+
+def test_a_users_own_registration_check_setting_is_kept_on_a_noted_database(tmp_path):
+    home, folder = tmp_path / "home", tmp_path / "run"
+    _migrated(home / "prefect.db", flow_run=2)
+    _started_on(home, folder)
+    assert _started_on(home, folder, PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION="false") == (CURRENT, {})
+
+
+def test_the_templates_copy_is_noted_current(tmp_path):
+    keep(_migrated(tmp_path / "first" / "prefect.db"))
+    home, folder = tmp_path / "home", tmp_path / "run"
+    assert _started_on(home, folder) == (SEEDED, NO_REGISTRATION)
+    assert _started_on(home, folder) == (CURRENT, NO_REGISTRATION)

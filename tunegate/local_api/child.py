@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tunegate.errors import ServiceUnavailable
-from tunegate.local_api.db_template import keep, prepare
+from tunegate.local_api.db_template import prepare
 from tunegate.local_api.setting_paths import absolute_settings, prefect_home
 from tunegate.processes import on_parent_death
 
@@ -74,7 +74,7 @@ class LocalApi:
                     "started by tunegate before Prefect is imported)")
         # SIGTERM when this process dies, however it dies (elsewhere than Linux the atexit stop is all)
         env = server_env()
-        self._fresh_db = prepare(env, Path.cwd())  # a fresh home: the template's copy
+        self._prepared = prepare(env, Path.cwd())  # a fresh home: the template's copy
         self.proc = subprocess.Popen(server_command(self.port), env=env, stdout=self._output,
                                      stderr=subprocess.STDOUT, preexec_fn=on_parent_death(signal.SIGTERM))
 
@@ -83,9 +83,9 @@ class LocalApi:
         wait_until_healthy(self.url, lambda: self.proc.poll() if self.proc is not None else 1,
                            lambda: output_tail(self._output))
         self._reserved.close()
-        if self._fresh_db is not None:  # its first start migrated: the template for the next fresh home
-            keep(self._fresh_db)
-            self._fresh_db = None
+        if self._prepared is not None:  # a first start's database: the template for the next fresh home
+            self._prepared.started()
+            self._prepared = None
 
     def stop(self) -> None:
         """Terminate the child (as Prefect stops its ephemeral server) and reap it."""

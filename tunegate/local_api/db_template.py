@@ -1,8 +1,8 @@
 """A migrated, empty Prefect database kept once per Prefect version, copied into a fresh Prefect home.
 
-    fresh = prepare(env, cwd)    # before a local API starts on the home: seed it, settings into env
-    ...                          # the server answers its health check
-    if fresh: keep(fresh)        # its first start migrated: that database becomes the template
+    prepared = prepare(env, cwd)  # before a local API starts on the home: seed it, settings into env
+    ...                           # the server answers its health check
+    prepared.started()            # a first start's database becomes the template; the catalogue is noted
 
 Why: a local API started on a fresh Prefect home runs all of Prefect's migrations before it
 answers: 10.2-10.8 s wall and ~10 CPU s on the 2-core machine, against 3.9-4.1 s where the home's
@@ -31,6 +31,14 @@ home's server 0.6 s of its ~4.4 s start (3 paired starts, 2026-12-06). Nor is it
 register (PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION=false, unless the environment sets it): that check
 imported every installed collection first, 0.30 CPU s with prefect-dask and prefect-ray
 (docs/benchmarks.md, session 47).
+
+The same holds for a home whose database a start of the same Prefect, SQLAlchemy, SQLite and
+collections left with its block catalogue registered: after each such start the versions are noted
+beside the database (`$PREFECT_HOME/tunegate/prefect.db.catalogue`, the template's name), and a later
+start that finds them unchanged (the shared API's restart after it idled out: the first command after
+a break) skips the registration and its check too, ~0.3-0.5 of its CPU s. Prefect's own check keys on
+the same things (the block types installed, the database's URL), so a database reset under the same
+versions is passed over by both alike; a note that cannot be read or written only means Prefect checks.
 """
 from __future__ import annotations
 
@@ -40,6 +48,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from urllib.parse import quote
@@ -49,6 +58,7 @@ from tunegate.user_cache import cache_root
 
 TEMPLATE_DIR = "prefect-db"
 EXISTING, SEEDED, FRESH = "existing", "seeded", "fresh"
+CURRENT = "current"  # an existing database whose block catalogue a start of the installed versions registered
 # Prefect's names for the setting that registers its block types at every start.
 REGISTER_ON_START = ("PREFECT_API_BLOCKS_REGISTER_ON_START", "PREFECT_SERVER_REGISTER_BLOCKS_ON_START")
 # ... and for the one that skips that registration when a hash of the block types matches the last one's:
@@ -73,14 +83,37 @@ def database_file(env: Mapping[str, str], cwd: Path) -> Path | None:
     return home / "prefect.db"
 
 
-def prepare(env: dict[str, str], cwd: Path) -> Path | None:
+@dataclass
+class Prepared:
+    """A database as a local API's start finds it (`prepare`): what to do once the server answers."""
+
+    database: Path | None  # None: not Prefect's default database, left alone
+    state: str  # EXISTING, SEEDED, FRESH or CURRENT
+    registered: bool  # whether the start leaves its block catalogue current for the installed versions
+
+    def started(self) -> None:
+        """Once the server answered: a fresh home's database becomes the template (`keep`), and a
+        current catalogue is noted for the next start."""
+        if self.database is None:
+            return
+        if self.state == FRESH:
+            keep(self.database)
+        if self.registered:
+            _note_catalogue(self.database)
+
+
+def prepare(env: dict[str, str], cwd: Path) -> Prepared:
     """Before a local API starts with `env` in `cwd`: its home's database seeded from the template
-    and `env` given what a start on the copy skips (`seeded_settings`); the database to `keep` once
-    the server answers (a fresh home, no template yet), else None."""
+    and `env` given what a start skips there (`seeded_settings`)."""
     database = database_file(env, cwd)
     state = seed(database)
+    if state == EXISTING and database is not None and _catalogue_current(database):
+        state = CURRENT
     env.update(seeded_settings(state, env))
-    return database if state == FRESH else None
+    # A start Prefect registers in, unless the environment turned registration off: then the
+    # catalogue is only current where it was before (the template's copy, a noted database).
+    registered = state in (SEEDED, CURRENT) or not any(name in env for name in REGISTER_ON_START)
+    return Prepared(database, state, registered)
 
 
 def seed(database: Path | None) -> str:
@@ -113,16 +146,21 @@ def seed(database: Path | None) -> str:
 
 
 def seeded_settings(state: str, env: Mapping[str, str]) -> dict[str, str]:
-    """Prefect settings for a server starting on the database `seed` left in `state`: on the
+    """Prefect settings for a server starting on the database `prepare` found in `state`: on the
     template's copy, no block registration (the copy holds that catalogue), unless `env` sets it;
     and then no check of whether to register either (unless `env` sets that): Prefect's check
     imports every installed collection to hash their block types before it asks whether to register
-    at all, 0.30 CPU s of the server's start with prefect-dask and prefect-ray installed."""
-    if state != SEEDED or any(name in env for name in REGISTER_ON_START):
+    at all, 0.30 CPU s of the server's start with prefect-dask and prefect-ray installed. On a
+    database whose catalogue is noted current, neither, unless `env` sets either (a user who set
+    Prefect's check off wants every start to register)."""
+    if any(name in env for name in REGISTER_ON_START):
         return {}
-    if any(name in env for name in MEMOIZE):
-        return {REGISTER_ON_START[0]: "false"}
-    return {REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
+    checks = any(name in env for name in MEMOIZE)
+    if state == SEEDED:
+        return {REGISTER_ON_START[0]: "false"} if checks else {REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
+    if state == CURRENT and not checks:
+        return {REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
+    return {}
 
 
 def keep(database: Path) -> None:
@@ -144,6 +182,31 @@ def keep(database: Path) -> None:
             copy.execute("VACUUM")
         os.replace(tmp, template)
     except (OSError, sqlite3.Error):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def catalogue_note(database: Path) -> Path:
+    """Where the versions the database's block catalogue was registered under are noted."""
+    return database.parent / "tunegate" / f"{database.name}.catalogue"
+
+
+def _catalogue_current(database: Path) -> bool:
+    try:
+        return catalogue_note(database).read_text(encoding="utf-8") == template_path().name
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _note_catalogue(database: Path) -> None:
+    """Best effort: without the note the next start checks as Prefect does."""
+    note = catalogue_note(database)
+    tmp = note.with_name(f".{note.name}.{os.getpid()}")
+    try:
+        note.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(template_path().name, encoding="utf-8")
+        os.replace(tmp, note)
+    except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tunegate.local_api.child import (TIMEOUT, healthy, output_tail, reserved_port, server_command, server_env,
                                       wait_until_healthy)
-from tunegate.local_api.db_template import keep, prepare
+from tunegate.local_api.db_template import Prepared, prepare
 from tunegate.local_api.state import (SERVER_IDLE, SERVER_KEY, SERVER_PLACE, Place, Record, age_s, has_ended,
                                       is_server, server_key)
 
@@ -43,10 +43,10 @@ class SharedApi:
     and the child when this command started it."""
 
     def __init__(self, place: Place, record: Record, users_fd: int, proc: subprocess.Popen | None = None,
-                 reserved: socket.socket | None = None, log_from: int = 0, fresh_db: Path | None = None) -> None:
+                 reserved: socket.socket | None = None, log_from: int = 0, prepared: Prepared | None = None) -> None:
         self.place, self.record, self._users_fd, self.proc = place, record, users_fd, proc
         self._log_from = log_from  # where the log's output of a server this command started begins
-        self._fresh_db = fresh_db  # a fresh home's database its first start migrates (db_template.keep)
+        self._prepared = prepared  # the home's database as a server this command started found it
         self._reserved = reserved  # the port, held until a server this command started answers
 
     @property
@@ -65,9 +65,9 @@ class SharedApi:
         """Block until the server answers its health check (ServiceUnavailable when it cannot start)."""
         log = self.place.log_file
         wait_until_healthy(self.url, self._exit_code, lambda: _log_tail(log, self._log_from), log)
-        if self._fresh_db is not None:
-            keep(self._fresh_db)
-            self._fresh_db = None
+        if self._prepared is not None:  # a first start's database: the template; the catalogue noted
+            self._prepared.started()
+            self._prepared = None
         if self._reserved is not None:
             self._reserved.close()
             self._reserved = None
@@ -189,7 +189,7 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
     logger.info(f"Starting the shared local API on http://127.0.0.1:{port} (Prefect's API for every tunegate "
                 f"command on this Prefect home; it stops {idle_s:g} s after the last)")
     env = server_env(**{SERVER_IDLE: repr(idle_s), SERVER_PLACE: str(place.folder), SERVER_KEY: key})
-    fresh_db = prepare(env, place.folder)  # a fresh home starts from the template: no migrations, no block registration
+    prepared = prepare(env, place.folder)  # a fresh home starts from the template: no migrations, no block registration
     # Only the server's errors land there (uvicorn at level error); the last server's are kept
     # until the file passes 1 MB.
     with open(place.log_file, "ab" if _size(place.log_file) < 2**20 else "wb") as log:
@@ -199,7 +199,7 @@ def _start(place: Place, key: str, idle_s: float, users_fd: int) -> SharedApi:
                                 stdout=log, stderr=log, start_new_session=True)
     record = Record(proc.pid, port, key, time.time())
     place.write(record)
-    return SharedApi(place, record, users_fd, proc, reserved, log_from, fresh_db)
+    return SharedApi(place, record, users_fd, proc, reserved, log_from, prepared)
 
 
 def _only_user(users_fd: int) -> bool:
