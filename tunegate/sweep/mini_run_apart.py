@@ -140,5 +140,7 @@ def _read_back(job, report_path: Path, until: str | None = None) -> GateReport:
 
 if __name__ == "__main__":
     from tunegate.fullrun.forked_jobs import mini_run_job
+    from tunegate.processes.held_collections import own_process
 
+    own_process()  # a process of its own: the mini-run imports its stack with the collector held (minirun.stage)
     sys.exit(mini_run_job(json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))))
