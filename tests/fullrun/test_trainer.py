@@ -4,12 +4,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.collections_counted import run_as_main
 from tests.support.minirun import DATA, load_spec
 from tests.support.paths import DATA as TEST_DATA
 from tunegate.fullrun.publish import COMPLETE, is_complete
@@ -219,28 +218,12 @@ def test_the_cli_turns_an_unreadable_spec_into_a_failed_result(tmp_path):
     assert "missing.yaml" in result.reason
 
 
-AS_MAIN_COUNTED = """
-import gc, json, runpy, sys
-during_stack = []  # collections that ran once torch began to import, before anything was frozen
-gc.callbacks.append(lambda phase, info: phase == "start" and "torch" in sys.modules and gc.get_freeze_count() == 0
-                    and during_stack.append(info["generation"]))
-sys.argv = ["trainer", "--spec", sys.argv[1], "--result", sys.argv[2]]
-try:
-    runpy.run_module("tunegate.fullrun.trainer", run_name="__main__", alter_sys=True)
-except SystemExit as exit:
-    print(json.dumps({"code": exit.code, "during_stack": during_stack, "frozen": gc.get_freeze_count(),
-                      "enabled": gc.isenabled()}))
-"""
-
-
 @pytest.mark.slow  # the training stack imported in a fresh interpreter (~3 s)
 def test_run_as_a_command_the_trainer_imports_its_stack_with_the_collector_off_then_freezes_it(tmp_path):
     # A base that cannot be loaded: the trainer imports its whole stack, then stops before training.
     spec = tmp_path / "spec.yaml"
     spec.write_text((DATA / "good.yaml").read_text().replace("tunegate/tiny-llama", str(tmp_path / "no-such-model")))
-    done = subprocess.run([sys.executable, "-c", AS_MAIN_COUNTED, str(spec), str(tmp_path / "result.json")],
-                          capture_output=True, text=True, timeout=300, check=True)
-    got = json.loads(done.stdout.strip().splitlines()[-1])
+    got = run_as_main("tunegate.fullrun.trainer", ["--spec", str(spec), "--result", str(tmp_path / "result.json")])
     result = TrainResult.read(tmp_path / "result.json")
     assert got["code"] == 1 and result.codes == ["TG709"] and "no-such-model" in result.reason
     assert got["during_stack"] == [] and got["frozen"] > 100_000 and got["enabled"]
