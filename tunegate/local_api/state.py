@@ -36,6 +36,7 @@ APP = b"tunegate.local_api.app:create_app"  # in the server's command line: tell
 SERVER_IDLE = "TUNEGATE__LOCAL_API_IDLE_S"
 SERVER_PLACE = "TUNEGATE__LOCAL_API_PLACE"
 SERVER_KEY = "TUNEGATE__LOCAL_API_KEY"
+SETTLE_S = 2.0  # how long an empty command line is read again (`is_server`): a process mid-exec, or exiting
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,14 @@ def server_key() -> str:
 
 
 def is_server(pid: int) -> bool:
-    """Whether `pid` is alive and (where /proc tells) runs tunegate's local API app."""
+    """Whether `pid` is alive and (where /proc tells) runs tunegate's local API app.
+
+    A process's command line reads empty for a moment while it execs, even after the
+    `subprocess.Popen` that started it has returned (the close-on-exec pipe Popen waits on closes
+    before the new program's arguments are in place: 85 of 300 starts read empty at once here), and
+    again while it exits. Read once, a command racing the one that had just started the server took
+    it for dead and started a second (CI, sessions 45 and 47). So an empty one is read again until
+    it is not, or the process has ended, for SETTLE_S at most."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -150,15 +158,20 @@ def is_server(pid: int) -> bool:
     cmdline = Path(f"/proc/{pid}/cmdline")
     if not Path("/proc/self").exists():
         return True
-    try:
-        return APP in cmdline.read_bytes()
-    except OSError:
-        return False
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        try:
+            found = cmdline.read_bytes()
+        except OSError:
+            return False
+        if found or has_ended(pid) or time.monotonic() > deadline:
+            return APP in found
+        time.sleep(0.002)
 
 
 def has_ended(pid: int) -> bool:
     """Whether `pid` has exited: gone, or a zombie its parent has not yet reaped. A process on its
-    way out already shows an empty command line (`is_server` is False) while it still runs."""
+    way out already shows an empty command line while it still runs (`is_server` waits for this)."""
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, PermissionError):
