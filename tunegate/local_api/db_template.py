@@ -90,39 +90,41 @@ class Prepared:
     database: Path | None  # None: not Prefect's default database, left alone
     state: str  # EXISTING, SEEDED, FRESH or CURRENT
     registered: bool  # whether the start leaves its block catalogue current for the installed versions
+    template: Path | None  # the template's file for the installed versions (its name is what a note holds)
 
     def started(self) -> None:
         """Once the server answered: a fresh home's database becomes the template (`keep`), and a
-        current catalogue is noted for the next start."""
-        if self.database is None:
+        current catalogue is noted for the next start (unless the note found already says so)."""
+        if self.database is None or self.template is None:
             return
         if self.state == FRESH:
-            keep(self.database)
-        if self.registered:
-            _note_catalogue(self.database)
+            keep(self.database, self.template)
+        if self.registered and self.state != CURRENT:
+            _note_catalogue(self.database, self.template.name)
 
 
 def prepare(env: dict[str, str], cwd: Path) -> Prepared:
     """Before a local API starts with `env` in `cwd`: its home's database seeded from the template
     and `env` given what a start skips there (`seeded_settings`)."""
     database = database_file(env, cwd)
-    state = seed(database)
-    if state == EXISTING and database is not None and _catalogue_current(database):
+    template = template_path() if database is not None else None  # read once: each reads every entry point
+    state = seed(database, template)
+    if state == EXISTING and template is not None and _catalogue_current(database, template.name):
         state = CURRENT
     env.update(seeded_settings(state, env))
     # A start Prefect registers in, unless the environment turned registration off: then the
     # catalogue is only current where it was before (the template's copy, a noted database).
     registered = state in (SEEDED, CURRENT) or not any(name in env for name in REGISTER_ON_START)
-    return Prepared(database, state, registered)
+    return Prepared(database, state, registered, template)
 
 
-def seed(database: Path | None) -> str:
-    """Give a fresh home's database the template's copy: SEEDED; FRESH when there is no good
-    template yet (the server migrates; `keep` its result), EXISTING when the file is there already
-    or the database is not ours to make (None)."""
+def seed(database: Path | None, template: Path | None = None) -> str:
+    """Give a fresh home's database the template's copy (`template`, by default the installed
+    versions'): SEEDED; FRESH when there is no good template yet (the server migrates; `keep` its
+    result), EXISTING when the file is there already or the database is not ours to make (None)."""
     if database is None or _has_content(database):
         return EXISTING
-    template = template_path()
+    template = template or template_path()
     if not template.is_file():
         return FRESH
     try:
@@ -163,10 +165,11 @@ def seeded_settings(state: str, env: Mapping[str, str]) -> dict[str, str]:
     return {}
 
 
-def keep(database: Path) -> None:
-    """After the first start on a fresh home: its database becomes the template, if it holds
-    nothing but what any start puts there (best effort: without one the next fresh home migrates)."""
-    template = template_path()
+def keep(database: Path, template: Path | None = None) -> None:
+    """After the first start on a fresh home: its database becomes the template (`template`, by
+    default the installed versions'), if it holds nothing but what any start puts there (best
+    effort: without one the next fresh home migrates)."""
+    template = template or template_path()
     tmp = template.with_name(f".{template.name}.creating-{os.getpid()}")
     try:
         template.parent.mkdir(parents=True, exist_ok=True)
@@ -191,20 +194,20 @@ def catalogue_note(database: Path) -> Path:
     return database.parent / "tunegate" / f"{database.name}.catalogue"
 
 
-def _catalogue_current(database: Path) -> bool:
+def _catalogue_current(database: Path, versions: str) -> bool:
     try:
-        return catalogue_note(database).read_text(encoding="utf-8") == template_path().name
+        return catalogue_note(database).read_text(encoding="utf-8") == versions
     except (OSError, UnicodeDecodeError):
         return False
 
 
-def _note_catalogue(database: Path) -> None:
+def _note_catalogue(database: Path, versions: str) -> None:
     """Best effort: without the note the next start checks as Prefect does."""
     note = catalogue_note(database)
     tmp = note.with_name(f".{note.name}.{os.getpid()}")
     try:
         note.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(template_path().name, encoding="utf-8")
+        tmp.write_text(versions, encoding="utf-8")
         os.replace(tmp, note)
     except OSError:
         with contextlib.suppress(OSError):
