@@ -127,7 +127,7 @@ def test_a_forked_training_answers_as_the_cold_trainer_does(tmp_path: Path):
 
 @pytest.mark.nightly  # ~15 s: the mini-run twice, here and in a forked child
 def test_a_forked_mini_run_reports_what_the_in_process_one_does():
-    from tunegate.fullrun import forks
+    from tunegate.fullrun import forks, held_jobs
     from tunegate.gate import check
     from tunegate.spec.check import parse_spec
     from tunegate.sweep import mini_run_apart
@@ -141,6 +141,9 @@ def test_a_forked_mini_run_reports_what_the_in_process_one_does():
     try:
         forked = mini_run_apart.mini_run_report(parsed, static.facts.model_copy(deep=True))
     finally:
+        # The child waits, held for a training the sweep would decide on: ended here, so no later
+        # test of this process finds the spec held (test_candidate_job's usage-error test did).
+        held_jobs.release(parsed.path)
         forks.FORKS = saved
         server.close()
     stage = {r.name: r for r in forked.stages}["mini-run"]
