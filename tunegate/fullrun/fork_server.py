@@ -44,18 +44,16 @@ _wake: tuple[int, int] | None = None  # the pipe SIGCHLD writes into: (read end,
 
 
 def _import_training_stack() -> None:
-    """What a trainer and a mini-run import before their first step, imported once."""
+    """What a trainer (tunegate.fullrun.trainer.import_stack) and a mini-run import before their
+    first step, imported once."""
     import importlib
 
-    for name in ("torch", "transformers", "peft", "accelerate", "tunegate.fullrun.trainer",
-                 "tunegate.fullrun.args", "tunegate.fullrun.data", "tunegate.fullrun.health",
-                 "tunegate.fullrun.step_recorder", "tunegate.fullrun.live_metrics", "tunegate.fullrun.publish",
-                 "tunegate.training.model", "tunegate.training.runtime", "tunegate.spec.check", "tunegate.gate",
-                 "tunegate.minirun.stage", "tunegate.minirun.session", "tunegate.minirun.steps",
+    from tunegate.fullrun.trainer import import_stack
+
+    import_stack()
+    for name in ("tunegate.gate", "tunegate.minirun.stage", "tunegate.minirun.session", "tunegate.minirun.steps",
                  "tunegate.fullrun.candidate_job"):
         importlib.import_module(name)
-    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
-
     _build_conversion_table()
 
 

@@ -17,18 +17,14 @@ import sys
 READY = "trainer started ahead"  # its first output line, in the candidate's train.log
 
 def _import_training_stack() -> None:
-    """What the trainer imports before its first step, imported before its arguments come."""
-    import importlib
+    """What the trainer imports before its first step (tunegate.fullrun.trainer.import_stack),
+    imported before its arguments come."""
+    try:
+        from tunegate.fullrun.trainer import import_stack
 
-    for name in ("torch", "transformers", "peft", "accelerate", "tunegate.fullrun.trainer",
-                 "tunegate.fullrun.args", "tunegate.fullrun.data", "tunegate.fullrun.health",
-                 "tunegate.fullrun.step_recorder", "tunegate.fullrun.live_metrics", "tunegate.fullrun.publish",
-                 "tunegate.training.model", "tunegate.training.runtime", "tunegate.spec.check"):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            return  # the trainer itself reports the missing package in its result
-    from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
+        import_stack()
+    except ImportError:
+        return  # the trainer itself reports the missing package in its result
 
 
 def main() -> int:

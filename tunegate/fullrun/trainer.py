@@ -407,10 +407,21 @@ def _run_cli(args: argparse.Namespace) -> TrainResult:
                  token_cache=args.token_cache)
 
 
+# What a training imports before its first step besides this module, which its caller has already
+# imported (or runs as __main__): what a process that will train imports up front (`import_stack`).
+STACK = ("torch", "transformers", "peft", "accelerate", "tunegate.fullrun.data", "tunegate.fullrun.health",
+         "tunegate.fullrun.step_recorder", "tunegate.fullrun.live_metrics", "tunegate.fullrun.publish",
+         "tunegate.training.model", "tunegate.training.runtime", "tunegate.spec.check")
+
+
 def import_stack() -> None:
-    """What a training imports before its first step: torch, peft and transformers' Trainer (with accelerate)."""
-    import peft  # noqa: F401
-    import torch  # noqa: F401
+    """Import STACK and the transformers classes a training resolves (its lazy modules): this process
+    as __main__, a standby trainer and the fork server, before their first job. ImportError for a
+    missing package (the training itself reports it in its result)."""
+    import importlib
+
+    for name in STACK:
+        importlib.import_module(name)
     from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments  # noqa: F401
 
 
