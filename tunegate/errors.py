@@ -25,6 +25,8 @@
 
     Terminated (a KeyboardInterrupt)  SIGTERM, raised where the process was, so it unwinds as a
                                   Ctrl-C does: runs ended KILLED, servers stopped   exit 143
+    TrainingStopped (a KeyboardInterrupt)  in a thread whose training or mini-run was stopped
+                                  because the command was cut short: no verdict, no run logged
 
 Problems found in the user's files are never exceptions: they are `Finding`s in the report. The
 CLI is the single place that turns these into exit codes, reading `exit_code` from the class:
@@ -148,6 +150,15 @@ class Terminated(KeyboardInterrupt):
 
     A KeyboardInterrupt, so Prefect, MLflow and our own code unwind exactly as they do for Ctrl-C,
     then the CLI ends its runs KILLED and exits 143 (128 + SIGTERM), as the default handler would.
+    """
+
+
+class TrainingStopped(KeyboardInterrupt):
+    """The process this thread followed was stopped because the command was cut short (SIGTERM,
+    Ctrl-C, an error of the main thread: `tunegate.processes.followed`).
+
+    A KeyboardInterrupt, as the signal is: a sweep candidate's `except Exception` does not make it
+    an `errored` outcome, so no verdict is drawn from a run cut short and no run is logged for it.
     """
 
 

@@ -11,19 +11,21 @@ import os
 import shutil
 import signal
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.support.cli_flow import cli_env, kill_group, start_cli
+from tests.support.cli_flow import cli_env, kill_group, run_cli, start_cli
 from tests.support.paths import DATA
 
 pytestmark = pytest.mark.slow
 
 DEADLINE_S = 600  # for the sweep to reach the point where the signal is sent
 GONE_S = 30  # for every process of the session to end after the signal
+ENDED_S = 90  # for the command to exit after SIGTERM: far less than a candidate's training in long-sweep.yaml
 
 
 def running_runs(db: Path) -> int:
@@ -58,12 +60,12 @@ def session_processes(sid: int) -> list[psutil.Process]:
 
 
 def sweep_until(tmp_path: Path, ready) -> tuple:
-    """Start the crash sweep; return (process, its uvicorn server, the store) once `ready(db)` holds."""
+    """Start the crash data's long sweep; return (process, its uvicorn server, the store) once `ready(db)` holds."""
     folder = tmp_path / "sweep"
     shutil.copytree(DATA / "crash", folder)
     db = folder / "mlflow.db"
     err = tmp_path / "sweep.err"
-    proc = start_cli(["sweep", str(folder / "sweep.yaml"), "--json"], cli_env(tmp_path / "prefect-home"),
+    proc = start_cli(["sweep", str(folder / "long-sweep.yaml"), "--json"], cli_env(tmp_path / "prefect-home"),
                      tmp_path / "sweep.out", err)
     start = time.monotonic()
     while not ready(db):
@@ -72,6 +74,15 @@ def sweep_until(tmp_path: Path, ready) -> tuple:
         time.sleep(0.2)
     (server,) = [p for p in psutil.Process(proc.pid).children(recursive=True) if "uvicorn" in p.cmdline()]
     return proc, server, db
+
+
+def exit_code(proc) -> int | None:
+    """The command's exit code; None when it is still running after ENDED_S (then it is killed)."""
+    try:
+        return proc.wait(timeout=ENDED_S)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        return None
 
 
 def assert_nothing_left(proc, server) -> None:
@@ -94,9 +105,56 @@ def test_sigterm_ends_the_runs_killed_stops_the_server_and_exits_143(tmp_path, t
     # The sweep's parent run is open: the signal lands in the middle of the sweep.
     proc, server, db = sweep_until(tmp_path, lambda db: running_runs(db) >= 1)
     os.kill(proc.pid, signal.SIGTERM)
-    assert proc.wait(timeout=120) == 143
+    assert exit_code(proc) == 143
     assert_nothing_left(proc, server)
     found = statuses(db)
     assert "RUNNING" not in found.values(), found
     assert [status for run, status in found.items() if run.startswith("parent:")] == ["KILLED"], found
     assert "terminated (SIGTERM)" in (tmp_path / "sweep.err").read_text()
+
+
+def test_sigterm_in_a_candidates_training_stops_it_and_logs_no_verdict(tmp_path, tiny_cache):
+    # The candidate's trainer (a child of the fork server) prints before its first step. The
+    # signal reaches the CLI's main thread; the training is followed by a worker thread of
+    # Prefect's task runner, which the runner joins while unwinding: unstopped, the command
+    # waited for the candidate's whole budget.
+    proc, server, db = sweep_until(tmp_path, lambda db: training_started(db.parent))
+    os.kill(proc.pid, signal.SIGTERM)
+    assert exit_code(proc) == 143
+    assert_nothing_left(proc, server)
+    found = statuses(db)
+    assert [status for run, status in found.items() if run.startswith("parent:")] == ["KILLED"], found
+    assert [run for run in found if run.startswith("candidate:")] == [], found  # cut short: no verdict
+
+
+def training_started(folder: Path) -> bool:
+    return any(log.stat().st_size > 0 for log in (folder / ".tunegate" / "candidates").glob("*-train/train.log"))
+
+
+def test_sigterm_during_the_full_run_stops_its_trainer(tmp_path, tiny_cache):
+    # The trainer runs in a session of its own (a timeout stops its whole group): the command
+    # stops it before it exits. Unstopped, it lived on until its next write to the closed pipe
+    # (a step's line; a long evaluation or checkpoint writes none).
+    folder = tmp_path / "project"
+    shutil.copytree(DATA / "flows", folder)
+    env = cli_env(tmp_path / "prefect-home")
+    spec = str(folder / "long.yaml")
+    assert run_cli(["preflight", spec], env, tmp_path / "preflight.out", tmp_path / "preflight.err") == 0
+    proc = start_cli(["launch", spec], env, tmp_path / "launch.out", tmp_path / "launch.err")
+    trainer = wait_for_child(proc, "tunegate.fullrun.trainer", tmp_path / "launch.err")
+    os.kill(proc.pid, signal.SIGTERM)
+    assert exit_code(proc) == 143
+    assert not trainer.is_running(), "the command ended before its trainer"
+    found = statuses(folder / "mlflow.db")
+    assert "RUNNING" not in found.values() and "KILLED" in found.values(), found
+
+
+def wait_for_child(proc, module: str, err: Path) -> psutil.Process:
+    start = time.monotonic()
+    while True:
+        assert proc.poll() is None, err.read_text()[-3000:]
+        assert time.monotonic() - start < DEADLINE_S, f"{module} never started"
+        found = [p for p in psutil.Process(proc.pid).children(recursive=True) if module in " ".join(p.cmdline())]
+        if found:
+            return found[0]
+        time.sleep(0.2)

@@ -12,6 +12,7 @@ from typing import Literal
 from prefect import flow, unmapped
 from prefect.states import Completed, Failed
 
+from tunegate.processes.followed import stopped_if_cut_short
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.budget import sweep_budget, tokens_removed
@@ -49,8 +50,9 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                    unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    # what no candidate took is stopped by the sweep flow, around this one; their encoded data here
-    with tally, tokens_removed(budget.token_cache):
+    # what no candidate took is stopped by the sweep flow, around this one; their encoded data here;
+    # what the candidates' threads follow, if this ends by an exception, before the runner joins them
+    with tally, tokens_removed(budget.token_cache), stopped_if_cut_short():
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -40,6 +39,7 @@ from tunegate.fullrun.result import (
 )
 from tunegate.fullrun.standby import STANDBY, hand_over
 from tunegate.fullrun.standby import die_with_parent as _dying_with_parent
+from tunegate.processes.followed import followed, stop_group
 from tunegate.spec.model import Spec
 from tunegate.tracking.record import secret_env_names
 from tunegate.training.hub_kernels import kernels_env
@@ -47,7 +47,6 @@ from tunegate.training.hub_kernels import kernels_env
 MIXED_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp32": "no"}
 DEFAULT_PORT = "29500"  # torch.distributed's default
 TAIL_LINES = 40  # output lines kept for the reason of a run that died without a result
-KILL_GRACE_S = 15  # between SIGTERM and SIGKILL of a timed-out run
 
 
 def has_cuda() -> bool:
@@ -182,35 +181,21 @@ def follow_launched(proc: subprocess.Popen, result_path: Path, timeout_s: float 
 
     def expire() -> None:
         expired.set()
-        _stop_group(proc)
+        stop_group(proc)
 
     timer = threading.Timer(timeout_s, expire) if timeout_s else None
     if timer:
         timer.start()
     try:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            tail.append(line.rstrip("\n"))
-            log(tail[-1])
-        code = proc.wait()
+        with followed(proc):  # stopped with the command, if it is cut short (tunegate.processes.followed)
+            for line in proc.stdout:  # type: ignore[union-attr]
+                tail.append(line.rstrip("\n"))
+                log(tail[-1])
+            code = proc.wait()
     finally:
         if timer:
             timer.cancel()
     return _outcome(result_path, code, expired.is_set(), timeout_s, list(tail))
-
-
-def _stop_group(proc: subprocess.Popen) -> None:
-    for sig, grace in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        if grace is None:
-            return
-        try:
-            proc.wait(grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def _outcome(result_path: Path, code: int, timed_out: bool, timeout_s: float | None, tail: list[str]) -> TrainResult:

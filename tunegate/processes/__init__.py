@@ -3,12 +3,14 @@ that do not outlive the command, a thread importing ahead what the command will 
 collector and the heap.
 
     subprocess.Popen(cmd, preexec_fn=on_parent_death(signal.SIGTERM))
+    with followed(proc): ...                 # stopped if the command is cut short
     import_ahead(TRACKING_MODULES)
     import_mlflow()
     with collections_held(): ...
     give_back_freed()
 
 `parent_death.py`: Linux's parent-death signal, for a server or worker the command starts;
+`followed.py`: the trainings and mini-runs a thread waits on, stopped when the command is cut short;
 `import_ahead.py`: the import thread, and the module lists the flow commands give it;
 `mlflow_import.py`: MLflow imported without the packages its tracking does not use;
 `held_collections.py`: which process is our own, and no collection while it imports what it keeps;

@@ -118,18 +118,21 @@ def _job_args(parsed: ParsedSpec, facts: GateFacts, report_path: Path) -> dict[s
 
 def _read_back(job, report_path: Path, until: str | None = None) -> GateReport:
     """The report the job wrote, read once it exits, or once it prints the line `until` (a
-    candidate's child, which then waits for the sweep's decision)."""
+    candidate's child, which then waits for the sweep's decision). The job is stopped with the
+    command if it is cut short (tunegate.processes.followed)."""
     from tunegate import progress
+    from tunegate.processes.followed import followed
 
     progress.note(f"mini-run in process {job.pid}")
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-    for line in job.stdout:
-        if progress.relayed(line):  # the child's notes show here as the stage's own
-            continue
-        tail.append(line.rstrip("\n"))
-        if until is not None and tail[-1] == until and report_path.is_file():
-            return GateReport.model_validate_json(report_path.read_text(encoding="utf-8"))
-    code = job.wait()
+    with followed(job):
+        for line in job.stdout:
+            if progress.relayed(line):  # the child's notes show here as the stage's own
+                continue
+            tail.append(line.rstrip("\n"))
+            if until is not None and tail[-1] == until and report_path.is_file():
+                return GateReport.model_validate_json(report_path.read_text(encoding="utf-8"))
+        code = job.wait()
     if not report_path.is_file():
         if tail and tail[-1].startswith(USAGE):  # the stage's usage error, raised as it is in-process
             raise UsageError(tail[-1][len(USAGE):])

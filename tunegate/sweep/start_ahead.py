@@ -33,6 +33,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
+from tunegate.processes.followed import following_again
 from tunegate.processes.import_ahead import TRACKING_MODULES, TRAINING_MODULES, import_ahead
 from tunegate.spec.check import ParsedSpec
 
@@ -101,6 +102,7 @@ def trainers_stopped_after() -> Iterator[None]:
         yield
     finally:
         stop_trainers_left()
+        following_again()  # the candidates' threads are joined (tunegate.processes.followed)
 
 
 def start_imports_ahead(parsed: ParsedSpec) -> threading.Thread:
