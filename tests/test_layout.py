@@ -18,7 +18,8 @@ PACKAGE = ROOT / "tunegate"
 # Lower ranks are imported by higher ones, never the other way. Wings of the same rank do not
 # import each other. The kernel files are leaves; gate.py runs the stages; cli sits on top.
 RANKS = {
-    "errors": 0, "progress": 0, "processes": 0, "pathguard": 0.5,
+    "errors": -0.5,  # every exception tunegate raises on purpose; imports nothing of ours, so any wing may raise one
+    "progress": 0, "processes": 0, "pathguard": 0.5,
     "user_cache": 0.5,  # the folder of what tunegate builds once and keeps ($TUNEGATE_CACHE); imports only errors
     "front_door": -1,  # a wing package's names loaded on first use (PEP 562); imports nothing of ours
     "destination": 0.55,  # where a command writes a file (never over an input); imports only errors and pathguard
