@@ -37,6 +37,7 @@ error").
 """
 from __future__ import annotations
 
+import signal
 from typing import Any, ClassVar
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -160,6 +161,28 @@ class TrainingStopped(KeyboardInterrupt):
     A KeyboardInterrupt, as the signal is: a sweep candidate's `except Exception` does not make it
     an `errored` outcome, so no verdict is drawn from a run cut short and no run is logged for it.
     """
+
+
+def cut_short_by(exc: BaseException | None) -> type[KeyboardInterrupt] | None:
+    """Terminated when `exc` is, or was raised from, a SIGTERM's exception (ours, or Prefect's
+    TerminationSignal, which its flow engine raises instead while a flow runs); KeyboardInterrupt
+    for a Ctrl-C's; None otherwise.
+
+    A signal's handler raises wherever the main thread is, and Python wraps some of what it
+    interrupts: an exception in a class's `__set_name__` becomes a RuntimeError (measured: a sweep's
+    SIGTERM during Prefect's validation of a subflow's parameters, which builds a pydantic model,
+    ended as "internal error", exit 3, its MLflow runs left RUNNING).
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, Terminated) or (not isinstance(exc, Exception)
+                                           and getattr(exc, "signal", None) == signal.SIGTERM):
+            return Terminated
+        if isinstance(exc, KeyboardInterrupt):
+            return KeyboardInterrupt
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 class StageError(TunegateError):

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.paths import ROOT
 
 ASK = ("import tunegate.cli.flow_runner\n"
@@ -31,3 +33,23 @@ def test_a_flow_command_sends_no_usage_events_to_prefect_or_mlflow():
 
 def test_a_user_who_opts_in_is_not_overruled():
     assert _said(DO_NOT_TRACK="0", MLFLOW_DISABLE_TELEMETRY="false") == "True False"
+
+
+def test_a_flow_failed_by_a_sigterm_python_wrapped_is_a_termination(prefect_api):
+    # Measured: a sweep's SIGTERM landed in Prefect's validation of a subflow's parameters, which
+    # builds a pydantic model; Python wrapped the TerminationSignal in a RuntimeError, the flow run
+    # Failed, and the CLI said "internal error" (exit 3) with its MLflow runs left RUNNING.
+    from prefect import flow
+    from prefect.exceptions import TerminationSignal
+
+    from tests.test_errors import raised_in_set_name
+    from tunegate.cli.flow_runner import run_flow
+    from tunegate.errors import Terminated
+
+    @flow(name="cut-short")
+    def cut_short() -> None:
+        raise raised_in_set_name(TerminationSignal(15))
+
+    with pytest.raises(Terminated) as raised:
+        run_flow(cut_short)
+    assert isinstance(raised.value.__cause__, RuntimeError)

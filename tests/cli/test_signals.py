@@ -108,7 +108,7 @@ def test_sigterm_ends_the_runs_killed_stops_the_server_and_exits_143(tmp_path, t
     assert exit_code(proc) == 143
     assert_nothing_left(proc, server)
     found = statuses(db)
-    assert "RUNNING" not in found.values(), found
+    assert "RUNNING" not in found.values(), (found, (tmp_path / "sweep.err").read_text()[-3000:])
     assert [status for run, status in found.items() if run.startswith("parent:")] == ["KILLED"], found
     assert "terminated (SIGTERM)" in (tmp_path / "sweep.err").read_text()
 

@@ -49,29 +49,45 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
     """Call the flow; return (completed, the data its final state carries).
 
     On `Terminated` (SIGTERM), end this process's MLflow runs KILLED before the exception goes on
-    to the CLI; Prefect's exit hooks stop the server.
+    to the CLI; Prefect's exit hooks stop the server. A failure the signal's exception caused (Python
+    wrapped it where it landed: `tunegate.errors.cut_short_by`) is that signal's, not a failure.
     """
     from tunegate import progress
-    from tunegate.errors import Terminated
 
     with progress.step("starting Prefect's local API"):  # 10-20 s on a busy machine
         own_api = start_ephemeral_server() is not None or local_api.serving()
     try:
         with progress.step(f"{flow_fn.name} flow"), _no_heartbeats(own_api):
             state = flow_fn(**parameters, return_state=True)
-    except Terminated:
-        # The server stays up until Prefect's exit hooks have drained its services, then they stop
-        # it (stopping it here left them retrying a dead API for a minute).
-        _end_runs_killed(parameters.get("spec_path"))
+    except BaseException as exc:
+        _reraise_if_cut_short(exc, parameters.get("spec_path"))
         raise
     data = state.result(raise_on_failure=False)
     if isinstance(data, BaseException):
+        _reraise_if_cut_short(data, parameters.get("spec_path"))
         from tunegate.errors import TunegateError
 
         if isinstance(data, TunegateError):
             raise data
         raise RuntimeError(f"flow run {state.name}: {data}") from data
     return state.is_completed(), data
+
+
+def _reraise_if_cut_short(exc: BaseException, spec_path: Any) -> None:
+    """Raise the signal's own exception (Terminated, KeyboardInterrupt) when `exc` is or came from
+    one, this process's MLflow runs ended KILLED first on SIGTERM; return otherwise."""
+    from tunegate.errors import Terminated, cut_short_by
+
+    signal_exc = cut_short_by(exc)
+    if signal_exc is None:
+        return
+    if signal_exc is Terminated:
+        # The server stays up until Prefect's exit hooks have drained its services, then they stop
+        # it (stopping it here left them retrying a dead API for a minute).
+        _end_runs_killed(spec_path)
+    if isinstance(exc, signal_exc):
+        raise exc
+    raise signal_exc() from exc
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ import traceback
 from tunegate.cli.logs import log_file
 from tunegate.cli.start_up import hold_collections, is_static, leave, started, static_settings
 from tunegate.cli.streams import add_output_flags, say, start_output
-from tunegate.errors import EXIT_INTERNAL, EXIT_USAGE, Terminated, TunegateError
+from tunegate.errors import EXIT_INTERNAL, EXIT_USAGE, Terminated, TunegateError, cut_short_by
 from tunegate.processes.held_collections import own_process
 
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -111,6 +111,12 @@ def _run(argv: list[str]) -> int:
         return _write_failed(exc)
     except Exception as exc:  # a bug in tunegate, never the user's data: keep it short, offer the trace
         from tunegate.cli.extras import missing_extra
+
+        signal_exc = cut_short_by(exc)  # the signal's exception, wrapped where it landed
+        if signal_exc is not None:
+            print("tunegate: terminated (SIGTERM)" if signal_exc is Terminated else "tunegate: interrupted",
+                  file=sys.stderr)
+            return EXIT_TERMINATED if signal_exc is Terminated else 130
 
         if (missing := missing_extra(exc)) is not None:  # an optional extra no command checked for first
             say(f"tunegate: error: {missing}")
