@@ -113,14 +113,15 @@ def test_sigterm_ends_the_runs_killed_stops_the_server_and_exits_143(tmp_path, t
     assert "terminated (SIGTERM)" in (tmp_path / "sweep.err").read_text()
 
 
-def test_sigterm_in_a_candidates_training_stops_it_and_logs_no_verdict(tmp_path, tiny_cache):
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"])
+def test_a_signal_in_a_candidates_training_stops_it_and_logs_no_verdict(tmp_path, tiny_cache, signum, code):
     # The candidate's trainer (a child of the fork server) prints before its first step. The
     # signal reaches the CLI's main thread; the training is followed by a worker thread of
     # Prefect's task runner, which the runner joins while unwinding: unstopped, the command
-    # waited for the candidate's whole budget.
+    # waited for the candidate's whole budget (and after a Ctrl-C its parent run stayed RUNNING).
     proc, server, db = sweep_until(tmp_path, lambda db: training_started(db.parent))
-    os.kill(proc.pid, signal.SIGTERM)
-    assert exit_code(proc) == 143
+    os.kill(proc.pid, signum)
+    assert exit_code(proc) == code
     assert_nothing_left(proc, server)
     found = statuses(db)
     assert [status for run, status in found.items() if run.startswith("parent:")] == ["KILLED"], found

@@ -48,8 +48,8 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]:
     """Call the flow; return (completed, the data its final state carries).
 
-    On `Terminated` (SIGTERM), end this process's MLflow runs KILLED before the exception goes on
-    to the CLI; Prefect's exit hooks stop the server. A failure the signal's exception caused (Python
+    On `Terminated` (SIGTERM) or a Ctrl-C, end this process's MLflow runs KILLED before the exception
+    goes on to the CLI; Prefect's exit hooks stop the server. A failure the signal's exception caused (Python
     wrapped it where it landed: `tunegate.errors.cut_short_by`) is that signal's, not a failure.
     """
     from tunegate import progress
@@ -75,16 +75,15 @@ def run_flow(flow_fn: Callable[..., Any], **parameters: Any) -> tuple[bool, Any]
 
 def _reraise_if_cut_short(exc: BaseException, spec_path: Any) -> None:
     """Raise the signal's own exception (Terminated, KeyboardInterrupt) when `exc` is or came from
-    one, this process's MLflow runs ended KILLED first on SIGTERM; return otherwise."""
+    one, this process's MLflow runs ended KILLED first; return otherwise."""
     from tunegate.errors import Terminated, cut_short_by
 
     signal_exc = cut_short_by(exc)
     if signal_exc is None:
         return
-    if signal_exc is Terminated:
-        # The server stays up until Prefect's exit hooks have drained its services, then they stop
-        # it (stopping it here left them retrying a dead API for a minute).
-        _end_runs_killed(spec_path)
+    # The server stays up until Prefect's exit hooks have drained its services, then they stop it
+    # (stopping it here left them retrying a dead API for a minute).
+    _end_runs_killed(spec_path, "the command got SIGTERM" if signal_exc is Terminated else "the command was interrupted")
     if isinstance(exc, signal_exc):
         raise exc
     raise signal_exc() from exc
@@ -155,7 +154,7 @@ def warn_store_outside(spec: Any, spec_path: str) -> None:
         say(f"tunegate: warning: {warning}")
 
 
-def _end_runs_killed(spec_path: Any) -> None:
+def _end_runs_killed(spec_path: Any, why: str) -> None:
     """End the RUNNING MLflow runs this process opened as KILLED (best effort: it is terminating)."""
     if spec_path is None:
         return
@@ -172,6 +171,6 @@ def _end_runs_killed(spec_path: Any) -> None:
         if path is not None and not path.is_file():
             return  # no store was created: no run to end
         end_runs_of_process(open_client(uri), spec.tracking.experiment, socket.gethostname(), os.getpid(),
-                            "the command got SIGTERM; its flow run was stopped")
+                            f"{why}; its flow run was stopped")
     except Exception as exc:  # never let the cleanup hide the termination itself
         say(f"tunegate: could not end the MLflow runs of this process: {type(exc).__name__}: {exc}")
