@@ -83,7 +83,8 @@ def _reraise_if_cut_short(exc: BaseException, spec_path: Any) -> None:
         return
     # The server stays up until Prefect's exit hooks have drained its services, then they stop it
     # (stopping it here left them retrying a dead API for a minute).
-    _end_runs_killed(spec_path, "the command got SIGTERM" if signal_exc is Terminated else "the command was interrupted")
+    why = "the command got SIGTERM" if signal_exc is Terminated else "the command was interrupted"
+    _end_runs_killed(spec_path, why)
     if isinstance(exc, signal_exc):
         raise exc
     raise signal_exc() from exc
