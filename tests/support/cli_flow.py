@@ -35,10 +35,17 @@ def cli_env(prefect_home: Path, **extra: str) -> dict[str, str]:
 
 def start_cli(args: list[str], env: dict[str, str], stdout: Path, stderr: Path) -> subprocess.Popen:
     """Start `python -m tunegate ARGS` in its own process group (so the ephemeral Prefect server
-    it spawns can be killed with it), writing its output to files."""
+    it spawns can be killed with it), writing its output to files. Ctrl-C (SIGINT) interrupts it
+    as it does a command started from a terminal, even where the tests run as a shell's background
+    job: such a job ignores SIGINT, its children inherit that, and Python then never raises
+    KeyboardInterrupt (a CI run started so waited out the Ctrl-C test)."""
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         return subprocess.Popen([sys.executable, "-m", "tunegate", *args], cwd=ROOT, env=env,
-                                stdout=out, stderr=err, start_new_session=True)
+                                stdout=out, stderr=err, start_new_session=True, preexec_fn=_sigint_as_at_a_terminal)
+
+
+def _sigint_as_at_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(args: list[str], env: dict[str, str], stdout: Path, stderr: Path, timeout: float = 600) -> int:
