@@ -99,12 +99,8 @@ def _run(argv: list[str]) -> int:
         say(f"tunegate: error: {exc}")
         _failure_document(args, exc.exit_code, str(exc))
         return exc.exit_code
-    except Terminated:
-        print("tunegate: terminated (SIGTERM)", file=sys.stderr)
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print("tunegate: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM as Terminated
+        return _cut_short(cut_short_by(exc) or KeyboardInterrupt)
     except OSError as exc:
         if exc.errno not in WRITE_ERRNOS:
             return _internal_error(args, exc)
@@ -114,9 +110,7 @@ def _run(argv: list[str]) -> int:
 
         signal_exc = cut_short_by(exc)  # the signal's exception, wrapped where it landed
         if signal_exc is not None:
-            print("tunegate: terminated (SIGTERM)" if signal_exc is Terminated else "tunegate: interrupted",
-                  file=sys.stderr)
-            return EXIT_TERMINATED if signal_exc is Terminated else 130
+            return _cut_short(signal_exc)
 
         if (missing := missing_extra(exc)) is not None:  # an optional extra no command checked for first
             say(f"tunegate: error: {missing}")
@@ -129,6 +123,15 @@ def _run(argv: list[str]) -> int:
         progress.disable()  # erase a board still drawn, before the shell prompt returns
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _cut_short(signal_exc: type[KeyboardInterrupt]) -> int:
+    """Say the command was cut short (`tunegate.errors.cut_short_by`'s answer); its exit code."""
+    if signal_exc is Terminated:
+        print("tunegate: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
+    print("tunegate: interrupted", file=sys.stderr)
+    return 130
 
 
 def _internal_error(args: argparse.Namespace, exc: BaseException) -> int:

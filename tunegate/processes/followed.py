@@ -81,12 +81,7 @@ def stop_followed() -> None:
         _stopping.set()
         procs = list(_running.values())
         _stopped.update(proc.pid for proc in procs)
-    for proc in procs:
-        _signal(proc, signal.SIGTERM)
-    deadline = time.monotonic() + KILL_GRACE_S  # one grace for all of them
-    for proc in procs:
-        if not _wait(proc, deadline - time.monotonic()):
-            _signal(proc, signal.SIGKILL)
+    _stop(procs, KILL_GRACE_S)
 
 
 def following_again() -> None:
@@ -97,11 +92,18 @@ def following_again() -> None:
 
 def stop_group(proc: Any, grace_s: float = KILL_GRACE_S) -> None:
     """SIGTERM to the process's group (a launcher and its ranks), SIGKILL after `grace_s`."""
-    if proc.poll() is not None:
-        return
-    _signal(proc, signal.SIGTERM)
-    if not _wait(proc, grace_s):
-        _signal(proc, signal.SIGKILL)
+    _stop([proc], grace_s)
+
+
+def _stop(procs: list[Any], grace_s: float) -> None:
+    """SIGTERM to each running one's group at once, one grace for all of them, then SIGKILL."""
+    running = [proc for proc in procs if proc.poll() is None]
+    for proc in running:
+        _signal(proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for proc in running:
+        if not _wait(proc, deadline - time.monotonic()):
+            _signal(proc, signal.SIGKILL)
 
 
 def _signal(proc: Any, sig: int) -> None:
