@@ -67,13 +67,24 @@ def sweep_until(tmp_path: Path, ready) -> tuple:
     err = tmp_path / "sweep.err"
     proc = start_cli(["sweep", str(folder / "long-sweep.yaml"), "--json"], cli_env(tmp_path / "prefect-home"),
                      tmp_path / "sweep.out", err)
-    start = time.monotonic()
-    while not ready(db):
-        assert proc.poll() is None, err.read_text()[-3000:]
-        assert time.monotonic() - start < DEADLINE_S, "the sweep never got there"
-        time.sleep(0.2)
-    (server,) = [p for p in psutil.Process(proc.pid).children(recursive=True) if "uvicorn" in p.cmdline()]
+    wait_until(proc, err, lambda: ready(db), "the sweep never got there")
+    (server,) = children(proc, "uvicorn")
     return proc, server, db
+
+
+def wait_until(proc, err: Path, found, never: str):
+    """What `found()` returns once it is truthy, while the command still runs (DEADLINE_S at most)."""
+    start = time.monotonic()
+    while not (result := found()):
+        assert proc.poll() is None, err.read_text()[-3000:]
+        assert time.monotonic() - start < DEADLINE_S, never
+        time.sleep(0.2)
+    return result
+
+
+def children(proc, word: str) -> list[psutil.Process]:
+    """The command's descendants with `word` in their command line."""
+    return [p for p in psutil.Process(proc.pid).children(recursive=True) if word in " ".join(p.cmdline())]
 
 
 def exit_code(proc) -> int | None:
@@ -142,20 +153,10 @@ def test_sigterm_during_the_full_run_stops_its_trainer(tmp_path, tiny_cache):
     spec = str(folder / "long.yaml")
     assert run_cli(["preflight", spec], env, tmp_path / "preflight.out", tmp_path / "preflight.err") == 0
     proc = start_cli(["launch", spec], env, tmp_path / "launch.out", tmp_path / "launch.err")
-    trainer = wait_for_child(proc, "tunegate.fullrun.trainer", tmp_path / "launch.err")
+    (trainer, *_) = wait_until(proc, tmp_path / "launch.err", lambda: children(proc, "tunegate.fullrun.trainer"),
+                               "the trainer never started")
     os.kill(proc.pid, signal.SIGTERM)
     assert exit_code(proc) == 143
     assert not trainer.is_running(), "the command ended before its trainer"
     found = statuses(folder / "mlflow.db")
     assert "RUNNING" not in found.values() and "KILLED" in found.values(), found
-
-
-def wait_for_child(proc, module: str, err: Path) -> psutil.Process:
-    start = time.monotonic()
-    while True:
-        assert proc.poll() is None, err.read_text()[-3000:]
-        assert time.monotonic() - start < DEADLINE_S, f"{module} never started"
-        found = [p for p in psutil.Process(proc.pid).children(recursive=True) if module in " ".join(p.cmdline())]
-        if found:
-            return found[0]
-        time.sleep(0.2)
