@@ -34,6 +34,7 @@ import time
 from tunegate.fullrun.forked_jobs import forked_line, mini_run_job
 from tunegate.processes.freed_memory import keep_freed_blocks
 from tunegate.processes.held_collections import collections_held, own_process
+from tunegate.processes.quick_exit import skip_library_teardown
 
 READY = "fork server ready"
 # A child's end wakes the server at once (SIGCHLD through `signal.set_wakeup_fd`); it also looks this
@@ -253,6 +254,7 @@ def main() -> int:
     # children share with this process.
     with collections_held():
         _import_training_stack()
+    skip_library_teardown()  # a job's exit no longer unregisters torch's operators (tunegate.processes.quick_exit)
     print(f"{READY} (the training stack imported in {time.perf_counter() - start:.1f} s)", flush=True)
     serve(sock)
     return 0
