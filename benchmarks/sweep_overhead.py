@@ -6,6 +6,8 @@
     python benchmarks/sweep_overhead.py --rounds 1 --parts             # also the fixed parts, one by one
     python benchmarks/sweep_overhead.py --rounds 0 --split             # one 1-candidate sweep's CPU per process
     python benchmarks/sweep_overhead.py --rounds 0 --split --against /tmp/old   # and the other checkout's
+    python benchmarks/sweep_overhead.py --rounds 0 --split --split-candidates 6 --split-rounds 3 --against /tmp/old
+                                                      # 6-candidate sweeps, 3 each alternating: medians per job
     python benchmarks/sweep_overhead.py --rounds 0 --slots --against /tmp/old  # Prefect's slot requests, 503s
     python benchmarks/sweep_overhead.py --rounds 3 --server             # also server-sweep-1/6: a running server
     python benchmarks/sweep_overhead.py --rounds 3 --cold --against /tmp/old   # also cold-sweep-1: a fresh Prefect home
@@ -52,7 +54,10 @@ imports, the ephemeral Prefect API (a flow with one task), an MLflow store creat
 SQLite file and opened again, a parent run opened and closed. --split runs one 1-candidate sweep
 and samples every process under it (/proc/PID/stat, every 0.05 s): the user and system CPU and the
 minor page faults of the sweep's own process, Prefect's API (uvicorn), the fork server and each job
-forked from it (with --against, then one sweep of the other checkout). Prefect's home and
+forked from it (with --against, then one sweep of the other checkout); --split-candidates N sweeps
+N candidates, --split-rounds R runs R such sweeps of each checkout, alternating (A B, then B A), and
+ends with the median CPU of each kind of process over them (a job's over all N x R jobs), what a
+change of a few ms per job needs: the whole command's CPU moves 0.3 s between runs. Prefect's home and
 the tiny model cache are warmed first, so first-use migrations and the model build are not counted;
 --against's checkout has a Prefect home of its own (its own warm local API, as one install has).
 --slots runs one 1-candidate sweep of each checkout with a DEBUG log file and counts, from httpx's
@@ -232,6 +237,8 @@ def main() -> None:
     ap.add_argument("--against", type=Path, help="another checkout: its tunegate runs paired as old-sweep-1/6")
     ap.add_argument("--parts", action="store_true", help="also time the fixed parts, each in a fresh process")
     ap.add_argument("--split", action="store_true", help="also one 1-candidate sweep's CPU per process")
+    ap.add_argument("--split-candidates", type=int, default=1, help="--split: candidates per sweep (1 to 6)")
+    ap.add_argument("--split-rounds", type=int, default=1, help="--split: sweeps per checkout, alternating; medians")
     ap.add_argument("--cold", action="store_true", help="also a 1-candidate sweep on a fresh Prefect home")
     ap.add_argument("--slots", action="store_true", help="also count Prefect's slot requests and 503s per checkout")
     ap.add_argument("--server", action="store_true", help="also the sweeps against a running `prefect server`")
@@ -329,8 +336,16 @@ def measure(args: argparse.Namespace) -> None:
     if runs:
         report(runs)
     if args.split:
-        for source in [ROOT, *AGAINST]:
-            split(args.steps, source)
+        seen: dict[tuple[str, str], list[float]] = {}
+        for i in range(args.split_rounds):
+            for source in ([ROOT, *AGAINST] if i % 2 == 0 else [*AGAINST, ROOT]):
+                for role, cpu in split(args.steps, source, args.split_candidates):
+                    seen.setdefault((str(source), role), []).append(cpu)
+        if args.split_rounds > 1 or args.split_candidates > 1:
+            print(f"medians over {args.split_rounds} sweep(s) of {args.split_candidates} candidate(s) per checkout:")
+            for (source, role), values in seen.items():
+                print(f"  {statistics.median(values):6.3f} s CPU (of {len(values)}, min {min(values):.3f}, "
+                      f"max {max(values):.3f})  {role}  [{source}]")
     if args.slots:
         for source in [ROOT, *AGAINST]:
             slots(args.steps, source)
@@ -403,16 +418,19 @@ def report(runs: dict[str, list[tuple[float, float]]]) -> None:
               f"{one[0] - bare_wall:.1f} s wall, {one[1] - bare_cpu:.1f} s CPU")
 
 
-def split(steps: int, source: Path = ROOT) -> None:
-    """One 1-candidate sweep of `source`: each process's user and system CPU seconds and minor page
-    faults, sampled every 0.05 s until it ends (a process's last 0.05 s may be missed)."""
+def split(steps: int, source: Path = ROOT, count: int = 1) -> list[tuple[str, float]]:
+    """One `count`-candidate sweep of `source`: each process's user and system CPU seconds and minor
+    page faults, sampled every 0.05 s until it ends (a process's last 0.05 s may be missed); (role,
+    CPU seconds) of each process."""
     tick = os.sysconf("SC_CLK_TCK")
     start = time.perf_counter()
     _children_cpu()  # from here
     env = {**ENV, "PYTHONPATH": str(source), "PREFECT_HOME": str(prefect_home(source))}
-    proc = subprocess.Popen([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(1, steps)), "--json"],
+    proc = subprocess.Popen([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(count, steps)), "--json"],
                             cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seen: dict[int, tuple[tuple[float, float, int], str]] = {}
+    reaped: dict[int, float] = {}  # a fork server -> its reaped children's CPU so far (exact, to the tick)
+    jobs: list[float] = []  # each job's whole CPU, its last moments too: what its fork server reaped
     while proc.poll() is None:
         for pid, parent in _descendants(proc.pid).items():
             try:
@@ -422,12 +440,23 @@ def split(steps: int, source: Path = ROOT) -> None:
                 continue
             use = (int(fields[11]) / tick, int(fields[12]) / tick, int(fields[7]))  # utime, stime, minflt
             seen[pid] = (use, seen[pid][1] if pid in seen else _role(pid, parent, proc.pid, command, seen))
+            if seen[pid][1] == "fork server":
+                children = (int(fields[13]) + int(fields[14])) / tick  # cutime + cstime
+                if children > reaped.get(pid, 0.0):
+                    jobs.append(children - reaped.get(pid, 0.0))
+                reaped[pid] = children
         time.sleep(0.05)
     wall, total = time.perf_counter() - start, _children_cpu()
-    print(f"one 1-candidate sweep of {source}: {wall:.1f} s wall, {total:.1f} s CPU (load {_load()}); per process "
-          "(sampled):")
+    print(f"one {count}-candidate sweep of {source}: {wall:.1f} s wall, {total:.1f} s CPU (load {_load()}); per "
+          "process (sampled):")
     for (user, system, faults), role in seen.values():
         print(f"  {user + system:6.2f} s CPU ({user:.2f} user, {system:.2f} system), {faults:7d} page faults  {role}")
+    if jobs:
+        print(f"  jobs reaped by the fork server (their whole CPU): {' '.join(f'{j:.2f}' for j in jobs)} s")
+    return [(role, user + system) for (user, system, _), role in seen.values()] + [(REAPED, j) for j in jobs]
+
+
+REAPED = "a job, as its fork server reaped it (exact)"
 
 
 REQUEST = re.compile(r"^(\S+ \S+) \d+ INFO httpx: HTTP Request: (\S+) (\S+) \"HTTP/1.1 (\d+)", re.M)
