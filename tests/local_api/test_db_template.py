@@ -76,16 +76,25 @@ def test_only_prefects_default_database_is_seeded(tmp_path):
     assert database_file({"PREFECT_HOME": str(home)}, folder) is None
 
 
+NO_MIGRATION = {"PREFECT_API_DATABASE_MIGRATE_ON_START": "false"}
+
+
 def test_a_server_on_the_templates_copy_is_told_not_to_register_block_types_again_nor_to_check_whether_to():
     assert seeded_settings(SEEDED, {}) == {"PREFECT_API_BLOCKS_REGISTER_ON_START": "false",
-                                           "PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false"}
-    assert seeded_settings(FRESH, {}) == seeded_settings(EXISTING, {}) == {}  # registration as Prefect does it
+                                           "PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false", **NO_MIGRATION}
+    assert seeded_settings(FRESH, {}) == seeded_settings(EXISTING, {}) == {}  # migrations and registration as Prefect
 
 
 def test_a_registration_setting_of_the_users_own_is_left_alone():
-    assert seeded_settings(SEEDED, {"PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "true"}) == {}
+    assert seeded_settings(SEEDED, {"PREFECT_SERVER_REGISTER_BLOCKS_ON_START": "true"}) == NO_MIGRATION
     assert seeded_settings(SEEDED, {"PREFECT_SERVER_MEMOIZE_BLOCK_AUTO_REGISTRATION": "true"}) == {
-        "PREFECT_API_BLOCKS_REGISTER_ON_START": "false"}
+        "PREFECT_API_BLOCKS_REGISTER_ON_START": "false", **NO_MIGRATION}
+
+
+def test_a_migration_setting_of_the_users_own_leaves_the_database_to_prefect(tmp_path):
+    keep(_migrated(tmp_path / "first" / "prefect.db"))
+    home, folder = tmp_path / "home", tmp_path / "run"
+    assert _started_on(home, folder, PREFECT_SERVER_DATABASE_MIGRATE_ON_START="true") == (EXISTING, {})
 
 
 def test_the_template_is_kept_per_set_of_modules_that_add_block_types(monkeypatch):
@@ -94,7 +103,8 @@ def test_the_template_is_kept_per_set_of_modules_that_add_block_types(monkeypatc
     assert template_path() != plain and template_path().parent == plain.parent
 
 
-NO_REGISTRATION = {"PREFECT_API_BLOCKS_REGISTER_ON_START": "false", "PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false"}
+SKIPPED = {"PREFECT_API_BLOCKS_REGISTER_ON_START": "false", "PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION": "false",
+           **NO_MIGRATION}  # what a start on a current database is spared: registration, its check, migrations
 
 
 def _started_on(home: Path, folder: Path, **env: str) -> tuple[str, dict[str, str]]:
@@ -111,8 +121,27 @@ def test_a_restart_on_a_database_whose_catalogue_a_start_of_these_versions_regis
     home, folder = tmp_path / "home", tmp_path / "run"
     _migrated(home / "prefect.db", flow_run=2)  # a home in use: Prefect registers (or its check passes)
     assert _started_on(home, folder) == (EXISTING, {})
-    assert catalogue_note(home / "prefect.db").read_text() == template_path().name
-    assert _started_on(home, folder) == (CURRENT, NO_REGISTRATION)  # the shared API's restart after a break
+    assert catalogue_note(home / "prefect.db").read_text() == f"{template_path().name}\n27d8f4e1a6c9"
+    assert _started_on(home, folder) == (CURRENT, SKIPPED)  # the shared API's restart after a break
+
+
+def test_a_noted_database_put_back_at_another_revision_is_migrated_and_registered_as_prefect_does(tmp_path):
+    home, folder = tmp_path / "home", tmp_path / "run"
+    _migrated(home / "prefect.db", flow_run=2)
+    _started_on(home, folder)
+    with sqlite3.connect(home / "prefect.db") as db:  # an older backup of it, say
+        db.execute("UPDATE alembic_version SET version_num = '3a1f0c2b9d44'")
+    assert _started_on(home, folder) == (EXISTING, {})
+    assert _started_on(home, folder) == (CURRENT, SKIPPED)  # noted again once its start migrated it
+
+
+def test_a_note_without_the_revision_is_written_again(tmp_path):
+    home, folder = tmp_path / "home", tmp_path / "run"
+    _migrated(home / "prefect.db", flow_run=2)
+    catalogue_note(home / "prefect.db").parent.mkdir(parents=True)
+    catalogue_note(home / "prefect.db").write_text(template_path().name)  # as tunegate noted before session 49
+    assert _started_on(home, folder) == (EXISTING, {})
+    assert _started_on(home, folder) == (CURRENT, SKIPPED)
 
 
 def test_a_note_of_other_versions_leaves_the_registration_to_prefect(tmp_path, monkeypatch):
@@ -121,7 +150,7 @@ def test_a_note_of_other_versions_leaves_the_registration_to_prefect(tmp_path, m
     _started_on(home, folder)
     monkeypatch.setenv(EXTRA_ENTRYPOINTS, "my_company.prefect_blocks")  # a module that may add block types
     assert _started_on(home, folder) == (EXISTING, {})
-    assert _started_on(home, folder) == (CURRENT, NO_REGISTRATION)  # noted again under the new set
+    assert _started_on(home, folder) == (CURRENT, SKIPPED)  # noted again under the new set
 
 
 def test_a_start_told_not_to_register_notes_no_catalogue(tmp_path):
@@ -136,11 +165,11 @@ def test_a_users_own_registration_check_setting_is_kept_on_a_noted_database(tmp_
     home, folder = tmp_path / "home", tmp_path / "run"
     _migrated(home / "prefect.db", flow_run=2)
     _started_on(home, folder)
-    assert _started_on(home, folder, PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION="false") == (CURRENT, {})
+    assert _started_on(home, folder, PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION="false") == (CURRENT, NO_MIGRATION)
 
 
 def test_the_templates_copy_is_noted_current(tmp_path):
     keep(_migrated(tmp_path / "first" / "prefect.db"))
     home, folder = tmp_path / "home", tmp_path / "run"
-    assert _started_on(home, folder) == (SEEDED, NO_REGISTRATION)
-    assert _started_on(home, folder) == (CURRENT, NO_REGISTRATION)
+    assert _started_on(home, folder) == (SEEDED, SKIPPED)
+    assert _started_on(home, folder) == (CURRENT, SKIPPED)

@@ -160,3 +160,19 @@ def test_a_fresh_home_starts_from_the_database_the_first_start_on_a_fresh_home_k
         # The copy's block catalogue is the one its start would register: not written again (~0.6 s).
         catalogue = "SELECT * FROM block_type ORDER BY slug"
         assert seeded.execute(catalogue).fetchall() == kept.execute(catalogue).fetchall() != []
+
+
+def test_a_restart_on_a_home_a_start_noted_runs_no_migrations_and_answers(local_api_home, tmp_path):
+    # The home's first start migrates it (no template in this cache yet) and notes it once it answered.
+    cache = str(tmp_path / "cache")
+    finish(start_command(command_env(local_api_home, idle_s="0", TUNEGATE_CACHE=cache)))
+    with sqlite3.connect(local_api_home / "prefect.db") as db:
+        [(revision,)] = db.execute("SELECT version_num FROM alembic_version").fetchall()
+    assert (local_api_home / "tunegate" / "prefect.db.catalogue").read_text().endswith(f"\n{revision}")
+    deadline = time.monotonic() + 60
+    while servers_of(local_api_home) and time.monotonic() < deadline:  # idle 0: it ends with its command
+        time.sleep(0.2)
+    pid, _ = finish(start_command(command_env(local_api_home, TUNEGATE_CACHE=cache)))  # the restart: it answered
+    settings = psutil.Process(int(pid)).environ()
+    assert settings["PREFECT_API_DATABASE_MIGRATE_ON_START"] == "false"
+    assert settings["PREFECT_API_BLOCKS_REGISTER_ON_START"] == "false"

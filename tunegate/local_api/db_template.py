@@ -34,11 +34,21 @@ imported every installed collection first, 0.30 CPU s with prefect-dask and pref
 
 The same holds for a home whose database a start of the same Prefect, SQLAlchemy, SQLite and
 collections left with its block catalogue registered: after each such start the versions are noted
-beside the database (`$PREFECT_HOME/tunegate/prefect.db.catalogue`, the template's name), and a later
-start that finds them unchanged (the shared API's restart after it idled out: the first command after
-a break) skips the registration and its check too, ~0.3-0.5 of its CPU s. Prefect's own check keys on
-the same things (the block types installed, the database's URL), so a database reset under the same
-versions is passed over by both alike; a note that cannot be read or written only means Prefect checks.
+beside the database (`$PREFECT_HOME/tunegate/prefect.db.catalogue`, the template's name, and the
+schema's revision the database then had), and a later start that finds them unchanged (the shared
+API's restart after it idled out: the first command after a break) skips the registration and its
+check too, ~0.3-0.5 of its CPU s. Prefect's own check keys on the same things (the block types
+installed, the database's URL), so a database reset under the same versions is passed over by both
+alike; a note that cannot be read or written only means Prefect checks.
+
+Nor does a start on the template's copy or on a noted database run Prefect's migrations
+(PREFECT_API_DATABASE_MIGRATE_ON_START=false): every start does otherwise, and on a database already
+at the installed Prefect's revision alembic only loads its ~100 revision scripts to find nothing to
+do, ~0.1-0.2 of the server's ~2.4 CPU s (benchmarks/local_api_start.py, docs/benchmarks.md, session
+49). The copy is at the revision its template's start migrated to; a noted database is current only
+while its revision is the one noted, which a start of these versions migrated to (a database put back
+from an older backup is migrated as before). A database setting of the user's own, that one included,
+leaves the database to Prefect altogether (`database_file`).
 """
 from __future__ import annotations
 
@@ -64,6 +74,8 @@ REGISTER_ON_START = ("PREFECT_API_BLOCKS_REGISTER_ON_START", "PREFECT_SERVER_REG
 # ... and for the one that skips that registration when a hash of the block types matches the last one's:
 # working the hash out imports every installed Prefect collection first, registration or not.
 MEMOIZE = ("PREFECT_MEMOIZE_BLOCK_AUTO_REGISTRATION", "PREFECT_SERVER_MEMOIZE_BLOCK_AUTO_REGISTRATION")
+# ... and for the one that runs its migrations (alembic upgrade) at every start.
+MIGRATE_ON_START = "PREFECT_API_DATABASE_MIGRATE_ON_START"
 EXTRA_ENTRYPOINTS = "PREFECT_EXTRA_ENTRYPOINTS"  # modules Prefect loads at start: they may add block types
 # The tables Prefect's start fills by itself (besides the schema's revision): its block catalogue.
 STARTUP_TABLES = frozenset({"alembic_version", "block_type", "block_schema", "block_schema_reference", "configuration"})
@@ -110,7 +122,7 @@ def prepare(env: dict[str, str], cwd: Path) -> Prepared:
     template = template_path() if database is not None else None  # read once: each reads every entry point
     state = seed(database, template)
     if state == EXISTING and template is not None and _catalogue_current(database, template.name):
-        state = CURRENT
+        state = CURRENT  # `database` is not None: seed found it there
     env.update(seeded_settings(state, env))
     # A start Prefect registers in, unless the environment turned registration off: then the
     # catalogue is only current where it was before (the template's copy, a noted database).
@@ -154,15 +166,18 @@ def seeded_settings(state: str, env: Mapping[str, str]) -> dict[str, str]:
     imports every installed collection to hash their block types before it asks whether to register
     at all, 0.30 CPU s of the server's start with prefect-dask and prefect-ray installed. On a
     database whose catalogue is noted current, neither, unless `env` sets either (a user who set
-    Prefect's check off wants every start to register)."""
+    Prefect's check off wants every start to register). On both, no migrations: the schema is at
+    the installed Prefect's revision (a migration setting of the user's own leaves the database
+    Prefect's: `prepare` finds no database of ours, EXISTING)."""
+    migrated = {MIGRATE_ON_START: "false"} if state in (SEEDED, CURRENT) else {}
     if any(name in env for name in REGISTER_ON_START):
-        return {}
+        return migrated
     checks = any(name in env for name in MEMOIZE)
     if state == SEEDED:
-        return {REGISTER_ON_START[0]: "false"} if checks else {REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
+        return {**migrated, REGISTER_ON_START[0]: "false", **({} if checks else {MEMOIZE[0]: "false"})}
     if state == CURRENT and not checks:
-        return {REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
-    return {}
+        return {**migrated, REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
+    return migrated
 
 
 def keep(database: Path, template: Path | None = None) -> None:
@@ -190,28 +205,45 @@ def keep(database: Path, template: Path | None = None) -> None:
 
 
 def catalogue_note(database: Path) -> Path:
-    """Where the versions the database's block catalogue was registered under are noted."""
+    """Where the versions the database's block catalogue was registered under are noted, with the
+    schema's revision it then had: "VERSIONS\nREVISION"."""
     return database.parent / "tunegate" / f"{database.name}.catalogue"
 
 
 def _catalogue_current(database: Path, versions: str) -> bool:
+    """Whether a start of `versions` noted the database, and its schema is still at the noted revision."""
     try:
-        return catalogue_note(database).read_text(encoding="utf-8") == versions
+        noted = catalogue_note(database).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    revision = _revision(database)
+    return revision is not None and noted == f"{versions}\n{revision}"
 
 
 def _note_catalogue(database: Path, versions: str) -> None:
-    """Best effort: without the note the next start checks as Prefect does."""
+    """Best effort: without the note the next start checks and migrates as Prefect does."""
+    revision = _revision(database)
+    if revision is None:
+        return
     note = catalogue_note(database)
     tmp = note.with_name(f".{note.name}.{os.getpid()}")
     try:
         note.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(versions, encoding="utf-8")
+        tmp.write_text(f"{versions}\n{revision}", encoding="utf-8")
         os.replace(tmp, note)
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+def _revision(database: Path) -> str | None:
+    """The schema's one alembic revision in `database`; None where it has none, several or cannot be read."""
+    try:
+        with contextlib.closing(sqlite3.connect(_read_only(database), uri=True)) as db:
+            rows = db.execute("SELECT version_num FROM alembic_version").fetchall()
+    except sqlite3.Error:
+        return None
+    return str(rows[0][0]) if len(rows) == 1 and rows[0][0] else None
 
 
 def template_path() -> Path:
