@@ -122,7 +122,7 @@ def prepare(env: dict[str, str], cwd: Path) -> Prepared:
     template = template_path() if database is not None else None  # read once: each reads every entry point
     state = seed(database, template)
     if state == EXISTING and template is not None and _catalogue_current(database, template.name):
-        state = CURRENT  # `database` is not None: seed found it there
+        state = CURRENT
     env.update(seeded_settings(state, env))
     # A start Prefect registers in, unless the environment turned registration off: then the
     # catalogue is only current where it was before (the template's copy, a noted database).
@@ -169,15 +169,15 @@ def seeded_settings(state: str, env: Mapping[str, str]) -> dict[str, str]:
     Prefect's check off wants every start to register). On both, no migrations: the schema is at
     the installed Prefect's revision (a migration setting of the user's own leaves the database
     Prefect's: `prepare` finds no database of ours, EXISTING)."""
-    migrated = {MIGRATE_ON_START: "false"} if state in (SEEDED, CURRENT) else {}
+    no_migrations = {MIGRATE_ON_START: "false"} if state in (SEEDED, CURRENT) else {}
     if any(name in env for name in REGISTER_ON_START):
-        return migrated
+        return no_migrations
     checks = any(name in env for name in MEMOIZE)
     if state == SEEDED:
-        return {**migrated, REGISTER_ON_START[0]: "false", **({} if checks else {MEMOIZE[0]: "false"})}
+        return {**no_migrations, REGISTER_ON_START[0]: "false", **({} if checks else {MEMOIZE[0]: "false"})}
     if state == CURRENT and not checks:
-        return {**migrated, REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
-    return migrated
+        return {**no_migrations, REGISTER_ON_START[0]: "false", MEMOIZE[0]: "false"}
+    return no_migrations
 
 
 def keep(database: Path, template: Path | None = None) -> None:

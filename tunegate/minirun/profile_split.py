@@ -100,8 +100,7 @@ def cpu_busy_us(profiles: Iterable[Any]) -> dict[str, float]:
         records = profile.profiler.kineto_results.events()
         if not records:
             continue
-        kinds = type(records[0])
-        hidden = getattr(kinds, "is_hidden_event", None)
+        hidden = getattr(type(records[0]), "is_hidden_event", None)  # not in every torch
         cpu = _cpu_device(records[0])
         for event in records:
             name = event.name()
