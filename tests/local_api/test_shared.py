@@ -172,6 +172,7 @@ def test_a_restart_on_a_home_a_start_noted_runs_no_migrations_and_answers(local_
     deadline = time.monotonic() + 60
     while servers_of(local_api_home) and time.monotonic() < deadline:  # idle 0: it ends with its command
         time.sleep(0.2)
+    assert servers_of(local_api_home) == []  # else the next command would find it, not start one
     pid, _ = finish(start_command(command_env(local_api_home, TUNEGATE_CACHE=cache)))  # the restart: it answered
     settings = psutil.Process(int(pid)).environ()
     assert settings["PREFECT_API_DATABASE_MIGRATE_ON_START"] == "false"
