@@ -129,7 +129,6 @@ def _kind(name: str, ranges: frozenset[str]) -> str | None:
 def _add_own_times(ops: list[tuple[int, int, str]], totals: dict[str, float]) -> None:
     """Each op's time less its children's, in microseconds, into its kind (one thread's ops, sorted)."""
     open_ops: list[list[Any]] = []  # [end, name, tunegate ranges it ran inside, its children's ns, start]
-    none: frozenset[str] = frozenset()
 
     def close(op: list[Any]) -> None:
         end, name, ranges, children, start = op
@@ -140,12 +139,9 @@ def _add_own_times(ops: list[tuple[int, int, str]], totals: dict[str, float]) ->
     for start, end, name in ops:
         while open_ops and (start >= open_ops[-1][0] or end > open_ops[-1][0]):  # not inside it
             close(open_ops.pop())
+        ranges = open_ops[-1][2] if open_ops else frozenset()
         if open_ops:
-            parent = open_ops[-1]
-            parent[3] += end - start
-            ranges = parent[2]
-        else:
-            ranges = none
+            open_ops[-1][3] += end - start
         if name in (DATA_RANGE, OPTIMIZER_RANGE):
             ranges = ranges | {name}
         open_ops.append([end, name, ranges, 0, start])
