@@ -22,12 +22,14 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xxhash import xxh3_64_intdigest
 
 from tests.overlap.test_normalize import HOSTILE, SPACES, msg, reference_normal_text
 from tunegate.native import compiled as native
 from tunegate.native import fold_table
 from tunegate.overlap import minhash
 from tunegate.overlap.normalize import python_normal_bytes, python_normalise_record_bytes
+from tunegate.overlap.sketch import densify_bytes
 
 DATA = Path(__file__).parents[1] / "data"
 needs_native = pytest.mark.skipif(native is None, reason="tunegate/native/_loops is not built (no C compiler)")
@@ -161,6 +163,18 @@ def test_minhash_rows_are_the_numpy_definitions(shingle_size, num_perm):
     want = minhash.python_signatures(texts, shingle_size, num_perm)
     assert np.array_equal(got.has, want.has)
     assert np.array_equal(got.matrix, want.matrix)
+
+
+@needs_native
+@pytest.mark.parametrize("shingle_size,num_perm", [(5, 128), (1, 16), (3, 64), (7, 256)])
+def test_minhash_rows_rolled_shingle_by_shingle_are_those_of_a_vector_at_a_time(shingle_size, num_perm):
+    # a CPU without AVX-512 rolls each shingle's hash from the one before (minhash.c): the same rows
+    texts = texts_for_rows()
+    table = densify_bytes(num_perm)
+    rolled = native.signatures(texts, shingle_size, num_perm, table, xxh3_64_intdigest, True)
+    assert rolled == native.signatures(texts, shingle_size, num_perm, table, xxh3_64_intdigest)
+    want = minhash.python_signatures(texts, shingle_size, num_perm)
+    assert np.array_equal(np.frombuffer(rolled[0], dtype=np.uint32).reshape(-1, num_perm), want.matrix)
 
 
 @needs_native

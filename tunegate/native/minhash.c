@@ -1,9 +1,10 @@
 /* minhash.signatures, compiled: one MinHash row per text.
  *
- * signatures(texts, shingle_size, num_perm, densify_table, long_word_hash) -> (matrix, has)
+ * signatures(texts, shingle_size, num_perm, densify_table, long_word_hash[, rolled]) -> (matrix, has)
  *     one row per text (bytes of uint32, texts x num_perm) and a byte per text (1 when it has a
  *     word); see minhash.py for the word hash, the shingles, one permutation hashing and the
- *     densification this reproduces bit for bit.
+ *     densification this reproduces bit for bit. `rolled` true: the path of a CPU without
+ *     AVX-512, whatever this one has (for the tests).
  */
 #include "_loops.h"
 
@@ -20,6 +21,18 @@
 
 static const uint64_t BYTE_MASK[9] = {0, 0xFFull, 0xFFFFull, 0xFFFFFFull, 0xFFFFFFFFull, 0xFFFFFFFFFFull,
                                        0xFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFull, ~0ull}; /* the low k bytes */
+
+/* With AVX-512 (AVX-512DQ: 64-bit multiplies on 8 lanes), a text's shingles are hashed a vector at
+ * a time (shingle_bins_wide), each shingle's polynomial on its own; elsewhere one by one, rolled
+ * (one_row_rolled): without those multiplies, computing each polynomial whole costs more than it
+ * gains. The compiler's own check of the CPU picks the path once; the values are the same either
+ * way (tests/native/test_loops.py holds both to numpy's definition). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__APPLE__) && defined(__has_attribute)
+#if __has_attribute(target)
+#define HAS_WIDE 1
+#define WIDE __attribute__((target("avx512f,avx512dq")))
+#endif
+#endif
 
 static unsigned char separator[256]; /* what bytes.split() cuts on: space, \t \n \v \f \r */
 
@@ -75,7 +88,7 @@ static inline int word_hash(const unsigned char *w, Py_ssize_t len, const unsign
             h = h * CHUNK_MUL + load(w + 8 * chunk, end, rest < 8 ? rest : 8);
         }
     }
-    *out = mix(h + (uint64_t)len * LENGTH_MUL);
+    *out = h + (uint64_t)len * LENGTH_MUL; /* mixed later, all of a text's words at once (mix_all) */
     return 0;
 }
 
@@ -143,6 +156,39 @@ static int words_of(const unsigned char *text, Py_ssize_t n, PyObject *long_hash
     return 0;
 }
 
+/* mix() of every value, in place. */
+static void mix_all(uint64_t *restrict v, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        v[i] = mix(v[i]);
+}
+
+#ifdef HAS_WIDE
+WIDE static void mix_all_wide(uint64_t *restrict v, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        v[i] = mix(v[i]);
+}
+
+/* The hash of every shingle of `size` words (w has n >= size words): c[i] = the polynomial
+ * w[i] * M^(size-1) + ... + w[i + size - 1], mixed; then its bin and its value in the bin. Each
+ * shingle on its own (no rolling sum carried from one to the next), so the loops vectorise. */
+WIDE static void shingle_bins_wide(const uint64_t *restrict w, Py_ssize_t n, Py_ssize_t size, Py_ssize_t num_perm,
+                              uint64_t *restrict c, uint32_t *restrict bins, uint32_t *restrict lows) {
+    Py_ssize_t m = n - size + 1;
+    for (Py_ssize_t i = 0; i < m; i++)
+        c[i] = w[i];
+    for (Py_ssize_t k = 1; k < size; k++)
+        for (Py_ssize_t i = 0; i < m; i++)
+            c[i] = c[i] * CHUNK_MUL + w[i + k];
+    for (Py_ssize_t i = 0; i < m; i++) {
+        uint64_t value = mix(c[i]);
+        uint32_t low = (uint32_t)value;
+        bins[i] = (uint32_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
+        lows[i] = low < EMPTY - 1 ? low : EMPTY - 1;
+    }
+}
+
+#endif
+
 static inline void keep_min(uint32_t *row, uint64_t value, Py_ssize_t num_perm) {
     Py_ssize_t bin = (Py_ssize_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
     uint32_t low = (uint32_t)(value & 0xFFFFFFFFu);
@@ -151,16 +197,33 @@ static inline void keep_min(uint32_t *row, uint64_t value, Py_ssize_t num_perm) 
     row[bin] = low < held ? low : held; /* a store either way: no branch to mispredict */
 }
 
-static void one_row(const Words *words, Py_ssize_t size, Py_ssize_t num_perm, uint32_t *row) {
-    const uint64_t *w = words->items;
-    Py_ssize_t n = words->size;
-    if (n < size) { /* a text shorter than a shingle is one shingle, all of it */
-        uint64_t c = w[0];
-        for (Py_ssize_t k = 1; k < n; k++)
-            c = c * CHUNK_MUL + w[k];
-        keep_min(row, mix(c), num_perm);
-        return;
+/* Room for a text's shingles: their hashes, bins and values in their bins. */
+typedef struct {
+    uint64_t *hashes;
+    uint32_t *bins, *lows;
+    Py_ssize_t cap;
+} Shingles;
+
+static int shingles_reserve(Shingles *s, Py_ssize_t n) {
+    if (n <= s->cap)
+        return 0;
+    Py_ssize_t cap = s->cap ? s->cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    PyMem_Free(s->hashes), PyMem_Free(s->bins), PyMem_Free(s->lows);
+    s->hashes = PyMem_Malloc(cap * sizeof(uint64_t));
+    s->bins = PyMem_Malloc(cap * sizeof(uint32_t));
+    s->lows = PyMem_Malloc(cap * sizeof(uint32_t));
+    s->cap = s->hashes && s->bins && s->lows ? cap : 0;
+    if (!s->cap) {
+        PyErr_NoMemory();
+        return -1;
     }
+    return 0;
+}
+
+/* One row of a text with words, rolled: each shingle's polynomial from the one before. */
+static void one_row_rolled(const uint64_t *w, Py_ssize_t n, Py_ssize_t size, Py_ssize_t num_perm, uint32_t *row) {
     uint64_t c = w[0], top = 1; /* top: CHUNK_MUL ** (size - 1), the first word's weight */
     for (Py_ssize_t k = 1; k < size; k++) {
         c = c * CHUNK_MUL + w[k];
@@ -171,6 +234,46 @@ static void one_row(const Words *words, Py_ssize_t size, Py_ssize_t num_perm, ui
         c = (c - w[i - 1] * top) * CHUNK_MUL + w[i + size - 1];
         keep_min(row, mix(c), num_perm);
     }
+}
+
+static int wide = -1; /* whether the CPU runs the AVX-512 path: asked on first use */
+
+static int one_row(Words *words, Py_ssize_t size, Py_ssize_t num_perm, uint32_t *row, Shingles *s, int rolled) {
+    uint64_t *w = words->items;
+    Py_ssize_t n = words->size;
+#ifdef HAS_WIDE
+    if (wide < 0) {
+        __builtin_cpu_init();
+        wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    }
+    if (wide && !rolled)
+        mix_all_wide(w, n);
+    else
+#endif
+        mix_all(w, n);
+    if (n < size) { /* a text shorter than a shingle is one shingle, all of it */
+        uint64_t c = w[0];
+        for (Py_ssize_t k = 1; k < n; k++)
+            c = c * CHUNK_MUL + w[k];
+        keep_min(row, mix(c), num_perm);
+        return 0;
+    }
+#ifdef HAS_WIDE
+    if (wide && !rolled) {
+        Py_ssize_t m = n - size + 1;
+        if (shingles_reserve(s, m) < 0)
+            return -1;
+        shingle_bins_wide(w, n, size, num_perm, s->hashes, s->bins, s->lows);
+        const uint32_t *bins = s->bins, *lows = s->lows;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            uint32_t held = row[bins[i]];
+            row[bins[i]] = lows[i] < held ? lows[i] : held;
+        }
+        return 0;
+    }
+#endif
+    one_row_rolled(w, n, size, num_perm, row);
+    return 0;
 }
 
 /* The densification's choices, precomputed once per call: first[f * num_perm + b] is the first
@@ -326,10 +429,14 @@ static void densify(uint32_t *row, Scratch *s, const Densify *d) {
 }
 
 PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "signatures(texts: list[bytes], shingle_size, num_perm, table, long_word_hash)");
+    if ((nargs != 5 && nargs != 6) || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "signatures(texts: list[bytes], shingle_size, num_perm, table, long_word_hash[, rolled])");
         return NULL;
     }
+    int rolled = nargs == 6 ? PyObject_IsTrue(args[5]) : 0;
+    if (rolled < 0)
+        return NULL;
     PyObject *texts = args[0], *long_hash = args[4];
     Py_ssize_t size = PyLong_AsSsize_t(args[1]), num_perm = PyLong_AsSsize_t(args[2]);
     if (PyErr_Occurred())
@@ -344,6 +451,7 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t count = PyList_GET_SIZE(texts);
     PyObject *matrix = NULL, *has = NULL, *result = NULL;
     Words words = {NULL, 0, 0};
+    Shingles shingles = {NULL, NULL, NULL, 0};
     PyObject *plan_obj = NULL;
     const Densify *plan = NULL;
     Scratch scratch = {PyMem_Malloc(num_perm * sizeof(uint32_t)), PyMem_Malloc(num_perm * sizeof(uint32_t)),
@@ -381,7 +489,8 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             goto done;
         flags[t] = words.size > 0;
         if (words.size) {
-            one_row(&words, size, num_perm, row);
+            if (one_row(&words, size, num_perm, row, &shingles, rolled) < 0)
+                goto done;
             densify(row, &scratch, plan);
         }
     }
@@ -389,6 +498,7 @@ PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 done:
     PyBuffer_Release(&table);
     PyMem_Free(words.items);
+    PyMem_Free(shingles.hashes), PyMem_Free(shingles.bins), PyMem_Free(shingles.lows);
     PyMem_Free(scratch.source);
     PyMem_Free(scratch.value);
     PyMem_Free(scratch.best);
