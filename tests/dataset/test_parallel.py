@@ -14,7 +14,8 @@ import pytest
 from tests.support.paths import DATA, ROOT
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.records import BOM
-from tunegate.dataset import parallel
+from tunegate.dataset import forked_pool, parallel
+from tunegate.dataset.forked_pool import WorkerDied
 from tunegate.dataset.parallel import WORKERS_ENV, worker_count
 from tunegate.dataset.segments import cut, splittable
 from tunegate.dataset.stage import validate_dataset
@@ -440,8 +441,8 @@ def test_the_pipe_the_workers_send_results_on_holds_a_parts_results_whole():
     most = int(Path("/proc/sys/fs/pipe-max-size").read_text())
     with parallel.Workers(2) as pool:
         assert list(pool.in_order(_slow_pid, [[1]]))[0][0] == 1
-        size = fcntl.fcntl(pool._pool._result_queue._reader.fileno(), fcntl.F_GETPIPE_SZ)
-    assert size >= min(parallel.RESULT_PIPE, most) and parallel.RESULT_PIPE >= 1 << 20
+        size = fcntl.fcntl(pool._pool._workers[0].results, fcntl.F_GETPIPE_SZ)
+    assert size >= min(forked_pool.RESULT_PIPE, most) and forked_pool.RESULT_PIPE >= 1 << 20
 
 
 def test_a_process_with_other_threads_spawns_its_worker_and_reads_while_it_starts():
@@ -471,10 +472,8 @@ def _dies_in_a_worker(item: tuple[int, int]) -> int:
 
 
 def test_a_worker_that_dies_is_raised_not_waited_for_while_this_process_reads_on():
-    from concurrent.futures.process import BrokenProcessPool
-
     got = []
-    with pytest.raises(BrokenProcessPool):
+    with pytest.raises(WorkerDied):
         with parallel.Workers(2) as pool:
             for value in pool.in_order(_dies_in_a_worker, [(os.getpid(), n) for n in range(40)]):
                 got.append(value)

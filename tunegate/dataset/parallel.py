@@ -12,6 +12,8 @@ The gate's own process reads too: it merges the results in file order, and whene
 is not ready it reads the next part itself rather than wait, so `count` processes are this one and
 `count - 1` workers. (Before, `count` workers read beside a process that mostly waited: on 2
 CPUs a third process, every part's result pickled across, and its memory counted once more.)
+Workers are forked and fed over pipes (tunegate.dataset.forked_pool) where this process may fork;
+elsewhere concurrent.futures spawns them.
 `TUNEGATE_WORKERS` sets the number of processes (1 reads every file in this process); by default
 it is the CPUs this process may use, up to 8, less those other processes keep busy (`busy_cpus`):
 on a loaded machine a second process gains no time, yet costs CPU (the hand-over, the merge, caches
@@ -29,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from tunegate.dataset.forked_pool import ForkedPool
+
 WORKERS_ENV = "TUNEGATE_WORKERS"
 MOST = 8  # beyond this the in-order merge in the parent becomes the limit
-RESULT_PIPE = 1 << 20  # bytes the workers' result pipe holds, where the system allows it
 LOADAVG = "/proc/loadavg"  # "1-min 5-min 15-min running/total last-pid" on Linux
 
 
@@ -72,8 +75,10 @@ class Workers:
 
     def __init__(self, count: int):
         self.count = count  # processes that read: this one and count - 1 workers
-        self._pool: ProcessPoolExecutor | None = None
-        self.forks = _can_fork()  # whether workers start by fork (cheap) or spawn (each imports tunegate anew)
+        self._pool: ForkedPool | ProcessPoolExecutor | None = None
+        # whether workers start by fork (cheap: tunegate.dataset.forked_pool) or spawn (each imports
+        # tunegate anew, in concurrent.futures' pool)
+        self.forks = _can_fork()
         # Items given to the workers: two each (the one it reads, the next), so a worker never waits
         # for this process, which takes the items after them itself. Not more: the results of the items
         # this process reads wait behind the workers' (with five a worker it ran ahead until the cap
@@ -90,7 +95,9 @@ class Workers:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._pool is not None:
+        if self._pool is not None and self.forks:
+            self._pool.shutdown()  # type: ignore[call-arg]
+        elif self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
     def in_order(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
@@ -99,16 +106,11 @@ class Workers:
 
         An item read here is a copy, as a worker gets it. Each worker is given two items at a time;
         this process reads the next item only while fewer than `window` results wait to be yielded.
-        An exception of fn, wherever it ran, is raised at its item's turn; the pool is started on
-        first use.
+        An exception of fn, wherever it ran, is raised at its item's turn (WorkerDied for a worker
+        that ended without its result); the pool is started on first use.
         """
-        if self._pool is None:  # imported here: a small file never needs the pool's imports (~20 ms)
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            context = multiprocessing.get_context("fork" if self.forks else "spawn")
-            self._pool = ProcessPoolExecutor(max_workers=max(1, self.count - 1), mp_context=context)
-            _widen_result_pipe(self._pool)
+        if self._pool is None:  # imported here: a small file never needs a pool (pickle alone: ~3 ms)
+            self._pool = _forked(self.count - 1) if self.forks else _spawned(self.count - 1)
         pending: deque[Any] = deque()  # per item, in order: its future (a worker's) or its _Read (this process's)
         given = 0  # futures among them
         work = iter(items)
@@ -127,26 +129,47 @@ class Workers:
             done = pending.popleft()
             if type(done) is not _Read:
                 given -= 1
-            value = done.result()
+            value = done.result() if self.forks else _spawned_result(done)
             give()
             yield value
 
 
-def _widen_result_pipe(pool: Any) -> None:
-    """Let the pipe the workers send their results on hold a part's results whole (Linux: 1 MiB,
-    the most a process may ask for by default, instead of 64 KiB). A 4 MB part's results pickle to
-    ~125 KB: a worker blocked on the full pipe until this process's result thread emptied it, and
-    that thread waits for the GIL while this process reads a part itself (3-8 ms a part, ~15 % of
-    the worker's time at 220 MB; the wider pipe: -0.1 s wall and CPU at 220 MB, paired).
-    ProcessPoolExecutor keeps the pipe in a private attribute: where it has none, or the system
-    refuses, the pipe stays as it is."""
-    reader = getattr(getattr(pool, "_result_queue", None), "_reader", None)
-    try:
-        import fcntl
+def _forked(count: int) -> ForkedPool:
+    from tunegate.dataset.forked_pool import ForkedPool
 
-        fcntl.fcntl(reader.fileno(), fcntl.F_SETPIPE_SZ, RESULT_PIPE)  # type: ignore[union-attr]
-    except (ImportError, AttributeError, OSError, ValueError):
-        pass
+    return ForkedPool(max(1, count))
+
+
+def _spawned(count: int) -> ProcessPoolExecutor:
+    """Workers that start as fresh interpreters (concurrent.futures' pool, imported only here: ~10 ms)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=max(1, count), mp_context=multiprocessing.get_context("spawn"))
+    _widen_result_pipe(pool)
+    return pool
+
+
+def _spawned_result(future: Any) -> Any:
+    """A spawned worker's result; WorkerDied, as a forked pool says it, when its worker ended."""
+    from concurrent.futures import BrokenExecutor
+
+    from tunegate.dataset.forked_pool import WorkerDied
+
+    try:
+        return future.result()
+    except BrokenExecutor as exc:
+        raise WorkerDied(str(exc)) from exc
+
+
+def _widen_result_pipe(pool: Any) -> None:
+    """The spawned pool's result pipe widened as a forked worker's is (forked_pool.widen_pipe).
+    ProcessPoolExecutor keeps the pipe in a private attribute: where it has none, it stays as it is."""
+    from tunegate.dataset.forked_pool import widen_pipe
+
+    reader = getattr(getattr(pool, "_result_queue", None), "_reader", None)
+    if reader is not None:
+        widen_pipe(reader.fileno())
 
 
 _END = object()
