@@ -133,12 +133,13 @@ def test_a_part_whose_lines_are_gone_when_the_parent_hashes_it_is_refused(tmp_pa
     path = tmp_path / "changing.jsonl"
     path.write_bytes(b'{"messages": []}\n' * 3)
     taken: list[bytes] = []
-    hash_part(taken.append, (str(path), 0, path.stat().st_size, None), array("q", [1, 2, 3]), [], bytearray(),
-              canonical_line)
+    hash_part(lambda chunk: taken.append(bytes(chunk)), (str(path), 0, path.stat().st_size, None),  # a view, lent
+              array("q", [1, 2, 3]), [], bytearray(), canonical_line)
     assert b"".join(taken) == b'{"messages":[]}\n' * 3
     path.write_bytes(b'{"messages": []}\n')  # rewritten before the part was hashed
     with pytest.raises(UnreadableRecord, match="changed while it was read"):
-        hash_part(taken.append, (str(path), 0, 51, None), array("q", [1, 2, 3]), [], bytearray(), canonical_line)
+        hash_part(lambda chunk: taken.append(bytes(chunk)), (str(path), 0, 51, None), array("q", [1, 2, 3]), [],
+                  bytearray(), canonical_line)
 
 
 def test_a_part_rewritten_in_place_after_the_worker_read_it_is_refused(tmp_path):

@@ -528,6 +528,24 @@ def test_many_lines_are_copied_as_each_alone_and_the_copy_stops_where_a_line_is_
 
 
 @needs_native
+def test_lines_made_into_a_buffer_kept_by_the_caller_are_the_lines_made_into_a_new_object():
+    from array import array
+
+    data = LINES.read_bytes()
+    numbers = array("q", range(1, data.count(b"\n") + 1))
+    into = bytearray(len(data) + len(numbers))
+    chunk, i, at, line = native.canonical_lines(data, numbers, 0, 0, 1)
+    assert native.canonical_lines(data, numbers, 0, 0, 1, into)[1:] == (i, at, line) and i > 0
+    made = native.canonical_lines(data, numbers, 0, 0, 1, into)[0]
+    assert bytes(into[:made]) == chunk
+    with pytest.raises(ValueError, match="every line left"):
+        native.canonical_lines(data, numbers, 0, 0, 1, bytearray(len(data) // 2))
+    both = bytearray(data) + bytearray(len(data) + len(numbers))
+    with memoryview(both) as whole, pytest.raises(ValueError, match="apart from data"):
+        native.canonical_lines(whole[:len(data)], numbers, 0, 0, 1, whole)  # lines over the bytes still to read
+
+
+@needs_native
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.text(), st.text()), max_size=4), st.sampled_from(["orjson", "ascii", "spaced"]))
 def test_any_chat_line_is_copied_to_its_canonical_line_or_left_to_orjson(messages, writer):

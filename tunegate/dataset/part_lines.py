@@ -36,9 +36,11 @@ from_file = getattr(compiled, "canonical_lines", None)
 def hash_part(update: Callable[[Any], Any], span: tuple[Any, ...], numbers: array, own: Sequence[Any],
               buffer: bytearray, serialise: Callable[[Any], bytes]) -> None:
     """Feed `update` the canonical lines of a part's records, in order: numbers[i] >= 0 is the line
-    (1-based, in the part) whose own bytes make its canonical line; -1 - k stands for own[k].
-    `buffer` holds the part's bytes while they are needed (grown to the largest part, kept);
-    `serialise` is the fingerprint's canonical_line, for a line canonical.c leaves to orjson.
+    (1-based, in the part) whose own bytes make its canonical line; -1 - k stands for own[k]. What
+    `update` is given may be a view of `buffer`, lent for the call (a digest's update hashes or copies it).
+    `buffer` holds the part's bytes and after them its canonical lines while they are needed (grown
+    to twice the largest part, kept); `serialise` is the fingerprint's canonical_line, for a line
+    canonical.c leaves to orjson.
 
     Raises UnreadableRecord when the part's lines are no longer there (the file changed during the read).
     """
@@ -50,8 +52,10 @@ def hash_part(update: Callable[[Any], Any], span: tuple[Any, ...], numbers: arra
     try:
         size = _read_into(buffer, path, start, end, stamp)
         at = len(BOM) if start == 0 and buffer[:len(BOM)] == BOM else 0  # skipped, as the reader does
-        with memoryview(buffer)[:size] as data:
-            _hash_lines(update, data, buffer, at, numbers, own, serialise)
+        if len(buffer) < 2 * size + len(numbers):  # the canonical lines are made after the bytes: room for all
+            buffer.extend(bytes(2 * size + len(numbers) - len(buffer)))
+        with memoryview(buffer) as whole, whole[:size] as data, whole[size:] as lines:
+            _hash_lines(update, data, buffer, at, numbers, own, serialise, lines)
     except (OSError, ValueError, orjson.JSONDecodeError):
         raise UnreadableRecord(f"{shown(path)} changed while it was read: its fingerprint cannot be "
                                "taken; check it again once it is written") from None
@@ -87,16 +91,18 @@ def _read_into(buffer: bytearray, path: str, start: int, end: int, stamp: tuple[
 
 
 def _hash_lines(update: Callable[[Any], Any], data: memoryview, buffer: bytearray, at: int, numbers: array,
-                own: Sequence[Any], serialise: Callable[[Any], bytes]) -> None:
-    """The loop of `hash_part` over a part's bytes (`data`, the start of `buffer`) from byte `at`."""
+                own: Sequence[Any], serialise: Callable[[Any], bytes], lines: memoryview) -> None:
+    """The loop of `hash_part` over a part's bytes (`data`, the start of `buffer`) from byte `at`;
+    `lines`, the rest of `buffer`, is where each run of canonical lines is made before it is hashed."""
     i, line, count, size = 0, 1, len(numbers), len(data)
     while i < count:
         if numbers[i] < 0:
             update(own[-1 - numbers[i]])
             i += 1
             continue
-        chunk, i, at, line = from_file(data, numbers, i, at, line)  # type: ignore[misc]
-        update(chunk)
+        made, i, at, line = from_file(data, numbers, i, at, line, lines)  # type: ignore[misc]
+        with lines[:made] as chunk:
+            update(chunk)
         if i < count and numbers[i] >= 0:  # a line canonical.c leaves to orjson: at and line are its start
             end = buffer.find(b"\n", at, size)
             end = size if end < 0 else end + 1

@@ -7,13 +7,16 @@
  *     canonical_line of the record that line parses to, b'{"messages":[{"content":...,"role":...}]}\n',
  *     copied from the line instead of re-serialised from the parsed objects. Anything else: None
  *     (the caller serialises the record), so the digest is always the canonical one.
- * canonical_lines(data, numbers, i, at, line) -> (bytes, i, at, line)
+ * canonical_lines(data, numbers, i, at, line[, into]) -> (bytes or length, i, at, line)
  *     The same for many lines of `data` (a part of a file, read again by the gate's process): for
  *     numbers[i], numbers[i + 1], ... (ascending 1-based line numbers of `data`, counted from the
  *     `line` that starts at byte `at`) their canonical lines one after another, until the numbers
  *     end, a number is negative (a line the caller hands over itself) or a line is not such a chat
  *     record (the caller serialises its record): then i, at and line say where it stopped, at that
- *     line's start. A part's lines need no copy of their own and no Python call each.
+ *     line's start. A part's lines need no copy of their own and no Python call each. Given `into`
+ *     (a writable buffer of len(data) - at + len(numbers) - i bytes at least, kept by the caller),
+ *     the lines are written at its start and their length returned: no new object of a part's
+ *     size for each part, its pages faulted in and zeroed anew.
  */
 #include "_loops.h"
 
@@ -219,16 +222,21 @@ static inline Py_ssize_t line_end(const unsigned char *data, Py_ssize_t size, Py
 
 PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t i, at, line;
-    if (nargs != 5 || (i = PyLong_AsSsize_t(args[2])) < 0 || (at = PyLong_AsSsize_t(args[3])) < 0 ||
+    if ((nargs != 5 && nargs != 6) || (i = PyLong_AsSsize_t(args[2])) < 0 || (at = PyLong_AsSsize_t(args[3])) < 0 ||
         (line = PyLong_AsSsize_t(args[4])) < 1) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "canonical_lines(data, numbers: array('q'), i, at, line)");
+            PyErr_SetString(PyExc_TypeError, "canonical_lines(data, numbers: array('q'), i, at, line[, into])");
         return NULL;
     }
-    Py_buffer data, numbers;
+    Py_buffer data, numbers, into = {0};
     if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0)
         return NULL;
     if (PyObject_GetBuffer(args[1], &numbers, PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (nargs == 6 && PyObject_GetBuffer(args[5], &into, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&numbers);
         PyBuffer_Release(&data);
         return NULL;
     }
@@ -241,10 +249,21 @@ PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t narg
         goto done;
     }
     /* Every line left, each a byte longer at most (its newline may be missing at the end). */
-    out = PyBytes_FromStringAndSize(NULL, size - at + (n > i ? n - i : 0));
-    if (out == NULL)
-        goto done;
-    unsigned char *to = (unsigned char *)PyBytes_AS_STRING(out), *first = to;
+    Py_ssize_t room = size - at + (n > i ? n - i : 0);
+    unsigned char *to;
+    if (into.obj != NULL) {
+        if (into.len < room || (into.buf < (void *)(p + size) && (void *)p < (void *)((char *)into.buf + into.len))) {
+            PyErr_SetString(PyExc_ValueError, "canonical_lines: into must hold every line left, apart from data");
+            goto done;
+        }
+        to = into.buf;
+    } else {
+        out = PyBytes_FromStringAndSize(NULL, room);
+        if (out == NULL)
+            goto done;
+        to = (unsigned char *)PyBytes_AS_STRING(out);
+    }
+    unsigned char *first = to;
     for (; i < n && wanted[i] >= 0; i++) {
         if (wanted[i] < line) {
             PyErr_SetString(PyExc_ValueError, "canonical_lines: line numbers must ascend");
@@ -266,12 +285,18 @@ PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t narg
             break; /* at and line: this line's start, for the caller */
         to += written, at = end, line++;
     }
+    if (out == NULL) {
+        result = Py_BuildValue("(nnnn)", (Py_ssize_t)(to - first), i, at, line);
+        goto done;
+    }
     if (_PyBytes_Resize(&out, to - first) < 0)
         goto done;
     result = Py_BuildValue("(Nnnn)", out, i, at, line);
     out = NULL;
 done:
     Py_XDECREF(out);
+    if (into.obj != NULL)
+        PyBuffer_Release(&into);
     PyBuffer_Release(&numbers);
     PyBuffer_Release(&data);
     return result;
