@@ -134,6 +134,18 @@ class BrokenContainer(DataError):
         self.kind, self.line, self.column = kind, line, column
 
 
+class WorkerDied(RuntimeError):
+    """A worker process reading a file's parts ended before it sent the result of an item it was
+    given (the system killed it for memory, or a signal did): tunegate.dataset.forked_pool."""
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker process, as the exception's `__cause__`."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class ApprovalError(TunegateError):
     """There is no approval for this spec, or it no longer matches the files."""
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tunegate.dataset.forked_pool import ForkedPool, RemoteTraceback, WorkerDied
+from tunegate.dataset.forked_pool import ForkedPool
+from tunegate.errors import RemoteTraceback, WorkerDied
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the pool forks (tunegate.dataset.parallel spawns elsewhere)")
 

@@ -15,10 +15,10 @@ from tests.support.paths import DATA, ROOT
 from tunegate.dataset.fingerprint import FingerprintObserver
 from tunegate.dataset.records import BOM
 from tunegate.dataset import forked_pool, parallel
-from tunegate.dataset.forked_pool import WorkerDied
 from tunegate.dataset.parallel import WORKERS_ENV, worker_count
 from tunegate.dataset.segments import cut, splittable
 from tunegate.dataset.stage import validate_dataset
+from tunegate.errors import WorkerDied
 from tunegate.overlap.exact import OverlapObserver
 from tunegate.overlap.near import NearPass, NearSettings
 from tunegate.overlap.stage import find_overlap

@@ -26,20 +26,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from tunegate.errors import RemoteTraceback, WorkerDied
+
 HEADER = 8  # bytes of a frame's length
 RESULT_PIPE = 1 << 20  # bytes a worker's result pipe holds, where the system allows it
 READ_BYTES = 1 << 18  # per read of a result pipe
-
-
-class WorkerDied(RuntimeError):
-    """A worker process ended before it sent the result of an item it was given (killed for memory)."""
-
-
-class RemoteTraceback(Exception):
-    """The traceback of an exception raised in a worker, as its `__cause__` (the worker's frames)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class Sent:

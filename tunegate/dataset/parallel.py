@@ -154,7 +154,7 @@ def _spawned_result(future: Any) -> Any:
     """A spawned worker's result; WorkerDied, as a forked pool says it, when its worker ended."""
     from concurrent.futures import BrokenExecutor
 
-    from tunegate.dataset.forked_pool import WorkerDied
+    from tunegate.errors import WorkerDied
 
     try:
         return future.result()
