@@ -210,3 +210,27 @@ def _running(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def test_pipes_past_descriptor_1023_are_waited_on_as_any_other():
+    # a long-lived process (a Prefect worker) may hold a thousand descriptors: select() refuses past 1023
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("this system allows fewer than 1200 open descriptors")
+    wanted = max(soft, 1200) if hard == resource.RLIM_INFINITY else min(max(soft, 1200), hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    held = [os.dup(0) for _ in range(1100)]
+    try:
+        pool = ForkedPool(1)
+        try:
+            assert pool._workers[0].results > 1023
+            slow = pool.submit(_sleeps, 0.2)  # waited for: the wait must take the descriptor
+            assert slow.result() == 0.2
+        finally:
+            pool.shutdown()
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -75,8 +75,7 @@ class _Worker:
             try:
                 view = view[os.write(self.items, view):]
             except BlockingIOError:
-                readable, _, _ = select.select([self.results], [self.items], [])
-                if readable:
+                if _wait(self.results, self.items):
                     self.receive(block=False)
             except BrokenPipeError:
                 self.ended = True
@@ -95,7 +94,7 @@ class _Worker:
             except BlockingIOError:
                 if not block:
                     return
-                select.select([self.results], [], [])
+                _wait(self.results)
                 continue
             if not chunk:
                 self.ended = True
@@ -206,6 +205,16 @@ def _serve(items: int, results: int) -> None:
         except BaseException:  # noqa: BLE001
             pass
         os._exit(code)
+
+
+def _wait(readable: int, writable: int | None = None) -> bool:
+    """Until `readable` has something to read (or its end) or `writable` room; whether `readable` has.
+    poll, not select: select refuses a descriptor past 1023, which a long-lived process may hand out."""
+    poller = select.poll()
+    poller.register(readable, select.POLLIN)
+    if writable is not None:
+        poller.register(writable, select.POLLOUT)
+    return any(fd == readable for fd, _ in poller.poll())
 
 
 def _trace(exc: BaseException) -> str:
