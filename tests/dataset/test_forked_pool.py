@@ -14,7 +14,8 @@ import pytest
 from tunegate.dataset.forked_pool import ForkedPool
 from tunegate.errors import RemoteTraceback, WorkerDied
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the pool forks (tunegate.dataset.parallel spawns elsewhere)")
+pytestmark = pytest.mark.skipif(sys.platform != "linux",
+                                reason="the pool forks (tunegate.dataset.parallel spawns elsewhere)")
 
 
 def _pid_of(item: int) -> tuple[int, int]:
