@@ -199,3 +199,22 @@ def test_a_small_splits_repeats_found_in_a_dict_are_the_ones_numpy_sorts_out(mon
     assert [repeats(split, reported=keys) for split, keys in cases] == in_dict
     assert in_dict[1] == [Repeat(0, [5], 1), Repeat(1, [12], 1)]
     assert len(in_dict[2]) == 21 and in_dict[2][0] == Repeat(0, [21, 42, 63, 84], 4)  # 105 was reported
+
+
+def test_a_large_splits_joins_found_from_the_hashes_first_bytes_are_the_ones_of_the_loop(monkeypatch):
+    # a large train split is searched by the first 8 bytes of each hash (numpy); only a whole hash
+    # matches: train records 3 and 4 begin as validation's hashes do and differ after
+    train, validation = SplitHashes(), SplitHashes()
+    for i in range(8):
+        train.add(i + 1, i, normalise_record_bytes(chat(f"question {i}", f"answer {i}")))
+    validation.add(1, 0, normalise_record_bytes(chat("question 2", "answer 2")))  # a copy of train's 2
+    validation.add(2, 1, normalise_record_bytes(chat("question 5", "another answer")))  # 5's prompt, leaked
+    validation.add(3, 2, normalise_record_bytes(chat("question 9", "answer 9")))  # in neither
+    for column in ("full", "prompt"):
+        for t, v in ((3, 0), (4, 1)):
+            own = getattr(train, column)
+            own[16 * t:16 * t + 8] = getattr(validation, column)[16 * v:16 * v + 8]
+    in_loop = (exact.cross_duplicates(train, validation), exact.prompt_leaks(train, validation))
+    monkeypatch.setattr(exact, "SMALL_SPLIT", 0)  # every split searched through numpy
+    assert (exact.cross_duplicates(train, validation), exact.prompt_leaks(train, validation)) == in_loop
+    assert in_loop == ([Match(at=0, other=2, count=1)], [Match(at=1, other=5, count=1)])

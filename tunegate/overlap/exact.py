@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from xxhash import xxh3_128_digest
@@ -232,6 +232,24 @@ class Match(NamedTuple):
     count: int
 
 
+def _candidates(column: bytearray, wanted: dict[bytes, list[int]]) -> Iterable[tuple[int, bytes]]:
+    """(position, hash) of the column's records that may be among `wanted`: every one in a small
+    split; in a larger one (numpy is loaded for its repeats anyway) only those whose hash begins with
+    the 8 bytes some wanted hash begins with, found in numpy: the others cannot be wanted. The joins
+    run at the end of the check, in one process: at 220 MB the two took 16.9 ms in a loop over every
+    record, 11.8 ms so."""
+    if len(column) <= SMALL_SPLIT * _WIDTH or not wanted:
+        return enumerate(hashes(column))
+    from tunegate.overlap.numeric import np
+
+    heads = np.frombuffer(column, dtype="<u8")[::2]
+    known = np.sort(np.frombuffer(b"".join(wanted), dtype="<u8")[::2])
+    # sort and search, not np.isin: its first call imports numpy.ma (~7 ms)
+    at = np.minimum(np.searchsorted(known, heads), len(known) - 1)
+    maybe = np.flatnonzero(known[at] == heads).tolist()
+    return ((t, bytes(column[t * _WIDTH:(t + 1) * _WIDTH])) for t in maybe)
+
+
 def _positions(column: bytearray) -> dict[bytes, list[int]]:
     found: dict[bytes, list[int]] = {}
     for position, key in enumerate(hashes(column)):
@@ -259,7 +277,7 @@ def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]
     _in_memory(train, validation)
     wanted = _positions(validation.full)  # the smaller split is the one held in a dict
     found: dict[int, list[int]] = {}
-    for t, key in enumerate(hashes(train.full)):
+    for t, key in _candidates(train.full, wanted):
         for v in wanted.get(key, ()):
             _collect(found, v, t)
     return [Match(v, first, n) for v, (first, n) in sorted(found.items())]
@@ -270,7 +288,7 @@ def prompt_leaks(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     _in_memory(train, validation)
     wanted = _positions(validation.prompt)
     found: dict[int, list[int]] = {}
-    for t, key in enumerate(hashes(train.prompt)):
+    for t, key in _candidates(train.prompt, wanted):
         targets = wanted.get(key)
         if not targets:
             continue
