@@ -463,6 +463,30 @@ def test_a_process_with_other_threads_spawns_its_worker_and_reads_while_it_start
     assert os.getpid() in {pid for _, pid in got}  # the worker imports for a while: this process does not wait
 
 
+def test_a_terminal_s_progress_board_drawing_does_not_stop_the_worker_being_forked(monkeypatch):
+    # the board's drawer is a thread of the gate's process, running while the parts are read: the
+    # worker is forked all the same (spawning it cost a terminal's every check its imports)
+    import io
+
+    from tunegate import progress
+    from tunegate.dataset.forked_pool import ForkedPool
+    from tunegate.progress.draw import LinePainter
+
+    monkeypatch.setenv("COLUMNS", "200")
+    screen = io.StringIO()
+    progress.enable(screen, delay_s=0.0, painter=LinePainter(screen))
+    try:
+        with progress.step("reading train.jsonl", total=12, unit="parts"):
+            assert progress.drawer_threads()  # drawing now
+            with parallel.Workers(2) as pool:
+                got = list(pool.in_order(_slow_pid, [[n] for n in range(12)]))
+                assert pool.forks and isinstance(pool._pool, ForkedPool)
+    finally:
+        progress.disable()
+    assert [n for n, _ in got] == list(range(12)) and len({pid for _, pid in got}) == 2
+    assert "reading train.jsonl" in screen.getvalue()
+
+
 def _dies_in_a_worker(item: tuple[int, int]) -> int:
     import time
 

@@ -17,6 +17,7 @@ blocking. A frame is a length (8 bytes, little-endian) and a pickle.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
@@ -118,13 +119,15 @@ class _Worker:
 
 
 class ForkedPool:
-    """`count` workers, forked now; items go to the one with the fewest outstanding."""
+    """`count` workers, forked now; items go to the one with the fewest outstanding. `held` gives
+    what is held while each forks: what another thread of this process must not be in the middle
+    of then (the progress board's drawing)."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, held: Callable[[], Any] = contextlib.nullcontext):
         self._workers: list[_Worker] = []
         try:
             for _ in range(count):
-                self._workers.append(_fork([fd for w in self._workers for fd in (w.items, w.results)]))
+                self._workers.append(_fork([fd for w in self._workers for fd in (w.items, w.results)], held))
         except BaseException:  # no process to fork (a limit on them): none left behind either
             self.shutdown()
             raise
@@ -151,7 +154,7 @@ class ForkedPool:
         self._workers = []
 
 
-def _fork(inherited: list[int]) -> _Worker:
+def _fork(inherited: list[int], held: Callable[[], Any]) -> _Worker:
     items_in, items_out = os.pipe()
     results_in, results_out = os.pipe()
     widen_pipe(results_out)
@@ -160,7 +163,8 @@ def _fork(inherited: list[int]) -> _Worker:
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    pid = os.fork()
+    with held():
+        pid = os.fork()
     if pid == 0:  # the worker: never returns
         for fd in (items_out, results_in, *inherited):  # the other workers' pipes: only this process holds them
             os.close(fd)

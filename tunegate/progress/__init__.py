@@ -20,8 +20,9 @@ from __future__ import annotations
 from tunegate.front_door import front_door
 
 # Each name's module, imported on first use (tunegate.front_door).
-_HOME = dict.fromkeys(["DELAY_S", "RELAYED", "Step", "disable", "enable", "enabled", "note", "relay", "relayed", "step"],
-                      "tunegate.progress.board")
+_HOME = dict.fromkeys(["DELAY_S", "RELAYED", "Step", "disable", "drawer_threads", "enable", "enabled", "held_for_fork",
+                       "note", "relay", "relayed", "step"], "tunegate.progress.board")
 
-__all__ = ["DELAY_S", "RELAYED", "Step", "disable", "enable", "enabled", "note", "relay", "relayed", "step"]
+__all__ = ["DELAY_S", "RELAYED", "Step", "disable", "drawer_threads", "enable", "enabled", "held_for_fork", "note",
+           "relay", "relayed", "step"]
 __getattr__ = front_door(__name__, _HOME)

@@ -6,6 +6,7 @@ nothing per record. How a frame looks is `tunegate.progress.draw`'s.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -131,6 +132,19 @@ def disable() -> None:
 
 def enabled() -> bool:
     return _board is not None
+
+
+def drawer_threads() -> set[threading.Thread]:
+    """The thread drawing the board now, if one is: a thread a forked child may do without."""
+    drawer = _board.drawer if _board is not None else None
+    return {drawer[0]} if drawer is not None else set()
+
+
+def held_for_fork() -> contextlib.AbstractContextManager[Any]:
+    """The board held still while this thread forks: its drawer writes nothing meanwhile, so the
+    child never inherits stderr's lock taken by a thread it does not have (the child never draws)."""
+    board = _board
+    return board.paint_lock if board is not None else contextlib.nullcontext()
 
 
 class _Board:
