@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from tunegate.dataset.handoff import write_all
 from tunegate.errors import RemoteTraceback, WorkerDied
 
 HEADER = 8  # bytes of a frame's length
@@ -200,7 +201,7 @@ def _serve(items: int, results: int) -> None:
             except Exception as exc:  # noqa: BLE001 - an exception (or result) pickle cannot carry
                 data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}"), reply[2]),
                                     pickle.HIGHEST_PROTOCOL)
-            _write_all(results, len(data).to_bytes(HEADER, "little") + data)
+            write_all(results, [len(data).to_bytes(HEADER, "little"), data])
     except BaseException:  # noqa: BLE001 - the parent is gone (a broken pipe) or a signal ended it
         code = 1
     finally:
@@ -238,12 +239,6 @@ def _read_exact(fd: int, size: int) -> bytes | None:
             raise EOFError("a frame cut short")
         got += chunk
     return bytes(got)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def widen_pipe(fd: int) -> None:

@@ -65,7 +65,7 @@ def hand_over(data: bytes | bytearray | list[bytes], folder: str | None) -> tupl
     except OSError:
         return "bytes", b"".join(chunks)
     try:
-        _write_all(fd, chunks)
+        write_all(fd, chunks)
     except OSError:  # tmpfs full: the pipe still works
         os.unlink(path)
         return "bytes", b"".join(chunks)
@@ -74,8 +74,9 @@ def hand_over(data: bytes | bytearray | list[bytes], folder: str | None) -> tupl
     return "file", (path, length)
 
 
-def _write_all(fd: int, chunks: list[Any]) -> None:
-    """Write `chunks` in order at the start of `fd`: writev, IOV_MAX pieces a call, any short write resumed."""
+def write_all(fd: int, chunks: list[Any]) -> None:
+    """Write `chunks` in order to `fd` (a file, or a pipe: tunegate.dataset.forked_pool's frames):
+    writev, IOV_MAX pieces a call, any short write resumed."""
     for at in range(0, len(chunks), _IOV_MAX):
         batch = chunks[at:at + _IOV_MAX]
         written = os.writev(fd, batch)
