@@ -157,16 +157,24 @@ static int words_of(const unsigned char *text, Py_ssize_t n, PyObject *long_hash
 }
 
 /* mix() of every value, in place. */
-static void mix_all(uint64_t *restrict v, Py_ssize_t n) {
+static inline void mix_all(uint64_t *restrict v, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++)
         v[i] = mix(v[i]);
 }
 
-#ifdef HAS_WIDE
-WIDE static void mix_all_wide(uint64_t *restrict v, Py_ssize_t n) {
-    for (Py_ssize_t i = 0; i < n; i++)
-        v[i] = mix(v[i]);
+/* A shingle's mixed hash as one permutation hashing takes it: its bin (the high 32 bits scaled to
+ * num_perm) and its value there (the low 32 bits, kept below EMPTY). */
+static inline uint32_t bin_of(uint64_t value, Py_ssize_t num_perm) {
+    return (uint32_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
 }
+
+static inline uint32_t low_of(uint64_t value) {
+    uint32_t low = (uint32_t)value;
+    return low < EMPTY - 1 ? low : EMPTY - 1;
+}
+
+#ifdef HAS_WIDE
+WIDE static void mix_all_wide(uint64_t *restrict v, Py_ssize_t n) { mix_all(v, n); }
 
 /* The hash of every shingle of `size` words (w has n >= size words): c[i] = the polynomial
  * w[i] * M^(size-1) + ... + w[i + size - 1], mixed; then its bin and its value in the bin. Each
@@ -181,19 +189,15 @@ WIDE static void shingle_bins_wide(const uint64_t *restrict w, Py_ssize_t n, Py_
             c[i] = c[i] * CHUNK_MUL + w[i + k];
     for (Py_ssize_t i = 0; i < m; i++) {
         uint64_t value = mix(c[i]);
-        uint32_t low = (uint32_t)value;
-        bins[i] = (uint32_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
-        lows[i] = low < EMPTY - 1 ? low : EMPTY - 1;
+        bins[i] = bin_of(value, num_perm);
+        lows[i] = low_of(value);
     }
 }
 
 #endif
 
 static inline void keep_min(uint32_t *row, uint64_t value, Py_ssize_t num_perm) {
-    Py_ssize_t bin = (Py_ssize_t)(((value >> 32) * (uint64_t)num_perm) >> 32);
-    uint32_t low = (uint32_t)(value & 0xFFFFFFFFu);
-    low = low < EMPTY - 1 ? low : EMPTY - 1;
-    uint32_t held = row[bin];
+    uint32_t bin = bin_of(value, num_perm), low = low_of(value), held = row[bin];
     row[bin] = low < held ? low : held; /* a store either way: no branch to mispredict */
 }
 
