@@ -384,6 +384,41 @@ def test_band_pairs_of_plain_rows_are_the_band_tables_pairs_with_their_agreeing_
 
 
 @needs_native
+@pytest.mark.parametrize("n,num_perm,bands", [(500, 128, (14, 9)), (40, 16, (2, 8)), (1, 8, (3, 2)), (0, 16, (4, 4))])
+def test_band_index_sorts_plain_rows_keys_as_the_numpy_index_does(n, num_perm, bands):
+    index, _ = band_case(12, n, 10, num_perm, bands)  # repeated band keys: the order of a run matters
+    keys, order = native.band_index(index.rows.tobytes(), num_perm, *bands)
+    assert keys == np.ascontiguousarray(index.sorted_keys).tobytes()
+    assert order == np.ascontiguousarray(index.order, dtype=np.uint32).tobytes()
+
+
+@needs_native
+def test_the_agreement_of_each_pair_is_the_count_of_columns_where_its_rows_agree():
+    index, queries = band_case(13, 300, 200, 128, (14, 9))
+    query, hit = index.search(queries)
+    pairs = (query * 300 + hit).astype(np.int64).tobytes()
+    agree = native.agreement(pairs, index.rows.tobytes(), queries.tobytes(), 128)
+    assert np.frombuffer(agree, dtype=np.int32).tolist() == (queries[query] == index.rows[hit]).sum(axis=1).tolist()
+    assert len(query) > 50 and native.agreement(b"", index.rows.tobytes(), queries.tobytes(), 128) == b""
+
+
+@needs_native
+def test_agreement_and_band_index_refuse_pairs_or_rows_they_would_read_past():
+    rows = bytes(4 * 16 * 3)
+    outside = np.array([3 * 3], dtype=np.int64).tobytes()  # query row 3 of 3
+    with pytest.raises(ValueError, match="outside"):
+        native.agreement(outside, rows, rows, 16)
+    with pytest.raises(ValueError, match="outside"):
+        native.agreement(np.array([0], dtype=np.int64).tobytes(), b"", rows, 16)
+    with pytest.raises(ValueError, match="whole rows"):
+        native.agreement(b"", rows, rows[:-4], 16)
+    with pytest.raises(ValueError, match="whole rows"):
+        native.band_index(rows[:-4], 16, 4, 4)
+    with pytest.raises(ValueError, match="bands"):
+        native.band_index(rows, 16, 4, 5)
+
+
+@needs_native
 def test_the_band_table_reads_an_index_mapped_read_only(tmp_path):
     from tunegate.overlap.lsh import BandIndex
 

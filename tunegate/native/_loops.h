@@ -48,7 +48,7 @@ PyObject *normalise_parts(PyObject *self, PyObject *const *args, Py_ssize_t narg
 void minhash_ready(void);
 PyObject *signatures(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
-/* densify_table.c: minhash._densify_table's values, drawn as numpy.random draws them */
+/* densify_table.c: minhash.densify_table's values, drawn as numpy.random draws them */
 PyObject *densify_table(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* line_marks.c: tunegate.dataset.line_marks */
@@ -65,6 +65,8 @@ PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t narg
 /* lsh.c: lsh.BandIndex's look-up; band_pairs: the look-up and the agreement of two splits' rows */
 extern PyTypeObject BandTableType;
 PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *band_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *agreement(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* first_seen.c: the TG210 map */
 extern PyTypeObject FirstSeenType;

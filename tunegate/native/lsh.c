@@ -20,6 +20,13 @@
  *     BandTable(...).pairs(query_rows, ...) on the index built from index_rows, and for each the
  *     columns where the two rows agree (int32): a small near-duplicate pass without numpy
  *     (tunegate.overlap.near_whole).
+ * band_index(rows, num_perm, bands, width) -> (sorted_keys, order)
+ *     lsh.BandIndex.build's sorted keys (bands x n uint64) and their rows (bands x n uint32) of n
+ *     rows given as bytes of uint32: an index a streamed split is looked up in without numpy
+ *     (tunegate.overlap.plain_index).
+ * agreement(pairs, index_rows, query_rows, num_perm) -> bytes of int32
+ *     For each pair (query row * n + index row, int64, as table.pairs gives them; n: the index's
+ *     rows) the columns where the two rows agree.
  */
 #include "_loops.h"
 
@@ -275,9 +282,9 @@ static int by_key_then_row(const void *a, const void *b) { /* numpy's stable arg
 }
 
 /* Each band's keys of the n index rows, sorted (keys), and the row of each sorted key (order):
- * what lsh.BandIndex.build holds, bands x n each. */
+ * what lsh.BandIndex.build holds, bands x n each (n < 2**32: the rows fit uint32). */
 static int sorted_bands(const uint32_t *rows, Py_ssize_t n, Py_ssize_t num_perm, Py_ssize_t bands, Py_ssize_t width,
-                        uint64_t *keys, int64_t *order) {
+                        uint64_t *keys, uint32_t *order) {
     Keyed *band = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Keyed));
     if (band == NULL) {
         PyErr_NoMemory();
@@ -288,7 +295,7 @@ static int sorted_bands(const uint32_t *rows, Py_ssize_t n, Py_ssize_t num_perm,
             band[i].key = band_key(rows + i * num_perm, b, width), band[i].row = i;
         qsort(band, (size_t)n, sizeof(Keyed), by_key_then_row);
         for (Py_ssize_t i = 0; i < n; i++)
-            keys[b * n + i] = band[i].key, order[b * n + i] = band[i].row;
+            keys[b * n + i] = band[i].key, order[b * n + i] = (uint32_t)band[i].row;
     }
     PyMem_Free(band);
     return 0;
@@ -302,17 +309,32 @@ static int32_t agreeing(const uint32_t *a, const uint32_t *b, Py_ssize_t num_per
     return same;
 }
 
-/* Pairs found, and each pair's agreeing columns, as the (pairs, agree) bytes band_pairs returns. */
-static PyObject *pairs_with_agreement(const Values *found, const uint32_t *index, const uint32_t *queries,
-                                      Py_ssize_t n, Py_ssize_t num_perm) {
-    PyObject *agree = PyBytes_FromStringAndSize(NULL, found->size * (Py_ssize_t)sizeof(int32_t));
+/* The agreeing columns of each of `count` pairs (query row * n + index row), as bytes of int32;
+ * NULL with an error set for a pair outside the rows (`rows`: the query rows there are). */
+static PyObject *agreement_of(const uint64_t *pairs, Py_ssize_t count, const uint32_t *index, const uint32_t *queries,
+                              Py_ssize_t n, Py_ssize_t rows, Py_ssize_t num_perm) {
+    PyObject *agree = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int32_t));
     if (agree == NULL)
         return NULL;
     int32_t *same = (int32_t *)PyBytes_AS_STRING(agree);
-    for (Py_ssize_t i = 0; i < found->size; i++) {
-        Py_ssize_t q = (Py_ssize_t)(found->items[i] / (uint64_t)n), h = (Py_ssize_t)(found->items[i] % (uint64_t)n);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t q = pairs[i] / (uint64_t)n, h = pairs[i] % (uint64_t)n;
+        if (q >= (uint64_t)rows) {
+            Py_DECREF(agree);
+            PyErr_SetString(PyExc_ValueError, "a pair outside the rows");
+            return NULL;
+        }
         same[i] = agreeing(queries + q * num_perm, index + h * num_perm, num_perm);
     }
+    return agree;
+}
+
+/* Pairs found, and each pair's agreeing columns, as the (pairs, agree) bytes band_pairs returns. */
+static PyObject *pairs_with_agreement(const Values *found, const uint32_t *index, const uint32_t *queries,
+                                      Py_ssize_t n, Py_ssize_t rows, Py_ssize_t num_perm) {
+    PyObject *agree = agreement_of(found->items, found->size, index, queries, n, rows, num_perm);
+    if (agree == NULL)
+        return NULL;
     PyObject *pairs = PyBytes_FromStringAndSize((const char *)found->items, found->size * (Py_ssize_t)sizeof(int64_t));
     PyObject *result = pairs == NULL ? NULL : PyTuple_Pack(2, pairs, agree);
     Py_XDECREF(pairs);
@@ -339,7 +361,7 @@ PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *result = NULL;
     Values found = {NULL, 0, 0};
     uint64_t *keys = NULL;
-    int64_t *order = NULL;
+    uint32_t *order = NULL;
     Slot *slots = NULL;
     Py_ssize_t row_bytes = num_perm * (Py_ssize_t)sizeof(uint32_t);
     if (index.len % row_bytes != 0 || queries.len % row_bytes != 0) {
@@ -352,7 +374,7 @@ PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         goto done;
     }
     keys = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(uint64_t));
-    order = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(int64_t));
+    order = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(uint32_t));
     slots = PyMem_Calloc((size_t)(bands * capacity), sizeof(Slot));
     if (keys == NULL || order == NULL || slots == NULL) {
         PyErr_NoMemory();
@@ -361,10 +383,10 @@ PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (sorted_bands(index.buf, n, num_perm, bands, width, keys, order) < 0)
         goto done;
     fill_slots(slots, keys, bands, n, capacity);
-    if (n && collect_pairs(slots, keys, bands, n, capacity, order, 1, queries.buf, rows, num_perm, width, &found) < 0)
+    if (n && collect_pairs(slots, keys, bands, n, capacity, order, 0, queries.buf, rows, num_perm, width, &found) < 0)
         goto done;
     sort_unique(&found);
-    result = pairs_with_agreement(&found, index.buf, queries.buf, n, num_perm);
+    result = pairs_with_agreement(&found, index.buf, queries.buf, n, rows, num_perm);
 done:
     PyMem_Free(found.items);
     PyMem_Free(keys);
@@ -372,6 +394,83 @@ done:
     PyMem_Free(slots);
     PyBuffer_Release(&index);
     PyBuffer_Release(&queries);
+    return result;
+}
+
+/* The rows of a buffer of uint32 MinHash rows (num_perm columns); -1 with an error set where the
+ * buffer is not whole rows. */
+static Py_ssize_t rows_in(const Py_buffer *rows, Py_ssize_t num_perm) {
+    Py_ssize_t row_bytes = num_perm * (Py_ssize_t)sizeof(uint32_t);
+    if (rows->len % row_bytes != 0) {
+        PyErr_SetString(PyExc_ValueError, "rows must be whole rows of num_perm uint32");
+        return -1;
+    }
+    return rows->len / row_bytes;
+}
+
+PyObject *band_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t num_perm = -1, bands = -1, width = -1;
+    if (nargs != 4 || (num_perm = PyLong_AsSsize_t(args[1])) < 1 || (bands = PyLong_AsSsize_t(args[2])) < 1 ||
+        (width = PyLong_AsSsize_t(args[3])) < 1 || bands * width > num_perm) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "band_index(rows, num_perm, bands, width): 1 <= bands * width <= num_perm");
+        return NULL;
+    }
+    Py_buffer rows;
+    if (PyObject_GetBuffer(args[0], &rows, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    PyObject *keys = NULL, *order = NULL, *result = NULL;
+    Py_ssize_t n = rows_in(&rows, num_perm);
+    if (n < 0)
+        goto done;
+    if (n > MOST_KEYS) {
+        PyErr_SetString(PyExc_ValueError, "at most 2**32 - 1 index rows");
+        goto done;
+    }
+    keys = PyBytes_FromStringAndSize(NULL, bands * n * (Py_ssize_t)sizeof(uint64_t));
+    order = PyBytes_FromStringAndSize(NULL, bands * n * (Py_ssize_t)sizeof(uint32_t));
+    if (keys == NULL || order == NULL)
+        goto done;
+    if (sorted_bands(rows.buf, n, num_perm, bands, width, (uint64_t *)PyBytes_AS_STRING(keys),
+                     (uint32_t *)PyBytes_AS_STRING(order)) < 0)
+        goto done;
+    result = PyTuple_Pack(2, keys, order);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(order);
+    PyBuffer_Release(&rows);
+    return result;
+}
+
+PyObject *agreement(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t num_perm = -1;
+    if (nargs != 4 || (num_perm = PyLong_AsSsize_t(args[3])) < 1) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "agreement(pairs, index_rows, query_rows, num_perm): num_perm >= 1");
+        return NULL;
+    }
+    Py_buffer views[3];
+    int held = 0;
+    PyObject *result = NULL;
+    for (; held < 3; held++)
+        if (PyObject_GetBuffer(args[held], &views[held], PyBUF_C_CONTIGUOUS) < 0)
+            goto done;
+    Py_ssize_t n = rows_in(&views[1], num_perm), rows = rows_in(&views[2], num_perm);
+    if (n < 0 || rows < 0)
+        goto done;
+    if (views[0].len % (Py_ssize_t)sizeof(int64_t) != 0) {
+        PyErr_SetString(PyExc_ValueError, "pairs must be int64");
+        goto done;
+    }
+    Py_ssize_t count = views[0].len / (Py_ssize_t)sizeof(int64_t);
+    if (count && n == 0) {
+        PyErr_SetString(PyExc_ValueError, "a pair outside the rows");
+        goto done;
+    }
+    result = agreement_of(views[0].buf, count, views[1].buf, views[2].buf, n ? n : 1, rows, num_perm);
+done:
+    while (held > 0)
+        PyBuffer_Release(&views[--held]);
     return result;
 }
 
