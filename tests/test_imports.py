@@ -5,6 +5,8 @@ each test counts what a fresh interpreter loaded."""
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
@@ -115,3 +117,26 @@ def test_the_quickstart_check_imports_neither_numpy_nor_the_training_stack():
     loaded = packages(modules_after(code))
     assert not loaded & TRAINING_AND_ORCHESTRATION
     assert "numpy" not in loaded or compiled is None
+
+
+def test_a_check_read_in_parts_by_workers_imports_numpy_in_no_process_while_its_index_fits_in_memory():
+    # The near pass streams train in batches past an index shared with the workers as files; the
+    # rows stay bytes and the compiled loops look them up (tunegate.overlap.plain_index): numpy's
+    # import was ~45 ms of a 55 MB check's CPU, on the gate's path before its worker forked. Every
+    # process's imports go to the one stderr (-X importtime), the forked worker's too.
+    code = ("from tunegate.dataset.stage import validate_dataset\n"
+            "from tunegate.overlap import near\n"
+            "from tunegate.overlap.exact import OverlapObserver\n"
+            "near.BATCH_ROWS = 3\n"
+            "files = {'train': 'tests/data/flows/train.jsonl',"
+            " 'validation': 'tests/data/overlap/validation_one_near_copy.jsonl'}\n"
+            "observer = OverlapObserver(near.NearPass('validation', near.NearSettings(0.8, 5, 128)))\n"
+            "validate_dataset(files, 5, [observer], workers=2, part_bytes=2048)\n"
+            "assert observer.near._shared is not None  # the index went to the workers as files\n"
+            "assert [(p.validation, p.train) for p in observer.near.result().pairs] == [((20, 19), (1, 0))]\n")
+    run = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert "tunegate.overlap.plain_index" in imported
+    assert "numpy" not in imported or compiled is None

@@ -122,6 +122,8 @@ def test_the_gate_process_keeps_an_index_it_shares_as_the_shared_files_map_and_i
     row and band, is written once into a file every worker maps instead of built in each (a check of
     1.1 GB with two workers: 253-265 -> ~200 MB PSS over the process tree with the shared index,
     less again with the shared look-up)."""
+    import mmap
+
     import numpy as np
 
     as_files = map_bytes < near_index.MAP_BYTES
@@ -134,13 +136,16 @@ def test_the_gate_process_keeps_an_index_it_shares_as_the_shared_files_map_and_i
     part = found.part("train")
     assert part._shared == found._shared
     assert (found._shared == str(found._index_rows.folder)) == as_files  # not written twice
-    assert isinstance(found._index.rows, np.memmap)
     table = Path(found._shared) / "table.bin"
-    if compiled is not None:
-        assert table.stat().st_size == compiled.BandTable.slots_bytes(len(found._index.rows), found._index.bands[0])
+    if compiled is not None:  # a PlainIndex over the files' maps
+        assert isinstance(found._index.rows, mmap.mmap)
+        rows = len(found._index.places)
+        assert len(found._index.rows) == rows * 4 * 128
+        assert table.stat().st_size == compiled.BandTable.slots_bytes(rows, found._index.bands[0])
         assert found._index._table.in_buffer
     else:
-        assert not table.exists() and found._index._table is None
+        assert isinstance(found._index.index.rows, np.memmap)
+        assert not table.exists() and found._index.index._table is None
     for line, index, record in iter_split([FILES["train"]]):
         feed(part, "train", line, index, record)
     assert part.payload()[0] == "matches"

@@ -1,4 +1,4 @@
-/* densify_table(seed, num_perm, columns) -> bytes: minhash._densify_table's int64 values, as
+/* densify_table(seed, num_perm, columns) -> bytes: minhash.densify_table's int64 values, as
  * numpy.random.default_rng(seed).integers(0, num_perm, size=(num_perm, columns)) draws them,
  * without importing numpy.random (~12 ms of every check's start).
  *

@@ -96,3 +96,49 @@ class BandIndex:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         pairs = np.unique(np.concatenate(found))
         return pairs // len(self.rows), pairs % len(self.rows)
+
+
+@dataclass
+class PlacedIndex:
+    """A BandIndex with its rows' places (near_index.place_type()): the near-duplicate index in numpy,
+    where the extension is not built (tunegate.overlap.plain_index.PlainIndex otherwise, whose
+    `matches` this is)."""
+
+    index: BandIndex
+    places: Any
+
+    @property
+    def bands(self) -> tuple[int, int]:
+        return self.index.bands
+
+    @property
+    def sorted_keys(self) -> Any:
+        return self.index.sorted_keys
+
+    def files(self) -> list[tuple[str, Any]]:
+        """(file, its bytes) as a shared index holds them (tunegate.overlap.shared_index)."""
+        from tunegate.overlap.near_index import place_type
+
+        return [("rows", np.ascontiguousarray(self.index.rows, dtype=np.uint32).tobytes()),
+                ("places", np.ascontiguousarray(self.places, dtype=place_type()).tobytes()),
+                ("sorted_keys", np.ascontiguousarray(self.index.sorted_keys).tobytes()),
+                ("order", np.ascontiguousarray(self.index.order, dtype=np.uint32).tobytes())]
+
+    def matches(self, batch: bytes, places: list[tuple[int, int, bytes]], threshold: float
+                ) -> tuple[list[tuple[tuple[int, int], tuple[int, int], float]], int]:
+        from tunegate.overlap.minhash import similarity
+
+        matrix = np.frombuffer(batch, dtype=np.uint32).reshape(-1, self.index.rows.shape[1])
+        query, hit = self.index.candidates(matrix)
+        if not len(query):
+            return [], 0
+        exact = np.frombuffer(b"".join(p[2] for p in places), dtype="V16")
+        keep = np.flatnonzero(exact[query] != self.places["exact"][hit])  # exact copies: the exact pass's
+        if not len(keep):
+            return [], 0
+        query, hit = query[keep], hit[keep]
+        sims = similarity(matrix[query], np.asarray(self.index.rows[hit]))
+        at = self.places[hit]
+        found = [(places[q][:2], (line, key), sim) for q, line, key, sim in
+                 zip(query.tolist(), at["line"].tolist(), at["index"].tolist(), sims.tolist()) if sim >= threshold]
+        return found, len(keep)

@@ -34,7 +34,7 @@ from xxhash import xxh3_64_intdigest
 
 from tunegate.native import compiled
 from tunegate.overlap.numeric import np
-from tunegate.overlap.sketch import DENSIFY_ATTEMPTS, SEED, compiled_rows, densify_bytes
+from tunegate.overlap.sketch import DENSIFY_ATTEMPTS, SEED, compiled_rows
 
 WINDOW = 1 << 20  # bytes hashed per numpy pass
 EMPTY = 0xFFFFFFFF  # a bin no shingle fell into; real values are clamped below it
@@ -51,7 +51,7 @@ class Rows(NamedTuple):
 
 
 @lru_cache(maxsize=8)
-def _densify_table(num_perm: int) -> Any:
+def densify_table(num_perm: int) -> Any:
     return np.random.default_rng(SEED).integers(0, num_perm, size=(num_perm, DENSIFY_ATTEMPTS * num_perm))
 
 
@@ -191,14 +191,6 @@ def signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
     return python_signatures(texts, shingle_size, num_perm)
 
 
-def prepare(num_perm: int) -> None:
-    """Make the densify table for `num_perm` now (it is cached): processes forked later share it."""
-    if num_perm >= 1 and compiled is not None:
-        densify_bytes(num_perm)
-    elif num_perm >= 1:
-        _densify_table(num_perm)
-
-
 def python_signatures(texts: list[bytes], shingle_size: int, num_perm: int) -> Rows:
     """The definition of `signatures`, in numpy: what runs where the extension is not built."""
     values, owners = shingle_values(texts, shingle_size)
@@ -220,7 +212,7 @@ def _densify(matrix: Any, has: Any, num_perm: int) -> None:
     if not len(rows):
         return
     source = matrix.copy()
-    table = _densify_table(num_perm)
+    table = densify_table(num_perm)
     for attempt in range(table.shape[1]):
         donors = table[bins, attempt]
         found = source[rows, donors] != EMPTY

@@ -1,4 +1,4 @@
-"""Near duplicates between train and validation: MinHash rows and LSH bands, in numpy.
+"""Near duplicates between train and validation: MinHash rows and LSH bands.
 
     found = find_near_duplicates(files, "validation", threshold=0.8, shingle_size=5, num_perm=128)
 
@@ -8,11 +8,14 @@ LSH bands (tunegate.overlap.lsh) find the candidate pairs above the threshold wi
 every pair. The smaller split is indexed first and the other streamed past it in batches, so
 no text is held beyond a batch of each split; past a budget of rows the index goes to disk and the
 streamed split is joined with it there, in fixed memory (tunegate.overlap.near_index, near_join).
+Rows travel as bytes; where the extension is built an index in memory or shared with workers is
+looked up by the compiled loops (tunegate.overlap.plain_index), and numpy is imported only for an
+index in files or on disk, or where the extension is not built.
 `NearPass` does the work record by record: the overlap observer feeds it during the dataset
 stage's single read, and `find_near_duplicates` feeds it from the files when that read is not at
 hand. Each split's last batch waits until the pass's answer is asked for, so a read that the gate
-rejects at the dataset stage, as most small files are, never imports numpy; and where both splits
-are still whole in their last batch then, the compiled loops match them without numpy
+rejects at the dataset stage, as most small files are, sketches nothing; and where both splits are
+still whole in their last batch then, the compiled loops match them in one call
 (tunegate.overlap.near_whole).
 """
 from __future__ import annotations
@@ -30,7 +33,7 @@ from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.shared_index import drop_index, load_index, share_index, write_index
 
-BATCH_BYTES = 1 << 20  # text hashed per numpy batch: amortises the calls, bounds the text held
+BATCH_BYTES = 1 << 20  # text hashed per batch: amortises the calls, bounds the text held
 # and at most this many records: their MinHash rows (512 bytes each at 128 permutations) and band
 # keys take ~3 MB for a moment. 16,384 held ~11 MB more in each worker reading short records
 # (a 2.6 GB file of 18.5 M records with two workers), for no speed.
@@ -71,12 +74,11 @@ class NearPass:
         self._texts: list[bytes] = []
         self._places: list[tuple[int, int, bytes]] = []  # (line, index, exact hash) of each buffered text
         self._size = 0
-        # the index split's rows until it is complete (a worker's part keeps them: it sends them back);
-        # made at the first rows, as numpy comes with them
+        # the index split's rows until it is complete (a worker's part keeps them: it sends them back)
         self._spills = spills
         self._index_rows: Any = None
-        self._index: Any = None  # the BandIndex once the index split is complete
-        self._index_places: Any = None  # (line, key, exact hash) of each index row, once built
+        # once the index split is complete: a PlainIndex (or lsh.PlacedIndex), or a spilled index's QueryRows
+        self._index: Any = None
         # The index split's last batch (texts, places), from its end until the index is first used.
         self._held: tuple[list[bytes], list[tuple[int, int, bytes]]] | None = None
         self._queries: Any = None  # the streamed split's rows on disk, when the index spilled (near_join)
@@ -95,7 +97,7 @@ class NearPass:
                 self.usable = False  # the split to stream came first: its records would have to be kept
                 self._texts, self._places = [], []
                 return
-            self._index, self._index_places = self._load_shared()
+            self._index = self._load_shared()
         self._role = role
         self._texts.append(text)
         self._places.append((line, index, exact))
@@ -129,11 +131,11 @@ class NearPass:
             fresh.usable = False  # a spilled index is joined here, after the read: the stage reads again
             return fresh
         if self._shared is None:
-            self._shared = share_index(self._index, self._index_places)
+            self._shared = share_index(self._index)
             weakref.finalize(self, drop_index, self._shared)  # also if the read is cut short
             # From here this process merges the workers' matches: its index becomes the shared files'
             # map, pages the workers read too, instead of a private copy beside theirs.
-            self._index, self._index_places = self._load_shared()
+            self._index = self._load_shared()
         fresh._shared = self._shared
         return fresh
 
@@ -154,10 +156,7 @@ class NearPass:
             return
         if payload[0] == "rows":
             for matrix, places in payload[1]:
-                places = places.copy()
-                places["line"] += lines
-                places["index"] += records
-                self._rows().keep(matrix, places)
+                self._rows().keep(matrix, [(line + lines, key + records, exact) for line, key, exact in places])
         else:
             for sim, val, train, count in payload[1]:
                 if role == "validation":
@@ -225,22 +224,20 @@ class NearPass:
 
     def _sketch(self, texts: list[bytes], places: list[tuple[int, int, bytes]], role: str) -> None:
         """MinHash rows of one batch: kept for the index, or matched against it (or kept on disk)."""
-        _prepare(self.settings)  # numpy and the tables, once per process
-        from tunegate.overlap.minhash import signatures
-        from tunegate.overlap.near_index import places_of
+        from tunegate.overlap.sketch import rows_with_words
 
         start = time.perf_counter()
         s = self.settings
-        rows = signatures(texts, s.shingle_size, s.num_perm)
-        places = [p for p, has in zip(places, rows.has.tolist()) if has]
+        rows, places = rows_with_words(texts, places, s.shingle_size, s.num_perm)
         if role == self.index_role:
-            self._rows().keep(rows.matrix[rows.has], places_of(places))
+            self._rows().keep(rows, places)
         elif self._queries is not None:
             from tunegate.overlap.bands import band_layout
+            from tunegate.overlap.near_index import matrix_of, places_of
 
-            self._queries.keep(rows.matrix[rows.has], places_of(places), band_layout(s.threshold, s.num_perm))
+            self._queries.keep(matrix_of(rows, s.num_perm), places_of(places), band_layout(s.threshold, s.num_perm))
         else:
-            self._match(rows.matrix[rows.has], places, role)
+            self._match(rows, places, role)
         self.seconds += time.perf_counter() - start
 
     def _index_ready(self) -> bool:
@@ -257,20 +254,21 @@ class NearPass:
 
     def _build_index(self) -> None:
         from tunegate.overlap.bands import band_layout
-        from tunegate.overlap.near_join import QueryRows
 
         s = self.settings
         rows, bands = self._rows(), band_layout(s.threshold, s.num_perm)
         if rows.in_files:  # looked up from its files' map, which workers map too
             write_index(rows.folder, s.num_perm, bands)
             self._shared = str(rows.folder)
-            self._index, self._index_places = self._load_shared()
+            self._index = self._load_shared()
             return
-        self._index, self._index_places = rows.build(bands)
+        self._index = rows.build(bands)
         if rows.spilled:  # too big to look up: the streamed split is joined with it on disk
+            from tunegate.overlap.near_join import QueryRows
+
             self._index = self._queries = QueryRows(rows)
 
-    def _load_shared(self) -> tuple[Any, Any]:
+    def _load_shared(self) -> Any:
         from tunegate.overlap.bands import band_layout
 
         assert self._shared is not None
@@ -287,26 +285,12 @@ class NearPass:
             here, there = self._queries.place("q", q), self._queries.place("i", h)
             self._record(*((here, there) if role == "validation" else (there, here)), sim)
 
-    def _match(self, matrix: Any, places: list[tuple[int, int, bytes]], role: str) -> None:
+    def _match(self, rows: bytes, places: list[tuple[int, int, bytes]], role: str) -> None:
         """Check one streamed batch's LSH candidates; record the pairs at or above the threshold."""
-        from tunegate.overlap.minhash import similarity
-        from tunegate.overlap.numeric import np
-
-        query, hit = self._index.candidates(matrix)
-        if not len(query):
-            return
-        exact = np.frombuffer(b"".join(p[2] for p in places), dtype="V16")
-        keep = np.flatnonzero(exact[query] != self._index_places["exact"][hit])  # exact copies: the exact pass's
-        self.candidates += len(keep)
-        if not len(keep):
-            return
-        query, hit = query[keep], hit[keep]
-        sims = similarity(matrix[query], np.asarray(self._index.rows[hit]))
-        at = self._index_places[hit]
-        for q, line, key, sim in zip(query.tolist(), at["line"].tolist(), at["index"].tolist(), sims.tolist()):
-            if sim >= self.settings.threshold:
-                here, there = places[q][:2], (line, key)
-                self._record(*((here, there) if role == "validation" else (there, here)), sim)
+        found, candidates = self._index.matches(rows, places, self.settings.threshold)
+        self.candidates += candidates
+        for here, there, sim in found:
+            self._record(*((here, there) if role == "validation" else (there, here)), sim)
 
     def _record(self, val: tuple[int, int], train: tuple[int, int], sim: float, count: int = 1) -> None:
         entry = self._best.get(val[1])
@@ -319,15 +303,14 @@ class NearPass:
 
 
 def _prepare(settings: NearSettings) -> None:
-    """Import numpy and the MinHash code, and work out the band layout and the densify table (each
-    once per process), also in the process that parts the pass before its workers fork: they find
-    them done, where each did them again at its first part (~0.1 CPU s: numpy's import, 25 ms of
-    band layout)."""
-    from tunegate.overlap import minhash
+    """Work out the band layout and the densify table (each once per process), also in the process
+    that parts the pass before its workers fork: they find them done, where each did them again
+    at its first part (numpy's import and 25 ms of band layout, before both were spared)."""
     from tunegate.overlap.bands import band_layout
+    from tunegate.overlap.sketch import prepare
 
     band_layout(settings.threshold, settings.num_perm)
-    minhash.prepare(settings.num_perm)
+    prepare(settings.num_perm)
 
 
 def feed(near: NearPass, role: str, line: int, index: int, record: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from tunegate.native import compiled
 from tunegate.overlap.bands import band_layout
-from tunegate.overlap.sketch import compiled_rows
+from tunegate.overlap.sketch import rows_with_words
 
 Place = tuple[int, int, bytes]  # a record's line, its key in its split, its exact hash
 
@@ -26,8 +26,8 @@ def held_pairs(index: tuple[list[bytes], list[Place]], queries: tuple[list[bytes
     """(query (line, key), index (line, key), similarity) of every pair at or above the threshold,
     and the number of candidates checked; exact copies are left out (the exact pass reports them)."""
     s = settings
-    index_rows, index_places = _rows(*index, s.shingle_size, s.num_perm)
-    query_rows, query_places = _rows(*queries, s.shingle_size, s.num_perm)
+    index_rows, index_places = rows_with_words(*index, s.shingle_size, s.num_perm)
+    query_rows, query_places = rows_with_words(*queries, s.shingle_size, s.num_perm)
     if not index_places or not query_places:
         return [], 0
     pairs, agree = compiled.band_pairs(index_rows, query_rows, s.num_perm, *band_layout(s.threshold, s.num_perm))
@@ -41,13 +41,3 @@ def held_pairs(index: tuple[list[bytes], list[Place]], queries: tuple[list[bytes
         if similarity >= s.threshold:
             found.append((query_places[q][:2], index_places[h][:2], similarity))
     return found, candidates
-
-
-def _rows(texts: list[bytes], places: list[Place], shingle_size: int, num_perm: int) -> tuple[bytes, list[Place]]:
-    """The MinHash rows of the texts with a word, and their places (a text without one has no row)."""
-    matrix, has = compiled_rows(texts, shingle_size, num_perm)
-    if all(has):
-        return matrix, places
-    width = 4 * num_perm
-    kept = [i for i, flag in enumerate(has) if flag]
-    return b"".join(matrix[i * width:(i + 1) * width] for i in kept), [places[i] for i in kept]

@@ -1,8 +1,8 @@
 """The near-duplicate index in files that every process maps read-only.
 
     write_index(folder, num_perm, bands)         # beside the folder's rows and places: keys, order, look-up
-    folder = share_index(index, places)          # an index built in memory, written out for worker processes
-    index, places = load_index(folder, num_perm, bands)  # in any process, once per process
+    folder = share_index(index)                  # an index built in memory, written out for worker processes
+    index = load_index(folder, num_perm, bands)  # in any process, once per process
     drop_index(folder)                           # when the streamed split is done
 
 A worker reading a part of the streamed split needs the whole index (rows, sorted band keys,
@@ -14,11 +14,12 @@ its rows are read back a slice at a time to compute the band keys, and the look-
 straight into its file's map. Mapped, a process holds only the pages it reads: the look-up, and
 the rows of the candidates it checks.
 
-The files, raw and native-endian: `rows` (n x num_perm uint32), `places` (n near_index.PLACE),
+The files, raw and native-endian: `rows` (n x num_perm uint32), `places` (n plain_index.PLACE),
 `sorted_keys` (bands x n uint64, each band sorted), `order` (bands x n uint32: the row of each
 sorted key; a band holds fewer than 2**32 keys, the look-up's own limit, and every process maps the
 whole file: half the pages of int64's) and `table.bin` (the look-up's slots, where the extension is
-built).
+built). Where the extension is built a process maps them as a tunegate.overlap.plain_index.PlainIndex,
+without numpy; elsewhere as an lsh.PlacedIndex.
 """
 from __future__ import annotations
 
@@ -30,22 +31,19 @@ from typing import Any
 
 from tunegate.native import compiled
 
-_LOADED: dict[str, tuple[Any, Any]] = {}  # per process: folder -> index
+_LOADED: dict[str, Any] = {}  # per process: folder -> index
 TABLE = "table.bin"
 
 
-def share_index(index: Any, places: Any) -> str:
-    """Write an index built in memory into a fresh private folder; return its path."""
-    from tunegate.overlap.near_index import PLACE
-    from tunegate.overlap.numeric import np
+def share_index(index: Any) -> str:
+    """Write an index built in memory (a PlainIndex or an lsh.PlacedIndex) into a fresh private
+    folder; return its path."""
     from tunegate.overlap.spill import private_folder, write_rows
 
     folder = private_folder("tunegate-near-", _keep_until_dropped)
-    write_rows(folder / "rows", np.ascontiguousarray(index.rows, dtype=np.uint32).tobytes())
-    write_rows(folder / "places", np.ascontiguousarray(places, dtype=PLACE).tobytes())
-    write_rows(folder / "sorted_keys", np.ascontiguousarray(index.sorted_keys).tobytes())
-    write_rows(folder / "order", np.ascontiguousarray(index.order, dtype=np.uint32).tobytes())
-    _write_table(folder / TABLE, np.ascontiguousarray(index.sorted_keys), index.bands)
+    for name, data in index.files():
+        write_rows(folder / name, data)
+    _write_table(folder / TABLE, index.sorted_keys, index.bands)
     return str(folder)
 
 
@@ -78,7 +76,7 @@ def write_index(folder: Path, num_perm: int, bands: tuple[int, int]) -> None:
 def _write_table(path: Path, sorted_keys: Any, bands: tuple[int, int]) -> None:
     from tunegate.overlap.spill import spill_failed
 
-    n = sorted_keys.size // bands[0]
+    n = memoryview(sorted_keys).nbytes // (8 * bands[0])
     if compiled is None or not n:
         return
     size = compiled.BandTable.slots_bytes(n, bands[0])
@@ -94,23 +92,47 @@ def _write_table(path: Path, sorted_keys: Any, bands: tuple[int, int]) -> None:
         raise spill_failed(path.parent, exc) from exc
 
 
-def load_index(folder: str, num_perm: int, bands: tuple[int, int]) -> tuple[Any, Any]:
-    """The index a folder holds (memory-mapped) and its places, loaded once per process."""
+def load_index(folder: str, num_perm: int, bands: tuple[int, int]) -> Any:
+    """The index a folder holds, memory-mapped, loaded once per process: a PlainIndex where the
+    extension is built, else an lsh.PlacedIndex."""
     found = _LOADED.get(folder)
     if found is None:
-        from tunegate.overlap.lsh import BandIndex
-        from tunegate.overlap.near_index import PLACE
-        from tunegate.overlap.numeric import np
-
         path = Path(folder)
-        n = os.path.getsize(path / "places") // PLACE.itemsize
-        rows = _mapped(np, path / "rows", np.uint32, (n, num_perm))
-        sorted_keys = _mapped(np, path / "sorted_keys", np.uint64, (bands[0], n))
-        order = _mapped(np, path / "order", np.uint32, (bands[0], n))
-        table = _mapped_table(path / TABLE, sorted_keys, bands)
-        index = BandIndex.of(rows, bands, sorted_keys, order, table)
-        found = _LOADED[folder] = (index, _mapped(np, path / "places", PLACE, (n,)))
+        if compiled is not None:
+            found = _plain(path, num_perm, bands)
+        else:
+            found = _in_numpy(path, num_perm, bands)
+        _LOADED[folder] = found
     return found
+
+
+def _plain(path: Path, num_perm: int, bands: tuple[int, int]) -> Any:
+    from tunegate.overlap.plain_index import MappedPlaces, PlainIndex
+
+    sorted_keys = _map(path / "sorted_keys")
+    table = _mapped_table(path / TABLE, sorted_keys, bands)
+    return PlainIndex(_map(path / "rows"), MappedPlaces(_map(path / "places")), num_perm, bands, sorted_keys,
+                      _map(path / "order"), table)
+
+
+def _in_numpy(path: Path, num_perm: int, bands: tuple[int, int]) -> Any:
+    from tunegate.overlap.lsh import BandIndex, PlacedIndex
+    from tunegate.overlap.near_index import place_type
+    from tunegate.overlap.numeric import np
+
+    n = os.path.getsize(path / "places") // place_type().itemsize
+    rows = _mapped(np, path / "rows", np.uint32, (n, num_perm))
+    sorted_keys = _mapped(np, path / "sorted_keys", np.uint64, (bands[0], n))
+    order = _mapped(np, path / "order", np.uint32, (bands[0], n))
+    return PlacedIndex(BandIndex.of(rows, bands, sorted_keys, order), _mapped(np, path / "places", place_type(), (n,)))
+
+
+def _map(path: Path) -> Any:
+    """A file's read-only map (b"" for an empty file, which cannot be mapped)."""
+    with open(path, "rb") as f:
+        if not os.fstat(f.fileno()).st_size:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def _mapped(np: Any, path: Path, dtype: Any, shape: tuple[int, ...]) -> Any:
@@ -123,9 +145,7 @@ def _mapped_table(path: Path, sorted_keys: Any, bands: tuple[int, int]) -> Any:
     """The look-up written beside the keys, over its file's read-only map; None where there is none."""
     if compiled is None or not path.exists():
         return None
-    with open(path, "rb") as f:
-        shared = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    return compiled.BandTable(sorted_keys, bands[0], slots=shared)
+    return compiled.BandTable(sorted_keys, bands[0], slots=_map(path))
 
 
 def drop_index(folder: str) -> None:
