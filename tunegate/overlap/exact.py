@@ -23,9 +23,12 @@ from tunegate.processes.freed_memory import give_back_freed
 
 NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; a 128-bit hash is all zeros with probability 2**-128
 _WIDTH = 16
-# Records up to which a split's repeats are grouped in a dict rather than in numpy: importing numpy
-# (~55 ms) costs more than the dict's loop (~0.3 us a record) below ~100k; kept lower for memory.
-SMALL_SPLIT = 1 << 14
+# Records up to which a split is joined and its repeats grouped in Python rather than in numpy:
+# importing numpy (~45 ms) costs more than the loops (at 59k records, a 220 MB check's train, the
+# dict's grouping, the joins' scans and the parts' places took ~10 ms more than numpy's); kept
+# lower than that break-even (~150k) for memory: the dict holds ~150 bytes a record for a moment,
+# numpy ~40.
+SMALL_SPLIT = 1 << 16
 
 
 class SplitHashes:
@@ -84,10 +87,14 @@ class SplitHashes:
         self.full += later.full
         self.prompt += later.prompt
         self.answer += later.answer
-        from tunegate.overlap.numeric import np  # the whole column at once: a part holds ~80k records of 100 bytes
+        if len(self) + len(later) > SMALL_SPLIT:  # its repeats are sorted in numpy anyway
+            from tunegate.overlap.numeric import np  # the whole column at once: a part holds ~80k records of 100 bytes
 
-        self.lines.frombytes((np.frombuffer(later.lines, dtype=np.int64) + lines).tobytes())
-        self.indexes.frombytes((np.frombuffer(later.indexes, dtype=np.int64) + records).tobytes())
+            self.lines.frombytes((np.frombuffer(later.lines, dtype=np.int64) + lines).tobytes())
+            self.indexes.frombytes((np.frombuffer(later.indexes, dtype=np.int64) + records).tobytes())
+        else:  # a small split's few thousand places, without importing numpy (~45 ms)
+            self.lines.extend([line + lines for line in later.lines])
+            self.indexes.extend([key + records for key in later.indexes])
         self.seen += later.seen
         self.skipped += later.skipped
         if 0 < self._flush_at <= len(self.lines):
