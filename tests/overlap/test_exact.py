@@ -218,3 +218,18 @@ def test_a_large_splits_joins_found_from_the_hashes_first_bytes_are_the_ones_of_
     monkeypatch.setattr(exact, "SMALL_SPLIT", 0)  # every split searched through numpy
     assert (exact.cross_duplicates(train, validation), exact.prompt_leaks(train, validation)) == in_loop
     assert in_loop == ([Match(at=0, other=2, count=1)], [Match(at=1, other=5, count=1)])
+
+
+def test_a_later_parts_places_count_from_its_start_whether_offset_in_python_or_in_numpy(monkeypatch):
+    def joined() -> tuple[list[int], list[int]]:
+        whole = SplitHashes()
+        for start in (0, 3):  # two parts of three records; the second starts at line 31, key 3
+            part = SplitHashes(spills=False)
+            for i in range(3):
+                part.add(i + 1, i, normalise_record_bytes(chat(f"q{start + i}", "a")))
+            whole.extend(part, lines=10 * start, records=start)
+        return list(whole.lines), list(whole.indexes)
+
+    in_python = joined()  # a small split: no numpy
+    monkeypatch.setattr(exact, "SMALL_SPLIT", 0)
+    assert joined() == in_python == ([1, 2, 3, 31, 32, 33], [0, 1, 2, 3, 4, 5])
