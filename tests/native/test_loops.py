@@ -418,6 +418,47 @@ def test_agreement_and_band_index_refuse_pairs_or_rows_they_would_read_past():
         native.band_index(rows, 16, 4, 5)
 
 
+def hash_column(rng, n: int, heads: int) -> bytes:
+    """n 16-byte hashes drawn from few first halves (so look-ups probe past other hashes) and few
+    second halves (so hashes repeat)."""
+    first = rng.integers(0, 2**63, size=heads, dtype=np.int64)[rng.integers(0, heads, size=n)]
+    second = rng.integers(0, 64, size=n, dtype=np.int64)
+    return np.stack([first, second], axis=1).tobytes()
+
+
+@needs_native
+@pytest.mark.parametrize("n,m,heads", [(300, 2000, 7), (1, 50, 1), (0, 10, 3), (40, 0, 3), (500, 500, 500)])
+def test_present_finds_the_columns_records_whose_whole_hash_is_among_the_keys(n, m, heads):
+    rng = np.random.default_rng(n + m)
+    both = hash_column(rng, n + m, heads)  # one draw: keys and column share first halves
+    keys, column = both[:16 * n], both[16 * n:]
+    wanted = {keys[i:i + 16] for i in range(0, len(keys), 16)}
+    expected = [t for t in range(m) if column[16 * t:16 * t + 16] in wanted]
+    assert np.frombuffer(native.present(keys, column), dtype=np.int64).tolist() == expected
+    if n and m and heads < 10:
+        assert 0 < len(expected) < m  # some records share a first half with a key but not the whole hash
+
+
+@needs_native
+@pytest.mark.parametrize("n,heads", [(2000, 5), (1, 1), (0, 1), (300, 300)])
+def test_first_copies_names_each_repeated_record_and_the_first_record_with_its_hash(n, heads):
+    column = hash_column(np.random.default_rng(n), n, heads)
+    first: dict[bytes, int] = {}
+    expected = [(i, first.setdefault(column[16 * i:16 * i + 16], i)) for i in range(n)]
+    expected = [(i, origin) for i, origin in expected if origin != i]
+    later, origin = native.first_copies(column)
+    assert list(zip(np.frombuffer(later, dtype=np.int64).tolist(), np.frombuffer(origin, dtype=np.int64).tolist())) \
+        == expected
+
+
+@needs_native
+def test_the_hash_joins_refuse_a_column_of_partial_hashes():
+    with pytest.raises(ValueError, match="16-byte"):
+        native.first_copies(bytes(17))
+    with pytest.raises(ValueError, match="16-byte"):
+        native.present(bytes(16), bytes(8))
+
+
 @needs_native
 def test_the_band_table_reads_an_index_mapped_read_only(tmp_path):
     from tunegate.overlap.lsh import BandIndex

@@ -23,6 +23,10 @@ static PyMethodDef methods[] = {
     {"canonical_lines", (PyCFunction)(void (*)(void))canonical_lines, METH_FASTCALL,
      "canonical_chat_line of many lines of a buffer: (bytes, i, at, line) where it stopped."},
     {"scan", (PyCFunction)(void (*)(void))scan_messages, METH_FASTCALL, "contract.scan, compiled."},
+    {"present", (PyCFunction)(void (*)(void))present, METH_FASTCALL,
+     "the positions of a column's 16-byte hashes that are among the keys', as int64 bytes."},
+    {"first_copies", first_copies, METH_O,
+     "(later, origin): each record whose hash an earlier one has, and the first with it, as int64 bytes."},
     {NULL, NULL, 0, NULL},
 };
 

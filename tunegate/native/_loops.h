@@ -68,6 +68,10 @@ PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *band_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *agreement(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
+/* hash_joins.c: the exact-overlap joins on columns of 16-byte hashes */
+PyObject *present(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *first_copies(PyObject *self, PyObject *column);
+
 /* first_seen.c: the TG210 map */
 extern PyTypeObject FirstSeenType;
 
