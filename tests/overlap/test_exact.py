@@ -183,7 +183,17 @@ def test_repeat_groups_are_every_later_copy_of_a_first_one_in_file_order(values)
 
 
 
-def test_a_small_splits_repeats_found_in_a_dict_are_the_ones_numpy_sorts_out(monkeypatch):
+def three_ways(monkeypatch, found):
+    """`found()` by the compiled loops (where built), then in Python (a dict or a loop), then in numpy."""
+    results = [found()] if exact.compiled is not None else []
+    monkeypatch.setattr(exact, "compiled", None)
+    results.append(found())
+    monkeypatch.setattr(exact, "SMALL_SPLIT", 0)  # every split through numpy
+    results.append(found())
+    return results
+
+
+def test_a_splits_repeats_are_the_same_compiled_in_a_dict_and_sorted_in_numpy(monkeypatch):
     # two real files' repeats, and a crowded split's with some copies already reported (TG210)
     observer = OverlapObserver()
     feed_observers({"train": DATA / "train.jsonl", "repeat": DATA / "train_exact_repeat.jsonl"}, [observer])
@@ -194,16 +204,16 @@ def test_a_small_splits_repeats_found_in_a_dict_are_the_ones_numpy_sorts_out(mon
     for key in range(0, 120, 5):
         reported.add(key)
     cases = [(observer.split("train"), None), (observer.split("repeat"), None), (crowded, reported)]
-    in_dict = [repeats(split, reported=keys) for split, keys in cases]
-    monkeypatch.setattr(exact, "SMALL_SPLIT", 0)  # every split through numpy
-    assert [repeats(split, reported=keys) for split, keys in cases] == in_dict
+    got = three_ways(monkeypatch, lambda: [repeats(split, reported=keys) for split, keys in cases])
+    in_dict = got[-2]
+    assert all(found == in_dict for found in got)
     assert in_dict[1] == [Repeat(0, [5], 1), Repeat(1, [12], 1)]
     assert len(in_dict[2]) == 21 and in_dict[2][0] == Repeat(0, [21, 42, 63, 84], 4)  # 105 was reported
 
 
-def test_a_large_splits_joins_found_from_the_hashes_first_bytes_are_the_ones_of_the_loop(monkeypatch):
-    # a large train split is searched by the first 8 bytes of each hash (numpy); only a whole hash
-    # matches: train records 3 and 4 begin as validation's hashes do and differ after
+def test_the_joins_compiled_or_searched_by_the_hashes_first_bytes_are_the_ones_of_the_loop(monkeypatch):
+    # the compiled joins look a hash up by its first 8 bytes, numpy's search a large train split by
+    # them; only a whole hash matches: train records 3 and 4 begin as validation's hashes do and differ after
     train, validation = SplitHashes(), SplitHashes()
     for i in range(8):
         train.add(i + 1, i, normalise_record_bytes(chat(f"question {i}", f"answer {i}")))
@@ -214,9 +224,10 @@ def test_a_large_splits_joins_found_from_the_hashes_first_bytes_are_the_ones_of_
         for t, v in ((3, 0), (4, 1)):
             own = getattr(train, column)
             own[16 * t:16 * t + 8] = getattr(validation, column)[16 * v:16 * v + 8]
-    in_loop = (exact.cross_duplicates(train, validation), exact.prompt_leaks(train, validation))
-    monkeypatch.setattr(exact, "SMALL_SPLIT", 0)  # every split searched through numpy
-    assert (exact.cross_duplicates(train, validation), exact.prompt_leaks(train, validation)) == in_loop
+    got = three_ways(monkeypatch, lambda: (exact.cross_duplicates(train, validation),
+                                           exact.prompt_leaks(train, validation)))
+    in_loop = got[-2]
+    assert all(found == in_loop for found in got)
     assert in_loop == ([Match(at=0, other=2, count=1)], [Match(at=1, other=5, count=1)])
 
 
@@ -231,5 +242,6 @@ def test_a_later_parts_places_count_from_its_start_whether_offset_in_python_or_i
         return list(whole.lines), list(whole.indexes)
 
     in_python = joined()  # a small split: no numpy
+    monkeypatch.setattr(exact, "compiled", None)
     monkeypatch.setattr(exact, "SMALL_SPLIT", 0)
     assert joined() == in_python == ([1, 2, 3, 31, 32, 33], [0, 1, 2, 3, 4, 5])

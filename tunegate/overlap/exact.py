@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from xxhash import xxh3_128_digest
 
+from tunegate.native import compiled
 from tunegate.overlap.normalize import NormalBytes, normal_parts
 from tunegate.overlap.reported import ReportedKeys
 from tunegate.overlap.spill import CHUNK_ROWS, RowStore, as_rows, spill_records
@@ -23,11 +24,11 @@ from tunegate.processes.freed_memory import give_back_freed
 
 NO_HASH = bytes(16)  # stands for "no prompt" / "no answer"; a 128-bit hash is all zeros with probability 2**-128
 _WIDTH = 16
-# Records up to which a split is joined and its repeats grouped in Python rather than in numpy:
-# importing numpy (~45 ms) costs more than the loops (at 59k records, a 220 MB check's train, the
-# dict's grouping, the joins' scans and the parts' places took ~10 ms more than numpy's); kept
-# lower than that break-even (~150k) for memory: the dict holds ~150 bytes a record for a moment,
-# numpy ~40.
+# Where the extension is not built: records up to which a split is joined and its repeats grouped
+# in Python rather than in numpy. Importing numpy (~45 ms) costs more than the loops (at 59k
+# records the dict's grouping and the joins' scans took ~6 ms more than numpy's); kept lower than
+# that break-even (~150k) for memory: the dict holds ~150 bytes a record for a moment, numpy ~40.
+# Where it is built, the compiled joins (tunegate/native/hash_joins.c) take any split held in memory.
 SMALL_SPLIT = 1 << 16
 
 
@@ -87,7 +88,7 @@ class SplitHashes:
         self.full += later.full
         self.prompt += later.prompt
         self.answer += later.answer
-        if len(self) + len(later) > SMALL_SPLIT:  # its repeats are sorted in numpy anyway
+        if _numpy_anyway(len(self) + len(later)):
             from tunegate.overlap.numeric import np  # the whole column at once: a part holds ~80k records of 100 bytes
 
             self.lines.frombytes((np.frombuffer(later.lines, dtype=np.int64) + lines).tobytes())
@@ -132,6 +133,12 @@ class SplitHashes:
         """Remove the split's file, if it has one (also done when the object is collected)."""
         if self.store is not None:
             self.store.close()
+
+
+def _numpy_anyway(records: int) -> bool:
+    """Whether a split of this many records loads numpy for its joins anyway: once it spills to
+    disk, or past SMALL_SPLIT where the compiled joins are not built."""
+    return records > spill_records() or (compiled is None and records > SMALL_SPLIT)
 
 
 def record_hashes(norm: NormalBytes) -> tuple[bytes, bytes, bytes]:
@@ -240,11 +247,14 @@ class Match(NamedTuple):
 
 
 def _candidates(column: bytearray, wanted: dict[bytes, list[int]]) -> Iterable[tuple[int, bytes]]:
-    """(position, hash) of the column's records that may be among `wanted`: every one in a small
-    split; in a larger one (numpy is loaded for its repeats anyway) only those whose hash begins with
-    the 8 bytes some wanted hash begins with, found in numpy: the others cannot be wanted. The joins
-    run at the end of the check, in one process: at 220 MB the two took 16.9 ms in a loop over every
-    record, 11.8 ms so."""
+    """(position, hash) of the column's records that may be among `wanted`: those that are, found
+    by the compiled loops; without them, every one in a small split, and in a larger one (numpy is
+    loaded for its repeats anyway) those whose hash begins with the 8 bytes some wanted hash begins
+    with, found in numpy: the others cannot be wanted. The joins run at the end of the check, in one
+    process: at 220 MB the two took 16.9 ms in a loop over every record, 11.8 ms so, ~1 ms compiled."""
+    if compiled is not None and wanted:
+        found = compiled.present(b"".join(wanted), column)
+        return ((t, bytes(column[t * _WIDTH:(t + 1) * _WIDTH])) for t in memoryview(found).cast("q"))
     if len(column) <= SMALL_SPLIT * _WIDTH or not wanted:
         return enumerate(hashes(column))
     from tunegate.overlap.numeric import np
@@ -318,26 +328,36 @@ def repeats(split: SplitHashes, keep: int = 5, reported: ReportedKeys | None = N
     """Groups of identical normalised records inside one split, in order of first appearance.
 
     Copies whose key is in `reported` (already reported as byte-identical repeats) are left out, and
-    a group with no other copy with them. A small split's are found in a dict; a larger one's are
-    sorted in numpy: ~40 bytes a record for a moment instead of ~150 (a dict entry and a bytes
-    object each), which set the peak at 1 GB.
+    a group with no other copy with them. Each copy's first copy is found by the compiled loops (16
+    bytes a record for a moment); without them a small split's in a dict, a larger one's sorted in
+    numpy: ~40 bytes a record for a moment instead of ~150 (a dict entry and a bytes object each).
     """
     _in_memory(split)
-    skip = (reported.in_memory() if reported else set()) if len(split) <= SMALL_SPLIT else None
-    if skip is not None:
-        return _repeats_in_dict(split, keep, skip)
+    if compiled is not None or len(split) <= SMALL_SPLIT:
+        skip = reported.in_memory() if reported else set()
+        if skip is not None:
+            return _repeats_of_first_copies(split, keep, skip)
     return _repeats_in_numpy(split, keep, reported)
 
 
-def _repeats_in_dict(split: SplitHashes, keep: int, skip: set[int]) -> list[Repeat]:
-    """`repeats` of a small split without numpy (~55 ms to import): the same groups, in the same order."""
-    first: dict[bytes, int] = {}
+def _repeats_of_first_copies(split: SplitHashes, keep: int, skip: set[int]) -> list[Repeat]:
+    """`repeats` without numpy (~45 ms to import): each later copy's first copy, from the compiled
+    loops or a dict; the same groups, in the same order."""
     later: dict[int, list[int]] = {}
-    for position, key in enumerate(hashes(split.full)):
-        origin = first.setdefault(key, position)
-        if origin != position and split.indexes[position] not in skip:
+    for position, origin in _first_copies(split.full):
+        if split.indexes[position] not in skip:
             later.setdefault(origin, []).append(position)
     return [Repeat(origin, copies[:keep], len(copies)) for origin, copies in sorted(later.items())]
+
+
+def _first_copies(column: bytearray) -> Iterable[tuple[int, int]]:
+    """(position, position of the first record with its hash) of every record an earlier one repeats."""
+    if compiled is not None:
+        later, origin = compiled.first_copies(column)
+        return zip(memoryview(later).cast("q"), memoryview(origin).cast("q"))
+    first: dict[bytes, int] = {}
+    return ((position, origin) for position, key in enumerate(hashes(column))
+            if (origin := first.setdefault(key, position)) != position)
 
 
 def _repeats_in_numpy(split: SplitHashes, keep: int, reported: ReportedKeys | None) -> list[Repeat]:
