@@ -88,3 +88,23 @@ def test_an_empty_index_finds_nothing():
     index = PlainIndex.build(b"", [], 128, (14, 9))
     rows, places = sketched(SPLITS["validation"], NearSettings(0.8, 5, 128))
     assert index.matches(rows, places, 0.8) == ([], 0)
+
+
+def test_an_index_written_beside_its_rows_file_is_the_same_sorted_in_c_as_in_numpy(tmp_path, monkeypatch):
+    from tunegate.overlap import shared_index
+
+    settings = NearSettings(0.5, 2, 64)  # (21, 3): short bands, so keys repeat and a run's order matters
+    bands = band_layout(0.5, 64)
+    rows, places = sketched(SPLITS["train"], settings)
+    written = {}
+    for way in ("compiled", "numpy"):
+        if way == "numpy":
+            monkeypatch.setattr(shared_index, "compiled", None)
+        folder = tmp_path / way
+        folder.mkdir()
+        (folder / "rows").write_bytes(rows)
+        shared_index.write_index(folder, 64, bands)
+        written[way] = [(folder / name).read_bytes() for name in ("sorted_keys", "order")]
+    assert written["compiled"] == written["numpy"]
+    keys = memoryview(written["compiled"][0]).cast("Q")
+    assert len(keys) == bands[0] * len(places) and len(set(keys)) < len(keys)

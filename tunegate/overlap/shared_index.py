@@ -53,7 +53,28 @@ def _keep_until_dropped() -> None:
 
 def write_index(folder: Path, num_perm: int, bands: tuple[int, int]) -> None:
     """The sorted band keys, their rows and the look-up of the rows a folder holds, as files beside them.
-    Memory: the band keys (8 bytes a row and band) and a slice of rows at a time."""
+    Memory: the band keys (8 bytes a row and band) and a slice of rows at a time; where the
+    extension is built, the rows' map, the keys and their rows (12 bytes a row and band), no numpy."""
+    from tunegate.overlap.spill import spill_failed, write_rows
+
+    if compiled is not None:
+        try:
+            rows = _map(folder / "rows")
+            try:
+                keys, order = compiled.band_index(rows, num_perm, *bands)
+            finally:
+                if isinstance(rows, mmap.mmap):
+                    rows.close()  # its pages leave this process now, not when it is collected
+        except OSError as exc:
+            raise spill_failed(folder, exc) from exc
+        write_rows(folder / "order", order)
+        write_rows(folder / "sorted_keys", keys)
+        _write_table(folder / TABLE, keys, bands)
+        return
+    _write_index_in_numpy(folder, num_perm, bands)
+
+
+def _write_index_in_numpy(folder: Path, num_perm: int, bands: tuple[int, int]) -> None:
     from tunegate.overlap.near_index import file_band_keys
     from tunegate.overlap.numeric import np
     from tunegate.overlap.spill import spill_failed, write_rows
