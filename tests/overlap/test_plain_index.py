@@ -13,7 +13,7 @@ from tunegate.overlap.normalize import normalise_record_bytes
 from tunegate.overlap.exact import record_hashes
 from tunegate.overlap.plain_index import PLACE, MappedPlaces, PlainIndex, pack_places
 from tunegate.overlap.shared_index import drop_index, load_index, share_index
-from tunegate.overlap.sketch import rows_with_words
+from tunegate.overlap.plain_rows import rows_with_words
 
 pytestmark = pytest.mark.skipif(compiled is None, reason="tunegate/native/_loops is not built: the index is numpy's")
 

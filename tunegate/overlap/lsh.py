@@ -18,6 +18,9 @@ from tunegate.overlap.numeric import np
 
 
 KEY_ROWS = 1 << 12  # rows widened to 8 bytes a column at once (~4 MB at 128 permutations)
+# A record's line, its key in its split and its exact hash: a row of an index's places, in numpy
+# (plain_index.PLACE's layout, as a shared index's `places` file holds them).
+PLACE = np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])
 
 
 def band_keys(matrix: Any, bands: tuple[int, int]) -> Any:
@@ -100,7 +103,7 @@ class BandIndex:
 
 @dataclass
 class PlacedIndex:
-    """A BandIndex with its rows' places (near_index.place_type()): the near-duplicate index in numpy,
+    """A BandIndex with its rows' places (PLACE): the near-duplicate index in numpy,
     where the extension is not built (tunegate.overlap.plain_index.PlainIndex otherwise, whose
     `matches` this is)."""
 
@@ -117,10 +120,8 @@ class PlacedIndex:
 
     def files(self) -> list[tuple[str, Any]]:
         """(file, its bytes) as a shared index holds them (tunegate.overlap.shared_index)."""
-        from tunegate.overlap.near_index import place_type
-
         return [("rows", np.ascontiguousarray(self.index.rows, dtype=np.uint32).tobytes()),
-                ("places", np.ascontiguousarray(self.places, dtype=place_type()).tobytes()),
+                ("places", np.ascontiguousarray(self.places, dtype=PLACE).tobytes()),
                 ("sorted_keys", np.ascontiguousarray(self.index.sorted_keys).tobytes()),
                 ("order", np.ascontiguousarray(self.index.order, dtype=np.uint32).tobytes())]
 

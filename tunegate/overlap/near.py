@@ -224,7 +224,7 @@ class NearPass:
 
     def _sketch(self, texts: list[bytes], places: list[tuple[int, int, bytes]], role: str) -> None:
         """MinHash rows of one batch: kept for the index, or matched against it (or kept on disk)."""
-        from tunegate.overlap.sketch import rows_with_words
+        from tunegate.overlap.plain_rows import rows_with_words
 
         start = time.perf_counter()
         s = self.settings
@@ -307,7 +307,7 @@ def _prepare(settings: NearSettings) -> None:
     that parts the pass before its workers fork: they find them done, where each did them again
     at its first part (numpy's import and 25 ms of band layout, before both were spared)."""
     from tunegate.overlap.bands import band_layout
-    from tunegate.overlap.sketch import prepare
+    from tunegate.overlap.plain_rows import prepare
 
     band_layout(settings.threshold, settings.num_perm)
     prepare(settings.num_perm)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +30,6 @@ MAP_BYTES = 4 << 20  # MinHash rows an index keeps in the heap: 8k rows at 128 p
 READ_ROWS = 1 << 13  # rows read back from a rows file at once: 4 MB at 128 permutations
 
 
-@cache
-def place_type() -> Any:
-    """A record's line, key and exact hash as a numpy type (plain_index.PLACE's layout)."""
-    from tunegate.overlap.numeric import np
-
-    return np.dtype([("line", "<i8"), ("index", "<i8"), ("exact", "V16")])
-
-
 def near_spill_rows(num_perm: int) -> int:
     """Rows an index keeps in memory before it goes to disk (the environment may lower it)."""
     try:
@@ -48,10 +39,11 @@ def near_spill_rows(num_perm: int) -> int:
 
 
 def places_of(places: list[Place]) -> Any:
-    """(line, key, exact hash) tuples as a place_type() array."""
+    """(line, key, exact hash) tuples as an lsh.PLACE array."""
+    from tunegate.overlap.lsh import PLACE
     from tunegate.overlap.numeric import np
 
-    return np.array(places, dtype=place_type()) if places else np.empty(0, dtype=place_type())
+    return np.array(places, dtype=PLACE) if places else np.empty(0, dtype=PLACE)
 
 
 def matrix_of(rows: bytes, num_perm: int) -> Any:

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tunegate.overlap.near_index import IndexRows, place_type
+from tunegate.overlap.lsh import PLACE
+from tunegate.overlap.near_index import IndexRows
 from tunegate.overlap.numeric import np
 from tunegate.overlap.spill import CHUNK_ROWS, write_rows
 
@@ -40,7 +41,7 @@ class QueryRows:
         from tunegate.overlap.lsh import band_keys
 
         write_rows(self.folder / "q-rows", np.ascontiguousarray(matrix, dtype=np.uint32).tobytes())
-        write_rows(self.folder / "q-places", np.ascontiguousarray(places, dtype=place_type()).tobytes())
+        write_rows(self.folder / "q-places", np.ascontiguousarray(places, dtype=PLACE).tobytes())
         keys = band_keys(matrix, bands)
         for b in range(bands[0]):
             write_rows(self.folder / f"q-band-{b}", np.ascontiguousarray(keys[:, b]).tobytes())
@@ -75,7 +76,7 @@ class QueryRows:
             entries = np.empty(size, dtype=ENTRY)
             entries["key"] = _read(keys_path, np.dtype(np.uint64), start, size)
             entries["row"] = np.arange(start, start + size)
-            entries["exact"] = _read(places_path, place_type(), start, size)["exact"]
+            entries["exact"] = _read(places_path, PLACE, start, size)["exact"]
             which = entries["key"] % np.uint64(buckets)
             order = np.argsort(which, kind="stable")
             bounds = np.searchsorted(which[order], np.arange(buckets + 1, dtype=np.uint64))
@@ -123,7 +124,7 @@ class QueryRows:
 
     def place(self, side: str, row: int) -> tuple[int, int]:
         """(line, key) of a row of the index ("i") or of the queries ("q")."""
-        at = _read(self._side(side)[1], place_type(), row, 1)[0]
+        at = _read(self._side(side)[1], PLACE, row, 1)[0]
         return int(at["line"]), int(at["index"])
 
 

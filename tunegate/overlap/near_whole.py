@@ -16,7 +16,7 @@ from typing import Any
 
 from tunegate.native import compiled
 from tunegate.overlap.bands import band_layout
-from tunegate.overlap.sketch import rows_with_words
+from tunegate.overlap.plain_rows import rows_with_words
 
 Place = tuple[int, int, bytes]  # a record's line, its key in its split, its exact hash
 

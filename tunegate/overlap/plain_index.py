@@ -23,7 +23,7 @@ from typing import Any
 from tunegate.native import compiled
 
 # A record's line, its key in its split and its exact hash: one row of a shared index's `places`
-# file, the layout of near_index.place_type().
+# file, the layout of lsh.PLACE.
 PLACE = struct.Struct("<qq16s")
 Place = tuple[int, int, bytes]
 

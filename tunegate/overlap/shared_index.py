@@ -137,15 +137,14 @@ def _plain(path: Path, num_perm: int, bands: tuple[int, int]) -> Any:
 
 
 def _in_numpy(path: Path, num_perm: int, bands: tuple[int, int]) -> Any:
-    from tunegate.overlap.lsh import BandIndex, PlacedIndex
-    from tunegate.overlap.near_index import place_type
+    from tunegate.overlap.lsh import PLACE, BandIndex, PlacedIndex
     from tunegate.overlap.numeric import np
 
-    n = os.path.getsize(path / "places") // place_type().itemsize
+    n = os.path.getsize(path / "places") // PLACE.itemsize
     rows = _mapped(np, path / "rows", np.uint32, (n, num_perm))
     sorted_keys = _mapped(np, path / "sorted_keys", np.uint64, (bands[0], n))
     order = _mapped(np, path / "order", np.uint32, (bands[0], n))
-    return PlacedIndex(BandIndex.of(rows, bands, sorted_keys, order), _mapped(np, path / "places", place_type(), (n,)))
+    return PlacedIndex(BandIndex.of(rows, bands, sorted_keys, order), _mapped(np, path / "places", PLACE, (n,)))
 
 
 def _map(path: Path) -> Any:
