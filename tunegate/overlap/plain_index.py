@@ -4,10 +4,10 @@
     found, candidates = index.matches(batch_rows, batch_places, threshold)
     # found: (batch record's (line, key), index record's (line, key), similarity) at or above it
 
-Where the extension is built, a check whose smaller split fits an index in memory (tunegate.overlap
-.near_index.MAP_BYTES) ran its near-duplicate pass in numpy only to hold rows, sort band keys and
-compare the columns of a few candidates: importing numpy cost each check ~45 ms (more than a
-tenth of a 55 MB check's CPU) on the gate's path before its worker forked. Here the rows stay
+A check whose smaller split's index is looked up (held in memory, or in files shared with the
+workers: up to near_index.near_spill_rows() rows) ran its near-duplicate pass in numpy only to hold
+rows, sort band keys and compare the columns of a few candidates: importing numpy cost each check
+~45 ms (about a tenth of a 55 MB check's CPU) on the gate's path before its worker forked. Here the rows stay
 bytes, tunegate/native/lsh.c sorts the band keys (`band_index`, numpy's stable argsort's order),
 finds a batch's candidates (`BandTable.pairs`) and counts their agreeing columns (`agreement`):
 the pairs, candidates and similarities of lsh.BandIndex and minhash.similarity
