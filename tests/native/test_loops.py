@@ -375,9 +375,13 @@ def test_the_band_table_finds_the_pairs_the_binary_search_finds(n, batch, num_pe
 @needs_native
 @pytest.mark.parametrize("n,batch,num_perm,bands", [(500, 300, 128, (14, 9)), (40, 60, 16, (2, 8)),
                                                      (1, 5, 8, (3, 2)), (0, 4, 16, (4, 4)), (300, 0, 64, (8, 8))])
-def test_band_pairs_of_plain_rows_are_the_band_tables_pairs_with_their_agreeing_columns(n, batch, num_perm, bands):
+def test_plain_rows_indexed_and_looked_up_give_the_band_tables_pairs_with_their_agreeing_columns(n, batch, num_perm,
+                                                                                                 bands):
+    # what plain_index.PlainIndex does: band_index, a BandTable of its keys, pairs, agreement
     index, queries = band_case(n + batch, n, batch, num_perm, bands)
-    pairs, agree = native.band_pairs(index.rows.tobytes(), queries.tobytes(), num_perm, *bands)
+    keys, order = native.band_index(index.rows.tobytes(), num_perm, *bands)
+    pairs = native.BandTable(keys, bands[0]).pairs(queries.tobytes(), num_perm, bands[1], order)
+    agree = native.agreement(pairs, index.rows.tobytes(), queries.tobytes(), num_perm)
     query, hit = index.search(queries)
     assert np.frombuffer(pairs, dtype=np.int64).tolist() == (query * max(n, 1) + hit).tolist()
     assert np.frombuffer(agree, dtype=np.int32).tolist() == (queries[query] == index.rows[hit]).sum(axis=1).tolist()

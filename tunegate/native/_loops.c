@@ -10,8 +10,6 @@ static PyMethodDef methods[] = {
      "normalise_record in one piece: (text, prompt_end, answer_start) or None."},
     {"line_marks", line_marks, METH_O, "(count of '\"', of '\":', of '{', whether '{{' occurs, whether '<' does) in a line."},
     {"signatures", (PyCFunction)(void (*)(void))signatures, METH_FASTCALL, "minhash.signatures, compiled."},
-    {"band_pairs", (PyCFunction)(void (*)(void))band_pairs, METH_FASTCALL,
-     "(pairs, agree): the LSH candidate pairs of two sets of MinHash rows and their agreeing columns."},
     {"band_index", (PyCFunction)(void (*)(void))band_index, METH_FASTCALL,
      "(sorted_keys, order): lsh.BandIndex.build's sorted band keys and their rows (uint32), as bytes."},
     {"agreement", (PyCFunction)(void (*)(void))agreement, METH_FASTCALL,

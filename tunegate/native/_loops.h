@@ -62,9 +62,8 @@ PyObject *scan_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 PyObject *canonical_chat_line(PyObject *self, PyObject *raw);
 PyObject *canonical_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
-/* lsh.c: lsh.BandIndex's look-up; band_pairs: the look-up and the agreement of two splits' rows */
+/* lsh.c: lsh.BandIndex's look-up; band_index and agreement: an index and its pairs' agreement without numpy */
 extern PyTypeObject BandTableType;
-PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *band_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *agreement(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 

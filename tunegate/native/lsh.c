@@ -15,11 +15,6 @@
  *     sorted key, int64 or uint32 (told apart by its size; a shared index's file holds uint32, half
  *     the pages every process maps). Every (batch row * n + index row) whose band keys agree in at
  *     least one band, each pair once, ascending, as int64: what BandIndex.candidates finds with numpy.
- * band_pairs(index_rows, query_rows, num_perm, bands, width) -> (pairs, agree)
- *     Both sides' rows as bytes of uint32; the index's band keys sorted here. The same pairs as
- *     BandTable(...).pairs(query_rows, ...) on the index built from index_rows, and for each the
- *     columns where the two rows agree (int32): a small near-duplicate pass without numpy
- *     (tunegate.overlap.near_whole).
  * band_index(rows, num_perm, bands, width) -> (sorted_keys, order)
  *     lsh.BandIndex.build's sorted keys (bands x n uint64) and their rows (bands x n uint32) of n
  *     rows given as bytes of uint32: an index a streamed split is looked up in without numpy
@@ -327,74 +322,6 @@ static PyObject *agreement_of(const uint64_t *pairs, Py_ssize_t count, const uin
         same[i] = agreeing(queries + q * num_perm, index + h * num_perm, num_perm);
     }
     return agree;
-}
-
-/* Pairs found, and each pair's agreeing columns, as the (pairs, agree) bytes band_pairs returns. */
-static PyObject *pairs_with_agreement(const Values *found, const uint32_t *index, const uint32_t *queries,
-                                      Py_ssize_t n, Py_ssize_t rows, Py_ssize_t num_perm) {
-    PyObject *agree = agreement_of(found->items, found->size, index, queries, n, rows, num_perm);
-    if (agree == NULL)
-        return NULL;
-    PyObject *pairs = PyBytes_FromStringAndSize((const char *)found->items, found->size * (Py_ssize_t)sizeof(int64_t));
-    PyObject *result = pairs == NULL ? NULL : PyTuple_Pack(2, pairs, agree);
-    Py_XDECREF(pairs);
-    Py_DECREF(agree);
-    return result;
-}
-
-PyObject *band_pairs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_ssize_t num_perm = -1, bands = -1, width = -1;
-    if (nargs != 5 || (num_perm = PyLong_AsSsize_t(args[2])) < 1 || (bands = PyLong_AsSsize_t(args[3])) < 1 ||
-        (width = PyLong_AsSsize_t(args[4])) < 1 || bands * width > num_perm) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "band_pairs(index_rows, query_rows, num_perm, bands, width): "
-                                              "1 <= bands * width <= num_perm");
-        return NULL;
-    }
-    Py_buffer index, queries;
-    if (PyObject_GetBuffer(args[0], &index, PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;
-    if (PyObject_GetBuffer(args[1], &queries, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&index);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    Values found = {NULL, 0, 0};
-    uint64_t *keys = NULL;
-    uint32_t *order = NULL;
-    Slot *slots = NULL;
-    Py_ssize_t row_bytes = num_perm * (Py_ssize_t)sizeof(uint32_t);
-    if (index.len % row_bytes != 0 || queries.len % row_bytes != 0) {
-        PyErr_SetString(PyExc_ValueError, "rows must be whole rows of num_perm uint32");
-        goto done;
-    }
-    Py_ssize_t n = index.len / row_bytes, rows = queries.len / row_bytes, capacity = capacity_for(n);
-    if (n > MOST_KEYS) {
-        PyErr_SetString(PyExc_ValueError, "at most 2**32 - 1 index rows");
-        goto done;
-    }
-    keys = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(uint64_t));
-    order = PyMem_Malloc((size_t)(bands * n + 1) * sizeof(uint32_t));
-    slots = PyMem_Calloc((size_t)(bands * capacity), sizeof(Slot));
-    if (keys == NULL || order == NULL || slots == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (sorted_bands(index.buf, n, num_perm, bands, width, keys, order) < 0)
-        goto done;
-    fill_slots(slots, keys, bands, n, capacity);
-    if (n && collect_pairs(slots, keys, bands, n, capacity, order, 0, queries.buf, rows, num_perm, width, &found) < 0)
-        goto done;
-    sort_unique(&found);
-    result = pairs_with_agreement(&found, index.buf, queries.buf, n, rows, num_perm);
-done:
-    PyMem_Free(found.items);
-    PyMem_Free(keys);
-    PyMem_Free(order);
-    PyMem_Free(slots);
-    PyBuffer_Release(&index);
-    PyBuffer_Release(&queries);
-    return result;
 }
 
 /* The rows of a buffer of uint32 MinHash rows (num_perm columns); -1 with an error set where the

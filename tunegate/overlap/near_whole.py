@@ -4,9 +4,9 @@
 
 A small check (the quickstart's 85 + 20 records) used to import numpy (~55 ms, a quarter of the
 whole command) to sketch one batch of each split. Here the compiled loops do all of it: the MinHash
-rows (tunegate/native/minhash.c, through tunegate.overlap.sketch), and the LSH candidate pairs with
-the columns where each pair's rows agree (tunegate/native/lsh.c `band_pairs`). The rows, the band
-keys and the pairs are those of minhash.signatures and lsh.BandIndex.candidates, and a pair's
+rows (tunegate/native/minhash.c, through tunegate.overlap.plain_rows), and the index of one batch
+that the other is looked up in (tunegate.overlap.plain_index, as a streamed pass's). The rows, the
+band keys and the pairs are those of minhash.signatures and lsh.BandIndex.candidates, and a pair's
 similarity is the same share of agreeing columns, so the findings are the numpy pass's
 (tests/overlap/test_near.py compares the two on real files).
 """
@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tunegate.native import compiled
 from tunegate.overlap.bands import band_layout
+from tunegate.overlap.plain_index import Place, PlainIndex
 from tunegate.overlap.plain_rows import rows_with_words
-
-Place = tuple[int, int, bytes]  # a record's line, its key in its split, its exact hash
 
 
 def held_pairs(index: tuple[list[bytes], list[Place]], queries: tuple[list[bytes], list[Place]],
@@ -28,16 +26,5 @@ def held_pairs(index: tuple[list[bytes], list[Place]], queries: tuple[list[bytes
     s = settings
     index_rows, index_places = rows_with_words(*index, s.shingle_size, s.num_perm)
     query_rows, query_places = rows_with_words(*queries, s.shingle_size, s.num_perm)
-    if not index_places or not query_places:
-        return [], 0
-    pairs, agree = compiled.band_pairs(index_rows, query_rows, s.num_perm, *band_layout(s.threshold, s.num_perm))
-    n, found, candidates = len(index_places), [], 0
-    for pair, same in zip(memoryview(pairs).cast("q"), memoryview(agree).cast("i")):
-        q, h = divmod(pair, n)
-        if query_places[q][2] == index_places[h][2]:
-            continue
-        candidates += 1
-        similarity = same / s.num_perm  # numpy's mean of the agreeing columns: the same division
-        if similarity >= s.threshold:
-            found.append((query_places[q][:2], index_places[h][:2], similarity))
-    return found, candidates
+    built = PlainIndex.build(index_rows, index_places, s.num_perm, band_layout(s.threshold, s.num_perm))
+    return built.matches(query_rows, query_places, s.threshold)
