@@ -118,7 +118,7 @@ class IndexRows:
         assert self.folder is not None
         for _, keys in file_band_keys(self.folder / "rows", self.num_perm, bands):
             for b in range(bands[0]):
-                write_rows(self.folder / f"band-{b}", keys[:, b].copy().tobytes())
+                write_rows(self.folder / f"band-{b}", keys[:, b].tobytes())  # a column: tobytes copies it in order
 
 
 def file_band_keys(path: Path, num_perm: int, bands: tuple[int, int]) -> Iterator[tuple[int, Any]]:
