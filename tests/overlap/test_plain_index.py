@@ -108,3 +108,17 @@ def test_an_index_written_beside_its_rows_file_is_the_same_sorted_in_c_as_in_num
     assert written["compiled"] == written["numpy"]
     keys = memoryview(written["compiled"][0]).cast("Q")
     assert len(keys) == bands[0] * len(places) and len(set(keys)) < len(keys)
+
+
+def test_a_batch_looked_up_a_slice_of_rows_at_a_time_finds_what_it_finds_at_once(monkeypatch):
+    # templated answers: many candidates; one row a slice makes every slice's pairs count from its start
+    from tunegate.overlap import plain_index
+
+    settings = NearSettings(0.3, 1, 64)
+    rows, places = sketched(SPLITS["validation"], settings)
+    batch, batch_places = sketched(SPLITS["train"], settings)
+    index = PlainIndex.build(rows, places, 64, band_layout(0.3, 64))
+    at_once = index.matches(batch, batch_places, 0.3)
+    monkeypatch.setattr(plain_index, "PAIRS_AT_ONCE", 1)
+    assert index.matches(batch, batch_places, 0.3) == at_once
+    assert at_once[1] > 400 and len(at_once[0]) >= 3

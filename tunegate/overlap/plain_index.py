@@ -26,6 +26,10 @@ from tunegate.native import compiled
 # file, the layout of lsh.PLACE.
 PLACE = struct.Struct("<qq16s")
 Place = tuple[int, int, bytes]
+# Candidate pairs a look-up returns at most, as a slice's rows times the index's: 12 MB of pairs and
+# their agreement. A batch of templated records each sharing a band with most of a 9,000-record
+# index returned up to ~18 M pairs at once: 261 MB peak in a process, 118 MB so (a scratch check).
+PAIRS_AT_ONCE = 1 << 20
 
 
 def pack_places(places: Sequence[Place]) -> bytes:
@@ -81,22 +85,35 @@ class PlainIndex:
     def matches(self, batch: bytes, places: Sequence[Place], threshold: float
                 ) -> tuple[list[tuple[tuple[int, int], tuple[int, int], float]], int]:
         """The batch's records (rows `batch`, places `places`) at or above `threshold` with an index
-        record, and the candidates checked; exact copies are left out (the exact pass reports them)."""
-        if not batch or not len(self.places):
+        record, and the candidates checked; exact copies are left out (the exact pass reports them).
+        Looked up a slice of rows at a time, so a call's pairs stay under PAIRS_AT_ONCE however many
+        index rows each shares a band with."""
+        n, num_perm, width = len(self.places), self.num_perm, 4 * self.num_perm
+        if not batch or not n:
             return [], 0
-        pairs = self.table.pairs(batch, self.num_perm, self.bands[1], self.order)
-        if not pairs:
-            return [], 0
-        agree = compiled.agreement(pairs, self.rows, batch, self.num_perm)
-        n, num_perm, mine = len(self.places), self.num_perm, self.places
+        step = max(1, PAIRS_AT_ONCE // n)
         found, candidates = [], 0
+        with memoryview(batch) as rows:
+            for start in range(0, len(rows) // width, step):
+                with rows[start * width:(start + step) * width] as chunk:
+                    pairs = self.table.pairs(chunk, num_perm, self.bands[1], self.order)
+                    agree = compiled.agreement(pairs, self.rows, chunk, num_perm) if pairs else b""
+                candidates += self._keep(pairs, agree, places, start, threshold, found)
+        return found, candidates
+
+    def _keep(self, pairs: bytes, agree: bytes, places: Sequence[Place], start: int, threshold: float,
+              found: list[tuple[tuple[int, int], tuple[int, int], float]]) -> int:
+        """The pairs of one slice (its rows counted from `start`) at or above `threshold` into
+        `found`; the candidates among them (exact copies are not)."""
+        n, num_perm, mine = len(self.places), self.num_perm, self.places
+        candidates = 0
         for pair, same in zip(memoryview(pairs).cast("q"), memoryview(agree).cast("i")):
             q, h = divmod(pair, n)
-            there = mine[h]
-            if places[q][2] == there[2]:
+            here, there = places[start + q], mine[h]
+            if here[2] == there[2]:
                 continue
             candidates += 1
             similarity = same / num_perm  # minhash.similarity's mean of the agreeing columns: the same division
             if similarity >= threshold:
-                found.append((places[q][:2], there[:2], similarity))
-        return found, candidates
+                found.append((here[:2], there[:2], similarity))
+        return candidates
