@@ -6,23 +6,18 @@ Why: every candidate's trainer tokenised both splits whole (`load_splits`), the 
 the same tokenizer, and the bare loop of issue 33 tokenises them once for all its candidates. It
 grows with the data while the short training does not: on 2,550 records a candidate beyond the
 first cost 2.9 CPU s, now 2.1 (`benchmarks/sweep_overhead.py --copies 30`, docs/benchmarks.md). The
-mini-run's own audit (a sample, as tokens' counts) still runs in each candidate: it is the
-candidate's gate.
+mini-run's token audit is kept beside it the same way (tunegate.minirun.audit_cache).
 
 What is kept: both splits' encoded records, the count left out and the lines `load_splits` logged
 (train.log says KEPT_TOKENS, then the same lines), as JSON, under a key of everything the encoding
-depends on: the files (each one's path as shown, size, times, inode), the spec's model section, the
-prepared tokenizer (its class, chat template, special tokens, size, the files of its folder), the
-spec's max_seq_len, loss_on, format and seed, and the code that reads and encodes (tunegate's, the
-tokenizer libraries' and jinja2's versions, tunegate's sources as they are on disk). A file edited
-between two candidates is read again; a kept copy that does not read back whole is ignored. The
-folder is the sweep's own (tunegate.sweep.budget.tokens_folder, beside its candidates' files),
-removed when its candidates are done, so the encoded copy of the data does not outlive the sweep;
-it keeps the KEEP most recently used copies meanwhile (candidates of other max_seq_len, say).
+depends on (`tunegate.training.data_key`). A file edited between two candidates is read again; a
+kept copy that does not read back whole is ignored. The folder is the sweep's own
+(tunegate.sweep.budget.tokens_folder, beside its candidates' files), removed when its candidates are
+done, so the encoded copy of the data does not outlive the sweep; it keeps the KEEP most recently
+used copies meanwhile (candidates of other max_seq_len, say).
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -35,17 +30,16 @@ from tunegate.fullrun.data import TrainData, load_splits
 from tunegate.processes.held_collections import collections_paused
 from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import EncodedChat
-from tunegate.training.runtime import shown_path
+from tunegate.training.data_key import encoding_key
 
 # The log line of a training on data an earlier candidate encoded; the lines its encoding logged follow.
 KEPT_TOKENS = "the data: as an earlier candidate of this sweep encoded it, read back"
 KEEP = 2  # copies kept in a folder: a sweep's data, and one edit of it (a copy holds ~10 bytes a token)
-_PACKAGE = Path(__file__).resolve().parent.parent  # tunegate's sources: the reading, formats and encoding code
 
 
 def cached_splits(folder: Path, spec: Spec, path: str, tokenizer: Any, log: Callable[[str], None]) -> TrainData:
     """`load_splits(spec, tokenizer, log)`, read from `folder` when an earlier trainer kept the same."""
-    key = splits_key(spec, path, tokenizer)
+    key = encoding_key(spec, path, tokenizer)
     kept = _read(folder / f"{key}.json")
     if kept is not None:
         data, lines = kept
@@ -62,50 +56,6 @@ def cached_splits(folder: Path, spec: Spec, path: str, tokenizer: Any, log: Call
     data = load_splits(spec, tokenizer, both)
     _write(folder, key, data, lines)
     return data
-
-
-def splits_key(spec: Spec, path: str, tokenizer: Any) -> str:
-    """A digest of everything `load_splits` reads and depends on (see the module doc)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    import tunegate
-
-    def installed(name: str) -> str:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return ""
-
-    t = spec.training
-    parts = {
-        "code": [tunegate.__version__, installed("transformers"), installed("tokenizers"), installed("jinja2"),
-                 [[str(source), _stamp(source)] for source in sorted(_PACKAGE.rglob("*.py"))]],
-        "files": {role: [[shown_path(p), str(p.absolute()), _stamp(p)] for p in spec.data.files(role)]
-                  for role in ("train", "validation")},
-        "model": [spec.model.model_dump_json(), str(path), _folder_stamps(Path(path))],
-        "tokenizer": [type(tokenizer).__name__, tokenizer.chat_template, len(tokenizer),
-                      [str(token) for token in tokenizer.all_special_tokens], tokenizer.pad_token_id,
-                      tokenizer.eos_token_id, tokenizer.bos_token_id, getattr(tokenizer, "padding_side", None)],
-        "training": [t.max_seq_len, t.loss_on, t.seed, spec.data.format],
-    }
-    return hashlib.sha256(orjson.dumps(parts, default=str)).hexdigest()[:32]
-
-
-def _stamp(path: Path) -> list[int] | None:
-    try:
-        s = os.stat(path)
-    except OSError:
-        return None
-    return [s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_dev]
-
-
-def _folder_stamps(folder: Path) -> list[Any]:
-    """Each top-level file of a local model folder (its tokenizer's files among them), stamped."""
-    try:
-        names = sorted(entry.name for entry in os.scandir(folder) if entry.is_file())
-    except OSError:  # not a folder: a hub id, whose files the tokenizer's own facts stand for
-        return []
-    return [[name, _stamp(folder / name)] for name in names]
 
 
 def _write(folder: Path, key: str, data: TrainData, lines: list[str]) -> None:

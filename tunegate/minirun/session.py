@@ -15,7 +15,7 @@ from typing import Any
 from tunegate import progress
 from tunegate.facts import MiniRunFacts
 from tunegate.plain_record import field_names
-from tunegate.minirun import adapter_check, packed
+from tunegate.minirun import adapter_check, audit_cache, packed
 from tunegate.minirun import steps as minirun_steps
 from tunegate.minirun.profile_split import PROFILED_STEPS, StepProfiler
 from tunegate.report import FindingCollector
@@ -25,7 +25,9 @@ from tunegate.training import model as base_model
 from tunegate.training.adapter_io import save_adapter
 from tunegate.training.chat_tokens import collate, eos_labels_lost_to_pad
 from tunegate.training.tiny_model import TINY_ID
-from tunegate.training.token_audit import AUDIT_CHARS, AuditedRecord, audit_split, encoded_again, token_facts
+from tunegate.training.data_key import encoding_key, stamp
+from tunegate.training.token_audit import (AUDIT_CHARS, AUDIT_LIMIT, AuditedRecord, audit_split, encoded_again,
+                                          token_facts)
 from tunegate.training.tokenizer import TokenizerProblem, prepare_tokenizer
 
 
@@ -152,10 +154,33 @@ class MiniRun:
     def _audit(self) -> tuple[list[AuditedRecord], list[AuditedRecord]]:
         """Both splits' token audits, each record kept as its counts (the few the mini-run trains on
         and evaluates are encoded again, `_batches`): a sample of long records kept as tokens took
-        ~1 GB (20,000 records of ~1,000 tokens)."""
+        ~1 GB (20,000 records of ~1,000 tokens). A sweep's candidate reads back the audit an earlier
+        candidate kept of the same data and tokenizer (`audit_cache`)."""
         start = time.perf_counter()
+        key = self._audit_key() if audit_cache.active() else None
+        audited = audit_cache.read(key) if key else None
+        if audited is None:
+            audited = self._audit_splits()
+            if key:
+                audit_cache.keep(key, audited)
+        self.out.absorb(audited.findings)
+        self.stats["tokenize_s"] = round(time.perf_counter() - start, 3)
+        self.stats["token_audit"] = audited.stats
+        self.ctx.facts.tokens = token_facts(audited.stats["train"])
+        if audited.lost:
+            self.out.add("TG505", "warning", f"the pad token is the EOS token {self.tokenizer.eos_token!r}: a "
+                         f"collator that masks labels by pad id (DataCollatorForLanguageModeling) drops all "
+                         f"{audited.lost} EOS labels of the training set, and the model never learns to stop",
+                         "Give the tokenizer a distinct pad token; tunegate masks padding by position, "
+                         "other trainers may not.", key="model.id")
+        self._audited = audited.found
+        return audited.found["train"], audited.found["validation"]
+
+    def _audit_splits(self) -> audit_cache.Audited:
+        """Tokenise and audit both splits; the findings apart, to be absorbed into the stage's."""
         max_len, seed = self.spec.training.max_seq_len, self.spec.training.seed
         audits, found = {}, {}
+        out = FindingCollector(self.out.stage, self.out.cap)
         pad, lost = self.tokenizer.pad_token_id, [0]
 
         def count_lost(item: AuditedRecord) -> None:
@@ -165,20 +190,18 @@ class MiniRun:
         for role in ("train", "validation"):
             paths = self.ctx.files[role]  # one file, or several read in order as one split
             audits[role], found[role] = audit_split(
-                paths, self._shown(role), self.tokenizer, max_len, self.out, seed=seed, fmt=self.spec.data.format,
+                paths, self._shown(role), self.tokenizer, max_len, out, seed=seed, fmt=self.spec.data.format,
                 loss_on=self.spec.training.loss_on, keep_tokens=False, budget_chars=AUDIT_CHARS,
                 each=count_lost if role == "train" and self._pad_is_own_eos else None)
-        self.stats["tokenize_s"] = round(time.perf_counter() - start, 3)
-        self.stats["token_audit"] = audits
-        self.ctx.facts.tokens = token_facts(audits["train"])
-        if lost[0]:
-            self.out.add("TG505", "warning", f"the pad token is the EOS token {self.tokenizer.eos_token!r}: a "
-                         f"collator that masks labels by pad id (DataCollatorForLanguageModeling) drops all "
-                         f"{lost[0]} EOS labels of the training set, and the model never learns to stop",
-                         "Give the tokenizer a distinct pad token; tunegate masks padding by position, "
-                         "other trainers may not.", key="model.id")
-        self._audited = found
-        return found["train"], found["validation"]
+        return audit_cache.Audited(audits, found, out, lost[0])
+
+    def _audit_key(self) -> str:
+        """What the audit depends on: the encoding's key, the files as this mini-run reads them, the bounds
+        of its sample, the findings' cap."""
+        files = {role: [[str(Path(p).absolute()), stamp(Path(p))] for p in self.ctx.files[role]] + self._shown(role)
+                 for role in ("train", "validation")}
+        return encoding_key(self.spec, self.path, self.tokenizer, {
+            "audit": [files, AUDIT_LIMIT, AUDIT_CHARS, self.out.stage, self.out.cap, self._pad_is_own_eos]})
 
     def _shown(self, role: str) -> list[str]:
         """The split's files as findings show them, one per file."""

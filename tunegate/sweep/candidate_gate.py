@@ -42,10 +42,11 @@ def changed_data_inputs(spec: Spec, base: Spec) -> list[str]:
 
 
 def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport,
-                   before_mini_run: Callable[[], None] | None = None) -> GateReport:
+                   before_mini_run: Callable[[], None] | None = None, token_cache: str | None = None) -> GateReport:
     """The candidate's report: spec, data (inherited or its own), estimate, frozen validation, mini-run.
 
-    `before_mini_run` is called just before the mini-run starts (the sweep's job slot is taken there)."""
+    `before_mini_run` is called just before the mini-run starts (the sweep's job slot is taken there);
+    `token_cache` is the sweep's token folder, where its candidates share their token audit."""
     from tunegate.gate import check
     from tunegate.sweep.mini_run_apart import mini_run_report
 
@@ -61,7 +62,7 @@ def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport
         return _with(merged, frozen, StageResult.skipped("mini-run", why))
     if before_mini_run is not None:
         before_mini_run()
-    mini = mini_run_report(parsed, merged.facts.model_copy(deep=True))  # in a forked child where it can
+    mini = mini_run_report(parsed, merged.facts.model_copy(deep=True), token_cache)  # in a forked child where it can
     return GateReport.merge([_with(merged, frozen), _said_if_no_gpu(parsed.spec, mini)])
 
 

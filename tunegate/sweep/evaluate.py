@@ -131,7 +131,7 @@ def _gated_job(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides:
     """The candidate gated (its job's slot taken before the mini-run) and, if approved, trained: its
     report, its outcome and what its run logs."""
     with _MINI_RUN_LOCK:
-        report = gate_candidate(parsed, base_spec, base, before_mini_run=slot.take)
+        report = gate_candidate(parsed, base_spec, base, before_mini_run=slot.take, token_cache=budget.token_cache)
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),

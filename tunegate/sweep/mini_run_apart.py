@@ -1,6 +1,7 @@
 """A sweep candidate's mini-run in a child of the fork server, or here when there is none.
 
     report = mini_run_report(parsed, facts)   # the same GateReport as check(parsed, only={"mini-run"}, facts=facts)
+    report = mini_run_report(parsed, facts, folder)  # a sweep candidate's: its token audit shared in folder
     report = forked_mini_run(parsed, facts)   # a preflight's: in the fork server's child, or None (run it here)
 
 The mini-run needs torch, transformers and peft; in the sweep's own process that import cost
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from tunegate.errors import UsageError
 from tunegate.facts import GateFacts
@@ -43,16 +45,19 @@ from tunegate.spec.check import ParsedSpec
 TAIL_LINES = 30
 
 
-def mini_run_report(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
-    """The candidate's mini-run stage as a report (run in a forked child when the sweep has a fork server)."""
-    forked = _in_candidate_child(parsed, facts)
+def mini_run_report(parsed: ParsedSpec, facts: GateFacts, token_cache: str | None = None) -> GateReport:
+    """The candidate's mini-run stage as a report (run in a forked child when the sweep has a fork
+    server); `token_cache`: the sweep's token folder, where candidates share their token audit."""
+    forked = _in_candidate_child(parsed, facts, token_cache)
     if forked is not None:
         return forked
     if will_use_a_gpu(parsed):
-        return mini_run_in_child(parsed, facts)
+        return mini_run_in_child(parsed, facts, token_cache)
     from tunegate.gate import check
+    from tunegate.minirun.audit_cache import kept_in
 
-    return check(parsed, only={"mini-run"}, facts=facts)
+    with kept_in(token_cache):
+        return check(parsed, only={"mini-run"}, facts=facts)
 
 
 def forked_mini_run(parsed: ParsedSpec, facts: GateFacts) -> GateReport | None:
@@ -68,7 +73,7 @@ def forked_mini_run(parsed: ParsedSpec, facts: GateFacts) -> GateReport | None:
         return _read_back(job, report_path) if job is not None else None
 
 
-def _in_candidate_child(parsed: ParsedSpec, facts: GateFacts) -> GateReport | None:
+def _in_candidate_child(parsed: ParsedSpec, facts: GateFacts, token_cache: str | None) -> GateReport | None:
     """The mini-run in a child of the fork server that then waits, held for the candidate's
     training (`tunegate.fullrun.candidate_job`); None when the server forks nothing."""
     import shutil
@@ -80,7 +85,7 @@ def _in_candidate_child(parsed: ParsedSpec, facts: GateFacts) -> GateReport | No
         return None
     folder = Path(tempfile.mkdtemp(prefix="tunegate-candidate-"))
     report_path = folder / "report.json"
-    args = {"mini_run": _job_args(parsed, facts, report_path), "decision": str(held_jobs.channel(folder))}
+    args = {"mini_run": _job_args(parsed, facts, report_path, token_cache), "decision": str(held_jobs.channel(folder))}
     job, env = FORKS.run("candidate", args), FORKS.env()
     if job is None or env is None:
         shutil.rmtree(folder, ignore_errors=True)
@@ -102,18 +107,20 @@ def will_use_a_gpu(parsed: ParsedSpec) -> bool:
     return wanted == "cuda" or (wanted == "auto" and bool(parent_devices(os.environ)))
 
 
-def mini_run_in_child(parsed: ParsedSpec, facts: GateFacts) -> GateReport:
+def mini_run_in_child(parsed: ParsedSpec, facts: GateFacts, token_cache: str | None = None) -> GateReport:
     """The mini-run in a fresh process of its own: its CUDA memory and state end with it."""
     with tempfile.TemporaryDirectory(prefix="tunegate-mini-run-") as folder:
         report_path, args_path = Path(folder) / "report.json", Path(folder) / "args.json"
-        args_path.write_text(json.dumps(_job_args(parsed, facts, report_path)), encoding="utf-8")
+        args_path.write_text(json.dumps(_job_args(parsed, facts, report_path, token_cache)), encoding="utf-8")
         job = subprocess.Popen([sys.executable, "-m", "tunegate.sweep.mini_run_apart", str(args_path)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         return _read_back(job, report_path)
 
 
-def _job_args(parsed: ParsedSpec, facts: GateFacts, report_path: Path) -> dict[str, str]:
-    return {"parsed": parsed.model_dump_json(), "facts": facts.model_dump_json(), "report": str(report_path)}
+def _job_args(parsed: ParsedSpec, facts: GateFacts, report_path: Path,
+              token_cache: str | None = None) -> dict[str, Any]:
+    return {"parsed": parsed.model_dump_json(), "facts": facts.model_dump_json(), "report": str(report_path),
+            "token_cache": token_cache}
 
 
 def _read_back(job, report_path: Path, until: str | None = None) -> GateReport:
