@@ -27,6 +27,20 @@ def _hold_in_threads(count: int, hold_s: float, events: list) -> None:
         thread.join(10)
 
 
+def _taking_in_a_thread() -> tuple[threading.Event, threading.Thread]:
+    """A candidate in a thread of its own taking a slot: the event is set once it has one."""
+    taken = threading.Event()
+
+    def candidate() -> None:
+        with job_slots.job_slot() as slot:
+            slot.take()
+            taken.set()
+
+    thread = threading.Thread(target=candidate)
+    thread.start()
+    return taken, thread
+
+
 @pytest.mark.parametrize("size", [1, 2])
 def test_no_more_than_size_jobs_hold_a_slot_at_once(size):
     events: list = []
@@ -57,15 +71,7 @@ def test_a_slot_is_given_back_when_the_candidate_fails_in_its_job():
         with pytest.raises(RuntimeError), job_slots.job_slot() as slot:
             slot.take()
             raise RuntimeError("the candidate's job crashed")
-        done = threading.Event()
-
-        def next_candidate() -> None:
-            with job_slots.job_slot() as slot:
-                slot.take()
-                done.set()
-
-        thread = threading.Thread(target=next_candidate)
-        thread.start()
+        done, thread = _taking_in_a_thread()
         thread.join(5)
     assert done.is_set()
 
@@ -76,15 +82,7 @@ def test_a_candidate_that_never_took_its_slot_gives_nothing_back():
             pass
         with job_slots.job_slot() as first:
             first.take()
-            taken = threading.Event()
-
-            def second() -> None:
-                with job_slots.job_slot() as slot:
-                    slot.take()
-                    taken.set()
-
-            thread = threading.Thread(target=second)
-            thread.start()
+            taken, thread = _taking_in_a_thread()
             assert not taken.wait(0.2)  # the one slot is still the first's
         thread.join(5)
     assert taken.is_set()

@@ -14,12 +14,10 @@ depends on (`tunegate.training.data_key`). A file edited between two candidates 
 kept copy that does not read back whole is ignored. The folder is the sweep's own
 (tunegate.sweep.budget.tokens_folder, beside its candidates' files), removed when its candidates are
 done, so the encoded copy of the data does not outlive the sweep; it keeps the KEEP most recently
-used copies meanwhile (candidates of other max_seq_len, say).
+used copies meanwhile (candidates of other max_seq_len, say; `tunegate.training.kept_copies`).
 """
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from tunegate.processes.held_collections import collections_paused
 from tunegate.spec.model import Spec
 from tunegate.training.chat_tokens import EncodedChat
 from tunegate.training.data_key import encoding_key
+from tunegate.training.kept_copies import keep_whole, recently_used
 
 # The log line of a training on data an earlier candidate encoded; the lines its encoding logged follow.
 KEPT_TOKENS = "the data: as an earlier candidate of this sweep encoded it, read back"
@@ -40,7 +39,7 @@ KEEP = 2  # copies kept in a folder: a sweep's data, and one edit of it (a copy 
 def cached_splits(folder: Path, spec: Spec, path: str, tokenizer: Any, log: Callable[[str], None]) -> TrainData:
     """`load_splits(spec, tokenizer, log)`, read from `folder` when an earlier trainer kept the same."""
     key = encoding_key(spec, path, tokenizer)
-    kept = _read(folder / f"{key}.json")
+    kept = _read(recently_used(folder, key))
     if kept is not None:
         data, lines = kept
         log(KEPT_TOKENS)
@@ -62,14 +61,7 @@ def _write(folder: Path, key: str, data: TrainData, lines: list[str]) -> None:
     with collections_paused():  # rows are lists of ints, never a cycle
         body = {"key": key, "log": lines, "dropped": data.dropped,
                 "train": [_row(c) for c in data.train], "validation": [_row(c) for c in data.validation]}
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        aside = folder / f".{key}.{os.getpid()}"
-        aside.write_bytes(orjson.dumps(body))
-        os.replace(aside, folder / f"{key}.json")  # whole or not at all, for a candidate reading meanwhile
-    except OSError:  # a folder that cannot hold it: the next candidate encodes again
-        return
-    _prune(folder)
+    keep_whole(folder, key, orjson.dumps(body), most=KEEP)
 
 
 def _read(path: Path) -> tuple[TrainData, list[str]] | None:
@@ -81,7 +73,6 @@ def _read(path: Path) -> tuple[TrainData, list[str]] | None:
         lines = [str(line) for line in body["log"]]
         if body["key"] != path.stem:
             return None
-        os.utime(path)  # recently used: the last the folder lets go
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
     return data, lines
@@ -95,16 +86,3 @@ def _row(chat: EncodedChat) -> list[Any]:
 def _chat(row: Sequence[Any]) -> EncodedChat:
     ids, labels, full, cut_reply, first, cut, unplaced = row
     return EncodedChat(list(ids), list(labels), int(full), bool(cut_reply), first, tuple(cut), tuple(unplaced))
-
-
-def _prune(folder: Path) -> None:
-    """The KEEP most recently used copies stay; a write a kill left half-done goes after an hour."""
-    try:
-        entries = [(e.stat().st_mtime_ns, Path(e.path)) for e in os.scandir(folder) if e.is_file()]
-    except OSError:
-        return
-    copies = sorted((entry for entry in entries if not entry[1].name.startswith(".")), reverse=True)
-    hour_ago = time.time_ns() - 3600 * 10**9
-    stale = copies[KEEP:] + [entry for entry in entries if entry[1].name.startswith(".") and entry[0] < hour_ago]
-    for _, path in stale:
-        path.unlink(missing_ok=True)

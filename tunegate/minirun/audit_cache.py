@@ -17,14 +17,12 @@ depends on (`tunegate.training.data_key`) and the audit's own settings: the file
 reads them, the sample's bounds, the findings' cap. A copy that does not read back whole is ignored
 (the candidate audits), as is a record that would not survive JSON (the candidate audits, and keeps
 nothing). The folder is the sweep's token folder (`audits/` in it), removed with it when the
-candidates are done; it keeps the KEEP most recently used copies meanwhile.
+candidates are done; it keeps the KEEP most recently used copies meanwhile (`kept_copies`).
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ from tunegate.dataset.records import ChatRecord
 from tunegate.processes.held_collections import collections_paused
 from tunegate.report import Finding, FindingCollector
 from tunegate.training.chat_tokens import TokenCounts
+from tunegate.training.kept_copies import keep_whole, recently_used
 from tunegate.training.token_audit import AuditedRecord
 
 KEEP = 2  # audits kept in the folder: a sweep's, and one of another max_seq_len (or an edit of the data)
@@ -75,7 +74,7 @@ def read(key: str) -> Audited | None:
     folder = _FOLDER.get()
     if folder is None:
         return None
-    path = folder / f"{key}.json"
+    path = recently_used(folder, key)
     try:
         with collections_paused():  # records are dicts and lists, never a cycle
             body = orjson.loads(path.read_bytes())
@@ -83,7 +82,6 @@ def read(key: str) -> Audited | None:
                 return None
             audited = Audited(stats=body["stats"], found={role: [_record(r) for r in body["found"][role]] for role in ROLES},
                               findings=_collector(body["findings"]), lost=int(body["lost"]))
-        os.utime(path)  # recently used: the last the folder lets go
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
     return audited
@@ -101,14 +99,7 @@ def keep(key: str, audited: Audited) -> None:
                                  "findings": _rows(audited.findings)})
     except TypeError:  # a value JSON cannot hold as it is: the next candidate audits its own
         return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        aside = folder / f".{key}.{os.getpid()}"
-        aside.write_bytes(body)
-        os.replace(aside, folder / f"{key}.json")  # whole or not at all, for a candidate reading meanwhile
-    except OSError:
-        return
-    _prune(folder)
+    keep_whole(folder, key, body, most=KEEP)
 
 
 def _row(item: AuditedRecord) -> list[Any]:
@@ -139,16 +130,3 @@ def _collector(rows: dict[str, Any]) -> FindingCollector:
     findings.totals = Counter({str(code): int(n) for code, n in rows["totals"].items()})
     findings.severities = dict(rows["severities"])
     return findings
-
-
-def _prune(folder: Path) -> None:
-    """The KEEP most recently used audits stay; a write a kill left half-done goes after an hour."""
-    try:
-        entries = [(e.stat().st_mtime_ns, Path(e.path)) for e in os.scandir(folder) if e.is_file()]
-    except OSError:
-        return
-    kept = sorted((entry for entry in entries if not entry[1].name.startswith(".")), reverse=True)
-    hour_ago = time.time_ns() - 3600 * 10**9
-    stale = kept[KEEP:] + [entry for entry in entries if entry[1].name.startswith(".") and entry[0] < hour_ago]
-    for _, path in stale:
-        path.unlink(missing_ok=True)
