@@ -36,3 +36,16 @@ def test_a_folder_that_cannot_hold_a_copy_keeps_nothing_and_says_nothing(tmp_pat
     blocker.write_text("not a folder")
     keep_whole(blocker / "kept", "abc", b"{}", most=2)  # no exception: the next candidate does the work
     assert blocker.read_text() == "not a folder"
+
+
+def test_threads_writing_the_same_key_leave_one_whole_copy(tmp_path):
+    import threading
+
+    bodies = [bytes([65 + i]) * 2_000_000 for i in range(6)]  # six candidates' copies, each 2 MB
+    threads = [threading.Thread(target=keep_whole, args=(tmp_path, "same", body, 2)) for body in bodies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (tmp_path / "same.json").read_bytes() in bodies
+    assert [p.name for p in tmp_path.iterdir()] == ["same.json"]

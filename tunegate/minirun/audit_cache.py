@@ -80,8 +80,9 @@ def read(key: str) -> Audited | None:
             body = orjson.loads(path.read_bytes())
             if body["key"] != key:
                 return None
-            audited = Audited(stats=body["stats"], found={role: [_record(r) for r in body["found"][role]] for role in ROLES},
-                              findings=_collector(body["findings"]), lost=int(body["lost"]))
+            found = {role: [_record(r) for r in body["found"][role]] for role in ROLES}
+            audited = Audited(stats=body["stats"], found=found, findings=_collector(body["findings"]),
+                              lost=int(body["lost"]))
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
     return audited

@@ -11,6 +11,7 @@ after an hour.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def keep_whole(folder: Path, key: str, body: bytes, most: int) -> None:
     recently used copies go."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        aside = folder / f".{key}.{os.getpid()}"
+        aside = folder / f".{key}.{os.getpid()}.{threading.get_ident()}"  # its own, whoever else writes the key
         aside.write_bytes(body)
         os.replace(aside, folder / f"{key}.json")
     except OSError:  # a folder that cannot hold it: the next candidate does the work again
