@@ -96,47 +96,12 @@ def leaky_sweep(prefect_api, tiny_cache, tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("leaky") / "flows"
     shutil.copytree(FLOWS_DATA, folder)
-    with pytest.MonkeyPatch.context() as patch:
-        _watch_candidates(patch)
-        state = sweep(str(folder / "leaky.yaml"), return_state=True)
+    state = sweep(str(folder / "leaky.yaml"), return_state=True)
     assert state.is_completed(), state.message
     client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
     exp = client.get_experiment_by_name("tunegate").experiment_id
     runs = client.search_runs([exp])
     return state.result(), {r.info.run_name: r for r in runs}
-
-
-_SEEN: list[tuple[str, int, float]] = []  # (what, thread, when) of the leaky sweep's candidates
-
-
-def _watch_candidates(patch: pytest.MonkeyPatch) -> None:
-    """Note when each candidate's gate starts, its job holds a slot, and its logging ends."""
-    import threading
-    import time
-
-    from tunegate.sweep import evaluate, job_slots
-
-    def noted(what: str, fn, after: bool = True):
-        def wrapper(*args, **kwargs):
-            if not after:
-                _SEEN.append((what, threading.get_ident(), time.monotonic()))
-            result = fn(*args, **kwargs)
-            if after:
-                _SEEN.append((what, threading.get_ident(), time.monotonic()))
-            return result
-        return wrapper
-
-    give_back = job_slots.Slot.give_back
-
-    def noted_give_back(slot):
-        if slot.taken:
-            _SEEN.append(("job ends", threading.get_ident(), time.monotonic()))
-        give_back(slot)
-
-    patch.setattr(evaluate, "gate_candidate", noted("gate starts", evaluate.gate_candidate, after=False))
-    patch.setattr(evaluate, "_log", noted("logged", evaluate._log))
-    patch.setattr(job_slots.Slot, "take", noted("job starts", job_slots.Slot.take))
-    patch.setattr(job_slots.Slot, "give_back", noted_give_back)
 
 
 def test_the_leaky_candidate_is_rejected_never_trained_and_logs_its_own_data(leaky_sweep):
@@ -148,17 +113,6 @@ def test_the_leaky_candidate_is_rejected_never_trained_and_logs_its_own_data(lea
     assert run.data.params["data.train_records"] == "105"
     assert run.data.params["data.train_digest"] != runs["r4-a8"].data.params["data.train_digest"]
     assert "run.trained_steps" not in run.data.params  # it trained nothing
-
-
-def test_one_candidate_job_runs_at_a_time_while_the_next_candidate_is_gated_beside_it(leaky_sweep):
-    jobs = [when for what, _, when in _SEEN if what in ("job starts", "job ends")]
-    kinds = [what for what, _, _ in _SEEN if what in ("job starts", "job ends")]
-    assert kinds == ["job starts", "job ends"] * 2  # r4-a8 and train=train_subset_60 ran a mini-run
-    assert jobs == sorted(jobs)  # max_parallel 1: never two jobs at once
-    first_job_thread = next(thread for what, thread, _ in _SEEN if what == "job starts")
-    first_logged = next(when for what, thread, when in _SEEN if what == "logged" and thread == first_job_thread)
-    gated_meanwhile = [when for what, thread, when in _SEEN if what == "gate starts" and thread != first_job_thread]
-    assert min(gated_meanwhile) < first_logged  # the next candidate did not wait for the first's logging
 
 
 def test_every_candidate_has_a_named_run_with_its_verdict_a_spec_rejected_one_too(leaky_sweep):

@@ -16,7 +16,6 @@ from tunegate.processes.followed import stopped_if_cut_short
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
 from tunegate.sweep.budget import sweep_budget, tokens_removed
-from tunegate.sweep import job_slots
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.start_ahead import start_trainers_ahead, trainers_stopped_after
@@ -51,18 +50,14 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
                                    unmapped(settings.max_parallel))
         return [tally.record(f.result()) for f in futures]
 
-    # On threads, every candidate is submitted at once and max_parallel job slots bound the jobs
-    # (tunegate.sweep.job_slots): one's logging and the next one's static stages run beside a job.
-    # Elsewhere the runner's max_parallel workers bound them, a batch at a time.
-    slotted = settings.task_runner == "threads" and settings.candidates_on == "task_runner"
     # what no candidate took is stopped by the sweep flow, around this one; their encoded data here;
     # what the candidates' threads follow, if this ends by an exception, before the runner joins them
-    with tally, tokens_removed(budget.token_cache), stopped_if_cut_short(), job_slots.limited(settings.max_parallel):
+    with tally, tokens_removed(budget.token_cache), stopped_if_cut_short():
         if (strategy or settings.strategy) == "nomad":
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)
         tally.plan(len(candidates))
-        step = len(candidates) if slotted else settings.max_parallel
+        step = settings.max_parallel
         return [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
 
 

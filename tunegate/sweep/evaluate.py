@@ -34,7 +34,6 @@ from tunegate.spec.model import Spec
 from tunegate.sweep.budget import Budget
 from tunegate.sweep.candidate_gate import changed_data_inputs, gate_candidate
 from tunegate.sweep.candidates import Overrides, candidate_digest, candidate_key, run_name, write_candidate_spec
-from tunegate.sweep.job_slots import Slot, job_slot
 from tunegate.sweep.warning_counts import warning_counts
 from tunegate.tracking.session import TrackingSession
 
@@ -101,37 +100,14 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
 
 def _gated_and_trained(path: Path, base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
                        session: TrackingSession | None, budget: Budget, parallel: int) -> CandidateOutcome:
-    from tunegate.fullrun import held_jobs
-
     parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
     spec = parsed.spec
     own = changed_data_inputs(spec, base_spec.require()) if spec is not None else []
     done = _logged_before(session, parsed, base, own, candidate_digest(base_spec, overrides))
     if done is not None:
         return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, own_data=own, **done)
-    # Its job (mini-run, short training) holds one of the sweep's slots; its static stages before
-    # and its logging after run beside another candidate's job (tunegate.sweep.job_slots).
-    with job_slot() as slot:
-        try:
-            report, outcome, measured = _gated_job(path, parsed, base_spec, overrides, base, own, budget, parallel,
-                                                    slot)
-        finally:  # its child (a rejected candidate's, one whose training failed) ends before the slot goes
-            held_jobs.release(path)
-    if not outcome.approved and not outcome.reason:
-        outcome.reason = measured.get("reason") or _reason(report)
-    if session is not None:
-        logged = _log(session, report, spec, base_spec.require(), overrides, measured)
-        outcome.run_id, outcome.reused = logged.run_id, logged.reused
-    return outcome
-
-
-def _gated_job(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
-               own: list[str], budget: Budget, parallel: int,
-               slot: Slot) -> tuple[GateReport, CandidateOutcome, dict[str, Any]]:
-    """The candidate gated (its job's slot taken before the mini-run) and, if approved, trained: its
-    report, its outcome and what its run logs."""
     with _MINI_RUN_LOCK:
-        report = gate_candidate(parsed, base_spec, base, before_mini_run=slot.take, token_cache=budget.token_cache)
+        report = gate_candidate(parsed, base_spec, base, token_cache=budget.token_cache)
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),
@@ -143,9 +119,13 @@ def _gated_job(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides:
                                 "warnings": outcome.warnings}
     if outcome.approved:
         pruning = budget.pruning.for_candidate(candidate_key(overrides)) if budget.pruning else None
-        measured.update(_trained(parsed.require(), path, budget.model_copy(update={"pruning": pruning}), outcome,
-                                 parallel))
-    return report, outcome, measured
+        measured.update(_trained(spec, path, budget.model_copy(update={"pruning": pruning}), outcome, parallel))
+    if not outcome.approved and not outcome.reason:
+        outcome.reason = measured.get("reason") or _reason(report)
+    if session is not None:
+        logged = _log(session, report, spec, base_spec.require(), overrides, measured)
+        outcome.run_id, outcome.reused = logged.run_id, logged.reused
+    return outcome
 
 
 def _trained(spec: Spec, path: Path, budget: Budget, outcome: CandidateOutcome, parallel: int) -> dict[str, Any]:
