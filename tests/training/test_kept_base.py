@@ -17,6 +17,18 @@ from tunegate.training.model import load_key, load_model
 pytestmark = pytest.mark.filterwarnings("ignore:.*is_gradient_checkpointing.*:FutureWarning")
 
 
+def _unload_gives_modules_to_save_as_loaded() -> bool:
+    """PEFT 0.22 on; up to 0.21 `unload` put the trained copy of such a module in the base."""
+    import peft
+    from packaging.version import Version
+
+    return Version(peft.__version__) >= Version("0.22")
+
+
+MODULES_TO_SAVE = pytest.param({"lora.modules_to_save": ["lm_head"]}, marks=pytest.mark.skipif(
+    not _unload_gives_modules_to_save_as_loaded(), reason="PEFT < 0.22 keeps no base with modules_to_save"))
+
+
 @pytest.fixture
 def allowed(monkeypatch):
     """This process is a candidate's job; what it keeps is dropped after the test."""
@@ -79,15 +91,36 @@ def test_a_base_loaded_another_way_is_not_given_and_not_kept(tiny_cache, allowed
     assert kept_base.take(_key(tiny_cache, spec)) is None  # dropped: no second copy beside a fresh load
 
 
-def test_a_base_with_modules_to_save_is_not_kept(tiny_cache, allowed):
-    # PEFT's unload leaves the trained copy of such a module in the base
+def test_a_base_with_modules_to_save_is_given_as_loaded_never_with_the_trained_copy(tiny_cache, allowed):
+    import torch
+
     spec = load_spec("good", **{"lora.modules_to_save": ["lm_head"]})
     _mini_run(spec)
+    base = kept_base.take(_key(tiny_cache, spec))
+    if not _unload_gives_modules_to_save_as_loaded():
+        assert base is None
+        return
+    assert base is not None and not any(p.requires_grad for p in base.parameters())
+    fresh = load_model(str(tiny_cache), spec, RunPlace("cpu", "bf16", "sdpa")).state_dict()
+    kept = base.state_dict()
+    assert kept.keys() == fresh.keys() and all(torch.equal(kept[k], fresh[k]) for k in fresh)
+
+
+def test_a_base_left_trainable_after_its_adapter_is_off_is_not_kept(tiny_cache, allowed):
+    from tunegate.report import FindingCollector
+    from tunegate.training.model import apply_lora
+
+    spec = load_spec("good")
+    model = load_model(str(tiny_cache), spec, RunPlace("cpu", "bf16", "sdpa"))
+    kept_base.loaded()
+    peft_model = apply_lora(model, spec, FindingCollector("mini-run"))
+    model.get_output_embeddings().weight.requires_grad_(True)  # a base weight trained beside LoRA
+    kept_base.keep(_key(tiny_cache, spec), peft_model)
     assert kept_base.take(_key(tiny_cache, spec)) is None
 
 
 @pytest.mark.parametrize("overrides", [{}, {"training.gradient_checkpointing": True},  # hooks left on the base
-                                       {"lora.target_modules": "all-linear"}])
+                                       {"lora.target_modules": "all-linear"}, MODULES_TO_SAVE])
 def test_the_training_on_the_kept_base_computes_what_a_fresh_load_does(tiny_cache, allowed, tmp_path, overrides):
     spec = load_spec("good", **overrides)
     lines: list[str] = []

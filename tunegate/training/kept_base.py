@@ -10,8 +10,8 @@ disk: on an H200 a 1.5B base took 16-29 s to load (issue 31), and issue 33 asks 
 candidate. Both hold the base's weights frozen (TG507), so the mini-run's model with its LoRA
 layers taken off (PEFT's `unload`) is the base the trainer would load with the same
 `from_pretrained` call (`tunegate.training.model.load_key`). Not kept: a base with anything still
-trainable once LoRA is off (`lora.modules_to_save`: PEFT's `unload` leaves the trained copies of
-those modules in it). Only a process that allows it keeps a base: a mini-run anywhere else
+trainable once LoRA is off, or one where a `lora.modules_to_save` module is not the module as
+loaded (PEFT up to 0.21 unloads to the trained copy, 0.22 to the module as loaded). Only a process that allows it keeps a base: a mini-run anywhere else
 (`tunegate check --mini-run`, preflight) drops its model as before.
 
 The random state: the trainer seeds, loads, then puts LoRA on, so a load that draws random numbers
@@ -48,13 +48,22 @@ def keep(key: Any, trained: Any) -> None:
     state, _after_load = _after_load, None
     if not _allowed or state is None:
         return
+    loaded_modules = _fully_trained_originals(trained)
     try:
         base = trained.unload()  # each LoRA layer replaced by the module it wrapped
     except Exception:  # noqa: BLE001  (a PEFT layer it cannot take off: the trainer loads its own)
         return
-    if any(p.requires_grad for p in base.parameters()):
+    if any(p.requires_grad for p in base.parameters()) or not loaded_modules <= {id(m) for m in base.modules()}:
         return
     _kept = (key, base, state)
+
+
+def _fully_trained_originals(trained: Any) -> set[int]:
+    """The modules as loaded under `lora.modules_to_save`'s wrappers: the base is kept only if
+    `unload` puts each of them back (PEFT 0.22 does; up to 0.21 it put the trained copy there)."""
+    from peft.utils import ModulesToSaveWrapper
+
+    return {id(m.original_module) for m in trained.modules() if isinstance(m, ModulesToSaveWrapper)}
 
 
 def take(key: Any) -> Any | None:
