@@ -96,12 +96,69 @@ def leaky_sweep(prefect_api, tiny_cache, tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("leaky") / "flows"
     shutil.copytree(FLOWS_DATA, folder)
-    state = sweep(str(folder / "leaky.yaml"), return_state=True)
+    with pytest.MonkeyPatch.context() as patch:
+        _watch_candidates(patch)
+        state = sweep(str(folder / "leaky.yaml"), return_state=True)
     assert state.is_completed(), state.message
     client = MlflowClient(f"sqlite:///{folder / 'mlflow.db'}")
     exp = client.get_experiment_by_name("tunegate").experiment_id
     runs = client.search_runs([exp])
     return state.result(), {r.info.run_name: r for r in runs}
+
+
+_SEEN: list[tuple[str, str, int, float]] = []  # (what, candidate key, thread, when) in the leaky sweep
+
+
+def _watch_candidates(patch: pytest.MonkeyPatch) -> None:
+    """Note when each candidate's gate starts, its job takes and gives back its slot, its logging ends."""
+    import threading
+    import time
+
+    from tunegate.sweep import evaluate, job_slots
+    from tunegate.sweep.candidates import candidate_key
+
+    def note(what: str, key: str) -> None:
+        _SEEN.append((what, key, threading.get_ident(), time.monotonic()))
+
+    gate, log = evaluate.gate_candidate, evaluate._log
+    take, end = job_slots.Claim.take_slot, job_slots.Claim.end
+
+    def gate_noted(parsed, *args, **kwargs):
+        note("gate starts", "")
+        return gate(parsed, *args, **kwargs)
+
+    def log_noted(session, report, spec, base, overrides, measured):
+        logged = log(session, report, spec, base, overrides, measured)
+        note("logged", candidate_key(overrides))
+        return logged
+
+    def take_noted(claim):
+        take(claim)
+        note("job starts", claim._key)
+
+    def end_noted(claim):
+        if claim.slot_taken:
+            note("job ends", claim._key)
+        end(claim)
+
+    patch.setattr(evaluate, "gate_candidate", gate_noted)
+    patch.setattr(evaluate, "_log", log_noted)
+    patch.setattr(job_slots.Claim, "take_slot", take_noted)
+    patch.setattr(job_slots.Claim, "end", end_noted)
+
+
+def test_jobs_run_one_at_a_time_in_the_sweeps_order_the_next_gated_while_one_is_logged(leaky_sweep):
+    from tunegate.sweep.candidates import candidate_key
+
+    jobs = [(what, key) for what, key, _, _ in _SEEN if what in ("job starts", "job ends")]
+    first = candidate_key({"lora.r": 4, "lora.alpha": 8})
+    second = candidate_key({"data.train": "train_subset_60.jsonl"})
+    # max_parallel 1: never two jobs at once; r4-a8 and train=train_subset_60 ran a mini-run, in that order
+    assert jobs == [("job starts", first), ("job ends", first), ("job starts", second), ("job ends", second)]
+    first_thread = next(thread for what, key, thread, _ in _SEEN if what == "job starts" and key == first)
+    first_logged = next(when for what, key, _, when in _SEEN if what == "logged" and key == first)
+    gated_meanwhile = [when for what, _, thread, when in _SEEN if what == "gate starts" and thread != first_thread]
+    assert min(gated_meanwhile) < first_logged  # the next candidate did not wait for the first's logging
 
 
 def test_the_leaky_candidate_is_rejected_never_trained_and_logs_its_own_data(leaky_sweep):

@@ -15,7 +15,9 @@ from prefect.states import Completed, Failed
 from tunegate.processes.followed import stopped_if_cut_short
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec
+from tunegate.sweep import job_slots
 from tunegate.sweep.budget import sweep_budget, tokens_removed
+from tunegate.sweep.candidates import candidate_key
 from tunegate.sweep.evaluate import CandidateOutcome
 from tunegate.sweep.nomad_sweep import nomad_sweep
 from tunegate.sweep.start_ahead import start_trainers_ahead, trainers_stopped_after
@@ -48,6 +50,8 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
         with candidate_resources(parsed.require()):  # one GPU each, when the spec wants one
             futures = evaluate.map(unmapped(parsed), batch, unmapped(base), unmapped(session), unmapped(budget),
                                    unmapped(settings.max_parallel))
+        for future, overrides in zip(futures, batch):
+            future.add_done_callback(job_slots.ended(candidate_key(overrides)))
         return [tally.record(f.result()) for f in futures]
 
     # what no candidate took is stopped by the sweep flow, around this one; their encoded data here;
@@ -57,7 +61,12 @@ def sweep_candidates(parsed: ParsedSpec, base: GateReport, session: TrackingSess
             return nomad_sweep(parsed, evaluate_many)[0]
         candidates = propose_task(parsed, strategy)
         tally.plan(len(candidates))
-        step = settings.max_parallel
+        if settings.task_runner == "threads" and settings.candidates_on == "task_runner":
+            # all at once; max_parallel job slots, taken in the sweep's order (tunegate.sweep.job_slots):
+            # one candidate's logging and the next one's static stages run beside a job
+            with job_slots.limited(settings.max_parallel, [candidate_key(c) for c in candidates]):
+                return evaluate_many(candidates)
+        step = settings.max_parallel  # the runner's max_parallel workers bound them, a batch at a time
         return [o for i in range(0, len(candidates), step) for o in evaluate_many(candidates[i:i + step])]
 
 

@@ -289,7 +289,8 @@ class SweepSpec(Section):
                               description="NOMAD search space (strategy nomad); see docs/nomad.md.")
     max_evals: PositiveInt = Field(10, le=b.MAX_EVALS, description="Most candidates evaluated.")
     train_steps: PositiveInt = Field(20, le=b.MAX_STEPS, description="Short training budget per candidate.")
-    max_parallel: PositiveInt = Field(1, le=b.MAX_PROCESSES, description="Candidates evaluated at once.")
+    max_parallel: PositiveInt = Field(1, le=b.MAX_PROCESSES, description="Candidates evaluated at once: on threads, "
+                                      "their jobs (mini-run, short training), the others gated or logged beside them.")
     task_runner: Literal["threads", "dask", "ray"] = Field(
         "threads", description="Where candidates run: threads of the sweep's process (each training in a process "
         "of its own), Dask worker processes (prefect-dask) or Ray workers (prefect-ray); a local cluster "

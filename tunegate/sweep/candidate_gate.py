@@ -14,6 +14,7 @@ validation data is never trained.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,11 @@ def changed_data_inputs(spec: Spec, base: Spec) -> list[str]:
     return [key for key in DATA_INPUTS if value(spec, key) != value(base, key)]
 
 
-def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport,
-                   token_cache: str | None = None) -> GateReport:
+def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport, token_cache: str | None = None,
+                   before_mini_run: Callable[[], None] | None = None) -> GateReport:
     """The candidate's report: spec, data (inherited or its own), estimate, frozen validation, mini-run;
-    `token_cache` is the sweep's token folder, where its candidates share their token audit."""
+    `token_cache` is the sweep's token folder, where its candidates share their token audit;
+    `before_mini_run` is called just before the mini-run starts (the sweep's job slot is taken there)."""
     from tunegate.gate import check
     from tunegate.sweep.mini_run_apart import mini_run_report
 
@@ -57,6 +59,8 @@ def gate_candidate(parsed: ParsedSpec, base_parsed: ParsedSpec, base: GateReport
     if not merged.gates_passed or frozen.status == "failed":
         why = "an earlier stage failed" if not merged.gates_passed else "the validation set is not the sweep's"
         return _with(merged, frozen, StageResult.skipped("mini-run", why))
+    if before_mini_run is not None:
+        before_mini_run()
     mini = mini_run_report(parsed, merged.facts.model_copy(deep=True), token_cache)  # in a forked child
     return GateReport.merge([_with(merged, frozen), _said_if_no_gpu(parsed.spec, mini)])
 

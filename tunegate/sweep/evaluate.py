@@ -31,6 +31,7 @@ from tunegate.fullrun.result import CANNOT_START, CRASHED, NO_RESULT, TIMED_OUT
 from tunegate.report import GateReport
 from tunegate.spec.check import ParsedSpec, parse_spec
 from tunegate.spec.model import Spec
+from tunegate.sweep import job_slots
 from tunegate.sweep.budget import Budget
 from tunegate.sweep.candidate_gate import changed_data_inputs, gate_candidate
 from tunegate.sweep.candidates import Overrides, candidate_digest, candidate_key, run_name, write_candidate_spec
@@ -89,25 +90,42 @@ def evaluate_candidate(base_spec: ParsedSpec, overrides: Overrides, base: GateRe
 
 def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, session: TrackingSession | None,
               budget: Budget, parallel: int) -> CandidateOutcome:
+    # Its gate and job take their turn and a slot in a sweep on threads (tunegate.sweep.job_slots);
+    # its logging after its job runs beside the next candidate's.
+    with job_slots.claim(candidate_key(overrides)) as claim:
+        path = write_candidate_spec(base_spec, overrides)
+        parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
+        own = changed_data_inputs(parsed.spec, base_spec.require()) if parsed.spec is not None else []
+        done = _logged_before(session, parsed, base, own, candidate_digest(base_spec, overrides))
+        if done is not None:
+            return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, own_data=own, **done)
+        report, outcome, measured = _gated_and_trained(path, parsed, base_spec, overrides, base, own, budget,
+                                                       parallel, claim)
+    if not outcome.approved and not outcome.reason:
+        outcome.reason = measured.get("reason") or _reason(report)
+    if session is not None:
+        logged = _log(session, report, parsed.spec, base_spec.require(), overrides, measured)
+        outcome.run_id, outcome.reused = logged.run_id, logged.reused
+    return outcome
+
+
+def _gated_and_trained(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides: Overrides,
+                       base: GateReport, own: list[str], budget: Budget, parallel: int,
+                       claim: job_slots.Claim) -> tuple[GateReport, CandidateOutcome, dict[str, Any]]:
+    """The candidate gated and, if approved, trained: its report, its outcome and what its run logs."""
     from tunegate.fullrun import held_jobs
 
-    path = write_candidate_spec(base_spec, overrides)
     try:
-        return _gated_and_trained(path, base_spec, overrides, base, session, budget, parallel)
-    finally:  # its mini-run's child, held for its training (tunegate.fullrun.held_jobs), ends if it did not train
-        held_jobs.release(path)
+        with claim.turn(), _MINI_RUN_LOCK:
+            report = gate_candidate(parsed, base_spec, base, token_cache=budget.token_cache,
+                                    before_mini_run=claim.take_slot)
+        return _judged(path, parsed, base_spec, overrides, own, budget, parallel, report)
+    finally:  # its mini-run's child, held for its training (tunegate.fullrun.held_jobs), ends if it did not
+        held_jobs.release(path)  # train, before its slot is given back
 
 
-def _gated_and_trained(path: Path, base_spec: ParsedSpec, overrides: Overrides, base: GateReport,
-                       session: TrackingSession | None, budget: Budget, parallel: int) -> CandidateOutcome:
-    parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
-    spec = parsed.spec
-    own = changed_data_inputs(spec, base_spec.require()) if spec is not None else []
-    done = _logged_before(session, parsed, base, own, candidate_digest(base_spec, overrides))
-    if done is not None:
-        return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, own_data=own, **done)
-    with _MINI_RUN_LOCK:
-        report = gate_candidate(parsed, base_spec, base, token_cache=budget.token_cache)
+def _judged(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides: Overrides, own: list[str],
+            budget: Budget, parallel: int, report: GateReport) -> tuple[GateReport, CandidateOutcome, dict[str, Any]]:
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
                                own_data=own, train_digest=(report.fingerprints.get("train") or {}).get("digest"),
@@ -119,13 +137,9 @@ def _gated_and_trained(path: Path, base_spec: ParsedSpec, overrides: Overrides, 
                                 "warnings": outcome.warnings}
     if outcome.approved:
         pruning = budget.pruning.for_candidate(candidate_key(overrides)) if budget.pruning else None
-        measured.update(_trained(spec, path, budget.model_copy(update={"pruning": pruning}), outcome, parallel))
-    if not outcome.approved and not outcome.reason:
-        outcome.reason = measured.get("reason") or _reason(report)
-    if session is not None:
-        logged = _log(session, report, spec, base_spec.require(), overrides, measured)
-        outcome.run_id, outcome.reused = logged.run_id, logged.reused
-    return outcome
+        measured.update(_trained(parsed.require(), path, budget.model_copy(update={"pruning": pruning}), outcome,
+                                 parallel))
+    return report, outcome, measured
 
 
 def _trained(spec: Spec, path: Path, budget: Budget, outcome: CandidateOutcome, parallel: int) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """The Prefect task runner a sweep's candidates run on, from `sweep.task_runner` and `sweep.address`.
 
-    threads  ThreadPoolTaskRunner(max_parallel): candidates in threads of the flow's process; each
-             mini-run holds a per-process lock, each short training runs in a process of its own.
+    threads  ThreadPoolTaskRunner(2 x max_parallel): candidates in threads of the flow's process, at most
+             max_parallel in their jobs (mini-run and short training; `tunegate.sweep.job_slots`), the
+             others gated or logged beside them; each mini-run holds a per-process lock, each short
+             training runs in a process of its own.
     dask     prefect-dask's DaskTaskRunner: on the scheduler at `sweep.address`, or a LocalCluster of
              `max_parallel` worker processes of one thread each, so the same spec runs on a laptop.
     ray      prefect-ray's RayTaskRunner (`tunegate.tasks.ray_runner`): on the cluster at
@@ -53,7 +55,8 @@ def task_runner(spec: Spec) -> Any:
         return ray_runner(spec, prefect_api_env(local=False) if elsewhere else worker_env(sweep.max_parallel))
     from prefect.task_runners import ThreadPoolTaskRunner
 
-    return ThreadPoolTaskRunner(max_workers=sweep.max_parallel)
+    # max_parallel candidates in their jobs, as many beside them gated or logged (tunegate.sweep.job_slots)
+    return ThreadPoolTaskRunner(max_workers=2 * sweep.max_parallel)
 
 
 @contextlib.contextmanager
