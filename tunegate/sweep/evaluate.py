@@ -96,11 +96,12 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
         path = write_candidate_spec(base_spec, overrides)
         parsed = parse_spec(path)  # the candidate's one parse; parsed.spec is None when it is invalid
         own = changed_data_inputs(parsed.spec, base_spec.require()) if parsed.spec is not None else []
-        done = _logged_before(session, parsed, base, own, candidate_digest(base_spec, overrides))
+        digest = candidate_digest(base_spec, overrides)  # its run's id in MLflow, found or logged
+        done = _logged_before(session, parsed, base, own, digest)
         if done is not None:
             return CandidateOutcome(overrides=overrides, spec_path=str(path), reused=True, own_data=own, **done)
-        report, outcome, measured = _gated_and_trained(path, parsed, base_spec, overrides, base, own, budget,
-                                                       parallel, claim)
+        report, outcome, measured = _gated_and_trained(path, parsed, base_spec, overrides, digest, base, own,
+                                                       budget, parallel, claim)
     if not outcome.approved and not outcome.reason:
         outcome.reason = measured.get("reason") or _reason(report)
     if session is not None:
@@ -109,7 +110,7 @@ def _evaluate(base_spec: ParsedSpec, overrides: Overrides, base: GateReport, ses
     return outcome
 
 
-def _gated_and_trained(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides: Overrides,
+def _gated_and_trained(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides: Overrides, digest: str,
                        base: GateReport, own: list[str], budget: Budget, parallel: int,
                        claim: job_slots.Claim) -> tuple[GateReport, CandidateOutcome, dict[str, Any]]:
     """The candidate gated and, if approved, trained: its report, its outcome and what its run logs."""
@@ -119,12 +120,12 @@ def _gated_and_trained(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, ov
         with claim.turn(), _MINI_RUN_LOCK:
             report = gate_candidate(parsed, base_spec, base, token_cache=budget.token_cache,
                                     before_mini_run=claim.take_slot)
-        return _judged(path, parsed, base_spec, overrides, own, budget, parallel, report)
+        return _judged(path, parsed, overrides, digest, own, budget, parallel, report)
     finally:  # its mini-run's child, held for its training (tunegate.fullrun.held_jobs), ends if it did not
         held_jobs.release(path)  # train, before its slot is given back
 
 
-def _judged(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides: Overrides, own: list[str],
+def _judged(path: Path, parsed: ParsedSpec, overrides: Overrides, digest: str, own: list[str],
             budget: Budget, parallel: int, report: GateReport) -> tuple[GateReport, CandidateOutcome, dict[str, Any]]:
     outcome = CandidateOutcome(overrides=overrides, spec_path=str(path), approved=report.approved_for_full_run,
                                codes=sorted({f.code for f in report.findings if f.severity == "error"}),
@@ -133,7 +134,7 @@ def _judged(path: Path, parsed: ParsedSpec, base_spec: ParsedSpec, overrides: Ov
     # Trained: only what the sweep's budget trained (its mini-run is a gate, logged as mini_run/*); a
     # candidate the gate rejected logs no run.trained_steps and no training time.
     measured: dict[str, Any] = {"name": run_name(overrides), "kind": "sweep candidate", "trained_steps": None,
-                                "train_seconds": None, "spec_digest": candidate_digest(base_spec, overrides),
+                                "train_seconds": None, "spec_digest": digest,
                                 "warnings": outcome.warnings}
     if outcome.approved:
         pruning = budget.pruning.for_candidate(candidate_key(overrides)) if budget.pruning else None

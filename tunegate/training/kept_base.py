@@ -11,8 +11,9 @@ candidate. Both hold the base's weights frozen (TG507), so the mini-run's model 
 layers taken off (PEFT's `unload`) is the base the trainer would load with the same
 `from_pretrained` call (`tunegate.training.model.load_key`). Not kept: a base with anything still
 trainable once LoRA is off, or one where a `lora.modules_to_save` module is not the module as
-loaded (PEFT up to 0.21 unloads to the trained copy, 0.22 to the module as loaded). Only a process that allows it keeps a base: a mini-run anywhere else
-(`tunegate check --mini-run`, preflight) drops its model as before.
+loaded (PEFT up to 0.21 unloads to the trained copy, 0.22 to the module as loaded). Only a process
+that allows it keeps a base: a mini-run anywhere else (`tunegate check --mini-run`, preflight)
+drops its model as before.
 
 The random state: the trainer seeds, loads, then puts LoRA on, so a load that draws random numbers
 (a weight the checkpoint lacks is initialised) moves the generator before the adapter's
