@@ -12,7 +12,8 @@ from --against (PYTHONPATH), in alternating order, on a copy of examples/quickst
 in a scratch folder (preflight writes its report beside the spec), one torch thread. MLflow's store
 is shared by both; each checkout has its own Prefect home (its own warm local API, as one install
 has); both are warmed first, so first-use migrations are not counted. It
-prints each run's wall and CPU (user + sys of the command and its children), the medians, the
+prints each run's wall and CPU (user + sys of the command and its children, and of the shared local
+API while the command ran: it is no child of the command, benchmarks/shared_api_cpu.py), the medians, the
 ratio, and whether both reached the same verdict and findings. With --cold every run gets a fresh
 Prefect home and the command's own local API (TUNEGATE_LOCAL_API_IDLE_S=0), as a user's first
 command on a new home: the API's start-up and Prefect's migrations of the fresh database (or the copy
@@ -47,6 +48,7 @@ import time
 from pathlib import Path
 
 from bytecode import compile_trees
+from shared_api_cpu import api_cpu_over, shared_api_cpu
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).resolve().parent / "out" / "preflight"
@@ -114,11 +116,13 @@ def _run(source: Path, work: Path, env: dict[str, str], cold: bool = False) -> t
     home = work / ("prefect-home" if source == ROOT else "prefect-home-other")
     if cold:
         home = Path(tempfile.mkdtemp(prefix="cold-home-", dir=work))
+    api = shared_api_cpu(home)
     done = subprocess.run(command, cwd=work, env={**env, "PYTHONPATH": str(source), "PREFECT_HOME": str(home)},
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu += api_cpu_over(api, shared_api_cpu(home))  # the shared local API is not the command's child
     if done.returncode not in (0, 1):
         raise SystemExit(f"{source}: exit {done.returncode}\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout)

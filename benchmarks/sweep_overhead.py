@@ -47,7 +47,9 @@ shared machine, or being first or second of a pair, hits every variant alike):
             last user turn and reply marked with its number, so no record repeats another), written
             once into benchmarks/out/sweep/: what grows with the data (reading, tokenising) beside
             the training, which does not (the same steps of the same batch size).
-It prints the median wall and CPU (user + sys of the process and its children) of each, the ratio
+It prints the median wall and CPU (user + sys of the process and its children, and of the shared
+local API while the command ran: that server outlives the command in a session of its own, so the
+command's rusage never holds it; before session 54 it was left out) of each, the ratio
 of each sweep to bare-1 (the target: sweep-1 <= 1.5x bare-1's wall), the per-candidate costs, and
 the load average before and after. --parts times the fixed parts, each in a fresh process: the
 imports, the ephemeral Prefect API (a flow with one task), an MLflow store created on a fresh
@@ -81,6 +83,7 @@ import time
 from pathlib import Path
 
 from bytecode import compile_trees
+from shared_api_cpu import api_cpu_over, shared_api_cpu
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -181,19 +184,22 @@ print(round(t1 - t0, 3), round(t2 - t1, 3), round(t3 - t2, 3), round(t4 - t3, 3)
 
 def timed(command: list[str], source: Path = ROOT, api: str | None = None,
           cold: bool = False) -> tuple[float, float, str]:
-    """(wall, CPU of the process and its children, stdout) of one fresh process running `source`'s
-    tunegate (from that folder: `python -m` puts the working folder first on sys.path); with `api`,
-    against that Prefect API; `cold`: on a fresh Prefect home, with the command's own local API."""
+    """(wall, CPU of the process and its children and of the shared local API meanwhile, stdout) of one
+    fresh process running `source`'s tunegate (from that folder: `python -m` puts the working folder
+    first on sys.path); with `api`, against that Prefect API; `cold`: on a fresh Prefect home, with
+    the command's own local API."""
     start = time.perf_counter()
     home = Path(tempfile.mkdtemp(prefix="cold-home-", dir=OUT)) if cold else prefect_home(source)
     env = {**ENV, "PYTHONPATH": str(source), "PREFECT_HOME": str(home),
            **({"PREFECT_API_URL": api} if api else {}), **({"TUNEGATE_LOCAL_API_IDLE_S": "0"} if cold else {})}
+    shared = None if api else home  # with `api`, a server of the user's own: not the command's (see server-*)
+    before = shared_api_cpu(shared) if shared else None
     child = subprocess.Popen(command, cwd=source, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = child.communicate()
     wall = time.perf_counter() - start
     if child.returncode not in (0, 1):
         raise SystemExit(f"{command[:4]} failed ({child.returncode}): {err.decode()[-2000:]}")
-    return wall, _children_cpu(), out.decode()
+    return wall, _children_cpu() + (api_cpu_over(before, shared_api_cpu(shared)) if shared else 0.0), out.decode()
 
 
 def prefect_home(source: Path) -> Path:
@@ -426,6 +432,7 @@ def split(steps: int, source: Path = ROOT, count: int = 1) -> list[tuple[str, fl
     start = time.perf_counter()
     _children_cpu()  # from here
     env = {**ENV, "PYTHONPATH": str(source), "PREFECT_HOME": str(prefect_home(source))}
+    api_before = shared_api_cpu(prefect_home(source))
     proc = subprocess.Popen([sys.executable, "-m", "tunegate", "sweep", str(sweep_spec(count, steps)), "--json"],
                             cwd=source, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seen: dict[int, tuple[tuple[float, float, int], str]] = {}
@@ -446,17 +453,21 @@ def split(steps: int, source: Path = ROOT, count: int = 1) -> list[tuple[str, fl
                     jobs.append(children - reaped.get(pid, 0.0))
                 reaped[pid] = children
         time.sleep(0.05)
-    wall, total = time.perf_counter() - start, _children_cpu()
+    api = api_cpu_over(api_before, shared_api_cpu(prefect_home(source)))
+    wall, total = time.perf_counter() - start, _children_cpu() + api
     print(f"one {count}-candidate sweep of {source}: {wall:.1f} s wall, {total:.1f} s CPU (load {_load()}); per "
           "process (sampled):")
     for (user, system, faults), role in seen.values():
         print(f"  {user + system:6.2f} s CPU ({user:.2f} user, {system:.2f} system), {faults:7d} page faults  {role}")
+    print(f"  {api:6.2f} s CPU  {SHARED_API}")
     if jobs:
         print(f"  jobs reaped by the fork server (their whole CPU): {' '.join(f'{j:.2f}' for j in jobs)} s")
-    return [(role, user + system) for (user, system, _), role in seen.values()] + [(REAPED, j) for j in jobs]
+    return ([(role, user + system) for (user, system, _), role in seen.values()] + [(REAPED, j) for j in jobs]
+            + [(SHARED_API, api)])
 
 
 REAPED = "a job, as its fork server reaped it (exact)"
+SHARED_API = "the shared local API meanwhile (not the command's child: its own session)"
 
 
 REQUEST = re.compile(r"^(\S+ \S+) \d+ INFO httpx: HTTP Request: (\S+) (\S+) \"HTTP/1.1 (\d+)", re.M)
