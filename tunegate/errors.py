@@ -151,11 +151,13 @@ class ApprovalError(TunegateError):
 
 
 class EstimateError(TunegateError):
-    """The estimate cannot be made; `code` is the finding to report, `key` the spec key to fix."""
+    """The estimate cannot be made; `code` is the finding to report, `key` the spec key to fix.
+    `not_here`: what is missing is missing on this machine only (the model's config.json offline),
+    no fault of the config: the estimate is not run here rather than failed."""
 
-    def __init__(self, code: str, message: str, hint: str, key: str | None = None):
+    def __init__(self, code: str, message: str, hint: str, key: str | None = None, not_here: bool = False):
         super().__init__(message)
-        self.code, self.hint, self.key = code, hint, key
+        self.code, self.hint, self.key, self.not_here = code, hint, key, not_here
 
 
 class Terminated(KeyboardInterrupt):

@@ -64,6 +64,5 @@ def test_a_model_without_a_reachable_config_is_never_approved(monkeypatch):
     report = check(SPECS / "no-config.yaml")
     estimate = next(s for s in report.stages if s.name == "estimate")
     finding = next(f for f in estimate.findings if f.code == "TG404")
-    assert finding.severity == "error"
     assert "config.json" in finding.hint
-    assert not report.approved_for_full_run
+    assert not report.approved_for_full_run and "estimate" in report.not_run

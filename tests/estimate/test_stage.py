@@ -54,14 +54,23 @@ def test_a_run_too_big_even_at_micro_batch_1_with_checkpointing_is_impossible():
     assert "even at micro batch 1 with gradient checkpointing" in result.findings[0].message
 
 
-def test_an_unknown_model_without_config_is_an_error_saying_what_to_provide(monkeypatch):
-    # without an estimate, memory was never checked: nothing may be approved for a full run
+def test_a_model_whose_config_is_not_on_this_machine_is_not_estimated_here_saying_what_to_provide(monkeypatch):
+    # The run machine finds the config (its Hub or its cache); this one cannot: memory was never
+    # checked, so the stage did not run (nothing is approved), and the config is not at fault.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     result = estimate_stage(context(make_spec(model={"id": "acme/never-published-7b"})))
-    assert result.status == "failed"
-    assert codes(result) == {"TG404": "error"}
-    assert "no config.json" in result.findings[0].message
-    assert "config.json" in result.findings[0].hint and "model.id" in result.findings[0].hint
+    assert result.status == "skipped" and "config.json is not on this machine" in result.reason
+    assert codes(result) == {"TG404": "warning"}
+    assert "no config.json" in result.findings[0].message and "on this machine" in result.findings[0].message
+    assert "hf download" in result.findings[0].hint and "model.id" in result.findings[0].hint
+
+
+def test_an_unknown_gpu_still_stops_the_estimate_as_an_error():
+    spec = make_spec(model={"id": str(DATA / "llama-70b")})
+    spec.hardware.gpu = "Z9000-1TB"  # past the spec's own check (TG109): the estimate says it too
+    result = estimate_stage(context(spec))
+    assert result.status == "failed" and codes(result) == {"TG404": "error"}
+    assert "unknown GPU 'Z9000-1TB'" in result.findings[0].message
 
 
 def test_a_malformed_config_is_an_error():

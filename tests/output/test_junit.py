@@ -32,3 +32,15 @@ def test_an_approved_spec_is_all_passed_cases():
     assert root.get("failures") == "0" and int(root.get("tests")) == 4
     assert {s.get("name") for s in root} == {"tunegate.spec", "tunegate.dataset", "tunegate.overlap",
                                              "tunegate.estimate"}
+
+
+def test_a_stage_not_run_here_is_skipped_and_keeps_the_finding_that_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = tmp_path / "spec.yaml"
+    text = (ROOT / "examples" / "quickstart.yaml").read_text(encoding="utf-8")
+    spec.write_text(text.replace("tunegate/tiny-llama", "acme/never-published-7b")
+                    .replace("data/", str(ROOT / "examples" / "data") + "/"), encoding="utf-8")
+    estimate = {s.get("name"): s for s in _parse(check(spec))}["tunegate.estimate"]
+    assert "not on this machine" in estimate.find("testcase/skipped").get("message")
+    said = [c for c in estimate if c.find("system-out") is not None]
+    assert [c.get("name").split()[0] for c in said] == ["TG404"]

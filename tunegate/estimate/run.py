@@ -126,12 +126,13 @@ def resolve_architecture(spec: Spec, base_dir: Path | None = None, meta: bool = 
     if arch is None and spec.model.params is not None:
         return _from_size(spec)
     if arch is None:
-        raise EstimateError("TG404", f"cannot estimate: no config.json found for '{spec.model.id}', so "
-                            "memory and time were never checked and the run cannot be approved",
-                            "Download the model's config.json (hf download ID config.json) into a folder and "
-                            "point model.id at it: the config alone is enough, no weights needed. Without it, "
-                            "model.params (the size in billions) gives an estimate with a wider band.",
-                            key="model.id")
+        raise EstimateError("TG404", f"cannot estimate: no config.json found for '{spec.model.id}' on this "
+                            "machine, so memory and time were never checked and the run cannot be approved",
+                            "Put the model's config.json where this machine finds it: `hf download ID config.json` "
+                            "fills the Hugging Face cache (HF_HUB_CACHE) without changing the config, or point "
+                            "model.id at a folder holding it; the config alone is enough, no weights needed. "
+                            "Without it, model.params (the size in billions) gives an estimate with a wider band.",
+                            key="model.id", not_here=True)
     if meta or not arch.exact:
         counted = _meta_count(found[0], in_process=meta)
         if counted is not None:

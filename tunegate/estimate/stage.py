@@ -49,9 +49,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     try:
         est = estimate_run(spec, ctx.facts, base, data_available="train" not in ctx.unavailable)
     except EstimateError as exc:
-        # without an estimate nothing may be approved for a full run: every such stop is an error
-        out.add(exc.code, "error", str(exc), exc.hint, file=file, key=exc.key)
-        return out.result(time.perf_counter() - start, {"summary": "not estimated"})
+        return _not_estimated(out, exc, file, time.perf_counter() - start)
     summary = summary_with_readings(spec, est, ctx.facts, base)
     found = [Reading.model_validate(r) for r in summary["readings"]]
     ctx.facts.estimate = summary
@@ -98,6 +96,19 @@ def _assumed_gpu(out: FindingCollector, est: Estimate, spec: Spec, file: str | N
             f"{est.gpu} ({est.memory.capacity_gib:g} GiB each): its memory verdict and hours are for that GPU",
             "Name the GPU the run trains on: --gpu NAME (and --gpus N) on check, estimate, advise and samples, or "
             "hardware.gpu in a spec; `tunegate gpus` lists the names.", file=file, key="hardware.gpu")
+
+
+def _not_estimated(out: FindingCollector, exc: EstimateError, file: str | None, duration_s: float) -> StageResult:
+    """Without an estimate nothing may be approved for a full run. What this machine lacks (the model's
+    config.json where the Hub cannot be reached) is no reason the config's trainer refuses it, which
+    finds the config on the run machine: the stage did not run here (the report's `not_run`), said
+    by a warning; anything else that stops the estimate is an error of the config."""
+    out.add(exc.code, "warning" if exc.not_here else "error", str(exc), exc.hint, file=file, key=exc.key)
+    result = out.result(duration_s, {"summary": "not estimated"})
+    if not exc.not_here:
+        return result
+    return result.model_copy(update={"status": "skipped",
+                                     "reason": f"the model's config.json is not on this machine ({exc.code})"})
 
 
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,

@@ -7,9 +7,14 @@ tests/data/configs/published/README.md.
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
-from tests.support.paths import DATA
+from tests.support.paths import DATA, ROOT
 from tunegate.cli.launch import refuse_what_the_trainer_cannot_run
 from tunegate.errors import ApprovalError
 from tunegate.estimate.run import estimate_run, resolve_architecture
@@ -89,3 +94,32 @@ def test_the_written_model_configs_count_the_model_cards_parameters(model, publi
     (tmp_path / "s.yaml").write_text(f"model: {{id: {model}}}\ndata: {{train: t.jsonl, validation: v.jsonl}}\n")
     arch = resolve_architecture(parse_spec(tmp_path / "s.yaml").spec)
     assert arch.param_count() == pytest.approx(published, rel=0.02)
+
+
+def test_a_published_config_whose_base_config_is_not_on_this_machine_passes_for_its_trainer_unapproved(
+        monkeypatch, tmp_path):
+    # A CI runner without the Hub: axolotl finds Llama-3.2-1B's config on the run machine, this one
+    # cannot. Memory and time go unchecked (the estimate did not run: no approval), no refusal.
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    (train, validation), _ = CONFIGS["axolotl/llama-3-lora-1b.yml"]
+    report = check(PUBLISHED / "axolotl/llama-3-lora-1b.yml", train=train, validation=validation)
+    assert [(f.code, f.severity) for f in report.findings if f.severity != "info"] == [("TG404", "warning")]
+    assert report.config_trainer.passed and report.gates_passed and not report.approved_for_full_run
+    assert report.stage("estimate").status == "skipped" and "estimate" in report.not_run
+
+
+def test_the_check_command_exits_0_unapproved_when_the_base_config_is_not_on_this_machine(tmp_path):
+    (train, validation), _ = CONFIGS["axolotl/llama-3-lora-1b.yml"]
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    args = [sys.executable, "-m", "tunegate", "check", str(PUBLISHED / "axolotl/llama-3-lora-1b.yml"),
+            "--train", str(train), "--validation", str(validation)]
+    done = subprocess.run([*args, "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["config_trainer"]["passed"] and not report["approved_for_full_run"]
+    assert report["not_run"]["estimate"].startswith("skipped: the model's config.json is not on this machine")
+    strict = subprocess.run([*args, "--require-full-approval"], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert strict.returncode == 1 and "TG404" in strict.stdout + strict.stderr
