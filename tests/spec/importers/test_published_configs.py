@@ -36,6 +36,7 @@ CONFIGS = {
     "axolotl/qwen3-32b-qlora.yaml": (CHATS, ["TG147"]),
     "trl/example_config.yaml": (CHATS, ["TG144"]),
     "trl/clis-sft-num-processes.yaml": (CHATS, ["TG144"]),
+    "trl/clis-sft-datasets-mixture.yaml": (CHATS, ["TG144"]),
     "trl/peft-integration-lora.yaml": (CHATS, []),
     "trl/lora-without-regret.yaml": (CHATS, []),
 }
@@ -123,3 +124,10 @@ def test_the_check_command_exits_0_unapproved_when_the_base_config_is_not_on_thi
     strict = subprocess.run([*args, "--require-full-approval"], cwd=ROOT, env=env, capture_output=True, text=True,
                             timeout=120)
     assert strict.returncode == 1 and "TG404" in strict.stdout + strict.stderr
+
+
+def test_a_trl_datasets_mixture_is_read_as_trl_though_datasets_is_axolotl_s_key_too():
+    # model_name_or_path (TRL's) and datasets (axolotl's too) tie on markers; axolotl cannot train
+    # without base_model, so the config is TRL's: before, it was read as axolotl (TG152 "base_model is not set")
+    parsed = parse_spec(PUBLISHED / "trl/clis-sft-datasets-mixture.yaml")
+    assert parsed.kind == "trl" and parsed.spec is not None

@@ -28,6 +28,9 @@ class Dialect:
     runs_with: str  # the command that runs such a config itself, named in TG147's fix
     ignores_unknown: str  # what the tool does with a key it does not know, said in TG155
     fixes: Mapping[str, str]  # the spec stage's fix phrases (in hints) -> the same fix in this tool's keys
+    # The key naming the base model, which the tool cannot train without: between dialects whose
+    # markers a config has as many of, detect_kind takes one whose model key it has.
+    model_key: str | None = None
 
 
 @dataclass

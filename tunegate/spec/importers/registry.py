@@ -32,11 +32,13 @@ def dialect(name: str) -> Dialect:
 
 
 def detect_kind(data: Any) -> str:
-    """The tool a config is written for: the one whose marker keys it has most of, else tunegate."""
+    """The tool a config is written for: the one whose marker keys it has most of, else tunegate. A tie
+    goes to a tool whose model key the config has (TRL's `model_name_or_path` with a `datasets` mixture
+    is no axolotl config: axolotl cannot train without `base_model`), then to the first listed."""
     from tunegate.spec.model import Spec  # here: `--from`'s choices (KINDS) need no model
 
     if not isinstance(data, dict) or set(data) & set(Spec.model_fields):
         return "tunegate"
-    hits = {name: len(set(data) & dialect(name).markers) for name in DIALECTS}
+    hits = {name: (len(set(data) & dialect(name).markers), dialect(name).model_key in data) for name in DIALECTS}
     best = max(hits, key=lambda k: hits[k])
-    return best if hits[best] else "tunegate"
+    return best if hits[best][0] else "tunegate"
