@@ -325,3 +325,24 @@ def test_an_axolotl_path_to_a_tsv_file_is_refused_as_axolotl_cannot_read_it(tmp_
     (tmp_path / "cfg.yml").write_text(body.replace("../data", str(CONFIGS / "data")))
     [finding] = [f for f in parse_spec(tmp_path / "cfg.yml").result.findings if f.code == "TG145"]
     assert finding.key == "datasets.0.path" and "tab-separated" in finding.message
+
+
+@pytest.mark.parametrize("style", ["chat", "chatml", "phi", "instruct"])
+def test_an_axolotl_alpaca_prompt_style_reads_the_same_alpaca_records(tmp_path, style):
+    # axolotl's `type: alpaca:chat` (archived/falcon/config-7b.yml, phi/phi3-ft.yml's alpaca:phi): the
+    # type's base names the records, the part after ':' only the prompt layout (prompters.PromptStyle)
+    body = (AXOLOTL / "lora-alpaca-csv.yml").read_text().replace("../data", str(CONFIGS / "data"))
+    (tmp_path / "plain.yml").write_text(body)
+    (tmp_path / "styled.yml").write_text(body.replace("type: alpaca", f"type: alpaca:{style}"))
+    plain, styled = (check(parse_spec(tmp_path / name)) for name in ("plain.yml", "styled.yml"))
+    assert [s.status for s in styled.stages] == ["passed"] * 4, places(styled)
+    assert styled.stage("dataset").stats["train"]["format"] == "alpaca"
+    assert [f.code for f in styled.findings] == [f.code for f in plain.findings]
+
+
+def test_an_axolotl_alpaca_type_with_a_style_axolotl_does_not_have_is_still_refused(tmp_path):
+    body = (AXOLOTL / "lora-alpaca-csv.yml").read_text().replace("../data", str(CONFIGS / "data"))
+    (tmp_path / "styled.yml").write_text(body.replace("type: alpaca", "type: alpaca:vicuna"))
+    parsed = parse_spec(tmp_path / "styled.yml")
+    said = [(f.code, f.message) for f in check(parsed).findings if f.severity == "error"]
+    assert ("TG145", "dataset type 'alpaca:vicuna' is not one tunegate reads") in said, said

@@ -146,10 +146,15 @@ def _not_a_repo(cmap: ConfigMap, ref: str) -> bool:
     return not local and "/" not in ref.strip("/")
 
 
+# axolotl's `type: alpaca:STYLE` (its prompters.PromptStyle): the same Alpaca records in another prompt layout
+ALPACA_STYLES = ("instruct", "chat", "chatml", "phi")
+
+
 def _entry_format(cmap: ConfigMap, entry: dict, at: str) -> str | None:
     kind = entry.get("type")
-    if kind == "alpaca":
-        return kind
+    if kind == "alpaca" or (isinstance(kind, str) and kind.startswith("alpaca:")
+                            and kind.partition(":")[2] in ALPACA_STYLES):
+        return "alpaca"
     if isinstance(kind, str) and kind.startswith("sharegpt"):
         refused_by_tool(cmap, f"{at}.type", f"type: {kind} is refused by axolotl (\"`type: sharegpt.*` is "
                         "deprecated. Please use `type: chat_template` instead.\")", "Write type: chat_template with "
