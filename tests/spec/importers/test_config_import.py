@@ -346,3 +346,25 @@ def test_an_axolotl_alpaca_type_with_a_style_axolotl_does_not_have_is_still_refu
     parsed = parse_spec(tmp_path / "styled.yml")
     said = [(f.code, f.message) for f in check(parsed).findings if f.severity == "error"]
     assert ("TG145", "dataset type 'alpaca:vicuna' is not one tunegate reads") in said, said
+
+
+def _full_fine_tune(tmp_path, name: str, precision: str = "bf16: auto", config: str = "lora-1b.yml") -> Spec:
+    body = (AXOLOTL / config).read_text().replace("adapter: lora\n", "").replace("bf16: auto", precision)
+    (tmp_path / name).write_text(body.replace("../data", str(CONFIGS / "data")))
+    return Spec.model_validate(parse_spec(tmp_path / name).raw)  # as mapped, before the rules
+
+
+@pytest.mark.parametrize("precision", ["bf16: true", "bf16: auto", "bfloat16: true"])
+def test_an_axolotl_full_fine_tune_in_bf16_keeps_no_fp32_master_copy(tmp_path, precision):
+    # axolotl loads the model in its torch_dtype (bf16), so gradients and AdamW's moments are bf16 too:
+    # mistral/config.yml was estimated at 86.9 GiB with fp32 weights and gradients (TG403), 58 GiB so
+    spec = _full_fine_tune(tmp_path, "full.yml", precision)
+    assert (spec.training.method, spec.training.precision, spec.training.master_weights) == ("full", "bf16", "none")
+
+
+def test_an_axolotl_full_fine_tune_under_deepspeed_or_in_fp32_keeps_its_fp32_master_copy(tmp_path):
+    deepspeed = _full_fine_tune(tmp_path, "ds.yml", config="lora-deepspeed-zero1.yml")
+    fp32 = _full_fine_tune(tmp_path, "fp32.yml", "bf16: false")
+    assert (deepspeed.training.method, deepspeed.training.sharding, deepspeed.training.master_weights) == (
+        "full", "zero2", "fp32")
+    assert (fp32.training.precision, fp32.training.master_weights) == ("fp32", "fp32")

@@ -105,6 +105,7 @@ def map_config(cmap: ConfigMap) -> None:
     _targets(cmap)
     _precision(cmap)
     _training(cmap)
+    _master_weights(cmap)
     compile_settings(cmap)
     _data(cmap)
     tokens = cmap.get("special_tokens")
@@ -246,6 +247,16 @@ def _training(cmap: ConfigMap) -> None:
             "zero3" if "zero3" in str(cmap.get("deepspeed")) else "zero2")
         cmap.set("training.sharding", sharding, "deepspeed" if sharding != "fsdp" else
                  "fsdp" if cmap.has("fsdp") else "fsdp_config")
+
+
+def _master_weights(cmap: ConfigMap) -> None:
+    """A full fine-tune in bf16 or fp16 keeps no fp32 copy: axolotl loads the model in that dtype (its
+    torch_dtype; only the embeddings and norms are upcast to fp32), so gradients and AdamW's moments are
+    in it too. DeepSpeed and FSDP keep fp32 master weights of their own: left at the spec's fp32."""
+    training = cmap.data.get("training", {})
+    if (training.get("method") == "full" and training.get("precision") in ("bf16", "fp16")
+            and training.get("sharding", "none") == "none"):
+        cmap.set("training.master_weights", "none", cmap.origin.get("training.precision"))
 
 
 def _attention(cmap: ConfigMap) -> None:
