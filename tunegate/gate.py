@@ -119,13 +119,20 @@ def _named_as_written(result: StageResult, parsed: ParsedSpec) -> StageResult:
 
 
 def _unavailable(result: StageResult, unavailable: dict[str, Any]) -> StageResult:
-    """The dataset stage's result with the findings saying why a split's data cannot be had, each once."""
+    """The dataset stage's result with the findings saying why a split's data cannot be had, each once.
+
+    They fail the gate (the data was not checked) but are no reason the config's own trainer refuses
+    the run: it downloads a Hub dataset (TG142) and trains with a random validation split or none
+    (TG141, TG143), which only tunegate's run refuses. So they are listed as tunegate's run's only
+    (`launch_only`, read by the report's two verdicts)."""
     said = list({(f.code, f.line, f.column, f.message): f for f in unavailable.values()}.values())
     totals = dict(result.totals_by_code)
     for f in said:
         totals[f.code] = totals.get(f.code, 0) + 1
+    ours = result.stats.get("launch_only")
+    launch_only = [*(ours if isinstance(ours, list) else []), *dict.fromkeys(f.code for f in said)]
     return result.model_copy(update={"status": "failed", "findings": [*said, *result.findings], "reason": "",
-                                     "totals_by_code": totals})
+                                     "totals_by_code": totals, "stats": {**result.stats, "launch_only": launch_only}})
 
 
 def _trainer_facts(parsed: ParsedSpec | None) -> dict[str, Any]:

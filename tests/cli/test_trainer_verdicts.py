@@ -73,3 +73,14 @@ def test_the_mini_run_refuses_what_launch_cannot_run_and_only_tunegate_launch_fa
     assert [f.code for f in mini.findings if f.severity == "error"] == ["TG560"]
     assert "TG160" in mini.findings[0].message and not report.approved_for_full_run
     assert report.config_trainer.passed and not report.tunegate_launch.passed
+
+
+def test_data_that_cannot_be_had_here_fails_the_gate_but_not_the_configs_own_trainer():
+    # axolotl downloads teknium/GPT4-LLM-Cleaned and splits val_set_size off at random; this machine has
+    # no Hub (TG142) and tunegate wants a frozen validation file (TG141): the gate did not check the data
+    # and rejects, tunegate launch cannot run it, axolotl can.
+    report = check(AXOLOTL / "lora-1b-upstream.yml")
+    assert {f.code for f in report.findings if f.severity == "error"} == {"TG141", "TG142"}
+    assert not report.gates_passed and report.config_trainer.passed and report.config_trainer.reasons == []
+    assert not report.tunegate_launch.passed
+    assert sorted(re.search(r" (TG\d{3}) ", r).group(1) for r in report.tunegate_launch.reasons) == ["TG141", "TG142"]
