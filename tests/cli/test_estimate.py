@@ -79,3 +79,21 @@ def test_advise_json_is_one_document(tmp_path):
     doc = json.loads(done.stdout)
     assert doc["advice"]["hours_before"] >= doc["advice"]["hours_after"]
     assert [f["code"] for f in doc["findings"]] == ["TG608"]
+
+
+def test_a_sharded_config_that_names_no_gpu_count_is_estimated_and_told_how_many_gpus_it_fits_on(tmp_path):
+    # axolotl's DeepSpeed example as a full fine-tune of Llama-3.1-8B: ZeRO-2 over as many GPUs as the
+    # launcher gives it, which the config does not say; on one A100-80GB it does not fit (135 GiB)
+    axolotl = TEST_DATA / "configs" / "axolotl"
+    config = tmp_path / "full-deepspeed.yml"
+    config.write_text((axolotl / "lora-deepspeed-zero1.yml").read_text().replace("adapter: lora\n", "")
+                      .replace("../data", str(TEST_DATA / "configs" / "data")))
+    done = tunegate("estimate", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "does not fit" in done.stdout and "TG428" in done.stderr and "--gpus " in done.stderr
+    enough = int(done.stderr.split("it fits on ")[1].split(" x ")[0])
+    on_them = tunegate("estimate", str(config), "--gpus", str(enough), "--json")
+    assert on_them.returncode == 0 and json.loads(on_them.stdout)["memory"]["verdict"] == "fits"
+    checked = tunegate("check", str(config), "--json")
+    assert "TG428" in {f["code"] for f in json.loads(checked.stdout)["findings"]}
+    assert json.loads(checked.stdout)["config_trainer"]["passed"]

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from tests.support.estimate_specs import DATA, context, make_spec
+from tunegate.estimate.stage import SHARDED_COUNTS, sharded_count_that_fits
 from tunegate.estimate.stage import run_stage as estimate_stage
 
 # What the mini-run's token audit of a 5M-token training split hands the estimate.
@@ -208,3 +209,26 @@ def test_a_custom_gpu_is_estimated_with_its_own_figures_and_the_generic_prior():
     assert ctx.facts.estimate["hardware"]["gpu"] == "Lab-accelerator"
     assert ctx.facts.estimate["memory"]["capacity_gib"] == 120.0
     assert ctx.facts.estimate["throughput"]["peak_tflops"] == 1000.0
+
+
+def _sharded_70b(**hardware):
+    return make_spec(model={"id": str(DATA / "llama-70b")}, hardware={"count": None, **hardware},
+                     training={"method": "full", "sharding": "fsdp", "micro_batch_size": 1,
+                               "gradient_checkpointing": True})
+
+
+def test_a_sharded_run_whose_gpu_count_nothing_gave_is_judged_by_the_gpus_it_needs():
+    # an axolotl FSDP config never says how many GPUs (the launcher does): one GPU is a guess, so the
+    # run is not refused for not fitting on it; the finding says from how many it fits
+    result = estimate_stage(context(_sharded_70b()))
+    assert codes(result)["TG428"] == "warning" and not {"TG401", "TG403"} & set(codes(result))
+    (f,) = [f for f in result.findings if f.code == "TG428"]  # beside TG410: tunegate's own trainer is LoRA only
+    enough = sharded_count_that_fits(_sharded_70b())
+    assert "fsdp sharding" in f.message and f"fits on {enough} x A100-80GB" in f.message
+    assert enough in SHARDED_COUNTS[1:]  # more than 2 GPUs for 70B in full
+
+
+def test_a_sharded_run_on_a_stated_count_that_does_not_fit_is_still_refused():
+    result = estimate_stage(context(_sharded_70b(count=2)))
+    assert set(codes(result)) & {"TG401", "TG403"} and "TG428" not in codes(result)
+    assert result.status == "failed"

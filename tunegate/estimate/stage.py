@@ -119,6 +119,14 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
     moe_in_16_bit = (spec.model.quantization != "none" and not est.setup.linear_experts
                      and est.active_params < m.total_params and m.biggest == "weights")
     extra = _UNQUANTISED_EXPERTS if moe_in_16_bit else ""
+    if m.verdict == "does not fit" and count_unstated(spec):
+        enough = sharded_count_that_fits(spec, base)
+        if enough is not None:
+            out.add("TG428", "warning", f"the run does not fit on {est.gpu_count} x {est.gpu} ({where}), but its "
+                    f"{spec.training.sharding} sharding spreads it over GPUs the config does not count: it fits "
+                    f"on {enough} x {est.gpu}", "Say how many GPUs the run gets to have it judged on them: --gpus N "
+                    "on check, estimate and advise (hardware.count in a spec).", file=file, key="hardware.count")
+            return
     if m.verdict == "does not fit":
         if not fits_at_minimum(spec, base):
             out.add("TG403", "error", f"the run cannot fit on {est.gpu_count} x {est.gpu} even at "
@@ -297,6 +305,29 @@ def _batch_findings(out: FindingCollector, est: Estimate, spec: Spec, facts: Gat
             f"{epochs:g} epoch(s) train {math.ceil(epochs)} step(s) in all",
             f"{fix} so that a step holds at most the {records} records, or add records.", file=file,
             key="training.grad_accum_steps")
+
+
+def count_unstated(spec: Spec) -> bool:
+    """A sharded run (ZeRO, FSDP) whose GPU count nothing gave: an axolotl config or LLaMA-Factory's never
+    says it (the launcher does: accelerate, torchrun, deepspeed), so the estimate's one GPU is a guess."""
+    return spec.training.sharding != "none" and "count" not in spec.hardware.model_fields_set
+
+
+SHARDED_COUNTS = (2, 4, 8, 16, 32, 64)  # GPU counts tried for a sharded run whose count is not given
+
+
+def sharded_count_that_fits(spec: Spec, base: Path | None = None) -> int | None:
+    """The fewest GPUs of SHARDED_COUNTS on which the sharded run fits as configured (the band's top
+    too: "tight" is not enough), or None: then the count is not what stops it."""
+    try:
+        arch, gpu = resolve_architecture(spec, base), resolve_gpu(spec)
+    except EstimateError:
+        return None
+    for count in SHARDED_COUNTS:
+        setup = setup_from_spec(spec, arch=arch).model_copy(update={"gpu_count": count})
+        if estimate_memory(arch, setup, gpu).verdict == "fits":
+            return count
+    return None
 
 
 def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
