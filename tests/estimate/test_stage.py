@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from tests.support.estimate_specs import DATA, context, make_spec
-from tunegate.estimate.stage import SHARDED_COUNTS, sharded_count_that_fits
+from tunegate.estimate.run import estimate_run
+from tunegate.estimate.stage import SHARDED_COUNTS
 from tunegate.estimate.stage import run_stage as estimate_stage
 
 # What the mini-run's token audit of a 5M-token training split hands the estimate.
@@ -223,9 +224,12 @@ def test_a_sharded_run_whose_gpu_count_nothing_gave_is_judged_by_the_gpus_it_nee
     result = estimate_stage(context(_sharded_70b()))
     assert codes(result)["TG428"] == "warning" and not {"TG401", "TG403"} & set(codes(result))
     (f,) = [f for f in result.findings if f.code == "TG428"]  # beside TG410: tunegate's own trainer is LoRA only
-    enough = sharded_count_that_fits(_sharded_70b())
-    assert "fsdp sharding" in f.message and f"fits on {enough} x A100-80GB" in f.message
+    assert "fsdp sharding" in f.message and "fits on " in f.message
+    enough = int(f.message.split("fits on ")[1].split(" x A100-80GB")[0])
     assert enough in SHARDED_COUNTS[1:]  # more than 2 GPUs for 70B in full
+    below = SHARDED_COUNTS[SHARDED_COUNTS.index(enough) - 1]
+    assert estimate_run(_sharded_70b(count=below)).memory.verdict != "fits"
+    assert estimate_run(_sharded_70b(count=enough)).memory.verdict == "fits"
 
 
 def test_a_sharded_run_on_a_stated_count_that_does_not_fit_is_still_refused():

@@ -94,19 +94,12 @@ def run(args: argparse.Namespace) -> int:
         print(render_estimate(summary))
     if summary["memory"]["verdict"] != "does not fit":
         return 0
-    return 0 if _fits_sharded(spec, base) else 1
+    from tunegate.estimate.stage import sharded_fit
 
-
-def _fits_sharded(spec: Any, base: Path) -> bool:
-    """A sharded run whose GPU count nothing gave fits on more GPUs (TG428): said, and no failure."""
-    from tunegate.estimate.stage import count_unstated, sharded_count_that_fits
-
-    enough = sharded_count_that_fits(spec, base) if count_unstated(spec) else None
-    if enough is None:
-        return False
-    say(f"note: TG428 {spec.training.sharding} sharding spreads the run over GPUs the config does not count; "
-        f"it fits on {enough} x {spec.hardware.gpu} (--gpus {enough} estimates it there)")
-    return True
+    sharded = sharded_fit(spec, est, base)  # fits on GPUs the config does not count (TG428): no failure
+    if sharded is not None:
+        say(f"note: TG428 {sharded[0]}\n  fix: {sharded[1]}")
+    return 0 if sharded is not None else 1
 
 
 def sample_statement(sample: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tunegate.errors import EstimateError
@@ -114,19 +115,14 @@ def _not_estimated(out: FindingCollector, exc: EstimateError, file: str | None, 
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,
                      base: Path | None) -> None:
     m = est.memory
-    where = (f"{m.peak_gib:.1f} GiB per GPU (band {m.low_gib:.1f}-{m.high_gib:.1f}) of the {est.gpu}'s "
-             f"{m.capacity_gib:g} GiB")
+    where = _where(est)
     moe_in_16_bit = (spec.model.quantization != "none" and not est.setup.linear_experts
                      and est.active_params < m.total_params and m.biggest == "weights")
     extra = _UNQUANTISED_EXPERTS if moe_in_16_bit else ""
-    if m.verdict == "does not fit" and count_unstated(spec):
-        enough = sharded_count_that_fits(spec, base)
-        if enough is not None:
-            out.add("TG428", "warning", f"the run does not fit on {est.gpu_count} x {est.gpu} ({where}), but its "
-                    f"{spec.training.sharding} sharding spreads it over GPUs the config does not count: it fits "
-                    f"on {enough} x {est.gpu}", "Say how many GPUs the run gets to have it judged on them: --gpus N "
-                    "on check, estimate and advise (hardware.count in a spec).", file=file, key="hardware.count")
-            return
+    sharded = sharded_fit(spec, est, base)
+    if sharded is not None:
+        out.add("TG428", "warning", *sharded, file=file, key="hardware.count")
+        return
     if m.verdict == "does not fit":
         if not fits_at_minimum(spec, base):
             out.add("TG403", "error", f"the run cannot fit on {est.gpu_count} x {est.gpu} even at "
@@ -307,37 +303,49 @@ def _batch_findings(out: FindingCollector, est: Estimate, spec: Spec, facts: Gat
             key="training.grad_accum_steps")
 
 
-def count_unstated(spec: Spec) -> bool:
-    """A sharded run (ZeRO, FSDP) whose GPU count nothing gave: an axolotl config or LLaMA-Factory's never
-    says it (the launcher does: accelerate, torchrun, deepspeed), so the estimate's one GPU is a guess."""
-    return spec.training.sharding != "none" and "count" not in spec.hardware.model_fields_set
+def _where(est: Estimate) -> str:
+    m = est.memory
+    return (f"{m.peak_gib:.1f} GiB per GPU (band {m.low_gib:.1f}-{m.high_gib:.1f}) of the {est.gpu}'s "
+            f"{m.capacity_gib:g} GiB")
 
 
 SHARDED_COUNTS = (2, 4, 8, 16, 32, 64)  # GPU counts tried for a sharded run whose count is not given
 
 
-def sharded_count_that_fits(spec: Spec, base: Path | None = None) -> int | None:
-    """The fewest GPUs of SHARDED_COUNTS on which the sharded run fits as configured (the band's top
-    too: "tight" is not enough), or None: then the count is not what stops it."""
-    try:
-        arch, gpu = resolve_architecture(spec, base), resolve_gpu(spec)
-    except EstimateError:
+def sharded_fit(spec: Spec, est: Estimate, base: Path | None = None) -> tuple[str, str] | None:
+    """TG428's message and fix, where a sharded run (ZeRO, FSDP) whose GPU count nothing gave does not fit
+    on the one GPU the estimate assumed and does on the fewest of SHARDED_COUNTS (the band's top too:
+    "tight" is not enough). An axolotl or LLaMA-Factory config never says the count (the launcher does:
+    accelerate, torchrun, deepspeed). None where the count was given or is not what stops the run."""
+    if est.memory.verdict != "does not fit" or spec.training.sharding == "none" \
+            or "count" in spec.hardware.model_fields_set:
         return None
-    for count in SHARDED_COUNTS:
-        setup = setup_from_spec(spec, arch=arch).model_copy(update={"gpu_count": count})
-        if estimate_memory(arch, setup, gpu).verdict == "fits":
-            return count
-    return None
+    verdict = _verdict_with(spec, base)
+    enough = next((n for n in SHARDED_COUNTS if verdict(gpu_count=n) == "fits"), None) if verdict else None
+    if enough is None:
+        return None
+    return (f"the run does not fit on {est.gpu_count} x {est.gpu} ({_where(est)}), but its "
+            f"{spec.training.sharding} sharding spreads it over GPUs the config does not count: it fits on "
+            f"{enough} x {est.gpu}", "Say how many GPUs the run gets to have it judged on them: --gpus N on check, "
+            "estimate and advise (hardware.count in a spec).")
 
 
 def fits_at_minimum(spec: Spec, base: Path | None = None) -> bool:
     """Whether the run fits at micro batch 1 with gradient checkpointing on the declared GPUs."""
+    verdict = _verdict_with(spec, base)
+    # nothing to judge by: never claim impossibility without a model
+    return verdict is None or verdict(micro_batch_size=1, gradient_checkpointing=True) != "does not fit"
+
+
+def _verdict_with(spec: Spec, base: Path | None) -> Callable[..., str] | None:
+    """The memory verdict of the spec's run with some of its setup changed (keyword: new value), the
+    model and GPU resolved once; None when either cannot be."""
     try:
         arch, gpu = resolve_architecture(spec, base), resolve_gpu(spec)
     except EstimateError:
-        return True  # nothing to judge by: never claim impossibility without a model
-    setup = setup_from_spec(spec, arch=arch).model_copy(update={"micro_batch_size": 1, "gradient_checkpointing": True})
-    return estimate_memory(arch, setup, gpu).verdict != "does not fit"
+        return None
+    setup = setup_from_spec(spec, arch=arch)
+    return lambda **change: estimate_memory(arch, setup.model_copy(update=change), gpu).verdict
 
 
 def _claim_findings(out: FindingCollector, reading: Reading, est: Estimate, file: str | None) -> None:

@@ -128,8 +128,8 @@ def map_config(cmap: ConfigMap) -> None:
 
 DIALECT = Dialect(
     name="axolotl", map_config=map_config, docs="docs/axolotl.md", runs_with="axolotl",
-    # Keys only axolotl writes at the top level (a tunegate spec has sections: model, data, ...).
     model_key="base_model",
+    # Keys only axolotl writes at the top level (a tunegate spec has sections: model, data, ...).
     markers=frozenset({"base_model", "datasets", "sequence_len", "micro_batch_size", "num_epochs", "adapter",
                        "lora_target_linear", "sample_packing", "val_set_size", "test_datasets"}),
     ignores_unknown="axolotl ignores keys it does not know, so this value is never used",

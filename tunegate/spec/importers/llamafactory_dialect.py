@@ -77,8 +77,8 @@ def map_config(cmap: ConfigMap) -> None:
 
 DIALECT = Dialect(
     name="llamafactory", map_config=map_config, docs="docs/llamafactory.md", runs_with="llamafactory-cli train",
-    # Keys only LLaMA-Factory writes at the top level (model_name_or_path and the TrainingArguments are TRL's too).
     model_key="model_name_or_path",
+    # Keys only LLaMA-Factory writes at the top level (model_name_or_path and the TrainingArguments are TRL's too).
     markers=frozenset({"stage", "finetuning_type", "template", "dataset", "dataset_dir", "eval_dataset", "cutoff_len",
                        "lora_rank", "lora_target", "quantization_bit", "val_size", "max_samples"}),
     ignores_unknown="llamafactory-cli train refuses keys it does not know (\"Some keys are not used by the "

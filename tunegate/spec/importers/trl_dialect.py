@@ -99,8 +99,8 @@ def map_config(cmap: ConfigMap) -> None:
 
 DIALECT = Dialect(
     name="trl", map_config=map_config, docs="docs/trl.md", runs_with="trl sft",
-    # Keys only TRL writes at the top level (a tunegate spec has sections: model, data, ...).
     model_key="model_name_or_path",
+    # Keys only TRL writes at the top level (a tunegate spec has sections: model, data, ...).
     markers=frozenset({"model_name_or_path", "dataset_name", "per_device_train_batch_size", "num_train_epochs",
                        "use_peft", "max_length", "dataset_train_split", "dataset_test_split"}),
     ignores_unknown="trl sft refuses keys it does not know (it hands them to accelerate launch, which stops)",
