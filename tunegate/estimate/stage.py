@@ -55,7 +55,7 @@ def run_stage(ctx: GateContext) -> StageResult:
     found = [Reading.model_validate(r) for r in summary["readings"]]
     ctx.facts.estimate = summary
     _assumed_gpu(out, est, spec, file)
-    _memory_findings(out, est, spec, file, base)
+    unjudged = _memory_findings(out, est, spec, file, base, ctx.memory_savers, ctx.trainer)
     _trainer_findings(out, est, spec, file, own=ctx.trainer == LAUNCH)
     _context_findings(out, est, spec, file)
     _base_config_finding(out, est, spec, file)
@@ -78,7 +78,11 @@ def run_stage(ctx: GateContext) -> StageResult:
                 "Set estimate.dataset_tokens, or run the mini-run's token audit, for an exact count.",
                 file=file, key="estimate.dataset_tokens")
     stats = {"summary": _summary_line(est), **summary}
-    return out.result(time.perf_counter() - start, stats)
+    result = out.result(time.perf_counter() - start, stats)
+    if unjudged:  # not approved, and no reason the config's trainer refuses it (as TG404)
+        return result.model_copy(update={"status": "skipped", "reason": "the memory estimate does not model "
+                                         "settings of the config that lower it, and does not fit without them (TG429)"})
+    return result
 
 
 # transformers 5 fuses a mixture of experts' experts into 3-D parameters, which bitsandbytes skips
@@ -113,7 +117,9 @@ def _not_estimated(out: FindingCollector, exc: EstimateError, file: str | None, 
 
 
 def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str | None,
-                     base: Path | None) -> None:
+                     base: Path | None, savers: list[str], trainer: str) -> bool:
+    """The memory verdict's findings; True when it was not judged (TG429): the run does not fit as estimated,
+    but the config sets what lowers the memory and the estimate does not model (`savers`)."""
     m = est.memory
     where = _where(est)
     moe_in_16_bit = (spec.model.quantization != "none" and not est.setup.linear_experts
@@ -122,14 +128,17 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
     sharded = sharded_fit(spec, est, base)
     if sharded is not None:
         out.add("TG428", "warning", *sharded, file=file, key="hardware.count")
-        return
+        return False
+    if m.verdict == "does not fit" and savers:
+        out.add("TG429", "warning", *not_judged(est, savers, trainer), file=file, key="hardware.gpu")
+        return True
     if m.verdict == "does not fit":
         if not fits_at_minimum(spec, base):
             out.add("TG403", "error", f"the run cannot fit on {est.gpu_count} x {est.gpu} even at "
                     f"micro batch 1 with gradient checkpointing ({where} now; biggest term: {m.biggest})",
                     "Use GPUs with more memory or load the base in 4 bit (model.quantization: 4bit, "
                     "QLoRA); tunegate's trainer does not shard (TG160)." + extra, file=file, key="hardware.gpu")
-            return
+            return False
         out.add("TG401", "error", f"the run does not fit in GPU memory: {where}; biggest term: "
                 f"{m.biggest} ({m.breakdown_gib[m.biggest]:.1f} GiB)",
                 _FIXES.get(m.biggest, "Lower training.micro_batch_size or max_seq_len.") + extra,
@@ -140,6 +149,7 @@ def _memory_findings(out: FindingCollector, est: Estimate, spec: Spec, file: str
                 f"memory (biggest term: {m.biggest})",
                 _FIXES.get(m.biggest, "Lower training.micro_batch_size."), file=file,
                 key="training.micro_batch_size")
+    return False
 
 
 def _stored_loader_missing(out: FindingCollector, est: Estimate, spec: Spec, file: str | None) -> None:
@@ -310,6 +320,16 @@ def _where(est: Estimate) -> str:
 
 
 SHARDED_COUNTS = (2, 4, 8, 16, 32, 64)  # GPU counts tried for a sharded run whose count is not given
+
+
+def not_judged(est: Estimate, savers: list[str], trainer: str) -> tuple[str, str]:
+    """TG429's message and fix: the run does not fit as estimated, but the config sets what lowers its memory
+    and the estimate does not model (`savers`, tunegate.spec.importers.memory_savers), so no verdict."""
+    m = est.memory
+    return (f"memory not judged: as estimated the run does not fit ({_where(est)}; biggest term: {m.biggest}), but "
+            f"the estimate does not model what the config sets to lower it: {'; '.join(savers)}. {trainer} applies "
+            "them, so whether the run fits was not checked here", "Measure it on the GPU (a short run of the "
+            "config's own trainer), or remove those settings to have the estimate judge the run.")
 
 
 def sharded_fit(spec: Spec, est: Estimate, base: Path | None = None) -> tuple[str, str] | None:

@@ -7,6 +7,7 @@ installed package's dataclasses where llamafactory is installed).
 """
 from __future__ import annotations
 
+from tunegate.spec.importers.memory_savers import Savers
 from tunegate.spec.importers.unhonoured import Unhonoured
 
 COPIED_FROM = "LLaMA-Factory 0.9.6.dev0, hiyouga/LLaMA-Factory@ff6d4d12eeb035d6ce06805a5733dd7b29f2ac30"
@@ -35,6 +36,17 @@ STAGES = {"pt": "pre-training: a next-token loss on raw text documents",
           "dpo": "preference optimisation on chosen/rejected pairs (DPO, or ORPO and SimPO by pref_loss)",
           "kto": "KTO: preference optimisation on answers tagged desirable or undesirable"}
 
+# Settings LLaMA-Factory applies that lower GPU memory and the estimate does not model (TG429): key -> (the
+# value that saves nothing, what it does). From its FinetuningArguments and ModelArguments at ff6d4d12.
+MEMORY_SAVERS: Savers = {
+    "use_galore": (False, "GaLore: optimizer states of low-rank gradient projections"),
+    "use_apollo": (False, "APOLLO: optimizer states of low-rank projections"),
+    "use_badam": (False, "BAdam: one block of layers trained at a time"),
+    "use_adam_mini": (False, "Adam-mini: one second moment per block of weights"),
+    "enable_liger_kernel": (False, "Liger kernels, whose fused linear cross-entropy never holds the logits whole"),
+    "use_unsloth_gc": (False, "unsloth's gradient checkpointing, which offloads activations to the CPU"),
+    "sequence_parallel_size": (1, "each sequence split over that many GPUs"),
+}
 # Keys LLaMA-Factory applies that change what trains and tunegate's run does not apply (TG147):
 # key -> (the value that changes nothing, what the key does).
 UNHONOURED: Unhonoured = {
