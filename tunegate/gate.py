@@ -98,9 +98,19 @@ def _run_stages(ctx: GateContext, names: list[str], spec_failed: bool) -> list[S
         results.append(result)
         if result.status == "failed" and ctx.unavailable and reads_data:
             no_data = f"the {' and '.join(ctx.unavailable)} data cannot be had here (the dataset stage says why)"
+        elif result.status == "failed" and reads_data and _ours_only(result):
+            no_data = f"the {name} stage cannot gate this data, which the config's trainer trains (it says why)"
         elif result.status == "failed":
             failed = True
     return results
+
+
+def _ours_only(result: StageResult) -> bool:
+    """Whether every error of a failed stage concerns tunegate's run only (its `launch_only` codes: data
+    the config's trainer trains and tunegate does not gate), so the checks that need no data still run."""
+    ours = result.stats.get("launch_only")
+    errors = {f.code for f in result.findings if f.severity == "error"}
+    return bool(errors) and isinstance(ours, list) and errors <= set(ours)
 
 
 def _parsed(path: str | Path, cap: int, given: dict[str, Path | list[Path]]) -> ParsedSpec:
@@ -139,7 +149,8 @@ def _trainer_facts(parsed: ParsedSpec | None) -> dict[str, Any]:
     """What the spec stage found tunegate's trainer cannot run, and what the run machine needs."""
     stats = parsed.result.stats if parsed is not None else {}
     return {"launch_refusals": list(stats.get("tunegate_launch", [])), "trainer": stats.get("trainer", LAUNCH),
-            "requirements": list(stats.get("requirements", []))}
+            "requirements": list(stats.get("requirements", [])), "trains_text": dict(stats.get("trains_text") or {}),
+            "memory_savers": [s for s in stats.get("memory_savers") or [] if isinstance(s, str)]}
 
 
 def given_split(value: str | Path | Sequence[str | Path]) -> Path | list[Path]:

@@ -79,6 +79,12 @@ class GateContext:
     # tunegate's own full run, refuses the first and checks the second where it runs on a GPU.
     launch_refusals: list[str] = field(default_factory=list)
     trainer: str = LAUNCH  # the config's own trainer (axolotl, trl sft), or tunegate launch for a tunegate spec
+    # role -> "also" or "only": that trainer trains the split's language-modeling text records ({"text": ...}),
+    # as the spec stage found (ConfigMap.trains_text)
+    trains_text: dict[str, str] = field(default_factory=dict)
+    # Settings of the config's trainer that lower GPU memory and the estimate does not model (memory_savers):
+    # the estimate then judges no "does not fit" (TG429)
+    memory_savers: list[str] = field(default_factory=list)
     requirements: list[dict[str, Any]] = field(default_factory=list)
     # Roles whose data cannot be had here (ParsedSpec.unavailable): not in `files`; the gate reports them
     # as the dataset stage's findings, and the estimate works without their token counts.

@@ -70,10 +70,11 @@ scan = compiled.scan if compiled is not None else python_scan
 class Explainer:
     """Turns a record's contract problems into findings with their place and fix."""
 
-    def __init__(self, out: FindingCollector, file: str, trains_all: bool = False):
+    def __init__(self, out: FindingCollector, file: str, trains_all: bool = False, stats: Any = None):
         self.out = out
         self.file = file
         self.trains_all = trains_all
+        self.stats = stats  # the file's SplitStats: counts the records refused as language-modeling text
 
     def explain(self, raw: bytes, record: dict, line: int, index: int, fmt: str) -> None:
         """Report every contract problem of one record read as `fmt`."""
@@ -119,6 +120,8 @@ class Explainer:
         self._report(p, raw, line, index)
 
     def _report(self, p: formats.Problem, raw: bytes, line: int, index: int) -> None:
+        if p.path == other_types.TEXT_PATH and p.code == other_types.OTHER_TYPE and self.stats is not None:
+            self.stats.text_records += 1  # past the cap too: the stage compares it with TG271's total
         self._add(p.code, p.severity, raw, p.path, line, index, p.message, p.hint)
 
     def _add(self, code: str, severity: Any, raw: bytes, path: tuple, line: int, index: int, message: str,

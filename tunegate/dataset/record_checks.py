@@ -51,9 +51,9 @@ class RecordChecks:
     def __init__(self, out: FindingCollector, file: str, fmt: str = "auto",
                  on_repeat: Callable[[int], Any] | None = None, repeats: Any = None, trains_all: bool = False):
         self.out, self.file = out, file
-        self.explainer = Explainer(out, file, trains_all)
-        self.file_format = formats.FileFormat(fmt)
         self.stats = SplitStats()
+        self.explainer = Explainer(out, file, trains_all, self.stats)
+        self.file_format = formats.FileFormat(fmt)
         self.repeats = repeats if repeats is not None else RepeatedRecords(out, file, on_repeat)
 
     def __call__(self, line: int, index: int, raw: bytes, record: dict) -> dict | None:

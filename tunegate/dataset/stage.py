@@ -36,7 +36,8 @@ from tunegate.dataset.segments import KeyLog, Part, PartReader, PartResult, abso
 from tunegate.dataset.split import record_key
 from tunegate.dataset.stats import SplitStats
 from tunegate.facts import SplitContent
-from tunegate.report import FindingCollector, StageResult
+from tunegate.formats.other_types import OTHER_TYPE
+from tunegate.report import Finding, FindingCollector, StageResult
 from tunegate.spec.path_names import split_files
 from tunegate.stage import GateContext, RecordObserver
 
@@ -66,7 +67,34 @@ def run_stage(ctx: GateContext) -> StageResult:
         ctx.fingerprints[role] = ctx.fingerprints.pop(role)
     for role, stats in result.stats.items():
         ctx.facts.content[role] = SplitContent(records=stats["records"], content_chars=stats["content_chars"])
-    return result
+    return _text_trained(result, ctx.trainer, ctx.trains_text) if ctx.trains_text else result
+
+
+NO_TEXT = "TG280"  # a record without the text a trainer of plain text only reads
+
+
+def _text_trained(result: StageResult, trainer: str, trains_text: dict[str, str]) -> StageResult:
+    """The result where the config's trainer trains a split's language-modeling text records ({"text": ...},
+    as TRL's SFTTrainer and axolotl's completion type do): when every TG271 is such a record of such a
+    split, it is no reason that trainer refuses the run, only that tunegate gates none of it (`launch_only`).
+    Where it trains nothing else ("only"), a split with records that hold no text is TG280: it stops on them."""
+    splits = {role: s for role, s in result.stats.items() if isinstance(s, dict) and isinstance(s.get("records"), int)}
+    text = sum(s.get("text_records", 0) for role, s in splits.items() if role in trains_text)
+    findings, totals, stats = list(result.findings), dict(result.totals_by_code), dict(result.stats)
+    for role, s in splits.items():
+        if trains_text.get(role) == "only" and s["records"] > s.get("text_records", 0):
+            findings.append(Finding(code=NO_TEXT, severity="error", stage=STAGE, file=s.get("file"), message=(
+                f"{s['records'] - s.get('text_records', 0)} of {s['records']} {role} records have no 'text': the "
+                f"config's dataset type makes {trainer} read each record's plain text (language modeling), and it "
+                "stops on a record without one"), hint="Write each record as {\"text\": ...}, or set the dataset "
+                "type its records are in (chat_template for messages, alpaca for instruction/output)."))
+            totals[NO_TEXT] = totals.get(NO_TEXT, 0) + 1
+    if text and totals.get(OTHER_TYPE) == text:
+        ours = stats.get("launch_only")
+        stats["launch_only"] = [*(ours if isinstance(ours, list) else []), OTHER_TYPE]
+    failed = any(f.severity == "error" for f in findings)
+    return result.model_copy(update={"findings": findings, "totals_by_code": totals, "stats": stats,
+                                     "status": "failed" if failed else result.status})
 
 
 def validate_dataset(files: Mapping[str, Path | Sequence[Path]], cap: int = 20,

@@ -23,6 +23,8 @@ class SplitStats:
         self.turns: list[int] = []
         self._length_counts: dict[str, Counter[int]] = {role: Counter() for role in ROLES}
         self._turn_counts: Counter[int] = Counter()
+        # Records that are language-modeling text ({"text": ...}, TG271): a trainer of plain text trains them.
+        self.text_records = 0
 
     def fold(self) -> None:
         """Move the pending lists into the count tables (Counter.update counts in C)."""
@@ -43,6 +45,7 @@ class SplitStats:
         for role, counts in later._length_counts.items():
             self._length_counts[role].update(counts)
         self._turn_counts.update(later._turn_counts)
+        self.text_records += later.text_records
 
     def summary(self) -> dict[str, Any]:
         """turns, chars_per_role and roles, as the report shows them."""
@@ -50,8 +53,9 @@ class SplitStats:
         chars = {role: summarize(c) for role, c in self._length_counts.items() if c}
         roles = {role: sum(c.values()) for role, c in self._length_counts.items()}
         content = sum(n * k for c in self._length_counts.values() for n, k in c.items())
+        text = {"text_records": self.text_records} if self.text_records else {}
         return {"turns": summarize(self._turn_counts), "chars_per_role": chars, "roles": roles,
-                "content_chars": content}
+                "content_chars": content, **text}
 
 
 def summarize(counts: Counter[int]) -> dict[str, int]:

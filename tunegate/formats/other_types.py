@@ -26,6 +26,8 @@ from typing import Any
 
 from tunegate.formats.problem import Path, Problem, dotted
 
+OTHER_TYPE = "TG271"  # a record of a dataset type tunegate does not gate
+TEXT_PATH = ("text",)  # where TG271 points in a language-modeling text record (and only there)
 _SUPPORTED = ("tunegate gates supervised fine-tuning: OpenAI chat ('messages'), ShareGPT ('conversations'), "
               "Alpaca ('instruction'/'output') or TRL prompt-completion ('prompt'/'completion')")
 # The keys a preference record holds its prompt and answers in, in each tool's layouts (named in TG271).
@@ -47,7 +49,7 @@ def not_sft(record: dict[str, Any]) -> Problem | None:
                        f"GRPO and online DPO read it): there is no reply to train; {_SUPPORTED}",
                        "Add each prompt's reply as 'completion', or gate this data with the RL tool that reads it.")
     if "text" in record and type(record["text"]) is str:
-        return Problem("TG271", "error", ("text",), "record is language-modeling text ('text', as TRL's SFTTrainer "
+        return Problem(OTHER_TYPE, "error", TEXT_PATH, "record is language-modeling text ('text', as TRL's SFTTrainer "
                        "reads plain text): nothing says which part is the prompt and which the reply, so the "
                        f"contract (a prompt, the model's reply last) cannot be checked; {_SUPPORTED}",
                        "Write each example as {\"prompt\": ..., \"completion\": ...} or as \"messages\"; tunegate "

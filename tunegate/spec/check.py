@@ -191,11 +191,22 @@ def _with_hardware(located: yaml_loader.Located, hardware: dict[str, Any] | None
 
 def _trainers(spec: Spec | None, out: FindingCollector, mapped: Any, path: Path) -> dict[str, Any]:
     """The stats the report's two verdicts and its requirements are read from: the config's own trainer,
-    what tunegate launch cannot run (TG160, and an import's TG147), what the run machine needs."""
+    what tunegate launch cannot run (TG160, and an import's TG144 and TG147), what the run machine needs.
+
+    An import's TG144 and TG147 errors (another objective than supervised fine-tuning, an adapter other
+    than LoRA) say what tunegate does not gate, which the tool runs: tunegate's run's only
+    (`launch_only`). Where the tool trains plain text records (`trains_text`), the dataset stage's TG271
+    on them is too."""
     refusing = {trainer_support.CANNOT_SHARD, *(mapped.refusal_codes if mapped is not None else ())}
     stats: dict[str, Any] = {
         "trainer": importers.dialect(mapped.kind).runs_with if mapped is not None else LAUNCH,
         "tunegate_launch": [f"{f.place()} {f.code} {f.message}" for f in out.kept if f.code in refusing]}
+    if mapped is not None:
+        stats["launch_only"] = sorted(mapped.refusal_codes)
+        if mapped.trains_text:
+            stats["trains_text"] = dict(mapped.trains_text)
+        if mapped.memory_savers:
+            stats["memory_savers"] = list(mapped.memory_savers)
     if spec is not None:
         needs = run_machine.requirements(spec.resolve_paths(path.resolve().parent), path.resolve().parent)
         stats["requirements"] = [_in_config_words(r, mapped) for r in needs]

@@ -153,9 +153,17 @@ def test_a_hub_entry_not_in_the_local_cache_is_said_at_the_dataset_key(layout, t
     assert ("TG142", "dataset") in found(config(layout, dataset="alpaca_en"))
 
 
-def test_no_dataset_info_is_refused_with_where_it_was_looked_for(tmp_path):
-    [finding] = [f for f in parse_spec(config(tmp_path)).result.findings if f.code == "TG154"]
+def test_no_dataset_info_here_leaves_the_data_unchecked_saying_where_it_was_looked_for(tmp_path):
+    parsed = parse_spec(config(tmp_path))
+    assert not [f for f in parsed.result.findings if f.code == "TG154"]  # llamafactory-cli reads it where it runs
+    finding = parsed.unavailable["train"]
+    assert finding.code == "TG158" and finding.stage == "dataset"
     assert "dataset_info.json" in finding.message and str(tmp_path) in finding.message
+
+
+def test_a_remote_dataset_dir_leaves_the_data_unchecked(tmp_path):
+    parsed = parse_spec(config(tmp_path, dataset_dir="REMOTE:llamafactory/demo_data"))
+    assert parsed.unavailable["train"].code == "TG158" and "llamafactory/demo_data" in parsed.unavailable["train"].message
 
 
 @pytest.mark.parametrize(("changes", "expected"), [

@@ -18,7 +18,14 @@ from typing import NamedTuple
 
 from tunegate.errors import UsageError
 from tunegate.file_kinds import KINDS, kind_of
-from tunegate.spec.importers.config_data import Source, map_data_file, set_data, source_files, unusable_data
+from tunegate.spec.importers.config_data import (
+    Source,
+    map_data_file,
+    set_data,
+    not_read_here,
+    source_files,
+    unusable_data,
+)
 from tunegate.spec.importers.config_keys import refused_by_tool, text, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.importers.unhonoured import not_honoured, own_template
@@ -36,7 +43,7 @@ def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     entries = cmap.get(key)
     if role in cmap.overrides:  # the file given on the command line, read in the entry's format
         first = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else None
-        fmt = _entry_format(cmap, first, f"{key}.0") if first is not None else None
+        fmt = _entry_format(cmap, role, first, f"{key}.0") if first is not None else None
         if fmt is not None:
             cmap.set("data.format", fmt, f"{key}.0.type")
         map_data_file(cmap, role, first.get("path") if first else None, f"{key}.0.path" if first else key,
@@ -70,7 +77,10 @@ class _Read(NamedTuple):
 def _entry(cmap: ConfigMap, role: str, entry: dict, at: str) -> _Read | None:
     """One dataset entry; None (said) when it names no split to read at all."""
     cmap.unchecked += [f"{at}.{k}" for k, v in entry.items() if k not in _ENTRY_KEYS and v not in (None, "", [], {})]
-    fmt = _entry_format(cmap, entry, at) or ""
+    said = cmap.unavailable.get(role)
+    fmt = _entry_format(cmap, role, entry, at) or ""
+    if cmap.unavailable.get(role) is not said:  # a type tunegate does not read: its files are not looked for
+        return _Read(fmt, None)
     ref = entry.get("path")
     if entry.get("data_files") is not None and isinstance(ref, str) and _not_a_repo(cmap, ref):
         unusable_data(cmap, f"{at}.path", f"path {ref!r} with data_files: axolotl reads data_files as "
@@ -150,7 +160,19 @@ def _not_a_repo(cmap: ConfigMap, ref: str) -> bool:
 ALPACA_STYLES = ("instruct", "chat", "chatml", "phi")
 
 
-def _entry_format(cmap: ConfigMap, entry: dict, at: str) -> str | None:
+# The dataset types axolotl trains that tunegate does not read (src/axolotl/prompt_strategies' modules,
+# those of its rl packages, and utils/data/wrappers.py's DATASET_HANDLERS, at 067b021c); a dotted type names
+# a loader function or a module of the user's. axolotl stops on any other ("unhandled prompt tokenization
+# strategy"). completion and pretrain read each record's plain text.
+AXOLOTL_TYPES = frozenset({
+    "alpaca_chat", "alpaca_instruct", "alpaca_w_system", "bradley_terry", "completion", "context_qa",
+    "creative_acr", "input_output", "llama2_chat", "messages", "metharme", "orcamini", "pretrain", "pygmalion",
+    "stepwise_supervised", "user_defined", "chatml", "llama3", "passthrough", "zephyr", "explainchoice",
+    "concisechoice", "summarizetldr", "jeopardy", "oasst", "gpteacher", "reflection"})
+TEXT_TYPES = ("completion", "pretrain")
+
+
+def _entry_format(cmap: ConfigMap, role: str, entry: dict, at: str) -> str | None:
     kind = entry.get("type")
     if kind == "alpaca" or (isinstance(kind, str) and kind.startswith("alpaca:")
                             and kind.partition(":")[2] in ALPACA_STYLES):
@@ -182,9 +204,34 @@ def _entry_format(cmap: ConfigMap, entry: dict, at: str) -> str | None:
                       "'conversations' with from/value", "Rename the fields (`jq`), or convert the file with "
                       "`tunegate convert`.")
         return None
-    unusable_data(cmap, f"{at}.type", f"dataset type {kind!r} is not one tunegate reads",
-                  "Use type: chat_template (OpenAI chat or ShareGPT fields), sharegpt or alpaca.")
+    if _axolotl_trains(kind):
+        _not_read(cmap, role, entry, at)
+        return None
+    unusable_data(cmap, f"{at}.type", f"dataset type {kind!r} is not one axolotl knows: it stops (\"unhandled "
+                  "prompt tokenization strategy\")", "Use type: chat_template (OpenAI chat or ShareGPT fields) "
+                  "or alpaca, or another of axolotl's dataset types.")
     return None
+
+
+def _axolotl_trains(kind: object) -> bool:
+    """Whether axolotl reads data of dataset type `kind` (a mapping is its user-defined prompt format)."""
+    if isinstance(kind, dict):
+        return True
+    return isinstance(kind, str) and ("." in kind or kind.partition(":")[0] in AXOLOTL_TYPES)
+
+
+def _not_read(cmap: ConfigMap, role: str, entry: dict, at: str) -> None:
+    """A dataset type axolotl trains and tunegate does not read: the split cannot be checked here (the gate
+    fails; axolotl is not said to refuse it). completion and pretrain read plain text records, which a
+    file given for the split (--train, --validation) is checked to be."""
+    kind = entry["type"]
+    shown_kind = "a user-defined prompt format" if isinstance(kind, dict) else repr(kind)
+    if kind in TEXT_TYPES and entry.get("field") in (None, "text"):
+        cmap.trains_text[role] = "only"
+    not_read_here(cmap, role, f"{at}.type", f"dataset type {shown_kind} is data axolotl trains and tunegate does "
+                  "not read, so the data stages cannot check it (every other check runs)", "To gate the data, write "
+                  "it in a format tunegate reads (type: chat_template with OpenAI chat or ShareGPT fields, or alpaca; "
+                  "`tunegate convert` writes any of them as OpenAI chat); otherwise the run is checked without its data.")
 
 
 def _loss_roles(cmap: ConfigMap, entry: dict, at: str) -> None:

@@ -12,6 +12,7 @@ by `tunegate.spec.importers.axolotl_datasets`.
 """
 from __future__ import annotations
 
+import difflib
 import math
 from typing import Any
 
@@ -19,6 +20,7 @@ from tunegate.spec.importers.axolotl_datasets import dataset, template
 from tunegate.spec.importers.config_data import no_validation, random_split, unusable_data
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, typos, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
+from tunegate.spec.importers.memory_savers import Savers, deepspeed_offload, fsdp_offload, memory_savers, plugin_savers
 from tunegate.spec.importers.tool_defaults import accepted_optimizers, tool_default
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
@@ -83,6 +85,24 @@ UNHONOURED: Unhonoured = {
 }
 # The keys above that train another objective than supervised fine-tuning: errors (TG147), not warnings.
 OBJECTIVES = frozenset({"rl", "reward_model", "process_reward_model", "pretraining_dataset"})
+# Settings axolotl applies that lower GPU memory and the estimate does not model (TG429): key -> (the value
+# that saves nothing, what it does). From its schemas and integrations (liger, cut_cross_entropy) at 067b021c.
+MEMORY_SAVERS: Savers = {
+    "liger_fused_linear_cross_entropy": (False, "Liger's fused linear cross-entropy: the logits are never held whole"),
+    "cut_cross_entropy": (False, "Cut Cross-Entropy: the logits are never held whole"),
+    "activation_offloading": (False, "activations offloaded to the CPU"),
+    "tiled_mlp": (False, "the MLP computed in tiles along the sequence"),
+    "context_parallel_size": (1, "each sequence split over that many GPUs"),
+    "sequence_parallel_degree": (1, "each sequence split over that many GPUs"),
+    "tensor_parallel_size": (1, "each layer's weights split over that many GPUs"),
+    "lisa_n_layers": (None, "LISA: a few layers trained at a time"),
+}
+# Plugins that lower GPU memory by being listed (their key defaults to on): tail -> (that key, what it does)
+PLUGIN_SAVERS: Savers = {"CutCrossEntropyPlugin": ("cut_cross_entropy", "Cut Cross-Entropy: the logits are never held "
+                                                                         "whole")}
+# The rl trainers axolotl knows (its schemas' RLType, src/axolotl/utils/schemas/enums.py at 067b021c); its
+# config validation refuses any other value.
+RL_TYPES = ("dpo", "gdpo", "grpo", "ipo", "orpo", "kto", "simpo", "ebft")
 # Real axolotl keys close to a key tunegate maps, so they are not typos (TG155). Computed by running
 # difflib.get_close_matches(key, mapped, cutoff=0.8) over every field name in axolotl's schemas
 # (axolotl-ai-cloud/axolotl src/axolotl/utils/schemas, integrations).
@@ -117,7 +137,12 @@ def map_config(cmap: ConfigMap) -> None:
     cmap.used.add("chat_template_jinja")  # the template TG156 names
     template(cmap, cmap.get("chat_template") or ("jinja" if cmap.get("chat_template_jinja") else None),
              "chat_template" if cmap.has("chat_template") else "chat_template_jinja")
+    _rl_type(cmap)
     unhonoured(cmap, UNHONOURED, OBJECTIVES)
+    memory_savers(cmap, MEMORY_SAVERS)
+    plugin_savers(cmap, PLUGIN_SAVERS)
+    deepspeed_offload(cmap, "deepspeed")
+    fsdp_offload(cmap, "fsdp_config")
     meant = typos(cmap, cmap.used | _NO_EFFECT, _REAL_NEAR)
     lora = cmap.get("adapter") in ("lora", "qlora")  # a full fine-tune needs no lora_* keys (TG144 names it)
     for key in _REQUIRED:
@@ -277,11 +302,25 @@ def _attention(cmap: ConfigMap) -> None:
         cmap.set("training.attention", _ATTENTION.get(impl or "sdpa", "sdpa"), key)
 
 
+def _rl_type(cmap: ConfigMap) -> None:
+    """TG154 for an `rl` trainer axolotl does not know: its schema refuses the config before anything loads (a
+    known one is another objective than supervised fine-tuning, which axolotl runs: TG147)."""
+    rl = cmap.source.get("rl")
+    if rl is None or rl is False or rl in RL_TYPES:
+        return
+    close = difflib.get_close_matches(str(rl), RL_TYPES, n=1)
+    refused_by_tool(cmap, "rl", f"rl: {rl!r} is not a trainer axolotl knows ({', '.join(RL_TYPES)}): its config "
+                    "validation refuses it", f"Did you mean rl: {close[0]}? " if close else
+                    "Remove rl for supervised fine-tuning, or set one of axolotl's rl trainers.")
+
+
 def _data(cmap: ConfigMap) -> None:
     fmt = dataset(cmap, "train", "datasets")
     if "validation" in cmap.overrides:  # --validation: the frozen file is given, whatever the config splits
         cmap.used.add("val_set_size")
         dataset(cmap, "validation", "test_datasets")
+        if not cmap.has("test_datasets") and "train" in cmap.trains_text:  # read as the split it stands for
+            cmap.trains_text["validation"] = cmap.trains_text["train"]
         return
     size = _share(cmap, "val_set_size")
     if size is None:  # TG102 said so: not a share, so no split to judge either

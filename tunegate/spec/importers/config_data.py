@@ -121,6 +121,12 @@ def unusable_data(cmap: ConfigMap, key: str | None, message: str, hint: str) -> 
     cmap.note("TG145", "error", key, message, hint)
 
 
+def not_read_here(cmap: ConfigMap, role: str, key: str, message: str, hint: str) -> None:
+    """TG145 at `key`, said by the dataset stage: the tool reads data.<role> in a way tunegate does not
+    (a dataset type of its own), so it cannot be checked here; no reason the tool refuses the run."""
+    unavailable(cmap, role, cmap.finding("TG145", "error", key, message, hint, "dataset"))
+
+
 def no_split(cmap: ConfigMap, key: str | None, message: str, hint: str) -> None:
     """TG146 at `key`: the reference names no split the tool can load (no file for it, a folder it refuses)."""
     cmap.note("TG146", "error", key, message, hint)

@@ -54,6 +54,13 @@ class ConfigMap:
     # role -> why its data cannot be had here (a Hub dataset not cached, a random or no validation split):
     # said by the dataset stage, so the spec stage and every check that needs no data still run
     unavailable: dict[str, Finding] = field(default_factory=dict)
+    # role -> whether the tool trains its language-modeling text records ({"text": ...}): "also" (TRL's
+    # SFTTrainer, besides chats), "only" (axolotl's completion and pretrain types); records the gate names as
+    # such (TG271) are then no reason the tool refuses the run, and under "only" a record without text is.
+    trains_text: dict[str, str] = field(default_factory=dict)
+    # Settings the tool applies that lower GPU memory and the estimate does not model, as `key: value (what)`
+    # (tunegate.spec.importers.memory_savers): a "does not fit" is then not judged (TG429)
+    memory_savers: list[str] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -120,3 +127,5 @@ class Mapped:
     explained: frozenset[str] = frozenset()
     unavailable: dict[str, Finding] = field(default_factory=dict)  # role -> why its data cannot be had here
     refusal_codes: frozenset[str] = frozenset()  # codes of the import's findings tunegate launch refuses for
+    trains_text: dict[str, str] = field(default_factory=dict)  # role -> "also" or "only" (ConfigMap.trains_text)
+    memory_savers: list[str] = field(default_factory=list)  # ConfigMap.memory_savers

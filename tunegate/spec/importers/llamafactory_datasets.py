@@ -29,6 +29,7 @@ from tunegate.spec.importers.config_data import (
     map_data_files,
     no_validation,
     random_split,
+    unavailable,
     unusable_data,
 )
 from tunegate.spec.importers.config_keys import refused_by_tool, required, text, wrong_type
@@ -66,7 +67,8 @@ class Entry:
 def map_datasets(cmap: ConfigMap, stage: str) -> None:
     """Set data.train, data.validation and data.format from `dataset`, `eval_dataset` and `val_size`."""
     names, eval_names = _names(cmap, "dataset"), _names(cmap, "eval_dataset")
-    registry = _registry(cmap) if names or eval_names else None
+    roles = [role for role, named in (("train", names), ("validation", eval_names)) if named]
+    registry = _registry(cmap, roles) if roles else None
     train = [e for n in names or [] if (e := _entry(cmap, registry, n, "dataset", stage)) is not None]
     evals = [e for n in eval_names or [] if (e := _entry(cmap, registry, n, "eval_dataset", stage)) is not None]
     if names is not None:
@@ -158,17 +160,20 @@ def _share(cmap: ConfigMap) -> float:
     return 0.0
 
 
-def _registry(cmap: ConfigMap) -> Registry | None:
-    """The dataset_info.json of `dataset_dir`; a finding (and None) when there is none to read."""
+def _registry(cmap: ConfigMap, roles: list[str]) -> Registry | None:
+    """The dataset_info.json of `dataset_dir` that the `roles`' names resolve in; a finding (and None) when
+    there is none to read."""
     name = text(cmap, "dataset_dir", cmap.get("dataset_dir"), "data")
     if name is None:
         return None
     if name == "ONLINE":  # every name is then a Hub dataset id
         return Registry(None, "", Located(data={}))
     if name.startswith("REMOTE:"):
-        unusable_data(cmap, "dataset_dir", f"dataset_dir {name!r} makes LLaMA-Factory download {INFO} from the "
-                      f"Hub repo {name[7:]!r}: tunegate reads a local one only", f"Download the repo's {INFO} "
-                      "and its files, and set dataset_dir to that folder.")
+        _registry_not_here(cmap, roles, f"dataset_dir {name!r} makes llamafactory-cli download {INFO} from the Hub "
+                           f"repo {name[7:]!r} where it runs, so the data it names cannot be checked here (every "
+                           "other check runs)", f"Download the repo's {INFO} and its files (`hf download --repo-type "
+                           f"dataset {name[7:]}`), and set dataset_dir to that folder; or give the files: --train "
+                           "FILE --validation FILE.")
         return None
     if problem := path_problem(name):  # a NUL byte, a name too long: no folder is called so
         unusable_data(cmap, "dataset_dir", f"dataset_dir {shown(name)!r} is not a usable path: {problem}",
@@ -178,12 +183,25 @@ def _registry(cmap: ConfigMap) -> Registry | None:
         [Path.cwd() / name, *(up / name for up in (cmap.base, *cmap.base.parents[:2]))]
     found = next((p for p in tried if _is_file(p / INFO)), None)
     if found is None:
-        refused_by_tool(cmap, "dataset_dir" if cmap.has("dataset_dir") else "dataset", f"no {INFO} in dataset_dir "
-                        f"{name!r} (looked in {', '.join(str(p) for p in dict.fromkeys(tried))}): LLaMA-Factory "
-                        f"stops (\"Cannot open {name}/{INFO}\")", f"Run from the folder that holds {name}/{INFO}, "
-                        "or set dataset_dir to the folder that holds it.")
+        looked = ", ".join(str(p) for p in dict.fromkeys(tried))
+        _registry_not_here(cmap, roles, f"no {INFO} in dataset_dir {name!r} on this machine (looked in {looked}): "
+                           "llamafactory-cli reads it from the folder it runs in, so the data it names cannot be "
+                           "checked here (every other check runs)", f"Run the check from the folder llamafactory-cli "
+                           f"train runs in (where {name}/{INFO} is), set dataset_dir to the folder that holds it, or "
+                           "give the files: --train FILE --validation FILE.")
         return None
     return _read(cmap, found.resolve())
+
+
+def _registry_not_here(cmap: ConfigMap, roles: list[str], message: str, hint: str) -> None:
+    """TG158 for each split named through a dataset_info.json that is not on this machine: llamafactory-cli
+    reads it where it runs (a relative dataset_dir, `data` by default, from its working folder: LLaMA-Factory's
+    checkout ships data/dataset_info.json; REMOTE: from the Hub), so the data cannot be checked here, and it
+    is no reason LLaMA-Factory refuses the run."""
+    key = "dataset_dir" if cmap.has("dataset_dir") else "dataset"
+    for role in roles:
+        if role not in cmap.overrides:  # a file given is read instead
+            unavailable(cmap, role, cmap.finding("TG158", "error", key, message, hint, "dataset"))
 
 
 def _read(cmap: ConfigMap, folder: Path) -> Registry | None:

@@ -20,7 +20,15 @@ from typing import Any
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
 from tunegate.spec.importers.llamafactory_datasets import map_datasets
-from tunegate.spec.importers.llamafactory_tables import DEFAULTS, NO_EFFECT, REAL_NEAR, STAGES, UNHONOURED
+from tunegate.spec.importers.llamafactory_tables import (
+    DEFAULTS,
+    MEMORY_SAVERS,
+    NO_EFFECT,
+    REAL_NEAR,
+    STAGES,
+    UNHONOURED,
+)
+from tunegate.spec.importers.memory_savers import deepspeed_offload, memory_savers
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
     SCHEDULERS,
@@ -63,6 +71,9 @@ def map_config(cmap: ConfigMap) -> None:
     _training(cmap)
     compile_settings(cmap)
     _sharding(cmap)
+    _master_weights(cmap)
+    memory_savers(cmap, MEMORY_SAVERS)
+    deepspeed_offload(cmap, "deepspeed")
     map_datasets(cmap, stage)
     template = text(cmap, "template", cmap.get("template"), "")
     if template:  # unset: LLaMA-Factory parses the tokenizer's own chat template, as tunegate renders
@@ -179,6 +190,16 @@ def _training(cmap: ConfigMap) -> None:
     elif attention != "auto":
         not_honoured(cmap, "flash_attn", f"flash_attn {attention!r} is not a kernel tunegate's full run can use",
                      "Use flash_attn: auto, sdpa, fa2 or disabled.")
+
+
+def _master_weights(cmap: ConfigMap) -> None:
+    """A full fine-tune under pure_bf16 (or BAdam) keeps no fp32 copy: LLaMA-Factory upcasts the trained
+    weights to fp32 otherwise (init_adapter's cast_trainable_params_to_fp32), but not then, so gradients and
+    AdamW's moments are bf16 too. DeepSpeed and FSDP keep fp32 master weights of their own."""
+    training = cmap.data.get("training", {})
+    if (training.get("method") == "full" and (cmap.get("pure_bf16", False) or cmap.get("use_badam", False))
+            and training.get("sharding", "none") == "none"):
+        cmap.set("training.master_weights", "none", "pure_bf16" if cmap.has("pure_bf16") else "use_badam")
 
 
 def _sharding(cmap: ConfigMap) -> None:

@@ -42,7 +42,8 @@ def import_config(kind: str, located: Located, file: str, base: Path,
     for spec_key in list(places):  # sections too, so a finding about a section points somewhere
         places.setdefault(spec_key.partition(".")[0], places[spec_key])
     return Mapped(kind, cmap.data, cmap.origin, cmap.findings, Located(data=cmap.data, places=places),
-                  frozenset(cmap.explained), dict(cmap.unavailable), frozenset({NOT_HONOURED, NOT_LORA}))
+                  frozenset(cmap.explained), dict(cmap.unavailable), frozenset({NOT_HONOURED, NOT_LORA}),
+                  dict(cmap.trains_text), list(cmap.memory_savers))
 
 
 # The spec's values in each tool's words, where the finding names the value beside its key.

@@ -27,6 +27,7 @@ from tunegate.spec.importers.config_data import (
 )
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, text, typos
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
+from tunegate.spec.importers.memory_savers import Savers, memory_savers
 from tunegate.spec.importers.tool_defaults import accepted_optimizers, tool_default
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
@@ -55,6 +56,12 @@ _PLAIN = [("model_name_or_path", "model.id", None), ("trust_remote_code", "model
 _NO_EFFECT = {"report_to", "logging_steps", "save_steps", "save_strategy", "eval_steps", "logging_dir", "run_name",
               "push_to_hub", "hub_model_id", "overwrite_output_dir", "save_total_limit", "logging_first_step",
               "dataset_num_proc", "dataloader_num_workers", "lora_task_type", "eval_packing"}
+# Settings TRL applies that lower GPU memory and the estimate does not model (TG429): key -> (the value that
+# saves nothing, what it does). From SFTConfig and transformers' TrainingArguments.
+MEMORY_SAVERS: Savers = {
+    "use_liger_kernel": (False, "Liger kernels, whose fused linear cross-entropy never holds the logits whole"),
+    "activation_offloading": (False, "activations offloaded to the CPU"),
+}
 # Keys TRL applies that change what trains and tunegate's run does not apply (TG147): key -> (the value
 # that changes nothing, what the key does). Defaults from TRL's ModelConfig and SFTConfig and
 # transformers' TrainingArguments.
@@ -92,8 +99,12 @@ def map_config(cmap: ConfigMap) -> None:
     _schedule(cmap)
     compile_settings(cmap)
     _data(cmap)
+    # SFTTrainer trains records of plain text in dataset_text_field (language modeling) as well
+    if cmap.source.get("dataset_text_field") in (None, "text"):
+        cmap.trains_text = {"train": "also", "validation": "also"}
     _launch(cmap)
     unhonoured(cmap, UNHONOURED)
+    memory_savers(cmap, MEMORY_SAVERS)
     typos(cmap, cmap.used | _NO_EFFECT, _REAL_NEAR)
 
 
