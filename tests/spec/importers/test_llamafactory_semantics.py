@@ -163,7 +163,8 @@ def test_no_dataset_info_here_leaves_the_data_unchecked_saying_where_it_was_look
 
 def test_a_remote_dataset_dir_leaves_the_data_unchecked(tmp_path):
     parsed = parse_spec(config(tmp_path, dataset_dir="REMOTE:llamafactory/demo_data"))
-    assert parsed.unavailable["train"].code == "TG158" and "llamafactory/demo_data" in parsed.unavailable["train"].message
+    said = parsed.unavailable["train"]
+    assert said.code == "TG158" and "llamafactory/demo_data" in said.message
 
 
 @pytest.mark.parametrize(("changes", "expected"), [

@@ -231,7 +231,8 @@ def _not_read(cmap: ConfigMap, role: str, entry: dict, at: str) -> None:
     not_read_here(cmap, role, f"{at}.type", f"dataset type {shown_kind} is data axolotl trains and tunegate does "
                   "not read, so the data stages cannot check it (every other check runs)", "To gate the data, write "
                   "it in a format tunegate reads (type: chat_template with OpenAI chat or ShareGPT fields, or alpaca; "
-                  "`tunegate convert` writes any of them as OpenAI chat); otherwise the run is checked without its data.")
+                  "`tunegate convert` writes any of them as OpenAI chat); otherwise the run is checked without its "
+                  "data.")
 
 
 def _loss_roles(cmap: ConfigMap, entry: dict, at: str) -> None:
