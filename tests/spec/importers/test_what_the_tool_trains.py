@@ -159,3 +159,17 @@ def _env() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+def test_cut_cross_entropy_is_said_once_whether_its_plugin_or_its_key_turns_it_on(tmp_path):
+    from tunegate.spec.check import parse_spec
+
+    source = (PUBLISHED / "axolotl" / "alst-llama3-8b-deepspeed.yaml").read_text(encoding="utf-8")
+    listed = parse_spec(PUBLISHED / "axolotl" / "alst-llama3-8b-deepspeed.yaml").result.stats["memory_savers"]
+    assert [s for s in listed if "Cut Cross-Entropy" in s] == [
+        "plugins: CutCrossEntropyPlugin (Cut Cross-Entropy: the logits are never held whole)"]
+    for value, said in (("true", ["cut_cross_entropy: true"]), ("false", [])):
+        config = tmp_path / f"cce-{value}.yaml"
+        config.write_text(source + f"cut_cross_entropy: {value}\n", encoding="utf-8")
+        savers = parse_spec(config).result.stats["memory_savers"]
+        assert [s.split(" (")[0] for s in savers if "Cut Cross-Entropy" in s] == said

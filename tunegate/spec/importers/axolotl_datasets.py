@@ -77,10 +77,10 @@ class _Read(NamedTuple):
 def _entry(cmap: ConfigMap, role: str, entry: dict, at: str) -> _Read | None:
     """One dataset entry; None (said) when it names no split to read at all."""
     cmap.unchecked += [f"{at}.{k}" for k, v in entry.items() if k not in _ENTRY_KEYS and v not in (None, "", [], {})]
-    said = cmap.unavailable.get(role)
-    fmt = _entry_format(cmap, role, entry, at) or ""
-    if cmap.unavailable.get(role) is not said:  # a type tunegate does not read: its files are not looked for
-        return _Read(fmt, None)
+    fmt = _entry_format(cmap, role, entry, at)
+    if fmt is None and _axolotl_trains(entry.get("type")):  # not read here (TG145): its files are not looked for
+        return _Read("", None)
+    fmt = fmt or ""
     ref = entry.get("path")
     if entry.get("data_files") is not None and isinstance(ref, str) and _not_a_repo(cmap, ref):
         unusable_data(cmap, f"{at}.path", f"path {ref!r} with data_files: axolotl reads data_files as "

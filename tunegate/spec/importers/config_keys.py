@@ -67,3 +67,10 @@ def typos(cmap: ConfigMap, mapped: set[str], real_near: frozenset[str]) -> set[s
                       f"Did you mean '{close[0]}'? Rename the key ({cmap.dialect.docs} lists the keys tunegate "
                       "maps).")
     return meant
+
+
+def as_written(value: Any) -> str:
+    """A config value as a finding quotes it: YAML's true/false, a quoted string, anything else as it prints."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, str) else str(value)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tunegate.spec.importers.config_keys import as_written
 from tunegate.spec.importers.config_map import ConfigMap
 
 # A dialect's table: key -> (the value that saves nothing, what the setting does to memory)
@@ -26,16 +27,16 @@ def memory_savers(cmap: ConfigMap, table: Savers) -> None:
         value = cmap.source.get(key)
         if value is None or value is False or value == default or value in ("", [], {}):
             continue
-        cmap.memory_savers.append(f"{key}: {_shown(value)} ({what})")
+        cmap.memory_savers.append(f"{key}: {as_written(value)} ({what})")
 
 
 def plugin_savers(cmap: ConfigMap, table: Savers) -> None:
     """Note each plugin of `table` (its module path's tail -> (the key that turns it off, what it does))
-    listed under `plugins`, unless its key turns it off."""
+    listed under `plugins` with its key unset: set, the key says it (`memory_savers`), or turns it off."""
     plugins = cmap.source.get("plugins")
     names = [p for p in plugins if isinstance(p, str)] if isinstance(plugins, list) else []
     for tail, (off_key, what) in table.items():
-        if any(p.endswith(tail) for p in names) and cmap.source.get(off_key) is not False:
+        if any(p.endswith(tail) for p in names) and cmap.source.get(off_key) is None:
             cmap.memory_savers.append(f"plugins: {tail} ({what})")
 
 
@@ -51,7 +52,7 @@ def deepspeed_offload(cmap: ConfigMap, key: str) -> None:
     else:
         offloads = ["offload"] if isinstance(config, str) and "offload" in config.lower() else []
     if offloads:
-        cmap.memory_savers.append(f"{key}: {_shown(config) if isinstance(config, str) else 'inline'} (ZeRO "
+        cmap.memory_savers.append(f"{key}: {as_written(config) if isinstance(config, str) else 'inline'} (ZeRO "
                                   "offloads parameters or optimizer states to the CPU)")
 
 
@@ -61,7 +62,3 @@ def fsdp_offload(cmap: ConfigMap, key: str) -> None:
     on = isinstance(config, dict) and any(config.get(k) is True for k in ("offload_params", "fsdp_offload_params"))
     if on:
         cmap.memory_savers.append(f"{key}.offload_params: true (FSDP offloads the parameters to the CPU)")
-
-
-def _shown(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else repr(value) if isinstance(value, str) else str(value)

@@ -23,7 +23,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from tunegate.spec.importers.config_keys import refused_by_tool
+from tunegate.spec.importers.config_keys import as_written, refused_by_tool
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.model import Optimizer, Scheduler
 
@@ -54,8 +54,9 @@ def unhonoured(cmap: ConfigMap, table: Unhonoured, objectives: frozenset[str] = 
             continue
         gated = "so the gate's checks (data, tokens, loss) are not those of this run" if key in objectives else \
             f"so it would train a different model than {cmap.kind} does"
-        not_honoured(cmap, key, f"{key}: {_shown(value)} asks for {what}; tunegate's full run does not apply it, "
-                     f"{gated}", f"Remove {key} (or set it to {_shown(default) if default is not None else 'null'}) "
+        not_honoured(cmap, key, f"{key}: {as_written(value)} asks for {what}; tunegate's full run does not apply it, "
+                     f"{gated}", f"Remove {key} (or set it to "
+                     f"{as_written(default) if default is not None else 'null'}) "
                      f"to gate and run this config with tunegate; otherwise run it with {cmap.dialect.runs_with} "
                      "itself.", objective=key in objectives)
 
@@ -113,12 +114,6 @@ def peft_default_targets(cmap: ConfigMap, unset: str, hint: str) -> None:
               hint)
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    return repr(value) if isinstance(value, str) else str(value)
-
-
 def own_template(cmap: ConfigMap, key: str, message: str, hint: str) -> None:
     """TG156 (warning) at `key`: the tool renders chats with its own template (`message` says which);
     tunegate's token audit, mini-run and full run render with the tokenizer's."""
@@ -145,6 +140,6 @@ def compile_settings(cmap: ConfigMap) -> None:
         cmap.set("training.compile_mode", mode, "torch_compile_mode")
     backend = cmap.get("torch_compile_backend")
     if on and backend not in (None, "inductor"):
-        not_honoured(cmap, "torch_compile_backend", f"torch_compile_backend {_shown(backend)} compiles with "
+        not_honoured(cmap, "torch_compile_backend", f"torch_compile_backend {as_written(backend)} compiles with "
                      "another backend than tunegate's run (inductor)", "Remove torch_compile_backend (inductor is "
                      "the default) to launch it with tunegate.")
