@@ -74,26 +74,30 @@ def test_detection_needs_its_own_keys_not_the_trainer_arguments_trl_shares():
     assert detect_kind({"model_name_or_path": "m", "dataset_name": "d", "use_peft": True}) == "trl"
 
 
+NOT_READ, REFUSED = ("TG145", "dataset"), ("TG154", "spec")  # LLaMA-Factory trains it, tunegate does not read it
+
+
 @pytest.mark.parametrize(("name", "attrs", "code", "key"), [
     ("mllm", {"file_name": "mllm_demo.json", "formatting": "sharegpt", "columns": {"messages": "messages",
-     "images": "images"}}, "TG145", "mllm.columns.images"),
+     "images": "images"}}, REFUSED, "mllm.columns.images"),  # no template: LLaMA-Factory's takes no images
     ("kto", {"file_name": "kto_en_demo.json", "formatting": "sharegpt", "columns": {"messages": "messages",
-     "kto_tag": "label"}}, "TG145", "kto.columns.kto_tag"),
+     "kto_tag": "label"}}, ("TG145", "spec"), "kto.columns.kto_tag"),
     ("dpo", {"file_name": "dpo_en_demo.json", "ranking": True, "formatting": "sharegpt",
              "columns": {"messages": "conversations", "chosen": "chosen", "rejected": "rejected"}},
-     "TG154", "dpo.ranking"),
-    ("c4", {"file_name": "c4_demo.jsonl", "columns": {"prompt": "text"}}, "TG145", "c4.columns.prompt"),
+     REFUSED, "dpo.ranking"),
+    ("c4", {"file_name": "c4_demo.jsonl", "columns": {"prompt": "text"}}, ("TG145", "spec"), "c4.columns.prompt"),
     ("renamed", {"file_name": "alpaca_en_demo.json", "columns": {"prompt": "question", "response": "answer"}},
-     "TG145", "renamed.columns.prompt"),
+     NOT_READ, "renamed.columns.prompt"),
     ("tagged", {"file_name": "mllm_demo.json", "formatting": "sharegpt", "columns": {"messages": "messages"},
-                "tags": {"role_tag": "speaker", "content_tag": "text"}}, "TG145", "tagged.tags"),
-    ("modelscope", {"ms_hub_url": "llamafactory/alpaca_en"}, "TG145", "modelscope.ms_hub_url"),
-    ("odd", {"file_name": "alpaca_en_demo.json", "formatting": "chatml"}, "TG154", "odd.formatting"),
+                "tags": {"role_tag": "speaker", "content_tag": "text"}}, NOT_READ, "tagged.tags"),
+    ("modelscope", {"ms_hub_url": "llamafactory/alpaca_en"}, NOT_READ, "modelscope.ms_hub_url"),
+    ("odd", {"file_name": "alpaca_en_demo.json", "formatting": "chatml"}, REFUSED, "odd.formatting"),
 ])
 def test_an_entry_that_is_not_sft_data_tunegate_reads_is_named_at_its_key_in_dataset_info(layout, name, attrs,
                                                                                           code, key):
     entry(layout, name, **attrs)
-    findings = [f for f in parse_spec(config(layout, dataset=name)).result.findings if f.code == code]
+    parsed = parse_spec(config(layout, dataset=name))
+    findings = [f for f in [*parsed.result.findings, *parsed.unavailable.values()] if (f.code, f.stage) == code]
     assert [f.key for f in findings] == [key]
     assert findings[0].file.endswith("dataset_info.json") and findings[0].line > 1
 
@@ -117,11 +121,11 @@ def test_several_names_are_one_split_of_their_files_in_order(layout):
     assert [f.file.rsplit("/", 1)[-1] for f in report.findings if f.code == "TG266"] == ["identity.json"] * 6
 
 
-def test_several_names_in_different_formats_are_refused_as_tunegate_reads_a_split_in_one(layout):
-    [finding] = [f for f in parse_spec(config(layout, dataset="alpaca_en_demo,glaive_toolcall_en_demo")).result
-                 .findings if f.code == "TG145"]
-    assert finding.key == "dataset" and "glaive_toolcall_en_demo is sharegpt but alpaca_en_demo is alpaca" \
-        in finding.message
+def test_several_names_in_different_formats_are_not_read_as_tunegate_reads_a_split_in_one(layout):
+    parsed = parse_spec(config(layout, dataset="alpaca_en_demo,glaive_toolcall_en_demo"))
+    finding = parsed.unavailable["train"]  # LLaMA-Factory converts each and trains them: no refusal of its own
+    assert (finding.code, finding.stage, finding.key) == ("TG145", "dataset", "dataset")
+    assert "glaive_toolcall_en_demo is sharegpt but alpaca_en_demo is alpaca" in finding.message
 
 
 def test_a_file_name_folder_of_several_files_is_one_dataset_of_them_all(layout):

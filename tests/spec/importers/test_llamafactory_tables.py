@@ -10,7 +10,15 @@ import importlib.util
 
 import pytest
 
-from tunegate.spec.importers.llamafactory_tables import COPIED_FROM, DEFAULTS, REAL_NEAR, STAGES, UNHONOURED
+from tunegate.spec.importers.llamafactory_tables import (
+    COPIED_FROM,
+    DEFAULTS,
+    MEDIA_TEMPLATES,
+    REAL_NEAR,
+    STAGES,
+    TEXT_TEMPLATES,
+    UNHONOURED,
+)
 
 # Read from src/llamafactory/hparams/{finetuning,data,model}_args.py at COPIED_FROM.
 PINNED = {
@@ -37,6 +45,23 @@ def test_the_stages_are_finetuning_arguments_choices():
 
 def test_a_key_is_either_mapped_unhonoured_or_a_real_near_miss_never_two():
     assert not (set(UNHONOURED) & REAL_NEAR) and not (set(DEFAULTS) & REAL_NEAR)
+
+
+def test_the_templates_are_the_124_registered_at_the_pinned_commit_with_the_media_they_take():
+    assert len(TEXT_TEMPLATES) + len(MEDIA_TEMPLATES) == 124 and not TEXT_TEMPLATES & MEDIA_TEMPLATES.keys()
+    assert MEDIA_TEMPLATES["qwen3_vl_nothink"] == ("image", "video") and MEDIA_TEMPLATES["qwen2_audio"] == ("audio",)
+    assert MEDIA_TEMPLATES["qwen2_omni"] == ("image", "video", "audio")
+    assert {"qwen3", "llama3", "empty"} <= TEXT_TEMPLATES
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llamafactory") is None, reason="llamafactory is not installed")
+def test_the_installed_llamafactory_registers_the_same_templates():  # pragma: no cover - only where installed
+    from llamafactory.data.template import TEMPLATES
+
+    takes = {name: tuple(m for m in ("image", "video", "audio") if getattr(t.mm_plugin, f"{m}_token") is not None)
+             for name, t in TEMPLATES.items()}
+    assert {name: media for name, media in takes.items() if media} == MEDIA_TEMPLATES
+    assert set(takes) == TEXT_TEMPLATES | MEDIA_TEMPLATES.keys()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llamafactory") is None, reason="llamafactory is not installed")

@@ -9,7 +9,10 @@ read as LLaMA-Factory's `get_dataset_list` and `_load_single_dataset` read it: `
 before `file_name` (a file, or a folder whose every file is the dataset), its `split`, and its
 `formatting`, `columns` and `tags`, which `llamafactory_layouts` maps onto the tunegate format that
 reads the same records the same way. Several names are one split, their files read in order, as
-`merge_dataset` concatenates them (mix_strategy: concat, the default), in one format. Findings
+`merge_dataset` concatenates them (mix_strategy: concat, the default), in one format. An entry
+LLaMA-Factory trains that tunegate does not read here (a layout or media of its own, a Hub subset,
+ModelScope, Modelers, a loading script, cloud storage; datasets in several formats) leaves its split
+unread: TG145 by the dataset stage, no reason LLaMA-Factory refuses the run. Findings
 about an entry point into dataset_info.json, at the entry's own keys; the file is read from the
 working directory's `dataset_dir` as LLaMA-Factory reads it, else from the config's folder or the
 two above it (a checkout keeps examples/ beside data/).
@@ -19,7 +22,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tunegate.errors import YamlSyntaxError
 from tunegate.pathguard import shown
@@ -28,19 +30,19 @@ from tunegate.spec.importers.config_data import (
     map_data_file,
     map_data_files,
     no_validation,
+    not_read_here,
     random_split,
     unavailable,
     unusable_data,
 )
 from tunegate.spec.importers.config_keys import refused_by_tool, required, text, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap
-from tunegate.spec.importers.llamafactory_layouts import entry_format
+from tunegate.spec.importers.llamafactory_layouts import NOT_READ, Unread, entry_format
+from tunegate.spec.importers.llamafactory_sources import elsewhere, entry_files
 from tunegate.spec.path_names import path_problem
 from tunegate.spec.yaml_loader import Located, load
 
 INFO = "dataset_info.json"  # LLaMA-Factory's DATA_CONFIG
-# The suffixes _load_single_dataset reads (FILEEXT2TYPE); any other stops it ("Allowed file types: ...").
-_FILE_TYPES = {"arrow": "arrow", "csv": "csv", "json": "json", "jsonl": "json", "parquet": "parquet", "txt": "text"}
 _ENTRY_KEYS = {"hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name", "file_name", "formatting",
                "ranking", "subset", "split", "folder", "columns", "tags"}
 
@@ -62,6 +64,7 @@ class Entry:
     split: str
     fmt: str | None
     name: str = ""  # as `dataset` names it
+    unread: Unread | None = None  # LLaMA-Factory trains it, tunegate does not read it here: why
 
 
 def map_datasets(cmap: ConfigMap, stage: str) -> None:
@@ -71,6 +74,8 @@ def map_datasets(cmap: ConfigMap, stage: str) -> None:
     registry = _registry(cmap, roles) if roles else None
     train = [e for n in names or [] if (e := _entry(cmap, registry, n, "dataset", stage)) is not None]
     evals = [e for n in eval_names or [] if (e := _entry(cmap, registry, n, "eval_dataset", stage)) is not None]
+    for role, entries in (("train", train), ("validation", evals)):
+        _not_read(cmap, registry, role, entries)
     if names is not None:
         _one_split(cmap, "train", "dataset", names, train)
     elif "train" in cmap.overrides:
@@ -105,10 +110,26 @@ def _no_frozen_split(cmap: ConfigMap, named: bool, size: float) -> None:
                       "validation file in dataset_info.json and name it in eval_dataset.")
 
 
+def _not_read(cmap: ConfigMap, registry: Registry | None, role: str, entries: list[Entry]) -> None:
+    """TG145 by the dataset stage, at the first entry of the split LLaMA-Factory trains and tunegate does not
+    read here (the others named with it); a file given for the split is read instead."""
+    unread = [e for e in entries if e.unread is not None]
+    if not unread or role in cmap.overrides or registry is None:
+        return
+    first, others = unread[0].unread, [e.name for e in unread[1:]]
+    also = f"; so is {', '.join(others)}" if others else ""
+    with cmap.elsewhere(registry.shown, registry.located):
+        not_read_here(cmap, role, first.key, first.message + also, first.hint)
+
+
 def _same_format(cmap: ConfigMap, train: Entry, evals: Entry) -> None:
-    if train.fmt and evals.fmt and train.fmt != evals.fmt:
-        unusable_data(cmap, "eval_dataset", f"eval_dataset is {evals.fmt} but dataset is {train.fmt}",
-                      "Give both splits the same format, as tunegate reads both one way.")
+    """The validation split in another format than the training split: LLaMA-Factory converts each dataset on
+    its own, tunegate reads both splits in one format, so the validation split is not read here."""
+    if train.fmt and evals.fmt and train.fmt != evals.fmt and "validation" not in cmap.overrides:
+        not_read_here(cmap, "validation", "eval_dataset", f"eval_dataset is {evals.fmt} but dataset is {train.fmt}: "
+                      f"LLaMA-Factory converts each on its own, tunegate reads both splits in one format, {NOT_READ}",
+                      "To gate both, give them the same format (`tunegate convert` writes either as OpenAI chat); "
+                      "otherwise the run is checked without its validation data.")
 
 
 def _one_split(cmap: ConfigMap, role: str, key: str, names: list[str], entries: list[Entry]) -> bool:
@@ -122,12 +143,16 @@ def _one_split(cmap: ConfigMap, role: str, key: str, names: list[str], entries: 
         map_data_file(cmap, role, cmap.source.get(key), key if names else None)
         return True
     cmap.explained.add(f"data.{role}")
+    if any(e.unread is not None for e in entries):  # not read here: the dataset stage says why
+        return False
     if len(formats - {None}) > 1:
         named = [e for e in entries if e.fmt]
         first, other = named[0], next(e for e in named if e.fmt != named[0].fmt)
-        unusable_data(cmap, key, f"{key}: {other.name} is {other.fmt} but {first.name} is {first.fmt}; tunegate "
-                      "reads a split in one format", "Register the datasets in one formatting (alpaca or "
-                      "sharegpt, with the same columns), or convert one (`tunegate convert`).")
+        not_read_here(cmap, role, key, f"{key}: {other.name} is {other.fmt} but {first.name} is {first.fmt}: "
+                      f"LLaMA-Factory converts each dataset on its own and concatenates them, tunegate reads a split "
+                      f"in one format, {NOT_READ}", "To gate the split, register the datasets in one formatting "
+                      "(alpaca or sharegpt, with the same columns), or convert one (`tunegate convert`); otherwise "
+                      "the run is checked without its data.")
         return False
     if not entries or len(entries) != len(names):
         return False
@@ -242,72 +267,14 @@ def _entry(cmap: ConfigMap, registry: Registry | None, name: str, key: str, stag
             return None
         cmap.unchecked += [f"{name}.{k} ({INFO})" for k, v in attrs.items() if k not in _ENTRY_KEYS
                            and v not in (None, "", [], {})]
-        refs = _source(cmap, registry.folder, name, attrs)
         fmt = entry_format(cmap, name, attrs, stage)
+        unread = fmt if isinstance(fmt, Unread) else elsewhere(name, attrs)
+        refs = entry_files(cmap, registry.folder, name, attrs) if unread is None else None
     split = attrs.get("split") or "train"
-    return Entry(tuple(refs), split if isinstance(split, str) else "train", fmt, name) if refs is not None else None
-
-
-def _source(cmap: ConfigMap, folder: Path, name: str, attrs: dict[str, Any]) -> list[str] | None:
-    """Where the entry's records are (a Hub id, or local files), as get_dataset_list chooses."""
-    hub = attrs.get("hf_hub_url")
-    if isinstance(hub, str) and hub:
-        if attrs.get("subset") or attrs.get("folder"):
-            unusable_data(cmap, f"{name}.{'subset' if attrs.get('subset') else 'folder'}", f"{name} reads a subset "
-                          f"or folder of the Hub dataset {hub!r}; tunegate reads a cached dataset's own split files "
-                          "only", "Check a local copy: tunegate check CONFIG --train FILE --validation FILE.")
-            return None
-        return [hub]
-    for other, where in (("ms_hub_url", "the ModelScope hub"), ("om_hub_url", "the Modelers hub"),
-                         ("script_url", "a dataset loading script"), ("cloud_file_name", "S3 or GCS storage")):
-        if attrs.get(other):
-            unusable_data(cmap, f"{name}.{other}", f"{name} is read from {where} ({attrs[other]!r}); tunegate "
-                          "reads local files and the Hugging Face Hub cache only", "Save the dataset as a local "
-                          f"file and register it with file_name (or check a local copy with --train/--validation).")
-            return None
-    file_name = attrs.get("file_name")
-    if not isinstance(file_name, str) or not file_name:
-        unusable_data(cmap, name, f"{name} has no file_name (nor a hub URL): LLaMA-Factory cannot load it",
-                      f"Give it \"file_name\": the data file in {folder}.")
-        return None
-    if problem := path_problem(file_name):
-        unusable_data(cmap, f"{name}.file_name", f"{name}.file_name {shown(file_name)!r} is not a usable path: "
-                      f"{problem}", f"Give it \"file_name\": the data file in {folder}.")
-        return None
-    return _local(cmap, folder / file_name, f"{name}.file_name")
-
-
-def _local(cmap: ConfigMap, path: Path, key: str) -> list[str] | None:
-    """The files LLaMA-Factory reads at `path`: the file itself, or every file of a folder, as one dataset
-    (read here in name order; LLaMA-Factory takes the folder's listing order)."""
-    try:
-        files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    except OSError as exc:  # a folder that cannot be listed, a path past the system's length
-        unusable_data(cmap, key, f"{shown(path)} cannot be read: {exc.strerror or exc}",
-                      "Register a file (or folder) that can be read.")
-        return None
-    if not files:
-        refused_by_tool(cmap, key, f"{path} holds no file: LLaMA-Factory loads no data from it",
-                        "Put the dataset's files in the folder, or register a file.")
-        return None
-    suffix = files[0].suffix.lower().lstrip(".")
-    if suffix == "txt":
-        unusable_data(cmap, key, f"{files[0].name} is text: LLaMA-Factory reads each line as {{\"text\": ...}} "
-                      "(pre-training documents), not supervised fine-tuning examples",
-                      "Write the examples as JSON records (alpaca or sharegpt) and register that file.")
-        return None
-    if suffix not in _FILE_TYPES:
-        refused_by_tool(cmap, key, f"{files[0].name}: LLaMA-Factory reads files ending in "
-                        f"{', '.join('.' + s for s in _FILE_TYPES)} only (\"Allowed file types: ...\")",
-                        "Save the data as .json or .jsonl (gunzip a .jsonl.gz first).")
-        return None
-    other = next((p for p in files if _FILE_TYPES.get(p.suffix.lower().lstrip(".")) != _FILE_TYPES[suffix]), None)
-    if other is not None:
-        refused_by_tool(cmap, key, f"{path} holds {files[0].name} and {other.name}: LLaMA-Factory reads every file "
-                        "of a dataset folder with one loader and stops (\"File types should be identical.\")",
-                        "Keep files of one type in the folder (move the others out).")
-        return None
-    return [str(p) for p in files]
+    split = split if isinstance(split, str) else "train"
+    if unread is not None:  # its files are not looked for; None when LLaMA-Factory refuses it anyway (said)
+        return Entry((), split, None, name, unread) if fmt is not None else None
+    return Entry(tuple(refs), split, fmt if isinstance(fmt, str) else None, name) if refs is not None else None
 
 
 def _is_file(path: Path) -> bool:

@@ -92,3 +92,30 @@ NO_EFFECT = frozenset({
 REAL_NEAR = frozenset({"dataloader_in_order", "eval_accumulation_steps", "export_quantization_bit", "galore_rank",
                        "galore_target", "gradient_checkpointing", "init_special_tokens", "local_rank", "pissa_iter",
                        "skip_special_tokens"})
+
+# The chat templates LLaMA-Factory registers (src/llamafactory/data/template.py's register_template calls, at
+# COPIED_FROM); any other name stops it ("Template ... does not exist."). Those with a multimodal plugin take
+# the media listed (their plugin's image_token, video_token, audio_token); every other template, and no template
+# (the tokenizer's chat template, parsed), takes none: a record with media stops LLaMA-Factory ("This model does
+# not support image input. Please check whether the correct `template` is used.").
+MEDIA_TEMPLATES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("dots_ocr", "ernie_vl", "gemma4", "glm4_5v", "glm4v", "glm_ocr", "intern_s1", "intern_vl",
+                     "keye_vl", "llava_next_video", "llava_next_video_mistral", "llava_next_video_yi", "mimo_vl",
+                     "minicpm_v", "minicpm_v_4_6", "moss_vl", "qwen2_vl", "qwen3_5", "qwen3_5_nothink", "qwen3_6",
+                     "qwen3_vl", "qwen3_vl_nothink", "video_llava", "youtu_vl"), ("image", "video")),
+    **dict.fromkeys(("gemma3", "granite3_vision", "kimi_vl", "lfm2_vl", "llama4", "llava", "llava_next",
+                     "llava_next_llama3", "llava_next_mistral", "llava_next_qwen", "llava_next_yi", "ministral3",
+                     "mistral_small", "mllama", "paligemma", "paligemma_chat", "pixtral", "yi_vl"), ("image",)),
+    "gemma3n": ("image", "audio"), "qwen2_audio": ("audio",),
+    **dict.fromkeys(("gemma4n", "minicpm_o", "qwen2_omni", "qwen3_omni", "qwen3_omni_nothink"),
+                    ("image", "video", "audio")),
+}
+TEXT_TEMPLATES = frozenset({
+    "aeva", "alpaca", "bailing", "bailing_v2", "breeze", "chatglm3", "chatml", "chatml_de", "cohere", "cpm4", "dbrx",
+    "deepseek", "deepseek3", "deepseekcoder", "deepseekr1", "default", "empty", "ernie", "ernie_nothink", "exaone",
+    "falcon", "falcon_h1", "fewshot", "gemma", "gemma2", "glm4", "glm4_7", "glm4_moe", "glmz1", "gpt_oss", "granite3",
+    "granite4", "hunyuan", "hunyuan_small", "hy3", "hy_dense_1_8b", "hy_dense_7b", "index", "intern2", "lfm2",
+    "llama2", "llama2_zh", "llama3", "mimo", "mimo_v2", "minimax1", "minimax2", "ministral", "mistral", "moonlight",
+    "olmo", "openchat", "openchat-3.6", "opencoder", "phi", "phi4", "phi4_mini", "phi_small", "qwen", "qwen3",
+    "qwen3_nothink", "sailor", "seed_coder", "seed_oss", "smollm", "smollm2", "solar", "starchat", "telechat2",
+    "vicuna", "xuanyuan", "yi", "youtu", "yuan", "zephyr"})
