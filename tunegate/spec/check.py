@@ -199,7 +199,7 @@ def _trainers(spec: Spec | None, out: FindingCollector, mapped: Any, path: Path)
     on them is too."""
     refusing = {trainer_support.CANNOT_SHARD, *(mapped.refusal_codes if mapped is not None else ())}
     stats: dict[str, Any] = {
-        "trainer": importers.dialect(mapped.kind).runs_with if mapped is not None else LAUNCH,
+        "trainer": (mapped.runs_with or importers.dialect(mapped.kind).runs_with) if mapped is not None else LAUNCH,
         "tunegate_launch": [f"{f.place()} {f.code} {f.message}" for f in out.kept if f.code in refusing]}
     if mapped is not None:
         stats["launch_only"] = sorted(mapped.refusal_codes)

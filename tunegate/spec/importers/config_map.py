@@ -129,3 +129,4 @@ class Mapped:
     refusal_codes: frozenset[str] = frozenset()  # codes of the import's findings tunegate launch refuses for
     trains_text: dict[str, str] = field(default_factory=dict)  # role -> "also" or "only" (ConfigMap.trains_text)
     memory_savers: list[str] = field(default_factory=list)  # ConfigMap.memory_savers
+    runs_with: str = ""  # the command that runs the config (a TRL config of `trl dpo`); "": the dialect's

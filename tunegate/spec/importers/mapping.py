@@ -43,7 +43,7 @@ def import_config(kind: str, located: Located, file: str, base: Path,
         places.setdefault(spec_key.partition(".")[0], places[spec_key])
     return Mapped(kind, cmap.data, cmap.origin, cmap.findings, Located(data=cmap.data, places=places),
                   frozenset(cmap.explained), dict(cmap.unavailable), frozenset({NOT_HONOURED, NOT_LORA}),
-                  dict(cmap.trains_text), list(cmap.memory_savers))
+                  dict(cmap.trains_text), list(cmap.memory_savers), cmap.dialect.runs_with)
 
 
 # The spec's values in each tool's words, where the finding names the value beside its key.

@@ -1,4 +1,6 @@
 """A TRL `trl sft --config` YAML mapped onto the spec, with TRL's own defaults for what it leaves out.
+A config of another `trl` command (dpo, kto, reward, grpo, rloo: by its keys or its training data) is
+another objective, TG147 (`tunegate.spec.importers.trl_objectives`).
 
     tunegate check tests/data/configs/trl/sft.yaml   # detected by its keys (model_name_or_path, ...)
 
@@ -29,6 +31,7 @@ from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, re
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
 from tunegate.spec.importers.memory_savers import Savers, memory_savers
 from tunegate.spec.importers.tool_defaults import accepted_optimizers, tool_default
+from tunegate.spec.importers.trl_objectives import read_as
 from tunegate.spec.importers.unhonoured import (
     OPTIMIZERS,
     SCHEDULERS,
@@ -81,9 +84,10 @@ _REAL_NEAR = frozenset({"dataloader_in_order", "eval_accumulation_steps", "gradi
 
 
 def map_config(cmap: ConfigMap) -> None:
-    """Fill `cmap` from a TRL SFT config."""
+    """Fill `cmap` from a TRL SFT config (or another command's: TG147)."""
+    read_as(cmap)  # first: the findings below name the command that runs the config
     if not cmap.has("model_name_or_path"):
-        required(cmap, "model_name_or_path", "trl sft cannot start without it",
+        required(cmap, "model_name_or_path", f"{cmap.dialect.runs_with} cannot start without it",
                  "Set model_name_or_path to the base model's Hub id or local folder.")
     for key, spec_key, default in _PLAIN:
         value = cmap.get(key, tool_default("trl", key, default))
@@ -266,8 +270,9 @@ def _data(cmap: ConfigMap) -> None:
 def _never_evaluated(cmap: ConfigMap, test_split: str) -> None:
     if cmap.get("eval_strategy", "no") == "no":
         cmap.note("TG151", "warning", "eval_strategy" if cmap.has("eval_strategy") else None, "eval_strategy is 'no' "
-                  f"(TRL's default), so trl sft never scores the {test_split!r} split", "Set eval_strategy: steps "
-                  "(with eval_steps) to evaluate on the frozen validation split; tunegate's full run does.")
+                  f"(TRL's default), so {cmap.dialect.runs_with} never scores the {test_split!r} split", "Set "
+                  "eval_strategy: steps (with eval_steps) to evaluate on the frozen validation split; tunegate's full "
+                  "run does.")
 
 
 def _mixture(cmap: ConfigMap, entries: list[Any]) -> None:
@@ -288,8 +293,8 @@ def _mixture(cmap: ConfigMap, entries: list[Any]) -> None:
                      "and give dataset_name a folder with train and test split files (train.jsonl, test.jsonl) "
                      "instead of the datasets mixture.")
     else:
-        no_validation(cmap, "datasets", "a datasets mixture gives trl sft only a train split (the entries "
-                      "concatenated), so there is no frozen test split to evaluate on",
+        no_validation(cmap, "datasets", f"a datasets mixture gives {cmap.dialect.runs_with} only a train split (the "
+                      "entries concatenated), so there is no frozen test split to evaluate on",
                       "Give dataset_name a folder with train and test split files (train.jsonl, test.jsonl), "
                       "frozen and held out from train.")
     _loss(cmap)
