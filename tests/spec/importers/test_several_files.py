@@ -33,14 +33,39 @@ def test_two_axolotl_datasets_are_one_training_split_of_both_files_in_order():
     assert report.fingerprints["train"]["files"] == [str(data / "train.jsonl"), str(data / "train_more.jsonl")]
 
 
-def test_axolotl_datasets_of_two_formats_are_refused_at_the_second(tmp_path):
+def _two_formats(tmp_path):
     body = (AXOLOTL / "lora-two-datasets.yml").read_text().replace("../data", str(CONFIGS / "data"))
     body = body.replace("  - path: " + str(CONFIGS / "data" / "train_more.jsonl") + "\n    type: chat_template\n",
                         "  - path: " + str(CONFIGS / "data" / "alpaca_train.jsonl") + "\n    type: alpaca\n")
     (tmp_path / "cfg.yml").write_text(body)
-    [finding] = [f for f in parse_spec(tmp_path / "cfg.yml").result.findings if f.code == "TG145"]
-    assert finding.key == "datasets.1.type"
-    assert finding.message == "datasets.1 is alpaca but datasets.0 is messages: tunegate reads a split in one format"
+    return tmp_path / "cfg.yml"
+
+
+def test_axolotl_datasets_of_two_formats_leave_the_split_unread_here_at_the_second(tmp_path):
+    parsed = parse_spec(_two_formats(tmp_path))
+    assert "TG145" not in {f.code for f in parsed.result.findings}  # no reason axolotl refuses the config
+    finding = parsed.unavailable["train"]
+    assert (finding.code, finding.key) == ("TG145", "datasets.1.type")
+    assert finding.message.startswith("datasets.1 is alpaca but datasets.0 is messages: axolotl tokenises each")
+
+
+def test_axolotl_datasets_of_two_formats_fail_the_gate_and_pass_for_axolotl(tmp_path):
+    report = check(parse_spec(_two_formats(tmp_path)))
+    assert not report.gates_passed and not report.approved_for_full_run
+    assert report.config_trainer is not None and report.config_trainer.passed
+    assert "TG145" in {f.code for f in report.stage("dataset").findings}
+
+
+def test_axolotl_test_datasets_in_another_format_leave_validation_unread_here(tmp_path):
+    body = (AXOLOTL / "lora-two-datasets.yml").read_text().replace("../data", str(CONFIGS / "data"))
+    body = body.replace("  - path: " + str(CONFIGS / "data" / "val.jsonl") + "\n    type: chat_template\n",
+                        "  - path: " + str(CONFIGS / "data" / "alpaca_val.jsonl") + "\n    type: alpaca\n")
+    (tmp_path / "cfg.yml").write_text(body)
+    parsed = parse_spec(tmp_path / "cfg.yml")
+    assert set(parsed.unavailable) == {"validation"} and parsed.unavailable["validation"].key == "test_datasets.0.type"
+    report = check(parsed)
+    assert report.stage("dataset").stats["train"]["records"] == 40 + 45  # train is still read and checked
+    assert report.config_trainer.passed and not report.gates_passed
 
 
 def test_a_trl_mixture_of_two_datasets_is_its_train_split_of_both():

@@ -45,7 +45,7 @@ def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
         first = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else None
         fmt = _entry_format(cmap, role, first, f"{key}.0") if first is not None else None
         if fmt is not None:
-            cmap.set("data.format", fmt, f"{key}.0.type")
+            _split_format(cmap, role, fmt, key)
         map_data_file(cmap, role, first.get("path") if first else None, f"{key}.0.path" if first else key,
                       from_disk=True)
         return fmt
@@ -56,13 +56,20 @@ def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
                       f"List the {role} file: {key}: [{{path: data/{role}.jsonl, type: chat_template}}].")
         return None
     read = [_entry(cmap, role, entry, f"{key}.{n}") for n, entry in enumerate(entries)]
-    fmt = _one_format(cmap, key, [r.fmt for r in read if r is not None])
+    fmt = _one_format(cmap, role, key, [r.fmt for r in read if r is not None])
     if fmt:
-        cmap.set("data.format", fmt, f"{key}.0.type")
+        _split_format(cmap, role, fmt, key)
     if any(r is None or r.files is None for r in read):
         return None
     set_data(cmap, role, [path for r in read for path in r.files or []], f"{key}.0.path" if len(read) == 1 else key)
     return fmt if fmt and all(r.usable for r in read if r is not None) else None
+
+
+def _split_format(cmap: ConfigMap, role: str, fmt: str, key: str) -> None:
+    """data.format from the training split's entries; from test_datasets' only when the training split names
+    none (another format there leaves the validation split unread: `axolotl_dialect._data`)."""
+    if role == "train" or not cmap.data.get("data", {}).get("format"):
+        cmap.set("data.format", fmt, f"{key}.0.type")
 
 
 class _Read(NamedTuple):
@@ -99,16 +106,19 @@ def _entry(cmap: ConfigMap, role: str, entry: dict, at: str) -> _Read | None:
     return _Read(fmt, found, usable)
 
 
-def _one_format(cmap: ConfigMap, key: str, formats: list[str]) -> str | None:
-    """The entries' one format ("" when none names one tunegate reads: TG145 said so); TG145 and None when two
-    entries differ, as tunegate reads a split in one format."""
+def _one_format(cmap: ConfigMap, role: str, key: str, formats: list[str]) -> str | None:
+    """The entries' one format ("" when none names one tunegate reads: TG145 said so). None when two entries
+    differ: axolotl tokenises each dataset by its own type and concatenates them, tunegate reads a split in
+    one format, so the split is not read here (TG145 by the dataset stage, no reason axolotl refuses it)."""
     named = [(n, fmt) for n, fmt in enumerate(formats) if fmt]
     other = next(((n, fmt) for n, fmt in named if fmt != named[0][1]), None)
     if other is None:
         return named[0][1] if named else ""
-    unusable_data(cmap, f"{key}.{other[0]}.type", f"{key}.{other[0]} is {other[1]} but {key}.{named[0][0]} is "
-                  f"{named[0][1]}: tunegate reads a split in one format", "Give every dataset of the split the same "
-                  "type and fields (or convert one with `tunegate convert`).")
+    not_read_here(cmap, role, f"{key}.{other[0]}.type", f"{key}.{other[0]} is {other[1]} but {key}.{named[0][0]} is "
+                  f"{named[0][1]}: axolotl tokenises each dataset by its own type and concatenates them, tunegate "
+                  "reads a split in one format, so the split is not checked here", "To gate the split, give every "
+                  "dataset of it the same type and fields (or convert one with `tunegate convert`); otherwise the "
+                  "run is checked without its data.")
     return None
 
 

@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from tunegate.spec.importers.axolotl_datasets import dataset, template
-from tunegate.spec.importers.config_data import no_validation, random_split, unusable_data
+from tunegate.spec.importers.config_data import no_validation, not_read_here, random_split
 from tunegate.spec.importers.config_keys import conflicting, refused_by_tool, required, typos, wrong_type
 from tunegate.spec.importers.config_map import ConfigMap, Dialect
 from tunegate.spec.importers.memory_savers import Savers, deepspeed_offload, fsdp_offload, memory_savers, plugin_savers
@@ -342,8 +342,11 @@ def _data(cmap: ConfigMap) -> None:
         return
     val_fmt = dataset(cmap, "validation", "test_datasets")
     if fmt and val_fmt and fmt != val_fmt:
-        unusable_data(cmap, "test_datasets.0.type", f"test_datasets is {val_fmt} but datasets is {fmt}",
-                      "Give both splits the same format, as tunegate reads both one way.")
+        not_read_here(cmap, "validation", "test_datasets.0.type", f"test_datasets is {val_fmt} but datasets is "
+                      f"{fmt}: axolotl tokenises each split by its own type, tunegate reads both splits in one "
+                      "format, so the validation split is not checked here", "To gate both, give them the same "
+                      "format (`tunegate convert` writes either as OpenAI chat); otherwise the run is checked "
+                      "without its validation data.")
 
 
 def _share(cmap: ConfigMap, key: str) -> float | None:
