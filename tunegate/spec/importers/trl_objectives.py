@@ -85,7 +85,8 @@ def read_as(cmap: ConfigMap) -> None:
         other = _named(_commands(marks[:1]))
         refused_by_tool(cmap, marks[0], f"{marks[0]} is a setting of {other}, not of trl sft, whose config this is "
                         f"({sft[0]} is trl sft's only): trl sft hands {marks[0]} to accelerate launch, which stops on "
-                        "it", f"Remove {marks[0]} to run the config with trl sft (or {sft[0]}, to run it with {other}).")
+                        "it", f"Remove {marks[0]} to run the config with trl sft (or {sft[0]}, to run it with "
+                        f"{other}).")
         return
     data = None if marks or sft else _data_kind(cmap)
     if marks:
