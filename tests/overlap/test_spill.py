@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.overlap.test_exact import DATA, EXACT_ONLY, chat, run_stage, write_jsonl
 from tests.support.peak_rss import run_measured
-from tunegate.overlap import buckets, near, near_index, near_join, shared_index
+from tunegate.overlap import buckets, exact, near, near_index, near_join, shared_index
 from tunegate.overlap.near_index import NEAR_SPILL_VARIABLE
 from tunegate.overlap.shared_index import write_index
 from tunegate.overlap.spill import SPILL_VARIABLE
@@ -64,11 +64,28 @@ def test_spilled_joins_and_index_report_what_the_in_memory_ones_report(tmp_path,
     monkeypatch.setenv(NEAR_SPILL_VARIABLE, "2")
     monkeypatch.setattr(buckets, "BUCKET_KEYS", 16)  # many buckets and result files
     monkeypatch.setattr(buckets, "RANGE", 50)
+    monkeypatch.setattr(exact, "WHOLE_COLUMN_RECORDS", 2)  # a spilled split's repeats in buckets too
     monkeypatch.setattr(near_join, "BUCKET_ROWS", 7)  # many buckets and query ranges
     monkeypatch.setattr(near_join, "RANGE", 5)
     assert [_report(run_stage(t, v, s, cap=5)) for t, v, s in cases] == expected
     assert expected[1][1]["TG301"] > 5 and expected[1][1]["TG302"] > 5 and expected[1][1]["TG304"] > 5
     assert expected[2][1]["TG303"] > 5 and expected[3][1]["TG303"] > 5  # each split indexed once
+
+
+def test_a_spilled_train_split_is_joined_in_memory_as_the_in_memory_joins_join(tmp_path, monkeypatch):
+    train, val = _crowded(tmp_path)  # 700 train records, 300 validation
+    expected = _report(run_stage(train, val, EXACT_ONLY, cap=5))
+    monkeypatch.setenv(SPILL_VARIABLE, "400")  # train spills, validation stays in memory
+    monkeypatch.setattr(exact, "CHUNK_ROWS", 64)  # train's file read in many chunks
+
+    def bucketed(*args):
+        raise AssertionError("validation is in memory: no hash buckets on disk")
+
+    monkeypatch.setattr(buckets, "spilled_duplicates", bucketed)
+    monkeypatch.setattr(buckets, "spilled_leaks", bucketed)
+    monkeypatch.setattr(buckets, "spilled_repeats", bucketed)  # train's whole-record column fits in memory
+    assert _report(run_stage(train, val, EXACT_ONLY, cap=5)) == expected
+    assert expected[1]["TG301"] > 5 and expected[1]["TG302"] > 5 and expected[1]["TG304"] > 5
 
 
 def test_an_index_mapped_from_files_reports_what_the_one_in_the_heap_reports(tmp_path, monkeypatch):

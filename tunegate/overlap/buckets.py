@@ -4,10 +4,11 @@
     for match in spilled_leaks(train, validation): ...        # exact.prompt_leaks'
     for group in spilled_repeats(train, reported): ...        # exact.repeats'
 
-While both splits hold their hashes in memory the in-memory joins of tunegate.overlap.exact run
-(tunegate.overlap.joins chooses). Once a split has spilled (tunegate.overlap.spill) each join is a hash
-partition: every record's key goes to one of `n / BUCKET_KEYS` bucket files by its first bytes, so
-equal keys meet in one bucket, which is joined in numpy on its own. Train's side of a bucket is
+While validation holds its hashes in memory the joins of tunegate.overlap.exact run, and a spilled
+split's repeats are grouped from its whole-record column while it is small enough
+(tunegate.overlap.joins chooses). Beyond (tunegate.overlap.spill) each join is a hash partition:
+every record's key goes to one of `n / BUCKET_KEYS` bucket files by its first bytes, so equal keys
+meet in one bucket, which is joined in numpy on its own. Train's side of a bucket is
 counted per key as it is written (a key repeated a million times is one row per chunk, not a
 million), validation's is streamed in chunks past it. The results go to files by position range,
 each sorted in memory when read back: the same findings, in the same order, from ~40 MB.

@@ -30,6 +30,10 @@ _WIDTH = 16
 # that break-even (~150k) for memory: the dict holds ~150 bytes a record for a moment, numpy ~40.
 # Where it is built, the compiled joins (tunegate/native/hash_joins.c) take any split held in memory.
 SMALL_SPLIT = 1 << 16
+# A spilled split's repeats are grouped from its whole-record column in memory up to this many records
+# (8 MB of hashes for a moment, at the end of the check, when the read's buffers are gone), beyond in
+# hash buckets on disk: at 1.1 GB (295k train records) the buckets took ~0.1 s more.
+WHOLE_COLUMN_RECORDS = 1 << 19
 
 
 class SplitHashes:
@@ -290,30 +294,45 @@ def _collect(found: dict[int, list[int]], at: int, other: int) -> None:
 
 
 def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]:
-    """Validation records whose normalised text is also in train, in validation order."""
-    _in_memory(train, validation)
+    """Validation records whose normalised text is also in train, in validation order. Validation is
+    held in memory; train may have spilled: its file is read a chunk at a time past validation's keys."""
+    _in_memory(validation)
     wanted = _positions(validation.full)  # the smaller split is the one held in a dict
     found: dict[int, list[int]] = {}
-    for t, key in _candidates(train.full, wanted):
-        for v in wanted.get(key, ()):
-            _collect(found, v, t)
+    for start, full, _, _ in columns(train):
+        for t, key in _candidates(full, wanted):
+            for v in wanted.get(key, ()):
+                _collect(found, v, start + t)
     return [Match(v, first, n) for v, (first, n) in sorted(found.items())]
 
 
 def prompt_leaks(train: SplitHashes, validation: SplitHashes) -> list[Match]:
-    """Validation records whose prompt is in train with a different answer, in validation order."""
-    _in_memory(train, validation)
+    """Validation records whose prompt is in train with a different answer, in validation order (train
+    read as `cross_duplicates` reads it)."""
+    _in_memory(validation)
     wanted = _positions(validation.prompt)
     found: dict[int, list[int]] = {}
-    for t, key in _candidates(train.prompt, wanted):
-        targets = wanted.get(key)
-        if not targets:
-            continue
-        answer = hash_at(train.answer, t)
-        for v in targets:
-            if answer != hash_at(validation.answer, v):
-                _collect(found, v, t)
+    for start, _, prompt, answers in columns(train):
+        for t, key in _candidates(prompt, wanted):
+            targets = wanted.get(key)
+            if not targets:
+                continue
+            answer = hash_at(answers, t)
+            for v in targets:
+                if answer != hash_at(validation.answer, v):
+                    _collect(found, v, start + t)
     return [Match(v, first, n) for v, (first, n) in sorted(found.items())]
+
+
+def columns(split: SplitHashes) -> Iterator[tuple[int, bytes | bytearray, bytes | bytearray, bytes | bytearray]]:
+    """(first position, whole-record, prompt and answer hash columns) of a split: its arrays, or once it
+    has spilled its file a chunk at a time (`CHUNK_ROWS` records, 3 MB of columns), in reading order."""
+    if split.store is None:
+        yield 0, split.full, split.prompt, split.answer
+        return
+    split.flush()
+    for start, rows in split.store.chunks(CHUNK_ROWS):
+        yield start, rows["full"].tobytes(), rows["prompt"].tobytes(), rows["answer"].tobytes()
 
 
 class Repeat(NamedTuple):
@@ -343,9 +362,28 @@ def repeats(split: SplitHashes, keep: int = 5, reported: ReportedKeys | None = N
 def _repeats_of_first_copies(split: SplitHashes, keep: int, skip: set[int]) -> list[Repeat]:
     """`repeats` without numpy (~45 ms to import): each later copy's first copy, from the compiled
     loops or a dict; the same groups, in the same order."""
+    return _grouped_copies(_first_copies(split.full), split.indexes.__getitem__, keep, skip)
+
+
+def spilled_repeats_in_memory(split: SplitHashes, reported: ReportedKeys, keep: int = 5) -> list[Repeat] | None:
+    """`repeats` of a split that has spilled, from its whole-record column gathered from the file (16
+    bytes a record) and the compiled loops; None where that column would pass WHOLE_COLUMN_RECORDS, the
+    loops are not built or the reported keys went to disk (the hash buckets join it then)."""
+    skip = reported.in_memory()
+    if compiled is None or skip is None or len(split) > WHOLE_COLUMN_RECORDS:
+        return None
+    full = bytearray()
+    for _, column, _, _ in columns(split):
+        full += column
+    return _grouped_copies(_first_copies(full), lambda position: split.place(position)[1], keep, skip)
+
+
+def _grouped_copies(copies: Iterable[tuple[int, int]], key_at: Any, keep: int, skip: set[int]) -> list[Repeat]:
+    """The groups of (position, first copy's position) pairs, positions increasing, leaving out copies whose
+    record key (`key_at(position)`) is in `skip`."""
     later: dict[int, list[int]] = {}
-    for position, origin in _first_copies(split.full):
-        if split.indexes[position] not in skip:
+    for position, origin in copies:
+        if key_at(position) not in skip:
             later.setdefault(origin, []).append(position)
     return [Repeat(origin, copies[:keep], len(copies)) for origin, copies in sorted(later.items())]
 
