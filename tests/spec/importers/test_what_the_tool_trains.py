@@ -93,6 +93,26 @@ def test_a_dataset_type_axolotl_does_not_know_is_its_refusal(tmp_path):
     assert found.stage == "dataset" and report.config_trainer.passed
 
 
+def test_an_axolotl_dataset_without_a_type_is_pre_tokenized_data_not_read_here():
+    report = check(PUBLISHED / "axolotl" / "orpheus-finetune.yml")  # `type:` left empty, as published
+    [found] = [f for f in report.findings if f.code == "TG145"]
+    assert found.stage == "dataset" and found.key == "datasets.0.type" and "pre-tokenized" in found.message
+    assert report.config_trainer.passed, report.config_trainer.reasons
+    assert not report.gates_passed and not report.approved_for_full_run
+
+
+def test_axolotl_chat_template_fields_of_its_own_are_not_read_here_and_not_refused(tmp_path):
+    source = (PUBLISHED / "axolotl" / "llama-3-lora-1b.yml").read_text(encoding="utf-8")
+    config = tmp_path / "fields.yml"
+    fields = source.replace("type: alpaca", "type: chat_template\n    field_messages: dialogue\n"
+                            "    message_property_mappings: {role: speaker, content: text}")
+    config.write_text(fields.replace("teknium/GPT4-LLM-Cleaned", str(CHATS[0])), encoding="utf-8")
+    report = check(config)
+    [found] = [f for f in report.findings if f.code == "TG145"]
+    assert found.stage == "dataset" and found.key == "datasets.0.field_messages"
+    assert report.config_trainer.passed and not report.gates_passed
+
+
 def test_another_objective_fails_the_gate_and_not_axolotl():
     report = check(PUBLISHED / "axolotl" / "ebft-llama-1b-strided.yaml")
     assert "TG147" in errors(report) and report.config_trainer.passed

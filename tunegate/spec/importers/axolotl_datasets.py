@@ -209,10 +209,12 @@ def _entry_format(cmap: ConfigMap, role: str, entry: dict, at: str) -> str | Non
             return "messages"
         if names == ("conversations", "from", "value"):
             return "sharegpt"
-        unusable_data(cmap, f"{at}.field_messages", f"chat_template with messages in {names[0]!r} and "
-                      f"fields {names[1]!r}/{names[2]!r}: tunegate reads 'messages' with role/content and "
-                      "'conversations' with from/value", "Rename the fields (`jq`), or convert the file with "
-                      "`tunegate convert`.")
+        not_read_here(cmap, role, f"{at}.field_messages", f"chat_template with messages in {names[0]!r} and fields "
+                      f"{names[1]!r}/{names[2]!r}, which axolotl reads as field_messages and message_property_mappings "
+                      "say; tunegate reads 'messages' with role/content and 'conversations' with from/value, so the "
+                      "data stages cannot check it (every other check runs)", "To gate the data, rename the fields "
+                      "(`jq`) or convert the file (`tunegate convert`), and drop the mappings; otherwise the run is "
+                      "checked without its data.")
         return None
     if _axolotl_trains(kind):
         _not_read(cmap, role, entry, at)
@@ -224,8 +226,9 @@ def _entry_format(cmap: ConfigMap, role: str, entry: dict, at: str) -> str | Non
 
 
 def _axolotl_trains(kind: object) -> bool:
-    """Whether axolotl reads data of dataset type `kind` (a mapping is its user-defined prompt format)."""
-    if isinstance(kind, dict):
+    """Whether axolotl reads data of dataset type `kind` (a mapping is its user-defined prompt format; no
+    type, pre-tokenized records)."""
+    if kind is None or isinstance(kind, dict):
         return True
     return isinstance(kind, str) and ("." in kind or kind.partition(":")[0] in AXOLOTL_TYPES)
 
@@ -234,11 +237,13 @@ def _not_read(cmap: ConfigMap, role: str, entry: dict, at: str) -> None:
     """A dataset type axolotl trains and tunegate does not read: the split cannot be checked here (the gate
     fails; axolotl is not said to refuse it). completion and pretrain read plain text records, which a
     file given for the split (--train, --validation) is checked to be."""
-    kind = entry["type"]
+    kind = entry.get("type")
     shown_kind = "a user-defined prompt format" if isinstance(kind, dict) else repr(kind)
     if kind in TEXT_TYPES and entry.get("field") in (None, "text"):
         cmap.trains_text[role] = "only"
-    not_read_here(cmap, role, f"{at}.type", f"dataset type {shown_kind} is data axolotl trains and tunegate does "
+    what = (f"dataset type {shown_kind} is data axolotl trains" if kind is not None else "no dataset type: axolotl "
+            "trains pre-tokenized records (input_ids, attention_mask, labels) as they are (and stops on others)")
+    not_read_here(cmap, role, f"{at}.type" if "type" in entry else at, f"{what} and tunegate does "
                   "not read, so the data stages cannot check it (every other check runs)", "To gate the data, write "
                   "it in a format tunegate reads (type: chat_template with OpenAI chat or ShareGPT fields, or alpaca; "
                   "`tunegate convert` writes any of them as OpenAI chat); otherwise the run is checked without its "
