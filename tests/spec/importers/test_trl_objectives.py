@@ -91,3 +91,22 @@ def test_a_config_whose_data_is_not_here_is_read_as_it_says():
     report = check(PUBLISHED / "trl" / "clis-dpo.yaml")  # anthropic/hh-rlhf: not in the local Hub cache
     assert not objective(report) and report.config_trainer.trainer == "trl sft"
     assert [f.code for f in report.findings if f.severity == "error"] == ["TG142"]
+
+
+def test_preference_pairs_gzipped_or_in_parquet_are_read_for_their_first_record(tmp_path):
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tunegate.dataset.records import iter_records
+
+    records = [record for _, _, record in iter_records(PAIRS[0])]
+    gzipped = tmp_path / "train.jsonl.gz"
+    gzipped.write_bytes(gzip.compress(PAIRS[0].read_bytes()))
+    table = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist(records), table)
+    for train in (gzipped, table):
+        report = check(PUBLISHED / "trl" / "clis-dpo.yaml", train=train, validation=PAIRS[1])
+        assert report.config_trainer.trainer == "trl dpo or trl reward" and [f.key for f in objective(report)] == [
+            "dataset_name"]
