@@ -299,7 +299,7 @@ def cross_duplicates(train: SplitHashes, validation: SplitHashes) -> list[Match]
     _in_memory(validation)
     wanted = _positions(validation.full)  # the smaller split is the one held in a dict
     found: dict[int, list[int]] = {}
-    for start, full, _, _ in columns(train):
+    for start, full in columns(train, "full"):
         for t, key in _candidates(full, wanted):
             for v in wanted.get(key, ()):
                 _collect(found, v, start + t)
@@ -312,7 +312,7 @@ def prompt_leaks(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     _in_memory(validation)
     wanted = _positions(validation.prompt)
     found: dict[int, list[int]] = {}
-    for start, _, prompt, answers in columns(train):
+    for start, prompt, answers in columns(train, "prompt", "answer"):
         for t, key in _candidates(prompt, wanted):
             targets = wanted.get(key)
             if not targets:
@@ -324,15 +324,15 @@ def prompt_leaks(train: SplitHashes, validation: SplitHashes) -> list[Match]:
     return [Match(v, first, n) for v, (first, n) in sorted(found.items())]
 
 
-def columns(split: SplitHashes) -> Iterator[tuple[int, bytes | bytearray, bytes | bytearray, bytes | bytearray]]:
-    """(first position, whole-record, prompt and answer hash columns) of a split: its arrays, or once it
-    has spilled its file a chunk at a time (`CHUNK_ROWS` records, 3 MB of columns), in reading order."""
+def columns(split: SplitHashes, *names: str) -> Iterator[tuple[Any, ...]]:
+    """(first position, then each named hash column: "full", "prompt", "answer") of a split: its arrays, or
+    once it has spilled its file a chunk at a time (`CHUNK_ROWS` records, 1 MB a column), in reading order."""
     if split.store is None:
-        yield 0, split.full, split.prompt, split.answer
+        yield (0, *(getattr(split, name) for name in names))
         return
     split.flush()
     for start, rows in split.store.chunks(CHUNK_ROWS):
-        yield start, rows["full"].tobytes(), rows["prompt"].tobytes(), rows["answer"].tobytes()
+        yield (start, *(rows[name].tobytes() for name in names))
 
 
 class Repeat(NamedTuple):
@@ -373,7 +373,7 @@ def spilled_repeats_in_memory(split: SplitHashes, reported: ReportedKeys, keep: 
     if compiled is None or skip is None or len(split) > WHOLE_COLUMN_RECORDS:
         return None
     full = bytearray()
-    for _, column, _, _ in columns(split):
+    for _, column in columns(split, "full"):
         full += column
     return _grouped_copies(_first_copies(full), lambda position: split.place(position)[1], keep, skip)
 
