@@ -113,6 +113,16 @@ def test_axolotl_chat_template_fields_of_its_own_are_not_read_here_and_not_refus
     assert report.config_trainer.passed and not report.gates_passed
 
 
+def test_axolotl_chat_template_fields_of_its_own_are_said_before_a_hub_dataset_not_cached(tmp_path):
+    source = (PUBLISHED / "axolotl" / "llama-3-lora-1b.yml").read_text(encoding="utf-8")
+    config = tmp_path / "fields.yml"  # its Hub dataset (teknium/GPT4-LLM-Cleaned) is not in the cache
+    config.write_text(source.replace("type: alpaca", "type: chat_template\n    field_messages: dialogue"),
+                      encoding="utf-8")
+    report = check(config)
+    said = {f.code for f in report.stage("dataset").findings}
+    assert "TG145" in said and "TG142" not in said  # as for every type tunegate does not read: files not looked for
+
+
 def test_another_objective_fails_the_gate_and_not_axolotl():
     report = check(PUBLISHED / "axolotl" / "ebft-llama-1b-strided.yaml")
     assert "TG147" in errors(report) and report.config_trainer.passed

@@ -44,11 +44,11 @@ def dataset(cmap: ConfigMap, role: str, key: str) -> str | None:
     if role in cmap.overrides:  # the file given on the command line, read in the entry's format
         first = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else None
         fmt = _entry_format(cmap, role, first, f"{key}.0") if first is not None else None
-        if fmt is not None:
+        if fmt:
             _split_format(cmap, role, fmt, key)
         map_data_file(cmap, role, first.get("path") if first else None, f"{key}.0.path" if first else key,
                       from_disk=True)
-        return fmt
+        return fmt or None
     cmap.explained.add(f"data.{role}")
     if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
         what = "not set" if entries is None else repr(entries)
@@ -85,7 +85,7 @@ def _entry(cmap: ConfigMap, role: str, entry: dict, at: str) -> _Read | None:
     """One dataset entry; None (said) when it names no split to read at all."""
     cmap.unchecked += [f"{at}.{k}" for k, v in entry.items() if k not in _ENTRY_KEYS and v not in (None, "", [], {})]
     fmt = _entry_format(cmap, role, entry, at)
-    if fmt is None and _axolotl_trains(entry.get("type")):  # not read here (TG145): its files are not looked for
+    if fmt == "":  # not read here (TG145): its files are not looked for
         return _Read("", None)
     fmt = fmt or ""
     ref = entry.get("path")
@@ -183,6 +183,8 @@ TEXT_TYPES = ("completion", "pretrain")
 
 
 def _entry_format(cmap: ConfigMap, role: str, entry: dict, at: str) -> str | None:
+    """The tunegate format that reads the entry's records as axolotl does; "" (TG145 said by the dataset stage)
+    when axolotl trains them and tunegate does not read them; None (said) when axolotl refuses them."""
     kind = entry.get("type")
     if kind == "alpaca" or (isinstance(kind, str) and kind.startswith("alpaca:")
                             and kind.partition(":")[2] in ALPACA_STYLES):
@@ -215,10 +217,10 @@ def _entry_format(cmap: ConfigMap, role: str, entry: dict, at: str) -> str | Non
                       "data stages cannot check it (every other check runs)", "To gate the data, rename the fields "
                       "(`jq`) or convert the file (`tunegate convert`), and drop the mappings; otherwise the run is "
                       "checked without its data.")
-        return None
+        return ""
     if _axolotl_trains(kind):
         _not_read(cmap, role, entry, at)
-        return None
+        return ""
     unusable_data(cmap, f"{at}.type", f"dataset type {kind!r} is not one axolotl knows: it stops (\"unhandled "
                   "prompt tokenization strategy\")", "Use type: chat_template (OpenAI chat or ShareGPT fields) "
                   "or alpaca, or another of axolotl's dataset types.")
