@@ -123,6 +123,16 @@ def test_axolotl_chat_template_fields_of_its_own_are_said_before_a_hub_dataset_n
     assert "TG145" in said and "TG142" not in said  # as for every type tunegate does not read: files not looked for
 
 
+@pytest.mark.parametrize("fields", ["field_messages: [1]", "message_property_mappings: {role: [from]}"])
+def test_axolotl_chat_template_fields_that_are_no_names_are_its_refusal(tmp_path, fields):
+    source = (PUBLISHED / "axolotl" / "llama-3-lora-1b.yml").read_text(encoding="utf-8")
+    config = tmp_path / "fields.yml"
+    config.write_text(source.replace("type: alpaca", f"type: chat_template\n    {fields}"), encoding="utf-8")
+    report = check(config)
+    assert "TG145" not in {f.code for f in report.findings}
+    assert not report.config_trainer.passed  # axolotl's schema takes a name (str) for each
+
+
 def test_another_objective_fails_the_gate_and_not_axolotl():
     report = check(PUBLISHED / "axolotl" / "ebft-llama-1b-strided.yaml")
     assert "TG147" in errors(report) and report.config_trainer.passed

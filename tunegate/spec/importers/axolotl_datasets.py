@@ -202,7 +202,11 @@ def _entry_format(cmap: ConfigMap, role: str, entry: dict, at: str) -> str | Non
         field = entry.get("field_messages", "messages")
         props = entry.get("message_property_mappings") or {
             "role": entry.get("message_field_role", "role"), "content": entry.get("message_field_content", "content")}
-        if not isinstance(props, dict):
+        if not isinstance(field, str):
+            wrong_type(cmap, f"{at}.field_messages", field, "the name of the records' messages field",
+                       "Write the field's name: field_messages: conversations.")
+            return None
+        if not isinstance(props, dict) or not all(isinstance(name, str) for name in props.values()):
             wrong_type(cmap, f"{at}.message_property_mappings", props, "a mapping of message fields",
                        "Write it as a mapping: message_property_mappings: {role: from, content: value}.")
             return None
