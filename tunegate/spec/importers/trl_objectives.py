@@ -17,12 +17,14 @@ fine-tuning) that is no reason the config's own trainer, named for its command, 
 from __future__ import annotations
 
 import dataclasses
+import json
+import zlib
 from pathlib import Path
 from typing import Any
 
-from tunegate.errors import DataError, UsageError
+from tunegate.errors import UsageError
 from tunegate.file_kinds import kind_of
-from tunegate.pathguard import shown
+from tunegate.pathguard import open_regular, shown
 from tunegate.spec.importers.config_keys import as_written, refused_by_tool
 from tunegate.spec.importers.config_map import ConfigMap
 from tunegate.spec.importers.data_source import resolve, unusable
@@ -153,16 +155,34 @@ def _first_file(cmap: ConfigMap) -> Path | None:
 
 
 def first_record(path: Path) -> dict[str, Any] | None:
-    """The first record of a data file (JSON Lines or a JSON array, gzipped or not; parquet), read by the one
-    lenient reader (`tunegate.dataset.records`); None when there is none to read here (another container, a
-    first record over _HEAD bytes or not one JSON object, an unreadable file, no pyarrow)."""
-    from tunegate.dataset.records import iter_records  # only for a config that leaves its command undecided
-
+    """The first record of a data file as `load_dataset` reads it (JSON Lines or a JSON array, gzipped or not;
+    parquet); None when there is none to read here (another container, a broken file, no pyarrow)."""
     try:
-        if kind_of(path) not in ("json", "jsonl", "parquet"):  # CSV, Arrow: undecided, read as the config says
+        kind = kind_of(path)
+        if kind == "parquet":
+            return _first_row(path)
+        if kind not in ("json", "jsonl"):  # CSV, Arrow: undecided, read as the config says
             return None
-        for _, _, record in iter_records(path, strict=True, max_line_bytes=_HEAD):
-            return record
-    except (UsageError, DataError, OSError, ValueError, ImportError):  # pyarrow's errors: ValueError, OSError
+        with open_regular(path) as f:
+            head = f.read(_HEAD)
+    except (UsageError, OSError, ValueError, ImportError):  # pyarrow's errors are ValueErrors and OSErrors
         return None
-    return None
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _HEAD)
+        except zlib.error:
+            return None
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    try:
+        record, _ = json.JSONDecoder().raw_decode(text[1:].lstrip() if text.startswith("[") else text)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _first_row(path: Path) -> dict[str, Any] | None:
+    import pyarrow.parquet as pq  # optional (tunegate[parquet]): without it the data stays undecided
+
+    batch = next(pq.ParquetFile(path).iter_batches(batch_size=1), None)
+    rows = batch.to_pylist() if batch is not None else []
+    return rows[0] if rows else None
